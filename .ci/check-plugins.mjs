@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+// Checks the plugin packages against the core's contract (one line per problem, exit 1 if any):
+// - @gatehouse/core is a peerDependency of every plugin, never a regular dependency
+//   (two copies of the core in node_modules would mean two registries);
+// - plugin code imports only the public API: '@gatehouse/core', plus '@gatehouse/core/testing'
+//   in tests; never another deep path, never a relative path into core/.
+// Usage: node .ci/check-plugins.mjs [repository root, default: the working directory]
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+const CORE = '@gatehouse/core';
+const SOURCE = /\.(?:[cm]?[jt]s|tsx|jsx)$/;
+const SKIP_DIRS = new Set(['node_modules', 'dist']);
+
+const root = path.resolve(process.argv[2] ?? process.cwd());
+const coreDir = path.join(root, 'core');
+const problems = [];
+const report = (file, line, message) =>
+  problems.push(`${path.relative(root, file)}${line ? `:${line}` : ''}: ${message}`);
+
+const pluginsDir = path.join(root, 'plugins');
+const plugins = existsSync(pluginsDir)
+  ? readdirSync(pluginsDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => path.join(pluginsDir, d.name))
+      .sort()
+  : [];
+
+for (const dir of plugins) {
+  checkPackageJson(dir);
+  for (const sub of ['src', 'test']) {
+    for (const file of sourceFiles(path.join(dir, sub))) checkImports(file, sub === 'test');
+  }
+}
+
+if (problems.length) {
+  for (const p of problems) console.error(p);
+  process.exit(1);
+}
+console.log(`check-plugins: ${plugins.length} plugins OK`);
+
+function checkPackageJson(dir) {
+  const file = path.join(dir, 'package.json');
+  if (!existsSync(file)) return report(dir, 0, 'has no package.json');
+  let pkg;
+  try {
+    pkg = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    return report(file, 0, `is not valid JSON: ${err.message}`);
+  }
+  if (pkg.dependencies?.[CORE] !== undefined) {
+    report(file, 0, `lists ${CORE} in dependencies; it must be a peerDependency`);
+  }
+  if (pkg.peerDependencies?.[CORE] === undefined) {
+    report(file, 0, `does not list ${CORE} in peerDependencies`);
+  }
+}
+
+function* sourceFiles(dir) {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (!SKIP_DIRS.has(entry.name)) yield* sourceFiles(full);
+    } else if (SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+      yield full;
+    }
+  }
+}
+
+function checkImports(file, isTest) {
+  for (const { specifier, line } of importsOf(readFileSync(file, 'utf8'))) {
+    if (specifier === `${CORE}/testing`) {
+      if (!isTest) report(file, line, `imports '${specifier}', which only tests may use`);
+    } else if (specifier.startsWith(`${CORE}/`)) {
+      report(file, line, `imports the deep path '${specifier}'; import from '${CORE}'`);
+    } else if (specifier.startsWith('.') || path.isAbsolute(specifier)) {
+      const target = path.resolve(path.dirname(file), specifier);
+      const rel = path.relative(coreDir, target);
+      if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) {
+        report(file, line, `imports '${specifier}', a path into core/; import from '${CORE}'`);
+      }
+    }
+  }
+}
+
+/**
+ * Module specifiers of static imports, re-exports, dynamic imports and require calls, with their
+ * line numbers. A small scanner rather than a regex over the text: comments are skipped, and a
+ * string counts only when it follows `from`, `import`, `import(` or `require(`.
+ */
+function importsOf(code) {
+  const found = [];
+  const IMPORT_CONTEXT = /(?:^|[^\w$.])(?:from|import|import\s*\(|require\s*\()\s*$/;
+  let line = 1;
+  let recent = ''; // the code read so far, comments dropped and strings emptied
+  let i = 0;
+  while (i < code.length) {
+    const c = code[i];
+    const next = code[i + 1];
+    if (c === '/' && next === '/') {
+      while (i < code.length && code[i] !== '\n') i++;
+    } else if (c === '/' && next === '*') {
+      const end = code.indexOf('*/', i + 2);
+      const stop = end < 0 ? code.length : end + 2;
+      line += (code.slice(i, stop).match(/\n/g) ?? []).length;
+      recent += ' ';
+      i = stop;
+    } else if (c === '"' || c === "'" || c === '`') {
+      let j = i + 1;
+      while (j < code.length && code[j] !== c) j += code[j] === '\\' ? 2 : 1;
+      const text = code.slice(i + 1, j);
+      if (c !== '`' && IMPORT_CONTEXT.test(recent.slice(-200))) found.push({ specifier: text, line });
+      line += (text.match(/\n/g) ?? []).length;
+      recent += '""';
+      i = j + 1;
+    } else {
+      if (c === '\n') line++;
+      recent += c;
+      i++;
+    }
+  }
+  return found;
+}

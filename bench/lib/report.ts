@@ -1,0 +1,63 @@
+import os from 'node:os';
+import type { LoadSummary } from './load.js';
+
+/** One row of the table: a scenario on both servers (either may be absent). */
+export interface ScenarioResult {
+  id: string;
+  title: string;
+  /** What the req/s column counts (requests, or verification pairs). */
+  unit: 'req/s' | 'pairs/s';
+  gatehouse: LoadSummary | null;
+  peer: LoadSummary | null;
+  /** Why a side is missing or what to keep in mind when reading the row. */
+  notes: string[];
+}
+
+export function machine() {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cpuCount: cpus.length,
+    totalMemoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    node: process.version,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+  };
+}
+
+/** Gatehouse/peer throughput, or null when one side was not measured. */
+export function ratio(row: ScenarioResult): number | null {
+  if (!row.gatehouse || !row.peer || row.peer.rps === 0) return null;
+  return Number((row.gatehouse.rps / row.peer.rps).toFixed(2));
+}
+
+/** Throughput in the row's unit: a pair is two requests. */
+function rate(summary: LoadSummary, unit: ScenarioResult['unit']): number {
+  return unit === 'pairs/s' ? Math.round(summary.rps / 2) : summary.rps;
+}
+
+/** The table as Markdown (also readable in a terminal). */
+export function table(rows: ScenarioResult[]): string {
+  const ms = (v: number) => `${v} ms`;
+  const side = (s: LoadSummary | null, unit: ScenarioResult['unit']) =>
+    s ? [`${rate(s, unit)}${unit === 'pairs/s' ? ' pairs/s' : ''}`, ms(s.p50), ms(s.p99)] : ['n/a', 'n/a', 'n/a'];
+  const lines = [
+    '| scenario | Gatehouse req/s | p50 | p99 | peer req/s | p50 | p99 | ratio |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const row of rows) {
+    const r = ratio(row);
+    lines.push(
+      `| ${row.title} | ${[...side(row.gatehouse, row.unit), ...side(row.peer, row.unit), r === null ? 'n/a' : `${r}×`].join(' | ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Failed responses of a run, worth a note under the table. */
+export function failures(s: LoadSummary | null): string | null {
+  if (!s) return null;
+  const bad = s.non2xx + s.errors + s.timeouts;
+  return bad
+    ? `${bad} of ${s.requests} responses failed (non-2xx ${s.non2xx}, errors ${s.errors}, timeouts ${s.timeouts})`
+    : null;
+}

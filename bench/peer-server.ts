@@ -1,0 +1,147 @@
+/**
+ * The benchmark peer: node-oidc-provider v9 with its default in-memory adapter, configured like
+ * bench/gatehouse-server.ts (same clients and secrets, ES256 JWT or opaque access tokens), in its
+ * own process. Reports `{ type: 'ready', port, issuer }` over IPC. For the authorization-code
+ * scenario it mints codes on request (`{ type: 'mint', … }` → `{ type: 'minted', codes }`)
+ * through its own models, since its login needs a browser interaction: bench-only, over IPC,
+ * never over HTTP. Its default adapter is an LRU of 1,000 entries, so codes are minted in small
+ * batches just ahead of use rather than all up front (older ones would be evicted).
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { exportJWK, generateKeyPair } from 'jose';
+import Provider from 'oidc-provider';
+import {
+  API_SCOPE,
+  CODE_CLIENT,
+  JWT_CLIENT,
+  JWT_RESOURCE,
+  OPAQUE_CLIENT,
+  OPAQUE_RESOURCE,
+  REDIRECT_URI,
+} from './lib/clients.js';
+import { freePort } from './lib/ports.js';
+
+// tsx turns source maps on; a deployment runs plain JS without them, and with them every
+// `new Error().stack` (Sequelize reads one per query) costs several times more.
+process.setSourceMapsEnabled(false);
+
+if (!process.send) {
+  console.error('peer-server: start me from bench/run.ts (needs an IPC channel)');
+  process.exit(2);
+}
+
+/** A request to mint `count` codes for CODE_CLIENT, all with one PKCE challenge. */
+export interface MintRequest {
+  type: 'mint';
+  count: number;
+  codeChallenge: string;
+  accountId: string;
+}
+
+const port = await freePort();
+const issuer = `http://127.0.0.1:${port}`;
+const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+const signingKey = { ...(await exportJWK(privateKey)), kid: 'bench-es256', alg: 'ES256', use: 'sig' };
+
+const confidential = (client: { id: string; secret: string }) => ({
+  client_id: client.id,
+  client_secret: client.secret,
+  token_endpoint_auth_method: 'client_secret_basic',
+  id_token_signed_response_alg: 'ES256',
+});
+
+const provider = new Provider(issuer, {
+  clients: [
+    { ...confidential(JWT_CLIENT), grant_types: ['client_credentials'], response_types: [], redirect_uris: [] },
+    { ...confidential(OPAQUE_CLIENT), grant_types: ['client_credentials'], response_types: [], redirect_uris: [] },
+    {
+      ...confidential(CODE_CLIENT),
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      redirect_uris: [REDIRECT_URI],
+    },
+  ],
+  jwks: { keys: [signingKey] },
+  scopes: ['openid', API_SCOPE],
+  cookies: { keys: [randomBytes(32).toString('base64url')] },
+  findAccount: (_ctx: unknown, accountId: string) => ({ accountId, claims: async () => ({ sub: accountId }) }),
+  pkce: { required: () => true },
+  ttl: { AuthorizationCode: 600, AccessToken: 3600, ClientCredentials: 3600, IdToken: 3600, Grant: 86_400 },
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    introspection: {
+      enabled: true,
+      // Gatehouse's rule: a client sees the tokens issued to it.
+      allowedPolicy: (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) =>
+        token.clientId === client.clientId,
+    },
+    resourceIndicators: {
+      enabled: true,
+      // Each client's tokens go to the resource server of its format, without a `resource` parameter.
+      defaultResource: (_ctx: unknown, client: { clientId: string }, oneOf?: string) =>
+        oneOf ?? (client.clientId === OPAQUE_CLIENT.id ? OPAQUE_RESOURCE : JWT_RESOURCE),
+      useGrantedResource: () => true,
+      getResourceServerInfo: (_ctx: unknown, resource: string) =>
+        resource === JWT_RESOURCE
+          ? { scope: API_SCOPE, audience: resource, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }
+          : { scope: API_SCOPE, audience: resource, accessTokenFormat: 'opaque' },
+    },
+  },
+});
+provider.on('server_error', (_ctx: unknown, err: unknown) => console.error('peer-server: server_error', err));
+// The first failed grant says why (the response only says invalid_grant); the bench counts the rest.
+let grantErrorShown = false;
+provider.on('grant.error', (_ctx: unknown, err: unknown) => {
+  if (grantErrorShown) return;
+  grantErrorShown = true;
+  const { message, error_detail } = err as { message?: string; error_detail?: string };
+  console.error(`peer-server: first grant error: ${message}: ${error_detail}`);
+});
+
+const server = http.createServer(provider.callback());
+await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+
+/** Codes as the authorization endpoint would leave them: a grant with the scopes, then the code. */
+async function mint(request: MintRequest): Promise<string[]> {
+  const client = await provider.Client.find(CODE_CLIENT.id);
+  if (!client) throw new Error(`peer-server: client ${CODE_CLIENT.id} is not registered`);
+  const codes: string[] = [];
+  const authTime = Math.floor(Date.now() / 1000);
+  for (let i = 0; i < request.count; i += 1) {
+    const grant = new provider.Grant({ accountId: request.accountId, clientId: CODE_CLIENT.id });
+    grant.addOIDCScope('openid');
+    grant.addResourceScope(JWT_RESOURCE, API_SCOPE);
+    const grantId = await grant.save();
+    const code = new provider.AuthorizationCode({
+      accountId: request.accountId,
+      client,
+      grantId,
+      redirectUri: REDIRECT_URI,
+      scope: `openid ${API_SCOPE}`,
+      resource: JWT_RESOURCE,
+      codeChallenge: request.codeChallenge,
+      codeChallengeMethod: 'S256',
+      authTime,
+      amr: ['pwd'],
+    });
+    codes.push(await code.save());
+  }
+  return codes;
+}
+
+process.on('message', (message: { type?: string } & Partial<MintRequest>) => {
+  if (message?.type === 'mint') {
+    const started = process.hrtime.bigint();
+    mint(message as MintRequest).then(
+      (codes) => process.send!({ type: 'minted', codes, elapsedMs: Number(process.hrtime.bigint() - started) / 1e6 }),
+      (err: unknown) => process.send!({ type: 'minted', error: String(err) }),
+    );
+  } else if (message?.type === 'stop') {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  }
+});
+process.on('disconnect', () => process.exit(0));
+process.send({ type: 'ready', port, issuer });

@@ -1,0 +1,154 @@
+/**
+ * The top self-time functions of a V8 CPU profile (from `npm run bench -- --cpu-prof`):
+ * `node --import tsx bench/profile-top.ts <file.cpuprofile> [count]`. Only the bench's timed runs
+ * count (from `<file>.windows.json`, written by the bench), else the longest run of busy seconds.
+ * Also sums self and inclusive time per package (node_modules/<name>) and for Gatehouse's own
+ * code, to see where a request's time goes.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  hitCount?: number;
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+const [file, countArg] = process.argv.slice(2);
+if (!file) {
+  console.error('usage: node --import tsx bench/profile-top.ts <file.cpuprofile> [count]');
+  process.exit(2);
+}
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const count = Number(countArg ?? 30);
+
+// The profile spans start-up and set-up too. The bench writes its timed runs against this
+// server beside the profile (<file>.windows.json, monotonic µs like the profile's clock): when
+// present, only samples inside them count. Otherwise the longest run of busy seconds (> 30%)
+// stands in for the load, which may include start-up and set-up next to it.
+const idleIds = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+const times: number[] = [];
+let clock = 0;
+for (const delta of profile.timeDeltas) times.push((clock += delta));
+
+interface Window {
+  label: string;
+  startUs: number;
+  endUs: number;
+}
+const windowsFile = `${file}.windows.json`;
+const windows: Window[] = existsSync(windowsFile) ? (JSON.parse(readFileSync(windowsFile, 'utf8')) as Window[]) : [];
+const inWindow = (i: number) => {
+  const at = profile.startTime + times[i]!;
+  return windows.some((w) => at >= w.startUs && at < w.endUs);
+};
+let loadedSample: (i: number) => boolean;
+let how: string;
+if (windows.length && profile.samples.some((_, i) => inWindow(i))) {
+  loadedSample = inWindow;
+  const seconds = windows.reduce((sum, w) => sum + (w.endUs - w.startUs), 0) / 1e6;
+  how = `the bench's ${windows.length} timed run(s), ${seconds.toFixed(1)} s: ${windows.map((w) => w.label).join('; ')}`;
+} else {
+  const busyPerSecond = new Map<number, { busy: number; all: number }>();
+  profile.samples.forEach((id, i) => {
+    const second = Math.floor(times[i]! / 1e6);
+    const entry = busyPerSecond.get(second) ?? { busy: 0, all: 0 };
+    entry.all += profile.timeDeltas[i] ?? 0;
+    if (!idleIds.has(id)) entry.busy += profile.timeDeltas[i] ?? 0;
+    busyPerSecond.set(second, entry);
+  });
+  // The longest run of consecutive busy seconds: the load (start-up is a shorter run before it).
+  const busy = [...busyPerSecond]
+    .filter(([, e]) => e.busy / e.all > 0.3)
+    .map(([second]) => second)
+    .sort((a, b) => a - b);
+  let best: number[] = [];
+  let run: number[] = [];
+  for (const second of busy) {
+    run = run.length && run[run.length - 1] === second - 1 ? [...run, second] : [second];
+    if (run.length > best.length) best = run;
+  }
+  const loaded = new Set(best);
+  loadedSample = (i) => loaded.has(Math.floor(times[i]! / 1e6));
+  how = windows.length
+    ? `${best.length} seconds busier than 30% (the timed runs in ${windowsFile} match no sample: another clock?)`
+    : `${best.length} seconds busier than 30% (no ${path.basename(windowsFile)}: start-up may be included)`;
+}
+// A profile of another thread (tsx's module loader, thread id ≠ 0 in the name) is not the server.
+const threadId = path.basename(file).split('.')[4];
+if (threadId !== undefined && threadId !== '0')
+  console.log(`note: thread ${threadId} of its process, not the main thread (tsx's module loader?)`);
+
+// Self time per node in those seconds: each sample's time delta goes to the node it hit.
+const selfUs = new Map<number, number>();
+profile.samples.forEach((id, i) => {
+  if (loadedSample(i)) selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
+const total = [...selfUs.values()].reduce((a, b) => a + b, 0) || 1;
+
+const where = (url: string) => {
+  if (!url) return '(native)';
+  const p = url.replace(/^file:\/\//, '');
+  const rel = path.relative(process.cwd(), p);
+  return rel.startsWith('..') ? p : rel;
+};
+const packageOf = (url: string) => {
+  if (!url) return '(native / V8)';
+  if (url.startsWith('node:')) return 'node: core';
+  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (m) return m[1]!;
+  if (url.includes('/core/')) return 'gatehouse core';
+  if (url.includes('/plugins/')) return 'gatehouse plugins';
+  return where(url);
+};
+
+const byFunction = new Map<string, number>();
+const byPackage = new Map<string, number>();
+for (const node of profile.nodes) {
+  const us = selfUs.get(node.id) ?? 0;
+  if (!us) continue;
+  const f = node.callFrame;
+  const key = `${f.functionName || '(anonymous)'}  ${where(f.url)}${f.url ? `:${f.lineNumber + 1}` : ''}`;
+  byFunction.set(key, (byFunction.get(key) ?? 0) + us);
+  const pkg = packageOf(f.url);
+  byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
+}
+
+// Inclusive time: a sample counts once for every package on its stack (where a request's time goes).
+const parentOf = new Map<number, number>();
+for (const node of profile.nodes as (ProfileNode & { children?: number[] })[]) {
+  for (const child of node.children ?? []) parentOf.set(child, node.id);
+}
+const nodeById = new Map(profile.nodes.map((n) => [n.id, n]));
+const inclusive = new Map<string, number>();
+profile.samples.forEach((id, i) => {
+  if (!loadedSample(i) || idleIds.has(id)) return;
+  const seen = new Set<string>();
+  for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+    const f = nodeById.get(at)!.callFrame;
+    if (f.url) seen.add(packageOf(f.url));
+    if (f.functionName === 'prepareStackTrace' || f.functionName === 'prepareStackTraceWithSourceMaps') {
+      seen.add('(stack traces with source maps)');
+    }
+  }
+  for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
+
+const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%`;
+const idleUs = [...selfUs].filter(([id]) => idleIds.has(id)).reduce((a, [, us]) => a + us, 0);
+console.log(`${file}: ${(total / 1e6).toFixed(1)} s under load, of ${(clock / 1e6).toFixed(1)} s sampled`);
+console.log(`window: ${how}`);
+console.log(`main thread idle in that window: ${((idleUs / total) * 100).toFixed(1)}%`);
+console.log(`\nTop ${count} functions by self time:`);
+for (const [key, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, count)) console.log(`${pct(us)}  ${key}`);
+console.log('\nSelf time by package:');
+for (const [pkg, us] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`${pct(us)}  ${pkg}`);
+console.log('\nInclusive time by package (a sample counts for every package on its stack):');
+for (const [pkg, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${pct(us)}  ${pkg}`);

@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { runPrimary } from '../cluster.js';
+import { loadConfigFile, resolveConfigFile, type LoadedConfig } from '../config/load.js';
+import { isBootError, isProtocolError } from '../errors.js';
+import { buildApp } from '../gatehouse.js';
+import { createLogger } from '../http/logging.js';
+import { resolvePlugins } from '../plugins/loader.js';
+import { exitOnSignals, listen } from '../server.js';
+import { openDatabase } from '../storage/database.js';
+import { migrate } from '../storage/migrate.js';
+import { UserService } from '../users/users.js';
+import { KeyStore } from '../oauth/keys.js';
+import { loadSecretBox, systemClock } from '../services.js';
+import { openDriver } from '../storage/drivers.js';
+import { Sql } from '../storage/sql.js';
+
+const USAGE = `Usage: gatehouse <command> [--config FILE]
+
+Commands:
+  start                 serve HTTP (default config: config/default.yaml or $GATEHOUSE_CONFIG)
+  migrate               apply pending database migrations and exit
+  config check          validate the config and the plugins it names
+  plugins               list the plugins the config loads, with versions
+  users create --username NAME [--email EMAIL] [--phone +E164]
+  users list [--json]
+  keys rotate           publish a new signing key; it signs after oauth.key_activation_delay
+  keys list             show the published signing keys
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string', short: 'c' },
+      username: { type: 'string' },
+      email: { type: 'string' },
+      phone: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, sub] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(USAGE);
+    return command || values.help ? 0 : 2;
+  }
+  const loaded = (): LoadedConfig => loadConfigFile(resolveConfigFile(values.config));
+
+  switch (`${command}${sub ? ' ' + sub : ''}`) {
+    case 'start': {
+      const cfg = loaded();
+      const wanted = cfg.config.server.workers;
+      const workers = wanted === 0 ? availableParallelism() : wanted;
+      const isWorker = cluster.isWorker;
+      if (workers > 1 && cluster.isPrimary) {
+        await runPrimary(cfg.config, workers, createLogger(cfg.config.log.level));
+        return -1; // keep running
+      }
+      // A worker's primary already migrated and runs the purge job.
+      const gatehouse = await buildApp(cfg, { migrate: !isWorker });
+      const running = await listen(gatehouse);
+      exitOnSignals(running, gatehouse);
+      if (!isWorker) gatehouse.startBackgroundJobs();
+      gatehouse.logger.info(
+        { port: running.port, issuer: gatehouse.config.issuer, plugins: gatehouse.plugins.map((p) => p.name) },
+        'gatehouse listening',
+      );
+      return -1; // keep running
+    }
+    case 'migrate': {
+      const { config } = loaded();
+      const logger = createLogger(config.log.level);
+      const db = await openDatabase({ url: config.database.url, logger });
+      const applied = await migrate(db, logger);
+      await db.close();
+      process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+      return 0;
+    }
+    case 'config check': {
+      const cfg = loaded();
+      const plugins = await resolvePlugins(cfg.config.plugins, cfg.baseDir);
+      process.stdout.write(`config OK: ${cfg.file} (${plugins.length} plugins, ${cfg.config.apps.length} apps)\n`);
+      return 0;
+    }
+    case 'plugins': {
+      const gatehouse = await buildApp(loaded(), { logger: createLogger('warn') });
+      const rows = gatehouse.plugins.map((p) => [
+        p.name,
+        p.version,
+        p.apiVersion,
+        Object.entries(p.contributes)
+          .map(([kind, ids]) => `${kind}: ${ids.join(', ')}`)
+          .join('; '),
+      ]);
+      printTable(['plugin', 'version', 'api', 'contributes'], rows);
+      await gatehouse.close();
+      return 0;
+    }
+    case 'users create':
+    case 'users list': {
+      const { config } = loaded();
+      const logger = createLogger('warn');
+      const db = await openDatabase({ url: config.database.url, logger });
+      await migrate(db, logger);
+      const sql = new Sql(await openDriver(db, config.database.url, 2));
+      try {
+        const users = new UserService(sql);
+        if (sub === 'create') {
+          const user = await users.create({
+            username: values.username ?? '',
+            email: values.email,
+            phone: values.phone,
+          });
+          process.stdout.write(`${JSON.stringify(user)}\n`);
+        } else {
+          const list = await users.list({ limit: 1000 });
+          if (values.json) process.stdout.write(`${JSON.stringify(list)}\n`);
+          else
+            printTable(
+              ['id', 'username', 'email', 'phone', 'status'],
+              list.map((u) => [u.id, u.username, u.email ?? '', u.phone ?? '', u.status]),
+            );
+        }
+      } finally {
+        await sql.close();
+        await db.close();
+      }
+      return 0;
+    }
+    case 'keys rotate':
+    case 'keys list': {
+      const { config } = loaded();
+      const logger = createLogger('warn');
+      const db = await openDatabase({ url: config.database.url, logger });
+      await migrate(db, logger);
+      const sql = new Sql(await openDriver(db, config.database.url, 2));
+      try {
+        const keys = new KeyStore(sql, systemClock, loadSecretBox(config, logger));
+        if (sub === 'rotate') {
+          // Old keys stay published until every token they signed has expired.
+          const longest = Math.max(3600, ...config.apps.flatMap((a) => [a.access_token_ttl, a.id_token_ttl]));
+          const { kid, activatesAt } = await keys.rotate(config.oauth.key_activation_delay, longest);
+          process.stdout.write(`published key ${kid}; it signs from ${activatesAt.toISOString()}\n`);
+        } else {
+          const { keys: published } = await keys.jwks();
+          printTable(
+            ['kid', 'alg', 'use'],
+            published.map((k) => [String(k.kid), String(k.alg), String(k.use)]),
+          );
+        }
+      } finally {
+        await sql.close();
+        await db.close();
+      }
+      return 0;
+    }
+    default:
+      process.stderr.write(`gatehouse: unknown command "${positionals.join(' ')}"\n${USAGE}`);
+      return 2;
+  }
+}
+
+function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  process.stdout.write([line(header), ...rows.map(line)].join('\n') + '\n');
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    // One line an operator can act on: which key or plugin, and what is wrong.
+    if (isBootError(err)) process.stderr.write(`gatehouse: ${err.message}\n`);
+    else if (isProtocolError(err)) process.stderr.write(`gatehouse: ${err.code}: ${err.message}\n`);
+    else process.stderr.write(`gatehouse: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,62 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import type { GatehouseConfig } from './config/schema.js';
+import { startPurgeJob } from './maintenance.js';
+import { loadSecretBox, systemClock } from './services.js';
+import { openDatabase } from './storage/database.js';
+import { migrate } from './storage/migrate.js';
+import { openDriver } from './storage/drivers.js';
+import { Sql } from './storage/sql.js';
+
+/**
+ * The primary of `server.workers > 1`: migrates once, forks the workers (which share the port),
+ * restarts a worker that dies, runs the purge job, and on SIGTERM lets every worker drain.
+ */
+export async function runPrimary(config: GatehouseConfig, workers: number, logger: Logger): Promise<void> {
+  // Generate the key file (if any) before the workers race for it.
+  loadSecretBox(config, logger);
+  const db = await openDatabase({ url: config.database.url, logger, poolMax: 2 });
+  await migrate(db, logger);
+  const m = config.maintenance;
+  const purge =
+    m.purge_interval_seconds > 0
+      ? startPurgeJob(new Sql(await openDriver(db, config.database.url, 2)), systemClock, logger, {
+          intervalSeconds: m.purge_interval_seconds,
+          batchSize: m.purge_batch_size,
+          maxBatches: m.purge_max_batches,
+          eventRetentionDays: m.event_retention_days,
+        })
+      : null;
+
+  let stopping = false;
+  const fork = (): Worker => cluster.fork({ GATEHOUSE_WORKER: '1' });
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
+    setTimeout(fork, 1000).unref();
+  });
+  for (let i = 0; i < workers; i++) fork();
+  logger.info({ workers }, 'gatehouse primary started');
+
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping workers');
+    const alive = Object.values(cluster.workers ?? {}).filter((w): w is Worker => Boolean(w));
+    await Promise.all(
+      alive.map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            w.once('exit', () => resolve());
+            w.process.kill('SIGTERM');
+          }),
+      ),
+    );
+    await purge?.stop();
+    await db.close();
+    logger.info('all workers stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

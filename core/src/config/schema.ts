@@ -1,0 +1,234 @@
+import { z } from 'zod';
+
+/** An absolute http(s) URL; `noFragment` for redirect URIs (RFC 6749 §3.1.2). */
+export function absoluteUrl(opts: { noFragment?: boolean } = {}) {
+  return z.string().superRefine((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be an absolute URL' });
+      return;
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      ctx.addIssue({ code: 'custom', message: 'must be an absolute URL' });
+    } else if (opts.noFragment && (url.hash || value.includes('#'))) {
+      ctx.addIssue({ code: 'custom', message: 'must not contain a fragment' });
+    }
+  });
+}
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const serverSchema = z.strictObject({
+  host: z.string().default('0.0.0.0'),
+  port: port.default(3000),
+  /** express `trust proxy`: false, true, a hop count, or a list of addresses/subnets. */
+  trust_proxy: z.union([z.boolean(), z.number().int().min(0), z.string()]).default(false),
+  tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
+  /** How long SIGTERM waits for in-flight requests before closing connections. */
+  shutdown_timeout_ms: z.number().int().positive().default(10_000),
+  /** Worker processes (node:cluster) sharing the port; 0 = one per CPU. */
+  workers: z.number().int().min(0).max(64).default(1),
+});
+
+const databaseSchema = z.strictObject({
+  url: z
+    .string()
+    .regex(/^(sqlite:|postgres(ql)?:\/\/)/, 'must start with sqlite: or postgres://')
+    .default('sqlite:./data/gatehouse.db'),
+  /** Log every SQL statement at debug level. */
+  log_sql: z.boolean().default(false),
+  pool_max: z.number().int().positive().default(10),
+});
+
+const secretsSchema = z.strictObject({
+  /**
+   * Key for encrypting secrets at rest (TOTP seeds, signing keys): 32 bytes, base64.
+   * Without it a key is generated once into `key_file` (fine for one node, not for many).
+   */
+  encryption_key: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes encoded as base64')
+    .optional(),
+  key_file: z.string().default('./data/encryption.key'),
+});
+
+const adminSchema = z.strictObject({
+  /** Bearer token of the admin API; at least 32 characters. Leave unset to disable the API. */
+  token: z.string().min(32, 'must be at least 32 characters').optional(),
+});
+
+const pluginEntrySchema = z
+  .strictObject({
+    /** npm package name, e.g. @gatehouse/method-totp */
+    name: z.string().min(1).optional(),
+    /** or a path to a plugin package/module, relative to the config file */
+    path: z.string().min(1).optional(),
+    options: z.record(z.string(), z.unknown()).default({}),
+  })
+  .superRefine((entry, ctx) => {
+    if (!entry.name === !entry.path) {
+      ctx.addIssue({ code: 'custom', message: 'needs exactly one of "name" or "path"' });
+    }
+  });
+
+const methodId = z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'must be an upper-case method id such as TOTP');
+
+const AUTH_METHODS = [
+  'client_secret_basic',
+  'client_secret_post',
+  'client_secret_jwt',
+  'private_key_jwt',
+  'none',
+] as const;
+
+const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional(), alg: z.string().optional() });
+
+const appSchema = z
+  .strictObject({
+    client_id: z
+      .string()
+      .min(1)
+      .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+    name: z.string().optional(),
+    /** The secret itself (from ${ENV}); needed for client_secret_jwt. Kept only as a digest in memory. */
+    client_secret: z.string().min(32, 'must be at least 32 characters').optional(),
+    /** Or only its SHA-256 (base64url), so the config holds no secret. */
+    client_secret_sha256: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{43}$/, 'must be a base64url SHA-256 digest (43 characters)')
+      .optional(),
+    token_endpoint_auth_method: z.enum(AUTH_METHODS).optional(),
+    /** Public keys for private_key_jwt client authentication. */
+    jwks: z.strictObject({ keys: z.array(jwkSchema).min(1) }).optional(),
+    redirect_uris: z.array(absoluteUrl({ noFragment: true })).default([]),
+    grant_types: z.array(z.string().min(1)).default(['authorization_code']),
+    response_types: z.array(z.string().min(1)).default(['code']),
+    scopes: z.array(z.string().min(1)).default(['openid']),
+    /** Login stages in order; each lists the methods that may complete it. */
+    login_stages: z.array(z.array(methodId).min(1)).default([]),
+    consent_required: z.boolean().default(false),
+    /** Access tokens as JWT (RFC 9068) or opaque. */
+    token_format: z.enum(['jwt', 'opaque']).default('jwt'),
+    access_token_ttl: z.number().int().positive().default(3600),
+    /** Absolute lifetime of a refresh token family. */
+    refresh_token_ttl: z
+      .number()
+      .int()
+      .positive()
+      .default(30 * 24 * 3600),
+    id_token_ttl: z.number().int().positive().default(3600),
+    /** Authorization code lifetime; RFC 6749 allows at most 10 minutes. */
+    code_ttl: z.number().int().positive().max(600).default(60),
+    /** client_credentials: whom the client may act for via service_subject_type/id. */
+    service_subjects: z
+      .strictObject({ enterprise: z.array(z.string().min(1)).default([]), user: z.boolean().default(false) })
+      .default({ enterprise: [], user: false }),
+    /** Audiences (resource URLs) this client may request tokens for (token exchange). */
+    audiences: z.array(z.string().min(1)).default([]),
+    /** Trusted issuers of JWT bearer assertions (RFC 7523) for this client. */
+    assertion_issuers: z
+      .array(z.strictObject({ issuer: z.string().min(1), jwks: z.strictObject({ keys: z.array(jwkSchema).min(1) }) }))
+      .default([]),
+    /** Trusted SAML 2.0 IdPs (RFC 7522): issuer and PEM certificate. */
+    saml_issuers: z.array(z.strictObject({ issuer: z.string().min(1), certificate: z.string().min(1) })).default([]),
+  })
+  .superRefine((app, ctx) => {
+    const method = app.token_endpoint_auth_method;
+    const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
+    if (app.client_secret && app.client_secret_sha256) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['client_secret_sha256'],
+        message: 'give client_secret or client_secret_sha256, not both',
+      });
+    }
+    if (method === 'none' && hasSecret) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['token_endpoint_auth_method'],
+        message: 'a public client (none) must not have a secret',
+      });
+    }
+    if ((method === 'client_secret_basic' || method === 'client_secret_post') && !hasSecret) {
+      ctx.addIssue({ code: 'custom', path: ['client_secret'], message: `is required for ${method}` });
+    }
+    if (method === 'client_secret_jwt' && !app.client_secret) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['client_secret'],
+        message: 'is required (in clear) for client_secret_jwt',
+      });
+    }
+    if (method === 'private_key_jwt' && !app.jwks) {
+      ctx.addIssue({ code: 'custom', path: ['jwks'], message: 'is required for private_key_jwt' });
+    }
+  });
+
+const verificationSchema = z.strictObject({
+  /** Lifetime of an exchange_id in seconds. */
+  exchange_ttl: z.number().int().positive().default(600),
+  /** Wrong proofs allowed per exchange before it is burned. */
+  max_attempts: z.number().int().positive().default(5),
+  /** Lifetime of an AUTHENTICATED status_id, in seconds, to continue the login. */
+  status_ttl: z.number().int().positive().default(120),
+  /** Lifetime of a login flow (request_id), in seconds. */
+  flow_ttl: z.number().int().positive().default(1800),
+  /** FDS rule ids in the order they run; default: every registered rule, in plugin order. */
+  fds_rules: z.array(z.string().min(1)).optional(),
+  /** A rule slower than this fails closed (deny). */
+  fds_timeout_ms: z.number().int().positive().default(2000),
+});
+
+const maintenanceSchema = z.strictObject({
+  /** How often expired rows are purged (0 turns the job off). */
+  purge_interval_seconds: z.number().int().min(0).default(300),
+  purge_batch_size: z.number().int().positive().max(10_000).default(500),
+  purge_max_batches: z.number().int().positive().default(100),
+  /** Events (verification outcomes, FDS verdicts) are kept this long. */
+  event_retention_days: z.number().int().positive().default(90),
+});
+
+const oauthSchema = z.strictObject({
+  /** Browser session (SSO) lifetime in seconds; NIST 800-63B AAL2 allows at most 24 h. */
+  session_ttl: z.number().int().positive().max(86_400).default(86_400),
+  /** `gatehouse keys rotate`: a new key is published this long before it signs. */
+  key_activation_delay: z.number().int().min(0).default(3600),
+});
+
+export const configSchema = z
+  .strictObject({
+    issuer: absoluteUrl().default('http://localhost:3000'),
+    server: serverSchema.default(serverSchema.parse({})),
+    database: databaseSchema.default(databaseSchema.parse({})),
+    log: z
+      .strictObject({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      })
+      .default({ level: 'info' }),
+    secrets: secretsSchema.default(secretsSchema.parse({})),
+    admin: adminSchema.default({}),
+    verification: verificationSchema.default(verificationSchema.parse({})),
+    oauth: oauthSchema.default(oauthSchema.parse({})),
+    maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
+    plugins: z.array(pluginEntrySchema).default([]),
+    apps: z.array(appSchema).default([]),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Map<string, number>();
+    config.apps.forEach((app, i) => {
+      const first = seen.get(app.client_id);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['apps', i, 'client_id'],
+          message: `duplicates apps[${first}].client_id "${app.client_id}"`,
+        });
+      } else seen.set(app.client_id, i);
+    });
+  });
+
+export type GatehouseConfig = z.output<typeof configSchema>;
+export type AppConfig = GatehouseConfig['apps'][number];
+export type PluginEntry = GatehouseConfig['plugins'][number];

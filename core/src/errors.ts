@@ -1,0 +1,109 @@
+/**
+ * Gatehouse has three tiers of errors (see docs/decisions/0004-error-tiers.md):
+ * - ProtocolError: a client's mistake, with an HTTP status and a stable code; safe to show.
+ * - BootError: a start-up failure (config, plugin loading), naming what is wrong.
+ * - anything else is a fault: logged with the request id, shown as a bare 500.
+ */
+
+/**
+ * Brands that survive a second copy of this module (a plugin bundling or resolving its own
+ * @gatehouse/core): `instanceof` would fail across copies, `Symbol.for` does not.
+ */
+const PROTOCOL_ERROR = Symbol.for('gatehouse.ProtocolError');
+const BOOT_ERROR = Symbol.for('gatehouse.BootError');
+
+/** True for any Gatehouse protocol error, from whichever copy of the core created it. */
+export function isProtocolError(err: unknown): err is ProtocolError {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[PROTOCOL_ERROR] === true;
+}
+
+export function isBootError(err: unknown): err is BootError {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BOOT_ERROR] === true;
+}
+
+/** A failure the caller can act on; subclasses decide the wire format of the body. */
+export abstract class ProtocolError extends Error {
+  readonly expose = true;
+  readonly [PROTOCOL_ERROR] = true;
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+  /** Extra response headers (e.g. WWW-Authenticate). */
+  headers(): Record<string, string> {
+    return {};
+  }
+  abstract body(requestId: string): unknown;
+}
+
+/** Error categories of the Gatehouse API envelope, by status. */
+const TYPE_BY_STATUS: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  429: 'TooManyRequests',
+  500: 'InternalServerError',
+  503: 'ServiceUnavailable',
+};
+
+/**
+ * The Gatehouse API envelope used by the verification, login and admin APIs:
+ * `{"success":false,"status":409,"error":{"code":"EXCHANGE_USED",...}}`.
+ */
+export class ApiError extends ProtocolError {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(status, code, message);
+  }
+  body(requestId: string): unknown {
+    return apiErrorBody(this.status, this.code, this.message, requestId, this.details);
+  }
+}
+
+export function apiErrorBody(
+  status: number,
+  code: string,
+  message: string,
+  requestId: string,
+  details?: Record<string, unknown>,
+): unknown {
+  return {
+    success: false,
+    status,
+    error: {
+      code,
+      error: message,
+      type: TYPE_BY_STATUS[status] ?? 'Error',
+      status,
+      referenceNumber: requestId,
+      ...(details ? { details } : {}),
+    },
+  };
+}
+
+/** Start-up failure. `code` is stable (e.g. PLUGIN_NOT_FOUND); the message names the culprit. */
+export class BootError extends Error {
+  readonly [BOOT_ERROR] = true;
+  constructor(
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'BootError';
+  }
+}

@@ -1,0 +1,350 @@
+import { asFunction, asValue, createContainer, InjectionMode, type AwilixContainer } from 'awilix';
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import type { Sequelize } from 'sequelize';
+import type { LoadedConfig } from './config/load.js';
+import type { GatehouseConfig } from './config/schema.js';
+import { adminRoutes } from './http/admin.js';
+import { errorHandler, notFound } from './http/error-handler.js';
+import { healthRoutes } from './http/health.js';
+import { createLogger, httpLogger } from './http/logging.js';
+import {
+  createExtensions,
+  registerPlugins,
+  resolvePlugins,
+  type Extensions,
+  type LoadedPluginInfo,
+} from './plugins/loader.js';
+import {
+  cryptoHelpers,
+  httpHelpers,
+  loadSecretBox,
+  runHeavy,
+  systemClock,
+  type Clock,
+  type Services,
+} from './services.js';
+import { openDatabase } from './storage/database.js';
+import { openDriver } from './storage/drivers.js';
+import { migrate } from './storage/migrate.js';
+import { startPurgeJob } from './maintenance.js';
+import { Sql } from './storage/sql.js';
+import { credentialStore, EventStore, recordStore } from './storage/stores.js';
+import { UserService } from './users/users.js';
+import type { SecretBox } from './util/crypto.js';
+import { EnrollmentService } from './verification/enrollment.js';
+import { ExchangeStore } from './verification/exchanges.js';
+import { LoginFlowStore } from './verification/flows.js';
+import { defaultRedirects, verificationRoutes } from './verification/routes.js';
+import { AssertionReplayStore } from './oauth/assertions.js';
+import { authorizeRoutes, browserBinding, RESUME_PATH } from './oauth/authorize.js';
+import { loginPageRoutes } from './login/routes.js';
+import { ClientAuthenticator } from './oauth/client-auth.js';
+import { ClientRegistry } from './oauth/clients.js';
+import { assertionAudiences, oauthRoutes } from './oauth/endpoints.js';
+import { KeyStore } from './oauth/keys.js';
+import { SessionStore } from './oauth/sessions.js';
+import { TokenService } from './oauth/tokens.js';
+import { VerificationService } from './verification/service.js';
+import { StatusStore } from './verification/statuses.js';
+
+/** What the container holds. Singletons only; per-request values live in a request scope. */
+export interface Cradle {
+  config: GatehouseConfig;
+  logger: Logger;
+  sequelize: Sequelize;
+  clock: Clock;
+  secretBox: SecretBox;
+  extensions: Extensions;
+  users: UserService;
+  sql: Sql;
+  events: EventStore;
+  services: Services;
+  flows: LoginFlowStore;
+  exchanges: ExchangeStore;
+  statuses: StatusStore;
+  verification: VerificationService;
+  enrollment: EnrollmentService;
+  clients: ClientRegistry;
+  replay: AssertionReplayStore;
+  keys: KeyStore;
+  tokens: TokenService;
+  sessions: SessionStore;
+  clientAuth: ClientAuthenticator;
+}
+
+/** Values of one request, registered in its scope (see requestScope). */
+export interface RequestCradle extends Cradle {
+  requestId: string;
+}
+
+export interface BuildOptions {
+  logger?: Logger;
+  /** Run pending migrations before serving (default true). */
+  migrate?: boolean;
+  /** Where relative plugin paths are resolved (default: the config file's directory or cwd). */
+  baseDir?: string;
+  clock?: Clock;
+}
+
+export interface Gatehouse {
+  app: Express;
+  config: GatehouseConfig;
+  logger: Logger;
+  container: AwilixContainer<Cradle>;
+  plugins: LoadedPluginInfo[];
+  /** Makes /health/ready answer 503 so load balancers stop sending traffic. */
+  beginShutdown(): void;
+  /** Starts the background purge of expired rows (maintenance.purge_interval_seconds). */
+  startBackgroundJobs(): void;
+  /** Releases the database. Call after the HTTP server closed. */
+  close(): Promise<void>;
+}
+
+function makeServices({ clock, secretBox, users, sql, events, extensions }: Cradle): Services {
+  return {
+    clock,
+    secrets: {
+      encrypt: (p) => secretBox.encrypt(p),
+      decrypt: (s) => secretBox.decrypt(s),
+      mac: (v) => secretBox.mac(v),
+    },
+    crypto: cryptoHelpers,
+    users: { findById: (id) => users.findById(id), findByIdentifier: (i) => users.findByIdentifier(i) },
+    credentials: (userId, method) => credentialStore(sql, clock, userId, method),
+    events,
+    history: events,
+    channels: {
+      get: (id) => extensions.channels.get(id),
+      deliver: async (id, message) => {
+        const channel = extensions.channels.get(id);
+        if (!channel) throw new Error(`no delivery channel "${id}" is registered`);
+        if (!channel.kinds.includes(message.kind))
+          throw new Error(`delivery channel "${id}" does not send ${message.kind}`);
+        await channel.send(message);
+      },
+    },
+    heavy: runHeavy,
+    http: httpHelpers,
+  };
+}
+
+function isLoaded(c: GatehouseConfig | LoadedConfig): c is LoadedConfig {
+  return 'config' in c && 'baseDir' in c;
+}
+
+/**
+ * Composes a Gatehouse server from a config, without listening: opens and migrates the
+ * database, loads the plugins and builds the express app. Tests call this in-process.
+ */
+export async function buildApp(input: GatehouseConfig | LoadedConfig, options: BuildOptions = {}): Promise<Gatehouse> {
+  const config = isLoaded(input) ? input.config : input;
+  const baseDir = options.baseDir ?? (isLoaded(input) ? input.baseDir : process.cwd());
+  const logger = options.logger ?? createLogger(config.log.level);
+
+  // Import and check plugins before touching the database: a bad plugin fails fast.
+  const resolved = await resolvePlugins(config.plugins, baseDir);
+  const sequelize = await openDatabase({
+    url: config.database.url,
+    logger,
+    logSql: config.database.log_sql,
+    poolMax: config.database.pool_max,
+  });
+  try {
+    if (options.migrate !== false) await migrate(sequelize, logger);
+    const sql = new Sql(await openDriver(sequelize, config.database.url, config.database.pool_max));
+
+    const container = createContainer<Cradle>({ strict: true, injectionMode: InjectionMode.PROXY });
+    container.register({
+      config: asValue(config),
+      logger: asValue(logger),
+      sequelize: asValue(sequelize),
+      clock: asValue(options.clock ?? systemClock),
+      secretBox: asValue(loadSecretBox(config, logger)),
+      extensions: asValue(createExtensions()),
+      users: asFunction(({ sql }: Cradle) => new UserService(sql)).singleton(),
+      sql: asValue(sql),
+      events: asFunction(({ sql, clock }: Cradle) => new EventStore(sql, clock)).singleton(),
+      services: asFunction(makeServices).singleton(),
+      flows: asFunction(({ sql, clock }: Cradle) => new LoginFlowStore(sql, clock)).singleton(),
+      exchanges: asFunction(({ sql, clock }: Cradle) => new ExchangeStore(sql, clock)).singleton(),
+      statuses: asFunction(({ sql, clock }: Cradle) => new StatusStore(sql, clock)).singleton(),
+      verification: asFunction((c: Cradle) => new VerificationService(c)).singleton(),
+      enrollment: asFunction(
+        ({ extensions, services, sql, clock, tokens, sessions }: Cradle) =>
+          new EnrollmentService({
+            extensions,
+            services,
+            pending: recordStore(sql, clock, 'gatehouse:enrollment'),
+            // Tokens and browser sessions: whoever held the old credential loses both.
+            revokeGrants: async (userId, reason) => {
+              await tokens.revokeSubject(userId, reason);
+              await sessions.revokeUser(userId);
+            },
+          }),
+      ).singleton(),
+      clients: asFunction(({ config }: Cradle) => new ClientRegistry(config.apps)).singleton(),
+      replay: asFunction(({ sql, clock }: Cradle) => new AssertionReplayStore(sql, clock)).singleton(),
+      keys: asFunction(({ sql, clock, secretBox }: Cradle) => new KeyStore(sql, clock, secretBox)).singleton(),
+      tokens: asFunction(
+        ({ sql, clock, keys, config }: Cradle) => new TokenService(sql, clock, keys, config.issuer),
+      ).singleton(),
+      sessions: asFunction(({ sql, clock }: Cradle) => new SessionStore(sql, clock)).singleton(),
+      clientAuth: asFunction(
+        ({ clients, replay, events, clock, config }: Cradle) =>
+          new ClientAuthenticator({
+            clients,
+            replay,
+            events,
+            history: events,
+            clock,
+            audiences: assertionAudiences(config.issuer),
+          }),
+      ).singleton(),
+    });
+    const { extensions, services, clock } = container.cradle;
+    const plugins = await registerPlugins(resolved, extensions, services, logger, (name) =>
+      recordStore(sql, clock, name),
+    );
+
+    let draining = false;
+    let jobs: { stop(): Promise<void> } | null = null;
+    const c = container.cradle;
+    const issuerPath = new URL(config.issuer).pathname.replace(/\/+$/, '');
+    const binding = browserBinding(config.issuer);
+    const app = express();
+    app.disable('x-powered-by');
+    app.set('trust proxy', config.server.trust_proxy);
+    app.use(httpLogger(logger));
+    // A request scope for per-request values, created only when a handler asks for it
+    // (res.locals.scope), so the hot endpoints pay nothing for it.
+    app.use((req, res, next) => {
+      let scope: AwilixContainer<RequestCradle> | undefined;
+      Object.defineProperty(res.locals, 'scope', {
+        get: () => {
+          if (!scope) {
+            scope = container.createScope<RequestCradle>();
+            scope.register({ requestId: asValue(String(req.id)) });
+          }
+          return scope;
+        },
+      });
+      next();
+    });
+    // The hot endpoints (token, introspection) first: fewer router layers to walk.
+    app.use(
+      oauthRoutes({
+        issuer: config.issuer,
+        clock,
+        clients: c.clients,
+        authenticator: c.clientAuth,
+        tokens: c.tokens,
+        keys: c.keys,
+        replay: c.replay,
+        verification: c.verification,
+        extensions,
+        users: c.users,
+      }),
+    );
+    app.use(
+      healthRoutes({
+        ready: async () => {
+          if (draining) throw new Error('shutting down');
+          await sql.select('SELECT 1');
+        },
+      }),
+    );
+    app.use(adminRoutes({ token: config.admin.token, users: container.cradle.users, events: container.cradle.events }));
+    app.use(
+      verificationRoutes({
+        verification: c.verification,
+        enrollment: c.enrollment,
+        users: c.users,
+        adminToken: config.admin.token,
+        resolveBearer: async (token) => {
+          const info = await c.tokens.inspect(token);
+          if (!info.active || info.token?.kind !== 'access' || !info.token.subject) return null;
+          const authTime = info.token.data.auth_time ?? info.grant?.data.auth_time;
+          const amr = info.token.data.amr ?? info.grant?.data.amr;
+          return {
+            userId: info.token.subject,
+            authTime: typeof authTime === 'number' ? authTime : null,
+            scope: info.token.scope,
+            amr: Array.isArray(amr) ? amr.filter((v): v is string => typeof v === 'string') : [],
+          };
+        },
+        now: () => clock.now(),
+        mayContinue: async (req, requestId) => {
+          const flow = await c.flows.get(requestId);
+          return !flow || binding.isBound(req, flow);
+        },
+        redirects: {
+          // Browser redirects carry the issuer's path, for deployments behind a path prefix.
+          nextStage: (flow) => issuerPath + defaultRedirects.nextStage(flow),
+          // A login started by the authorization endpoint goes back to it to answer the client.
+          completed: (flow) =>
+            flow.params.oauth
+              ? `${issuerPath}${RESUME_PATH}?request_id=${encodeURIComponent(flow.id)}`
+              : defaultRedirects.completed(flow),
+        },
+      }),
+    );
+    app.use(
+      loginPageRoutes({
+        flows: c.flows,
+        clients: c.clients,
+        extensions,
+        issuer: config.issuer,
+        clock,
+        isBound: (req, flow) => binding.isBound(req, flow),
+      }),
+    );
+    app.use(
+      authorizeRoutes({
+        issuer: config.issuer,
+        users: c.users,
+        clients: c.clients,
+        tokens: c.tokens,
+        sessions: c.sessions,
+        flows: c.flows,
+        consents: recordStore(sql, clock, 'gatehouse:consent'),
+        clock,
+        flowTtlSeconds: config.verification.flow_ttl,
+        sessionTtlSeconds: config.oauth.session_ttl,
+      }),
+    );
+    for (const route of extensions.routes.values()) app.use(route.path, route.router);
+    app.use(notFound);
+    app.use(errorHandler);
+
+    return {
+      app,
+      config,
+      logger,
+      container,
+      plugins,
+      beginShutdown: () => {
+        draining = true;
+      },
+      startBackgroundJobs: () => {
+        const m = config.maintenance;
+        if (jobs || m.purge_interval_seconds === 0) return;
+        jobs = startPurgeJob(sql, clock, logger, {
+          intervalSeconds: m.purge_interval_seconds,
+          batchSize: m.purge_batch_size,
+          maxBatches: m.purge_max_batches,
+          eventRetentionDays: m.event_retention_days,
+        });
+      },
+      close: async () => {
+        await jobs?.stop();
+        await container.dispose();
+        await sql.close();
+        await sequelize.close();
+      },
+    };
+  } catch (err) {
+    await sequelize.close();
+    throw err;
+  }
+}

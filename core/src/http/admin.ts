@@ -1,0 +1,60 @@
+import express, { type RequestHandler, type Router } from 'express';
+import { ApiError } from '../errors.js';
+import type { EventLog } from '../plugins/extensions.js';
+import type { UserService } from '../users/users.js';
+import { safeEqual } from '../util/crypto.js';
+import { ok } from './envelope.js';
+
+/** Admin API guard: `Authorization: Bearer <admin.token>`, compared in constant time. */
+export function requireAdmin(token: string | undefined): RequestHandler {
+  return (req, _res, next) => {
+    const header = req.headers.authorization ?? '';
+    const presented = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+    if (!token)
+      return next(new ApiError(403, 'ADMIN_API_DISABLED', 'the admin API is disabled (admin.token is not set)'));
+    if (!presented || !safeEqual(presented, token)) {
+      return next(new ApiError(401, 'UNAUTHORIZED', 'a valid admin bearer token is required'));
+    }
+    next();
+  };
+}
+
+export function adminRoutes(opts: { token: string | undefined; users: UserService; events: EventLog }): Router {
+  const router = express.Router();
+  router.use('/admin', requireAdmin(opts.token), express.json({ limit: '20kb' }));
+  router.post('/admin/users', async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const user = await opts.users.create({
+      username: body.username as string,
+      email: body.email as string | undefined,
+      phone: body.phone as string | undefined,
+    });
+    ok(res, user, 201);
+  });
+  router.get('/admin/users', async (req, res) => {
+    const limit = Number(req.query.limit ?? 100);
+    const offset = Number(req.query.offset ?? 0);
+    if (!Number.isInteger(limit) || !Number.isInteger(offset)) {
+      throw new ApiError(400, 'INVALID_FIELD', 'limit and offset must be integers');
+    }
+    ok(res, await opts.users.list({ limit, offset }));
+  });
+  router.get('/admin/users/:id', async (req, res) => {
+    const user = await opts.users.findById(req.params.id);
+    if (!user) throw new ApiError(404, 'USER_NOT_FOUND', 'no such user');
+    ok(res, user);
+  });
+  /**
+   * Lifts a lockout of one factor (e.g. after 100 consecutive failures) once the operator has
+   * checked the account; FDS rules read the event as a reset.
+   */
+  router.post('/admin/users/:id/factors/:method/unlock', async (req, res) => {
+    const user = await opts.users.findById(req.params.id);
+    if (!user) throw new ApiError(404, 'USER_NOT_FOUND', 'no such user');
+    const method = req.params.method.toUpperCase();
+    await opts.events.record({ type: 'factor.unlocked', userId: user.id, method, ip: req.ip ?? null });
+    req.log.info({ userId: user.id, method }, 'factor unlocked by admin');
+    ok(res, { user_id: user.id, method, unlocked: true });
+  });
+  return router;
+}

@@ -1,0 +1,53 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { ApiError, apiErrorBody, isProtocolError, type ProtocolError } from '../errors.js';
+
+/** Body-parser and multer errors are the client's: map them to stable codes. */
+function fromFrameworkError(err: unknown): ProtocolError | null {
+  const e = err as { type?: string; status?: number; code?: string; message?: string };
+  if (e?.type === 'entity.parse.failed')
+    return new ApiError(400, 'INVALID_REQUEST_BODY', 'the request body is not valid');
+  if ((err as Error)?.name === 'MulterError' && e?.code !== 'LIMIT_FILE_SIZE') {
+    const tooBig = ['LIMIT_FIELD_VALUE', 'LIMIT_PART_COUNT', 'LIMIT_FILE_COUNT', 'LIMIT_FIELD_COUNT'].includes(
+      String(e.code),
+    );
+    return new ApiError(
+      tooBig ? 413 : 400,
+      tooBig ? 'PAYLOAD_TOO_LARGE' : 'INVALID_FIELD',
+      'the multipart body is not acceptable',
+    );
+  }
+  if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE') {
+    return new ApiError(413, 'PAYLOAD_TOO_LARGE', 'the request body is too large');
+  }
+  if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported') {
+    return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'unsupported body encoding');
+  }
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.type) {
+    return new ApiError(e.status, 'INVALID_REQUEST', 'the request could not be read');
+  }
+  return null;
+}
+
+export const notFound: RequestHandler = (_req, _res, next) => {
+  next(new ApiError(404, 'NOT_FOUND', 'no such endpoint'));
+};
+
+/**
+ * The one error handler. Protocol errors answer with their status, code and body format;
+ * anything else is a fault: logged with the request id, answered as a bare 500.
+ */
+export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+  const requestId = String(req.id ?? '');
+  const known = isProtocolError(err) ? err : fromFrameworkError(err);
+  if (res.headersSent) {
+    req.log?.error({ err }, 'error after the response started');
+    res.destroy();
+    return;
+  }
+  if (known) {
+    res.status(known.status).set(known.headers()).json(known.body(requestId));
+    return;
+  }
+  req.log?.error({ err }, 'unhandled fault');
+  res.status(500).json(apiErrorBody(500, 'INTERNAL_ERROR', 'internal server error', requestId));
+};

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pino, type Logger, type DestinationStream } from 'pino';
+
+/** Field names whose values are secrets wherever they appear in a log line. */
+export const SECRET_KEYS = [
+  'password',
+  'new_password',
+  'pass_code',
+  'code',
+  'code_verifier',
+  'client_secret',
+  'secret',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'assertion',
+  'client_assertion',
+  'subject_token',
+  'actor_token',
+  'otp',
+];
+
+const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-admin-token"]',
+  'res.headers["set-cookie"]',
+  'res.headers.location',
+  ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`]),
+];
+
+const SECRET_KEY_SET = new Set(SECRET_KEYS);
+
+/** Replaces secret-named fields at any depth (pino's redact paths reach fixed depths only). */
+export function scrubSecrets(value: unknown, depth = 0): unknown {
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => scrubSecrets(v, depth + 1));
+  if (value instanceof Error || value instanceof Date || Buffer.isBuffer(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    out[key] = SECRET_KEY_SET.has(key) ? '[redacted]' : scrubSecrets(v, depth + 1);
+  }
+  return out;
+}
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'gatehouse' },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      formatters: { log: (object) => scrubSecrets(object) as Record<string, unknown> },
+    },
+    destination,
+  );
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Keeps a well-formed incoming X-Request-Id (from a proxy), otherwise makes one. */
+export function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** Query values of secret-named parameters are replaced, so URLs can be logged. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const params = new URLSearchParams(url.slice(q + 1));
+  for (const key of [...params.keys()]) {
+    if (SECRET_KEYS.includes(key) || key === 'state' || key === 'nonce') params.set(key, '[redacted]');
+  }
+  return `${url.slice(0, q)}?${params.toString()}`;
+}
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** The request id (X-Request-Id), set by httpLogger. */
+    id: string;
+    /** A child logger bound to the request id, made on first use. */
+    log: Logger;
+  }
+}
+
+/**
+ * Request ids and access logs: one `request completed` line per request (at error level for
+ * 5xx), with redacted URL and headers. Cheaper than pino-http on the hot endpoints: the child
+ * logger is made only when a handler logs, and nothing is formatted below the log level.
+ */
+export function httpLogger(logger: Logger): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+  return (req, res, next) => {
+    const id = requestIdOf(req);
+    req.id = id;
+    res.setHeader('X-Request-Id', id);
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', {
+      configurable: true,
+      // Every line a handler logs names the request (not its headers: those are in the access log).
+      get: () => (child ??= logger.child({ req: { id, method: req.method, url: redactUrl(req.url ?? '') } })),
+    });
+    if (!req.url?.startsWith('/health/')) {
+      const started = process.hrtime.bigint();
+      res.once('finish', () => {
+        const level = res.statusCode >= 500 ? 'error' : 'info';
+        if (!logger.isLevelEnabled(level)) return;
+        logger[level](
+          {
+            reqId: id,
+            req: {
+              id,
+              method: req.method,
+              url: redactUrl(req.url ?? ''),
+              headers: req.headers,
+              remoteAddress: req.socket.remoteAddress,
+            },
+            res: { statusCode: res.statusCode, headers: res.getHeaders() },
+            responseTime: Number(process.hrtime.bigint() - started) / 1e6,
+          },
+          'request completed',
+        );
+      });
+    }
+    next();
+  };
+}

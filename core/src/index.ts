@@ -1,0 +1,21 @@
+/**
+ * @gatehouse/core — the public API. Plugins import only from here (never a deep path).
+ */
+export { z } from 'zod';
+export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';
+export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution } from './plugins/api.js';
+export type * from './plugins/extensions.js';
+export type { Services, Clock } from './services.js';
+export { ApiError, BootError, ProtocolError, isBootError, isProtocolError } from './errors.js';
+export * from './methods/code-method.js';
+export { OAuthError } from './oauth/errors.js';
+export * from './oauth/types.js';
+
+// For embedding and tests: compose a server in-process.
+export { buildApp } from './gatehouse.js';
+export type { Gatehouse, BuildOptions } from './gatehouse.js';
+export { listen } from './server.js';
+export type { RunningServer } from './server.js';
+export { loadConfigFile, parseConfig, resolveConfigFile } from './config/load.js';
+export type { GatehouseConfig, AppConfig } from './config/schema.js';
+export { createLogger } from './http/logging.js';

@@ -1,0 +1,250 @@
+import { createHash } from 'node:crypto';
+
+// The page's script and style, kept in TypeScript so the core's tsc build ships them without a
+// copy step. Written without backticks or "${" so String.raw keeps them byte for byte.
+
+/** A static file served by the login routes, with a content hash for cache busting. */
+export interface Asset {
+  body: string;
+  contentType: string;
+  /** First 16 hex digits of the SHA-256 of the body, used as `?v=` in the page. */
+  version: string;
+}
+
+function asset(body: string, contentType: string): Asset {
+  return { body, contentType, version: createHash('sha256').update(body).digest('hex').slice(0, 16) };
+}
+
+/** The browser script of the login page: vanilla JS, no dependencies, no build step. */
+export const LOGIN_JS: Asset = asset(
+  String.raw`// Gatehouse hosted login page. Walks one stage: initiate the chosen method, verify its proof,
+// then continue the login with a real form POST so the browser follows the server's 303.
+'use strict';
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const root = $('gh-login');
+  const form = $('gh-form');
+  const identifier = $('gh-identifier');
+  const secret = $('gh-secret');
+  const secretRow = $('gh-secret-row');
+  const secretLabel = $('gh-secret-label');
+  const send = $('gh-send');
+  const submit = $('gh-submit');
+  const message = $('gh-message');
+  const done = $('gh-done');
+  if (!root || !form || !secret || !done) return;
+
+  const requestId = root.dataset.requestId;
+  const sub = root.dataset.sub || '';
+  const api = (root.dataset.base || '') + '/verification-srv/authentication/';
+  const GENERIC = 'That did not work. Check and try again.';
+  // After these the exchange is spent: the next try starts a new one.
+  const SPENT = ['TOO_MANY_ATTEMPTS', 'EXCHANGE_EXPIRED', 'EXCHANGE_USED', 'EXCHANGE_INVALID', 'WRONG_FLOW_STAGE'];
+
+  let exchange = null; // { id, method }
+  let busy = false;
+  let finished = false;
+
+  const chosen = () => form.querySelector('input[name="method"]:checked');
+  const kindOf = (m) => m.dataset.kind; // password | code | send
+
+  function say(text, isError) {
+    message.textContent = text;
+    message.className = 'message' + (text ? (isError ? ' error' : ' info') : '');
+  }
+
+  function sentence(text) {
+    const t = String(text || 'Something went wrong. Try again.');
+    return t.charAt(0).toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? '' : '.');
+  }
+
+  /** Shows the fields the chosen method needs at this point. */
+  function render() {
+    const m = chosen();
+    const kind = kindOf(m);
+    const waitingForCode = kind === 'send' && !exchange;
+    secretLabel.textContent = m.dataset.label;
+    secret.type = kind === 'password' ? 'password' : 'text';
+    secret.autocomplete = kind === 'password' ? 'current-password' : 'one-time-code';
+    if (kind === 'password') secret.removeAttribute('inputmode');
+    else secret.inputMode = m.dataset.inputmode || 'numeric';
+    secretRow.hidden = waitingForCode;
+    secret.required = !waitingForCode;
+    send.hidden = kind !== 'send';
+    send.textContent = exchange ? 'Send a new code' : 'Send code';
+    send.classList.toggle('primary', waitingForCode);
+    submit.hidden = waitingForCode;
+  }
+
+  function setBusy(on) {
+    busy = on;
+    form.setAttribute('aria-busy', on ? 'true' : 'false');
+    submit.disabled = on || finished;
+    send.disabled = on || finished;
+  }
+
+  async function call(method, step, body) {
+    let response;
+    try {
+      response = await fetch(api + encodeURIComponent(method) + '/' + step, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify(body),
+        credentials: 'same-origin',
+      });
+    } catch {
+      throw { code: 'NETWORK', error: 'Could not reach the server. Check your connection and try again.' };
+    }
+    const payload = await response.json().catch(() => null);
+    if (payload && payload.success) return payload.data;
+    throw (payload && payload.error) || { code: 'HTTP_' + response.status, error: 'Something went wrong. Try again.' };
+  }
+
+  async function initiate(m) {
+    const body = { request_id: requestId };
+    if (sub) {
+      body.usage_type = 'MULTIFACTOR_AUTHENTICATION';
+      body.sub = sub;
+    } else {
+      body.usage_type = 'INITIAL_AUTHENTICATION';
+      body.identifier = identifier.value.trim();
+    }
+    const data = await call(m.value, 'initiation', body);
+    exchange = { id: data.exchange_id.exchange_id, method: m.value };
+    return data;
+  }
+
+  /** Hands the AUTHENTICATED status to the login flow as a real form POST (the 303 is followed by the browser). */
+  function finish(method, data) {
+    finished = true;
+    done.elements.namedItem('status_id').value = data.status_id;
+    done.elements.namedItem('verificationType').value = method;
+    done.elements.namedItem('sub').value = data.sub;
+    say('Verified. Continuing…', false);
+    done.submit();
+  }
+
+  function fail(err) {
+    if (err && SPENT.includes(err.code)) {
+      exchange = null;
+      render();
+    }
+    const failed = err && err.code === 'VERIFICATION_FAILED';
+    if (failed) secret.value = '';
+    say(failed ? GENERIC : sentence(err && err.error), true);
+    (secretRow.hidden ? send : secret).focus();
+  }
+
+  function needsIdentifier() {
+    if (!identifier || identifier.value.trim()) return false;
+    say('Enter your username, email or phone number.', true);
+    identifier.focus();
+    return true;
+  }
+
+  async function run(task) {
+    if (busy || finished) return;
+    setBusy(true);
+    try {
+      await task();
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  send.addEventListener('click', () => {
+    if (needsIdentifier()) return;
+    const m = chosen();
+    run(async () => {
+      const data = await initiate(m);
+      render();
+      secret.value = '';
+      const where = data.medium_text ? ' to ' + data.medium_text : '';
+      say(sub ? 'We sent a code' + where + '.' : 'If the account can use this method, a code is on its way.', false);
+      secret.focus();
+    });
+  });
+
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    if (needsIdentifier()) return;
+    const m = chosen();
+    const kind = kindOf(m);
+    if (kind === 'send' && !exchange) {
+      send.click();
+      return;
+    }
+    if (!secret.value.trim()) {
+      say(kind === 'password' ? 'Enter your password.' : 'Enter the code.', true);
+      secret.focus();
+      return;
+    }
+    const proof = kind === 'password' ? { password: secret.value } : { pass_code: secret.value.trim() };
+    run(async () => {
+      if (!exchange || exchange.method !== m.value) await initiate(m);
+      const data = await call(m.value, 'verification', { exchange_id: exchange.id, ...proof });
+      finish(m.value, data);
+    });
+  });
+
+  // Another method or another account needs a new exchange.
+  form.addEventListener('change', (event) => {
+    if (event.target.name !== 'method') return;
+    exchange = null;
+    secret.value = '';
+    say('', false);
+    render();
+  });
+  if (identifier) {
+    identifier.addEventListener('input', () => {
+      if (!exchange) return;
+      exchange = null;
+      render();
+    });
+  }
+
+  render();
+  setBusy(false);
+  (identifier && !identifier.value ? identifier : secretRow.hidden ? send : secret).focus();
+})();
+`,
+  'text/javascript; charset=utf-8',
+);
+
+/** The style sheet of the login and error pages. */
+export const LOGIN_CSS: Asset = asset(
+  String.raw`:root { color-scheme: light; --accent: #1f5fbf; --text: #1d2330; --muted: #5b6475; --line: #cfd5df; }
+* { box-sizing: border-box; }
+body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: #f2f4f8; color: var(--text);
+  font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+.card { width: min(26rem, calc(100vw - 2rem)); margin: 2rem 0; padding: 2rem; background: #fff;
+  border: 1px solid var(--line); border-radius: .75rem; box-shadow: 0 4px 16px rgba(20, 30, 50, .06); }
+.step { margin: 0; color: var(--muted); font-size: .875rem; }
+h1 { margin: .25rem 0 1.5rem; font-size: 1.375rem; line-height: 1.3; }
+.field { margin-bottom: 1rem; }
+label { display: block; margin-bottom: .3rem; font-weight: 600; font-size: .9375rem; }
+input[type="text"], input[type="password"] { width: 100%; padding: .6rem .75rem; font: inherit; color: inherit;
+  border: 1px solid var(--line); border-radius: .4rem; }
+input:focus-visible, button:focus-visible { outline: 3px solid rgba(31, 95, 191, .35); outline-offset: 1px; border-color: var(--accent); }
+fieldset { margin: 0 0 1rem; padding: 0; border: 0; }
+legend { padding: 0; margin-bottom: .3rem; font-weight: 600; font-size: .9375rem; }
+.choice { display: flex; align-items: center; gap: .5rem; font-weight: 400; margin: 0; padding: .35rem 0; }
+.choice input { margin: 0; }
+button { width: 100%; padding: .65rem 1rem; font: inherit; font-weight: 600; border-radius: .4rem; cursor: pointer; margin: .5rem 0 0;
+  border: 1px solid var(--line); background: #fff; color: var(--text); }
+button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+button:disabled { opacity: .6; cursor: progress; }
+.message { margin: 0 0 1rem; font-size: .9375rem; }
+.message:empty { display: none; }
+.message.error { padding: .6rem .75rem; border-radius: .4rem; background: #fdecec; color: #8a1c1c; }
+.message.info { padding: .6rem .75rem; border-radius: .4rem; background: #eaf2fd; color: #1b4580; }
+.note { color: var(--muted); font-size: .875rem; margin: 1rem 0 0; }
+[hidden] { display: none !important; }
+`,
+  'text/css; charset=utf-8',
+);
+
+/** Submits the form of a form_post response (OAuth 2.0 Form Post Response Mode) without inline script. */
+export const FORM_POST_JS: Asset = asset('document.forms[0].submit();\n', 'text/javascript; charset=utf-8');

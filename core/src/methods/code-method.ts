@@ -1,0 +1,269 @@
+/**
+ * One-time codes sent through a delivery channel (text message, email, voice call): the shared
+ * machinery behind every code method. A method plugin supplies only what differs — how to find,
+ * normalise and mask the destination, and the wording of the message.
+ */
+import { z } from 'zod';
+import type {
+  AuthMethod,
+  Credential,
+  EnrollmentContext,
+  EnrollmentOutcome,
+  InitiateContext,
+  InitiateOutcome,
+  JsonObject,
+  MessageKind,
+  MethodContext,
+  UserRecord,
+  VerifyContext,
+  VerifyOutcome,
+} from '../plugins/extensions.js';
+import type { Services } from '../services.js';
+
+/** Credential type under which enrolled destinations (extra phones, addresses) are stored. */
+const MEDIUM = 'medium';
+
+/** Options every code method accepts in its plugin config. */
+export const codeMethodOptions = z.object({
+  /** Id of the delivery channel that carries the code. */
+  channel: z.string().min(1),
+  code_length: z.number().int().min(6).max(10).default(6),
+  /** Seconds a code stays valid; never beyond the exchange, and at most 10 minutes. */
+  code_ttl: z.number().int().min(30).max(600).default(300),
+  /** Codes one destination (and one user) may be sent within `send_window_seconds`. */
+  max_sends: z.number().int().min(1).default(5),
+  send_window_seconds: z.number().int().min(1).default(900),
+  /** Replaces the method's default text; `{code}` and `{minutes}` are filled in. */
+  message: z
+    .string()
+    .refine((m) => m.includes('{code}'), { message: 'must contain {code}' })
+    .optional(),
+});
+
+export type CodeMethodOptions = z.infer<typeof codeMethodOptions>;
+
+/** What a concrete code method supplies to `createCodeMethod`. */
+export interface CodeMethodSpec {
+  /** Method id, upper case, e.g. the path segment. */
+  id: string;
+  kind: Extract<MessageKind, 'sms' | 'email' | 'voice'>;
+  amr: string[];
+  /** The user's primary destination from the user record, if any. */
+  addressOf(user: UserRecord): string | null;
+  /** Canonical form of a destination, or null when it is not a valid one. */
+  normalizeAddress(raw: string): string | null;
+  /** What the user may be shown of a destination. */
+  mask(address: string): string;
+  /** The default message carrying `code`, valid for `minutes`. */
+  render(code: string, minutes: number): { subject?: string; text: string };
+  /** How `{code}` appears in a configured `message` template (e.g. spelled out for voice); default as is. */
+  formatCode?(code: string): string;
+}
+
+/** `+15551230000` → `+1******0000`: the country code's first digit and the last four stay visible. */
+export function maskPhone(phone: string): string {
+  const head = phone.startsWith('+') ? phone.slice(0, 2) : phone.slice(0, 1);
+  const tail = phone.slice(-4);
+  const hidden = Math.max(phone.length - head.length - tail.length, 3);
+  return head + '*'.repeat(hidden) + tail;
+}
+
+/** `alice@example.com` → `a***@example.com`; the length of the local part is not revealed. */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@');
+  if (at < 1) return '***';
+  return `${email[0]}***${email.slice(at)}`;
+}
+
+/** E.164 form of a phone number (`+` and 7–15 digits), ignoring spaces, dashes and parentheses; else null. */
+export function normalizePhone(raw: string): string | null {
+  const compact = raw.replace(/[\s\-()]/g, '');
+  return /^\+[1-9]\d{6,14}$/.test(compact) ? compact : null;
+}
+
+/** Trimmed, lower-cased email address with one `@` and a dotted domain; else null. */
+export function normalizeEmail(raw: string): string | null {
+  const email = raw.trim().toLowerCase();
+  if (email.length > 254 || /\s/.test(email)) return null;
+  const parts = email.split('@');
+  if (parts.length !== 2) return null;
+  const [local, domain] = parts as [string, string];
+  if (!local || !/^[^.]+(\.[^.]+)+$/.test(domain)) return null;
+  return email;
+}
+
+interface IssuedCode {
+  code_mac: string;
+  salt: string;
+  code_expires_at: number;
+}
+
+type Failure = { ok: false; code: string; status: number; message: string };
+
+const fail = (code: string, status: number, message: string): Failure => ({ ok: false, code, status, message });
+
+/**
+ * Builds a one-time-code method: `initiate` sends a fresh code to the user's destination,
+ * `verify` checks `pass_code` against the code kept (as a MAC) in the exchange's state, and
+ * `enrollment` binds an extra destination after the user proves they receive codes there.
+ *
+ * @example
+ * // in a plugin whose `options` schema is `codeMethodOptions`:
+ * api.methods.add(createCodeMethod({ id, kind, amr, addressOf, normalizeAddress, mask, render }, api.services, options));
+ */
+export function createCodeMethod(spec: CodeMethodSpec, services: Services, options: CodeMethodOptions): AuthMethod {
+  const destinationKey = (address: string) => services.crypto.sha256(address);
+
+  const macOf = (salt: string, code: string) => services.secrets.mac(`${salt}:${code}`);
+
+  const isWellFormed = (code: unknown): code is string =>
+    typeof code === 'string' && code.length === options.code_length && /^\d+$/.test(code);
+
+  /** The user's primary destination, normalised; null when absent or invalid. */
+  const primaryAddress = (user: UserRecord): string | null => {
+    const raw = spec.addressOf(user);
+    return raw ? spec.normalizeAddress(raw) : null;
+  };
+
+  const addressOfMedium = (credential: Credential | null): string | null => {
+    if (!credential || credential.type !== MEDIUM) return null;
+    const address = credential.data['address'];
+    return typeof address === 'string' ? address : null;
+  };
+
+  /** Too many sends to this destination or this user within the window (pumping, bombing). */
+  const throttled = async (address: string, userId: string): Promise<boolean> => {
+    const since = new Date(services.clock.now().getTime() - options.send_window_seconds * 1000);
+    const types = ['delivery.sent'];
+    const [toDestination, toUser] = await Promise.all([
+      services.history.count({ types, key: destinationKey(address), since }),
+      services.history.count({ types, userId, since }),
+    ]);
+    return toDestination >= options.max_sends || toUser >= options.max_sends;
+  };
+
+  /** Generates, sends and records a code; returns what to keep for checking it, or a failure. */
+  const sendCode = async (ctx: MethodContext, address: string, expiresAt: number): Promise<IssuedCode | Failure> => {
+    if (await throttled(address, ctx.user.id)) {
+      return fail('TOO_MANY_SENDS', 429, 'Too many codes were sent; try again later');
+    }
+    const code = services.crypto.randomDigits(options.code_length);
+    const salt = services.crypto.randomToken(16);
+    const minutes = Math.max(1, Math.round((expiresAt - services.clock.now().getTime()) / 60_000));
+    const rendered = spec.render(code, minutes);
+    const text = options.message
+      ? options.message
+          .replaceAll('{code}', spec.formatCode ? spec.formatCode(code) : code)
+          .replaceAll('{minutes}', String(minutes))
+      : rendered.text;
+    try {
+      await services.channels.deliver(options.channel, {
+        kind: spec.kind,
+        to: address,
+        ...(rendered.subject !== undefined ? { subject: rendered.subject } : {}),
+        text,
+      });
+    } catch (err) {
+      // The provider's error may echo the message; the code must never reach the logs.
+      let reason = (err instanceof Error ? err.message : String(err)).replaceAll(code, '[code]');
+      if (spec.formatCode) reason = reason.replaceAll(spec.formatCode(code), '[code]');
+      ctx.logger.warn({ method: spec.id, channel: options.channel, reason }, 'one-time code delivery failed');
+      return fail('DELIVERY_FAILED', 502, 'The code could not be delivered');
+    }
+    await services.events.record({
+      type: 'delivery.sent',
+      key: destinationKey(address),
+      userId: ctx.user.id,
+      method: spec.id,
+      clientId: ctx.clientId,
+      ip: ctx.request.ip,
+      data: { channel: options.channel, kind: spec.kind },
+    });
+    return { code_mac: macOf(salt, code), salt, code_expires_at: expiresAt };
+  };
+
+  /** 'ok' or why the presented code does not match the issued one. */
+  const check = (
+    issued: JsonObject | null,
+    presented: unknown,
+  ): 'ok' | 'malformed' | 'no_code' | 'expired' | 'mismatch' => {
+    if (!isWellFormed(presented)) return 'malformed';
+    const mac = issued?.['code_mac'];
+    const salt = issued?.['salt'];
+    const expiresAt = issued?.['code_expires_at'];
+    if (typeof mac !== 'string' || typeof salt !== 'string' || typeof expiresAt !== 'number') return 'no_code';
+    if (services.clock.now().getTime() > expiresAt) return 'expired';
+    return services.crypto.safeEqual(macOf(salt, presented), mac) ? 'ok' : 'mismatch';
+  };
+
+  const resolveDestination = async (ctx: InitiateContext): Promise<string | Failure> => {
+    if (ctx.mediumId) {
+      const address = addressOfMedium(await ctx.credentials.get(ctx.mediumId));
+      return address ?? fail('MEDIUM_NOT_FOUND', 404, 'No such medium');
+    }
+    const primary = primaryAddress(ctx.user);
+    if (primary) return primary;
+    for (const credential of await ctx.credentials.list(MEDIUM)) {
+      const address = addressOfMedium(credential);
+      if (address) return address;
+    }
+    return fail('NO_DESTINATION', 400, 'The user has nowhere to receive a code');
+  };
+
+  const enrollmentAddress = (body: Record<string, unknown>): string | null => {
+    const raw = body['address'] ?? (spec.kind === 'email' ? body['email'] : body['phone']);
+    return typeof raw === 'string' ? spec.normalizeAddress(raw) : null;
+  };
+
+  return {
+    id: spec.id,
+    amr: spec.amr,
+    verifyFields: ['pass_code'],
+
+    async isEnrolled(ctx: MethodContext): Promise<boolean> {
+      if (primaryAddress(ctx.user)) return true;
+      return (await ctx.credentials.list(MEDIUM)).some((c) => addressOfMedium(c) !== null);
+    },
+
+    async initiate(ctx: InitiateContext): Promise<InitiateOutcome> {
+      const address = await resolveDestination(ctx);
+      if (typeof address !== 'string') return address;
+      const expiresAt = Math.min(
+        services.clock.now().getTime() + options.code_ttl * 1000,
+        ctx.exchangeExpiresAt.getTime(),
+      );
+      const issued = await sendCode(ctx, address, expiresAt);
+      if ('ok' in issued) return issued;
+      const mediumText = spec.mask(address);
+      return { ok: true, state: { ...issued, medium: mediumText }, response: { medium_text: mediumText } };
+    },
+
+    async verify(ctx: VerifyContext): Promise<VerifyOutcome> {
+      const result = check(ctx.state, ctx.fields['pass_code']);
+      return result === 'ok' ? { ok: true } : { ok: false, reason: result };
+    },
+
+    enrollment: {
+      async initiate(ctx: EnrollmentContext): Promise<EnrollmentOutcome> {
+        const address = enrollmentAddress(ctx.body);
+        if (!address) return fail('INVALID_FIELD', 400, 'A valid address is required');
+        const issued = await sendCode(ctx, address, services.clock.now().getTime() + options.code_ttl * 1000);
+        if ('ok' in issued) return issued;
+        return { ok: true, pending: { address, ...issued }, response: { medium_text: spec.mask(address) } };
+      },
+
+      async verify(ctx: EnrollmentContext): Promise<EnrollmentOutcome> {
+        const address = ctx.pending?.['address'];
+        if (typeof address !== 'string' || check(ctx.pending, ctx.body['pass_code']) !== 'ok') {
+          return fail('VERIFICATION_FAILED', 401, 'The code is wrong or expired');
+        }
+        const mediumText = spec.mask(address);
+        // Proving the same destination twice keeps one credential rather than a duplicate.
+        const existing = (await ctx.credentials.list(MEDIUM)).find((c) => addressOfMedium(c) === address);
+        const credential =
+          existing ?? (await ctx.credentials.add({ type: MEDIUM, label: mediumText, data: { address } }));
+        return { ok: true, done: true, pending: null, response: { medium_id: credential.id, medium_text: mediumText } };
+      },
+    },
+  };
+}

@@ -1,0 +1,482 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { Logger } from 'pino';
+import type { JsonObject, RecordStore } from '../plugins/extensions.js';
+import type { Clock } from '../services.js';
+import { randomToken, safeEqual, sha256 } from '../util/crypto.js';
+import type { LoginFlow, LoginFlowStore } from '../verification/flows.js';
+import type { ClientRegistry, OAuthClient } from './clients.js';
+import { isProtocolError } from '../errors.js';
+import { OAuthError } from './errors.js';
+import { parseStrictQuery } from './form.js';
+import { consentPage, errorPage, formPostPage } from './pages.js';
+import { resolveScope } from './services.js';
+import type { SessionStore } from './sessions.js';
+import type { TokenService } from './tokens.js';
+
+export const RESUME_PATH = '/api/oauth2/authorize/resume';
+const CONSENT_PATH = '/login/consent';
+const PKCE_CHALLENGE = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+/** The validated authorization request, kept on the login flow until the client gets its answer. */
+export interface AuthorizationRequest {
+  client_id: string;
+  redirect_uri: string;
+  /** False when the request left redirect_uri out (one registered); the token request may too. */
+  redirect_uri_sent: boolean;
+  response_type: 'code' | 'token';
+  response_mode: 'query' | 'fragment' | 'form_post';
+  scope: string[];
+  state: string | null;
+  nonce: string | null;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  prompt: string[];
+  max_age: number | null;
+}
+
+/**
+ * The cookie that binds a login flow to the browser that started it at /authorize. Every step
+ * that moves the flow on checks it: otherwise a victim could be sent an attacker's login link
+ * and sign in for the attacker's browser (login-flow hijack).
+ */
+export function browserBinding(issuer: string) {
+  const secure = issuer.startsWith('https://');
+  const cookieName = (base: string) => (secure ? `__Host-${base}` : base);
+  const flowCookie = (requestId: string) => cookieName(`gh_flow_${sha256(requestId).slice(0, 16)}`);
+  return {
+    secure,
+    cookieName,
+    flowCookie,
+    /** True when the flow has no binding (an API caller's flow) or this browser holds it. */
+    isBound(req: Request, flow: LoginFlow): boolean {
+      const expected = flow.params.binding;
+      if (typeof expected !== 'string') return !flow.params.oauth;
+      const presented = readCookie(req, flowCookie(flow.id));
+      return presented !== undefined && safeEqual(sha256(presented), expected);
+    },
+  };
+}
+
+/** A failure before the redirect URI is trusted: shown as a page, never redirected (RFC 6749 §4.1.2.1). */
+class ErrorPage extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface AuthorizeDeps {
+  issuer: string;
+  users: { findById(id: string): Promise<{ status: string } | null> };
+  clients: ClientRegistry;
+  tokens: TokenService;
+  sessions: SessionStore;
+  flows: LoginFlowStore;
+  consents: RecordStore;
+  clock: Clock;
+  flowTtlSeconds: number;
+  sessionTtlSeconds: number;
+}
+
+/**
+ * The authorization endpoint (RFC 6749 §4.1/§4.2, OIDC Core §3.1.2): validates the request,
+ * answers from an existing session or starts a login flow on the hosted login page, and
+ * returns the code or token to the client's registered redirect URI.
+ */
+export function authorizeRoutes(deps: AuthorizeDeps): Router {
+  const router = express.Router();
+  const page = { base: new URL(deps.issuer).pathname.replace(/\/+$/, '') };
+  const binding = browserBinding(deps.issuer);
+  const { secure, cookieName, flowCookie } = binding;
+  const SESSION_COOKIE = cookieName('gh_session');
+  const cookieOptions = (maxAgeSeconds: number) => ({
+    httpOnly: true,
+    secure,
+    sameSite: 'lax' as const,
+    path: '/',
+    maxAge: maxAgeSeconds * 1000,
+  });
+
+  const authorize = async (req: Request, res: Response) => {
+    let request: AuthorizationRequest;
+    try {
+      request = validate(req.originalUrl, deps.clients);
+    } catch (err) {
+      if (err instanceof ErrorPage) return errorPage(res, page, err.status, err.code, err.message);
+      if (err instanceof RedirectError) return respond(res, err.request, errorParams(err, err.request));
+      throw err;
+    }
+    const client = deps.clients.get(request.client_id)!;
+    try {
+      const session = await deps.sessions.get(readCookie(req, SESSION_COOKIE));
+      const now = deps.clock.now().getTime() / 1000;
+      const fresh =
+        session &&
+        !request.prompt.includes('login') &&
+        (request.max_age === null || now - session.authTime <= request.max_age) &&
+        // A session of a user disabled since does not sign anyone in.
+        (await deps.users.findById(session.userId))?.status === 'active';
+      if (request.prompt.includes('none')) {
+        if (!fresh) throw new OAuthError('login_required', 'the user is not logged in');
+        if (await needsConsent(client, session!.userId, request)) {
+          throw new OAuthError('consent_required', 'the user has not consented');
+        }
+      }
+      if (!client.loginStages.length)
+        throw new OAuthError('server_error', 'the app has no login stages configured', 500);
+      const bindingValue = randomToken(24);
+      const flow = await deps.flows.create({
+        clientId: client.clientId,
+        stages: client.loginStages,
+        ttlSeconds: deps.flowTtlSeconds,
+        params: { oauth: request as unknown as JsonObject, binding: sha256(bindingValue) },
+      });
+      res.cookie(flowCookie(flow.id), bindingValue, cookieOptions(deps.flowTtlSeconds));
+      if (fresh) {
+        // Single sign-on: the session already satisfies this request.
+        await deps.flows.completeWithSession(
+          flow.id,
+          session!.userId,
+          new Date(session!.authTime * 1000),
+          session!.amr,
+        );
+        return res.redirect(303, `${page.base}${RESUME_PATH}?request_id=${encodeURIComponent(flow.id)}`);
+      }
+      res.redirect(303, `${page.base}/login?request_id=${encodeURIComponent(flow.id)}`);
+    } catch (err) {
+      if (isProtocolError(err) && err instanceof Error)
+        return respond(res, request, errorParams(err as OAuthError, request));
+      throw err;
+    }
+  };
+  router.get(['/api/oauth2/authorize', '/api/oauth2/authorize/'], authorize);
+
+  /** The flow of this browser: known, bound to its cookie, in the expected state. */
+  const boundFlow = async (req: Request, requestId: unknown, status: LoginFlow['status']) => {
+    const flow = typeof requestId === 'string' ? await deps.flows.get(requestId) : null;
+    if (!flow || typeof flow.params.binding !== 'string' || !binding.isBound(req, flow)) {
+      throw new ErrorPage(400, 'invalid_request', 'This sign-in is unknown or was started in another browser.');
+    }
+    if (flow.status !== status || flow.expiresAt.getTime() <= deps.clock.now().getTime()) {
+      throw new ErrorPage(
+        400,
+        'invalid_request',
+        'This sign-in has expired or is already finished. Start again from the app.',
+      );
+    }
+    return { flow, request: flow.params.oauth as unknown as AuthorizationRequest };
+  };
+
+  // After the last stage: bind a new session, ask for consent where needed, answer the client.
+  router.get(RESUME_PATH, async (req, res) => {
+    let bound: Awaited<ReturnType<typeof boundFlow>>;
+    try {
+      bound = await boundFlow(req, req.query.request_id, 'completed');
+    } catch (err) {
+      if (err instanceof ErrorPage) return errorPage(res, page, err.status, err.code, err.message);
+      throw err;
+    }
+    const { flow, request } = bound;
+    const client = deps.clients.get(request.client_id);
+    if (!client) return errorPage(res, page, 400, 'invalid_client', 'The app is no longer registered.');
+    const sessionId = await deps.sessions.create({
+      userId: flow.userId!,
+      authTime: authTimeOf(flow),
+      amr: flow.amr,
+      ttlSeconds: deps.sessionTtlSeconds,
+      replaces: readCookie(req, SESSION_COOKIE) ?? null,
+    });
+    res.cookie(SESSION_COOKIE, sessionId, cookieOptions(deps.sessionTtlSeconds));
+    if (request.prompt.includes('consent') || (await needsConsent(client, flow.userId!, request))) {
+      return res.redirect(303, `${page.base}${CONSENT_PATH}?request_id=${encodeURIComponent(flow.id)}`);
+    }
+    await finish(res, flow, client, request, req.log);
+  });
+
+  router.get(CONSENT_PATH, async (req, res) => {
+    try {
+      const { flow, request } = await boundFlow(req, req.query.request_id, 'completed');
+      const client = deps.clients.get(request.client_id)!;
+      consentPage(res, page, {
+        clientName: client.name,
+        redirectUris: client.redirectUris,
+        scopes: request.scope,
+        requestId: flow.id,
+        csrf: csrfToken(readCookie(req, flowCookie(flow.id))!),
+      });
+    } catch (err) {
+      if (err instanceof ErrorPage) return errorPage(res, page, err.status, err.code, err.message);
+      throw err;
+    }
+  });
+
+  router.post(CONSENT_PATH, express.urlencoded({ extended: false, limit: '8kb' }), async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    let bound: Awaited<ReturnType<typeof boundFlow>>;
+    try {
+      bound = await boundFlow(req, body.request_id, 'completed');
+      // The form must echo a token derived from this browser's flow cookie (CSRF).
+      const expected = csrfToken(readCookie(req, flowCookie(bound.flow.id))!);
+      if (typeof body.csrf !== 'string' || !safeEqual(body.csrf, expected)) {
+        throw new ErrorPage(403, 'invalid_request', 'The form has expired. Start again from the app.');
+      }
+    } catch (err) {
+      if (err instanceof ErrorPage) return errorPage(res, page, err.status, err.code, err.message);
+      throw err;
+    }
+    const { flow, request } = bound;
+    const client = deps.clients.get(request.client_id)!;
+    if (body.decision !== 'allow') {
+      if (!(await deps.flows.finish(flow.id)))
+        return errorPage(res, page, 400, 'invalid_request', 'This sign-in is already finished.');
+      forgetFlow(res, flow);
+      return respond(
+        res,
+        request,
+        errorParams(new OAuthError('access_denied', 'the user denied the request'), request),
+      );
+    }
+    await deps.consents.put(`${flow.userId}:${client.clientId}`, { scopes: request.scope });
+    await finish(res, flow, client, request, req.log);
+  });
+
+  /** When the user of a completed flow authenticated, in seconds (now if the flow lacks it). */
+  function authTimeOf(flow: LoginFlow): number {
+    return Math.floor((flow.authTime ?? deps.clock.now()).getTime() / 1000);
+  }
+
+  /** The flow is over: drop its cookie, or a busy browser piles them up past the header limit. */
+  function forgetFlow(res: Response, flow: LoginFlow): void {
+    res.clearCookie(flowCookie(flow.id), { path: '/', secure, sameSite: 'lax', httpOnly: true });
+  }
+
+  async function needsConsent(client: OAuthClient, userId: string, request: AuthorizationRequest): Promise<boolean> {
+    if (!client.consentRequired) return false;
+    const given = await deps.consents.get(`${userId}:${client.clientId}`);
+    const scopes = (given?.data.scopes as string[] | undefined) ?? [];
+    return !request.scope.every((s) => scopes.includes(s));
+  }
+
+  /** Issues the code (or the implicit token) once per flow and sends the browser back. */
+  async function finish(
+    res: Response,
+    flow: LoginFlow,
+    client: OAuthClient,
+    request: AuthorizationRequest,
+    log: Logger,
+  ) {
+    if (!(await deps.flows.finish(flow.id)))
+      return errorPage(res, page, 400, 'invalid_request', 'This sign-in is already finished.');
+    forgetFlow(res, flow);
+    const authTime = authTimeOf(flow);
+    if (request.response_type === 'code') {
+      const code = await deps.tokens.createCode({
+        clientId: client.clientId,
+        subject: flow.userId!,
+        redirectUri: request.redirect_uri,
+        redirectUriSent: request.redirect_uri_sent !== false,
+        scope: request.scope,
+        codeChallenge: request.code_challenge,
+        codeChallengeMethod: request.code_challenge_method,
+        nonce: request.nonce,
+        authTime,
+        amr: flow.amr,
+        ttlSeconds: client.codeTtl,
+        grantTtlSeconds: client.refreshTokenTtl,
+      });
+      log.info({ client: client.clientId }, 'authorization code issued');
+      return respond(res, request, { code });
+    }
+    const tokens = await deps.tokens.issue({
+      client,
+      subject: flow.userId!,
+      scope: request.scope,
+      grantType: 'implicit',
+      refreshToken: false,
+      idToken: { nonce: request.nonce, authTime, amr: flow.amr },
+      grantData: { auth_time: authTime, amr: flow.amr },
+    });
+    log.info({ client: client.clientId }, 'implicit access token issued');
+    return respond(res, request, {
+      access_token: tokens.access_token,
+      token_type: tokens.token_type,
+      expires_in: String(tokens.expires_in),
+      scope: tokens.scope,
+      ...(tokens.id_token ? { id_token: tokens.id_token } : {}),
+    });
+  }
+
+  /** Sends the response to the redirect URI with `state` and `iss` (RFC 9207), in the response mode. */
+  async function respond(res: Response, request: AuthorizationRequest, params: Record<string, string>) {
+    const all: Record<string, string> = {
+      ...params,
+      ...(request.state ? { state: request.state } : {}),
+      iss: deps.issuer,
+    };
+    res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+    if (request.response_mode === 'form_post') return formPostPage(res, page, request.redirect_uri, all);
+    const url = new URL(request.redirect_uri);
+    if (request.response_mode === 'fragment') {
+      url.hash = new URLSearchParams(all).toString();
+    } else {
+      for (const [k, v] of Object.entries(all)) url.searchParams.append(k, v);
+    }
+    res.redirect(303, url.toString());
+  }
+
+  return router;
+}
+
+function errorParams(err: OAuthError, _request: AuthorizationRequest): Record<string, string> {
+  return { error: err.code, error_description: err.message };
+}
+
+/** The CSRF token of a form: an HMAC-like digest of the flow's cookie binding. */
+function csrfToken(binding: string): string {
+  return sha256(`csrf:${binding}`);
+}
+
+export function readCookie(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** RFC 8252 §7.3: for a loopback IP redirect URI any port is accepted; otherwise byte-identical. */
+function redirectMatches(registered: string, presented: string): boolean {
+  if (registered === presented) return true;
+  // Byte for byte once the port is taken out: no normalisation can make two URIs match.
+  const loopback = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]))(?::\d{1,5})?(?=[/?]|$)/;
+  if (!loopback.test(registered) || !loopback.test(presented)) return false;
+  const withoutPort = (uri: string) => uri.replace(loopback, '$1');
+  return withoutPort(registered) === withoutPort(presented) && !presented.includes('#');
+}
+
+/**
+ * Checks the request in the order that decides where errors go: client and redirect URI
+ * problems become an error page; everything after is redirected to the client with `state`.
+ * Accepts the spec's list A (response_type, space-separated scope) and list B
+ * (resource_type=Code, comma-separated scope, redirect_uri optional with one registered).
+ */
+export function validate(url: string, clients: ClientRegistry): AuthorizationRequest {
+  let q: Record<string, string>;
+  try {
+    q = parseStrictQuery(url);
+  } catch (err) {
+    // A repeated client_id or redirect_uri cannot be trusted for a redirect.
+    const raw = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
+    if (raw.getAll('client_id').length > 1 || raw.getAll('redirect_uri').length > 1 || raw.getAll('state').length > 1) {
+      throw new ErrorPage(400, 'invalid_request', 'A parameter appears more than once.');
+    }
+    q = Object.fromEntries([...raw.entries()].filter(([, v]) => v !== ''));
+    const partial = validate(`?${new URLSearchParams({ ...q }).toString()}`, clients);
+    throw Object.assign(new RedirectError('invalid_request', (err as Error).message), { request: partial });
+  }
+  const client = q.client_id ? clients.get(q.client_id) : undefined;
+  if (!client) throw new ErrorPage(400, 'invalid_client', 'The app (client_id) is not registered.');
+  let redirectUri: string;
+  if (q.redirect_uri !== undefined) {
+    const match = client.redirectUris.find((r) => redirectMatches(r, q.redirect_uri!));
+    if (!match) throw new ErrorPage(400, 'invalid_request', 'The redirect_uri is not registered for this app.');
+    redirectUri = q.redirect_uri;
+  } else if (client.redirectUris.length === 1) {
+    redirectUri = client.redirectUris[0]!;
+  } else {
+    throw new ErrorPage(400, 'invalid_request', 'The redirect_uri is required when the app has several.');
+  }
+  const listB = q.response_type === undefined && q.resource_type !== undefined;
+  const responseType = listB ? (q.resource_type === 'Code' ? 'code' : q.resource_type) : q.response_type;
+  const responseMode = q.response_mode ?? (responseType === 'token' ? 'fragment' : 'query');
+  const base: AuthorizationRequest = {
+    client_id: client.clientId,
+    redirect_uri: redirectUri,
+    redirect_uri_sent: q.redirect_uri !== undefined,
+    response_type: 'code',
+    response_mode: ['query', 'fragment', 'form_post'].includes(responseMode)
+      ? (responseMode as AuthorizationRequest['response_mode'])
+      : 'query',
+    scope: [],
+    state: q.state ?? null,
+    nonce: q.nonce ?? null,
+    code_challenge: q.code_challenge ?? null,
+    code_challenge_method: q.code_challenge ? (q.code_challenge_method ?? 'plain') : null,
+    prompt: (q.prompt ?? '').split(' ').filter(Boolean),
+    max_age: null,
+  };
+  const fail = (code: string, description: string) =>
+    Object.assign(new RedirectError(code, description), { request: base });
+
+  if (!responseType) throw fail('invalid_request', 'response_type is required');
+  if (responseType !== 'code' && responseType !== 'token') {
+    throw fail('unsupported_response_type', `response_type ${responseType} is not supported`);
+  }
+  if (!client.responseTypes.includes(responseType)) {
+    throw fail('unsupported_response_type', `this app may not use response_type ${responseType}`);
+  }
+  base.response_type = responseType;
+  if (!['query', 'fragment', 'form_post'].includes(responseMode))
+    throw fail('invalid_request', 'unsupported response_mode');
+  if (responseType === 'token' && responseMode === 'query') {
+    throw fail('invalid_request', 'tokens are never returned in the query');
+  }
+  try {
+    const requested =
+      listB && q.scope !== undefined
+        ? q.scope
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+            .join(' ')
+        : q.scope;
+    base.scope = resolveScope(requested, client.scopes, client.scopes);
+  } catch (err) {
+    throw fail('invalid_scope', (err as Error).message);
+  }
+  if (base.prompt.includes('none') && base.prompt.length > 1)
+    throw fail('invalid_request', 'prompt=none cannot be combined');
+  if (base.prompt.some((p) => !['none', 'login', 'consent', 'select_account'].includes(p))) {
+    throw fail('invalid_request', 'unsupported prompt value');
+  }
+  if (q.max_age !== undefined) {
+    if (!/^\d{1,9}$/.test(q.max_age)) throw fail('invalid_request', 'max_age must be a non-negative integer');
+    base.max_age = Number(q.max_age);
+  }
+  if (responseType === 'code') {
+    if (q.code_challenge_method !== undefined && q.code_challenge === undefined) {
+      throw fail('invalid_request', 'code_challenge_method without code_challenge');
+    }
+    if (q.code_challenge !== undefined) {
+      if (base.code_challenge_method !== 'S256') throw fail('invalid_request', 'code_challenge_method must be S256');
+      if (!PKCE_CHALLENGE.test(q.code_challenge)) throw fail('invalid_request', 'malformed code_challenge');
+    } else if (client.isPublic) {
+      throw fail('invalid_request', 'PKCE (code_challenge with S256) is required for public clients');
+    }
+  }
+  if (responseType === 'token' && base.scope.includes('openid') && !base.nonce) {
+    throw fail('invalid_request', 'nonce is required for tokens issued from the authorization endpoint');
+  }
+  return base;
+}
+
+/** A failure that goes back to the (already validated) redirect URI. */
+class RedirectError extends OAuthError {
+  request!: AuthorizationRequest;
+  constructor(code: string, description: string) {
+    super(code, description);
+  }
+}
+
+export { RedirectError };

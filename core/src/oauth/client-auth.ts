@@ -1,0 +1,212 @@
+import { createLocalJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import type { EventLog, History } from '../plugins/extensions.js';
+import type { Clock } from '../services.js';
+import { safeEqual, safeEqualDigest, sha256 } from '../util/crypto.js';
+import type { AssertionReplayStore } from './assertions.js';
+import type { ClientRegistry, OAuthClient } from './clients.js';
+import { OAuthError } from './errors.js';
+
+export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+const HMAC_ALGS = ['HS256', 'HS384', 'HS512'];
+const ASYMMETRIC_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+export const CLIENT_AUTH_SIGNING_ALGS = [...ASYMMETRIC_ALGS, ...HMAC_ALGS];
+
+/** Failed client authentications per client id before /token answers 429 for a while. */
+const MAX_FAILURES = 20;
+const FAILURE_WINDOW_MS = 5 * 60_000;
+
+export interface ClientAuthInput {
+  params: Record<string, string>;
+  authorization: string | undefined;
+}
+
+const invalidClient = (why: string) => new OAuthError('invalid_client', why, 401);
+
+/**
+ * Client authentication (RFC 6749 §2.3, RFC 7523 §2.2): Basic, body secret, client_secret_jwt,
+ * private_key_jwt, or a public client's bare client_id. Exactly one method per request.
+ */
+export class ClientAuthenticator {
+  constructor(
+    private readonly deps: {
+      clients: ClientRegistry;
+      replay: AssertionReplayStore;
+      events: EventLog;
+      history: History;
+      clock: Clock;
+      /** Acceptable `aud` values of a client assertion: the issuer and the endpoint URLs. */
+      audiences: string[];
+    },
+  ) {}
+
+  async authenticate(input: ClientAuthInput, ip: string): Promise<OAuthClient> {
+    const { params } = input;
+    const basic = parseBasic(input.authorization);
+    const methods = [basic, params.client_secret, params.client_assertion].filter(Boolean).length;
+    if (methods > 1) throw new OAuthError('invalid_request', 'use exactly one client authentication method');
+
+    if (params.client_assertion || params.client_assertion_type) return this.byAssertion(params, ip);
+    const clientId = basic?.id ?? params.client_id;
+    if (!clientId) throw invalidClient('client authentication is required');
+    if (basic && params.client_id && params.client_id !== basic.id) {
+      throw new OAuthError('invalid_request', 'client_id does not match the Authorization header');
+    }
+    await this.throttle(clientId, ip);
+    const client = this.deps.clients.get(clientId);
+    const secrets = this.deps.clients.secretsOf(clientId);
+    const presented = basic?.secret ?? params.client_secret;
+    if (!client || !secrets) {
+      // Spend the same comparison as for a known client, then fail alike.
+      safeEqual(sha256(presented ?? ''), sha256('unknown-client'));
+      return this.fail(clientId, ip, 'unknown client');
+    }
+    if (client.authMethod === 'none') {
+      // Not counted: a public client has no secret to guess, and counting would let anyone lock it out.
+      if (presented !== undefined) throw invalidClient('a public client has no secret');
+      return client;
+    }
+    if (presented === undefined) return this.fail(clientId, ip, 'client authentication is required');
+    if (client.authMethod !== 'client_secret_basic' && client.authMethod !== 'client_secret_post') {
+      return this.fail(clientId, ip, `this client authenticates with ${client.authMethod}`);
+    }
+    if (!secrets.secretDigest || !safeEqualDigest(sha256(presented), secrets.secretDigest)) {
+      return this.fail(clientId, ip, 'invalid client credentials');
+    }
+    return client;
+  }
+
+  private async byAssertion(params: Record<string, string>, ip: string): Promise<OAuthClient> {
+    if (params.client_assertion_type !== CLIENT_ASSERTION_TYPE || !params.client_assertion) {
+      throw new OAuthError(
+        'invalid_request',
+        `client_assertion_type must be ${CLIENT_ASSERTION_TYPE} with a client_assertion`,
+      );
+    }
+    let unverified: JWTPayload;
+    try {
+      unverified = decodeJwt(params.client_assertion);
+    } catch {
+      throw invalidClient('client_assertion is not a JWT');
+    }
+    const clientId = typeof unverified.sub === 'string' ? unverified.sub : '';
+    if (!clientId || (params.client_id && params.client_id !== clientId)) {
+      throw invalidClient('client_assertion sub must be the client_id');
+    }
+    await this.throttle(clientId, ip);
+    const client = this.deps.clients.get(clientId);
+    const secrets = this.deps.clients.secretsOf(clientId);
+    if (!client || !secrets) return this.fail(clientId, ip, 'unknown client');
+    let payload: JWTPayload;
+    try {
+      const options = {
+        issuer: clientId,
+        subject: clientId,
+        audience: this.deps.audiences,
+        requiredClaims: ['exp', 'jti'],
+        clockTolerance: 30,
+        currentDate: this.deps.clock.now(),
+      };
+      if (client.authMethod === 'client_secret_jwt' && secrets.secret) {
+        ({ payload } = await jwtVerify(params.client_assertion, new TextEncoder().encode(secrets.secret), {
+          ...options,
+          algorithms: HMAC_ALGS,
+        }));
+      } else if (client.authMethod === 'private_key_jwt' && secrets.jwks) {
+        ({ payload } = await jwtVerify(params.client_assertion, createLocalJWKSet(secrets.jwks), {
+          ...options,
+          algorithms: ASYMMETRIC_ALGS,
+        }));
+      } else {
+        return this.fail(clientId, ip, `this client authenticates with ${client.authMethod}`);
+      }
+    } catch (err) {
+      const why = err instanceof joseErrors.JOSEError ? err.message : 'invalid client_assertion';
+      return this.fail(clientId, ip, `client_assertion rejected: ${why}`);
+    }
+    if (payload.exp! * 1000 - this.deps.clock.now().getTime() > 3600_000) {
+      return this.fail(clientId, ip, 'client_assertion expires too far in the future');
+    }
+    if (
+      !(await this.deps.replay.use(`client_assertion:${clientId}`, String(payload.jti), new Date(payload.exp! * 1000)))
+    ) {
+      return this.fail(clientId, ip, 'client_assertion jti was already used');
+    }
+    return client;
+  }
+
+  /** Client ids this node refuses until the given time (epoch ms), after too many failures. */
+  private readonly blockedUntil = new Map<string, number>();
+
+  /**
+   * Refuses a client that failed too often. Costs nothing on the success path: the shared
+   * failure count (the events table, across nodes) is read only when an authentication fails,
+   * and a block found there is remembered here.
+   */
+  private async throttle(clientId: string, ip: string): Promise<void> {
+    const until = this.blockedUntil.get(blockKey(clientId, ip));
+    if (until === undefined) return;
+    const now = this.deps.clock.now().getTime();
+    if (until <= now) {
+      this.blockedUntil.delete(blockKey(clientId, ip));
+      return;
+    }
+    throw new OAuthError('invalid_client', 'too many failed client authentications; retry later', 429, {
+      'Retry-After': String(Math.ceil((until - now) / 1000)),
+    });
+  }
+
+  /**
+   * Counts a failed authentication per client and IP: secrets are long and random, so the point
+   * is to slow one source down, not to let anyone who knows a client_id lock it out for all.
+   */
+  private async fail(clientId: string, ip: string, why: string): Promise<never> {
+    const key = clientKey(clientId, ip);
+    await this.deps.events.record({
+      type: 'client_auth.failure',
+      key,
+      clientId: clientId.slice(0, 255),
+      ip,
+      reason: why.slice(0, 255),
+    });
+    const now = this.deps.clock.now().getTime();
+    const failures = await this.deps.history.count({
+      types: ['client_auth.failure'],
+      key,
+      since: new Date(now - FAILURE_WINDOW_MS),
+      limit: MAX_FAILURES,
+    });
+    if (failures >= MAX_FAILURES) {
+      for (const [id, t] of this.blockedUntil) if (t <= now) this.blockedUntil.delete(id);
+      this.blockedUntil.set(blockKey(clientId, ip), now + FAILURE_WINDOW_MS);
+    }
+    throw invalidClient(why);
+  }
+}
+
+function clientKey(clientId: string, ip: string): string {
+  return `client:${sha256(`${clientId}\n${ip}`)}`;
+}
+
+function blockKey(clientId: string, ip: string): string {
+  return `${clientId}\n${ip}`;
+}
+
+/** RFC 6749 §2.3.1: id and secret are form-urlencoded before Base64. */
+export function parseBasic(header: string | undefined): { id: string; secret: string } | null {
+  if (!header) return null;
+  const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim());
+  if (!match) {
+    if (/^Basic\b/i.test(header.trim()))
+      throw new OAuthError('invalid_request', 'malformed Basic authorization header');
+    return null;
+  }
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new OAuthError('invalid_request', 'malformed Basic authorization header');
+  try {
+    const decode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { id: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)) };
+  } catch {
+    throw new OAuthError('invalid_request', 'malformed Basic authorization header');
+  }
+}

@@ -1,0 +1,90 @@
+import type { JSONWebKeySet } from 'jose';
+import type { AppConfig } from '../config/schema.js';
+import { sha256 } from '../util/crypto.js';
+
+export type ClientAuthMethod =
+  'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt' | 'none';
+
+/** A registered client (an `apps[]` entry), as the OAuth code and grant plugins see it. */
+export interface OAuthClient {
+  clientId: string;
+  name: string;
+  authMethod: ClientAuthMethod;
+  /** Public clients authenticate with nothing but their id and must use PKCE. */
+  isPublic: boolean;
+  redirectUris: string[];
+  grantTypes: string[];
+  responseTypes: string[];
+  scopes: string[];
+  loginStages: string[][];
+  consentRequired: boolean;
+  tokenFormat: 'jwt' | 'opaque';
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  idTokenTtl: number;
+  codeTtl: number;
+  serviceSubjects: { enterprise: string[]; user: boolean };
+  audiences: string[];
+  assertionIssuers: { issuer: string; jwks: JSONWebKeySet }[];
+  samlIssuers: { issuer: string; certificate: string }[];
+}
+
+/** What client authentication needs and grants never see. */
+export interface ClientSecrets {
+  secretDigest: string | null;
+  /** Only for client_secret_jwt (HMAC needs the secret itself). */
+  secret: string | null;
+  jwks: JSONWebKeySet | null;
+}
+
+export class ClientRegistry {
+  private readonly clients = new Map<string, { client: OAuthClient; secrets: ClientSecrets }>();
+
+  constructor(apps: AppConfig[]) {
+    for (const app of apps) {
+      const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
+      const authMethod: ClientAuthMethod =
+        app.token_endpoint_auth_method ?? (app.jwks ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none');
+      this.clients.set(app.client_id, {
+        client: {
+          clientId: app.client_id,
+          name: app.name ?? app.client_id,
+          authMethod,
+          isPublic: authMethod === 'none',
+          redirectUris: app.redirect_uris,
+          grantTypes: app.grant_types,
+          responseTypes: app.response_types,
+          scopes: app.scopes,
+          loginStages: app.login_stages,
+          consentRequired: app.consent_required,
+          tokenFormat: app.token_format,
+          accessTokenTtl: app.access_token_ttl,
+          refreshTokenTtl: app.refresh_token_ttl,
+          idTokenTtl: app.id_token_ttl,
+          codeTtl: app.code_ttl,
+          serviceSubjects: app.service_subjects,
+          audiences: app.audiences,
+          assertionIssuers: app.assertion_issuers as OAuthClient['assertionIssuers'],
+          samlIssuers: app.saml_issuers,
+        },
+        secrets: {
+          secretDigest: app.client_secret ? sha256(app.client_secret) : (app.client_secret_sha256 ?? null),
+          secret: app.client_secret ?? null,
+          jwks: (app.jwks as JSONWebKeySet | undefined) ?? null,
+        },
+      });
+    }
+  }
+
+  get(clientId: string): OAuthClient | undefined {
+    return this.clients.get(clientId)?.client;
+  }
+
+  secretsOf(clientId: string): ClientSecrets | undefined {
+    return this.clients.get(clientId)?.secrets;
+  }
+
+  all(): OAuthClient[] {
+    return [...this.clients.values()].map((c) => c.client);
+  }
+}

@@ -1,0 +1,292 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { Logger } from 'pino';
+import type { Extensions } from '../plugins/loader.js';
+import type { Clock } from '../services.js';
+import type { UserService } from '../users/users.js';
+import { requestFacts } from '../verification/context.js';
+import type { VerificationService } from '../verification/service.js';
+import type { AssertionReplayStore } from './assertions.js';
+import { CLIENT_AUTH_SIGNING_ALGS, type ClientAuthenticator } from './client-auth.js';
+import type { ClientRegistry, OAuthClient } from './clients.js';
+import { OAuthError } from './errors.js';
+import { strictForm } from './form.js';
+import type { KeyStore } from './keys.js';
+import { SIGNING_ALG } from './keys.js';
+import { oauthServices } from './services.js';
+import type { TokenService } from './tokens.js';
+import type { TokenInfo } from './types.js';
+
+/** Every path the spec gives for each endpoint. */
+export const PATHS = {
+  authorize: ['/api/oauth2/authorize', '/api/oauth2/authorize/'],
+  token: ['/oauth/token', '/oauth2/token', '/oauth2/token/', '/'],
+  introspect: ['/token/introspect', '/token_info'],
+  revoke: ['/oauth2/revoke', '/oauth2/revoke/', '/token/revoke'],
+  userinfo: ['/userinfo', '/oauth2/userinfo'],
+  jwks: ['/.well-known/jwks.json'],
+};
+
+export interface OAuthDeps {
+  issuer: string;
+  clock: Clock;
+  clients: ClientRegistry;
+  authenticator: ClientAuthenticator;
+  tokens: TokenService;
+  keys: KeyStore;
+  replay: AssertionReplayStore;
+  verification: VerificationService;
+  extensions: Extensions;
+  users: UserService;
+}
+
+export function endpointUrls(issuer: string) {
+  const base = issuer.replace(/\/$/, '');
+  return {
+    authorization_endpoint: `${base}/api/oauth2/authorize/`,
+    token_endpoint: `${base}/oauth/token`,
+    introspection_endpoint: `${base}/token/introspect`,
+    revocation_endpoint: `${base}/oauth2/revoke/`,
+    userinfo_endpoint: `${base}/userinfo`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+  };
+}
+
+/** Audiences a client or bearer assertion may name: the issuer and every token endpoint URL. */
+export function assertionAudiences(issuer: string): string[] {
+  const base = issuer.replace(/\/$/, '');
+  return [
+    base,
+    `${base}/`,
+    ...PATHS.token.filter((p) => p !== '/').map((p) => base + p),
+    ...PATHS.introspect.map((p) => base + p),
+    ...PATHS.revoke.map((p) => base + p),
+  ];
+}
+
+const noStore = (res: Response) => res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+
+export function oauthRoutes(deps: OAuthDeps): Router {
+  const router = express.Router();
+  const urls = endpointUrls(deps.issuer);
+  const audiences = assertionAudiences(deps.issuer);
+
+  const authenticate = (req: Request, res: Response): Promise<OAuthClient> =>
+    deps.authenticator.authenticate(
+      { params: res.locals.form, authorization: req.headers.authorization },
+      requestFacts(req).ip,
+    );
+
+  // ── token endpoint (RFC 6749 §3.2) ──
+  const token = async (req: Request, res: Response) => {
+    noStore(res);
+    const params = res.locals.form as Record<string, string>;
+    if (!params.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
+    const client = await authenticate(req, res);
+    const handler = deps.extensions.grants.get(params.grant_type);
+    if (!handler) throw new OAuthError('unsupported_grant_type', `grant_type ${params.grant_type} is not supported`);
+    if (!client.grantTypes.includes(params.grant_type)) {
+      throw new OAuthError('unauthorized_client', `this client may not use ${params.grant_type}`);
+    }
+    const request = requestFacts(req);
+    const result = await handler.handle({
+      client,
+      params,
+      request,
+      logger: req.log as Logger,
+      oauth: oauthServices({
+        issuer: deps.issuer,
+        tokenEndpoint: urls.token_endpoint,
+        assertionAudiences: audiences,
+        tokens: deps.tokens,
+        replay: deps.replay,
+        verification: deps.verification,
+        users: deps.users,
+        keys: deps.keys,
+        clock: deps.clock,
+        request,
+        logger: req.log as Logger,
+      }),
+    });
+    res.json(result);
+  };
+  for (const path of PATHS.token) {
+    router.post(path, ...strictForm, token);
+    if (path !== '/') router.all(path, methodNotAllowed);
+  }
+
+  // ── introspection (RFC 7662) ──
+  const introspect = async (req: Request, res: Response) => {
+    noStore(res);
+    const params = res.locals.form as Record<string, string>;
+    const caller = await introspectionCaller(req, res);
+    if (!params.token) throw new OAuthError('invalid_request', 'token is required');
+    const info = await deps.tokens.inspect(params.token);
+    if (!info.active || !info.token || !visibleTo(info, caller)) return void res.json({ active: false });
+    res.json(await describe(info));
+  };
+  for (const path of PATHS.introspect) router.post(path, ...strictForm, introspect);
+
+  /** A client with its credentials, or a bearer access token with the `introspection` scope. */
+  const introspectionCaller = async (req: Request, res: Response): Promise<OAuthClient | 'bearer'> => {
+    const header = req.headers.authorization ?? '';
+    if (/^Bearer /i.test(header)) {
+      const info = await deps.tokens.inspect(header.slice(7).trim());
+      if (!info.active || info.token?.kind !== 'access' || !info.token.scope.includes('introspection')) {
+        throw new OAuthError('invalid_token', 'the bearer token is invalid or lacks the introspection scope');
+      }
+      return 'bearer';
+    }
+    const client = await authenticate(req, res);
+    if (client.isPublic) throw new OAuthError('invalid_client', 'public clients may not introspect', 401);
+    return client;
+  };
+
+  const describe = async (info: TokenInfo) => {
+    const t = info.token!;
+    const user = t.subject ? await deps.users.findById(t.subject) : null;
+    const aud = (t.data.aud as string[] | undefined) ?? [t.clientId];
+    return {
+      active: true,
+      scope: t.scope.join(' '),
+      client_id: t.clientId,
+      ...(user ? { username: user.username } : {}),
+      token_type: t.kind === 'access' ? 'Bearer' : 'refresh_token',
+      exp: Math.floor(t.expiresAt.getTime() / 1000),
+      iat: Math.floor(t.createdAt.getTime() / 1000),
+      nbf: Math.floor(t.createdAt.getTime() / 1000),
+      sub: t.subject ?? t.clientId,
+      aud: aud.length === 1 ? aud[0] : aud,
+      iss: deps.issuer,
+      ...(typeof t.data.jti === 'string' ? { jti: t.data.jti } : {}),
+      ...(typeof t.data.service_subject_type === 'string'
+        ? { service_subject_type: t.data.service_subject_type, service_subject_id: t.data.service_subject_id }
+        : {}),
+    };
+  };
+
+  // ── revocation (RFC 7009) ──
+  const revoke = async (req: Request, res: Response) => {
+    noStore(res);
+    const params = res.locals.form as Record<string, string>;
+    const client = await authenticate(req, res);
+    if (!params.token) throw new OAuthError('invalid_request', 'token is required');
+    const info = await deps.tokens.inspect(params.token);
+    if (info.token) {
+      if (info.token.clientId !== client.clientId) {
+        throw new OAuthError('unauthorized_client', 'the token was not issued to this client');
+      }
+      // A refresh token takes its whole grant with it (its access tokens too).
+      if (info.token.kind === 'refresh') await deps.tokens.revokeGrant(info.token.grantId, 'revoked');
+      else await deps.tokens.revokeToken(info.token);
+      req.log.info({ client: client.clientId, kind: info.token.kind }, 'token revoked');
+    }
+    res.status(200).end();
+  };
+  for (const path of PATHS.revoke) router.post(path, ...strictForm, revoke);
+
+  // ── userinfo (OIDC Core §5.3) ──
+  const userinfo = async (req: Request, res: Response) => {
+    noStore(res);
+    const header = req.headers.authorization ?? '';
+    const form = typeof req.body === 'object' && req.body ? (req.body as Record<string, unknown>) : {};
+    const presented = /^Bearer /i.test(header)
+      ? header.slice(7).trim()
+      : typeof form.access_token === 'string'
+        ? form.access_token
+        : '';
+    const info = presented ? await deps.tokens.inspect(presented) : { active: false };
+    if (!info.active || info.token?.kind !== 'access' || !info.token.subject) {
+      throw new OAuthError('invalid_token', 'a valid access token is required');
+    }
+    if (!info.token.scope.includes('openid'))
+      throw new OAuthError('insufficient_scope', 'the token lacks the openid scope');
+    const user = await deps.users.findById(info.token.subject);
+    if (!user) throw new OAuthError('invalid_token', 'the subject no longer exists');
+    const scope = info.token.scope;
+    res.json({
+      sub: user.id,
+      ...(scope.includes('profile') ? { preferred_username: user.username } : {}),
+      ...(scope.includes('email') && user.email ? { email: user.email, email_verified: false } : {}),
+      ...(scope.includes('phone') && user.phone ? { phone_number: user.phone, phone_number_verified: false } : {}),
+    });
+  };
+  for (const path of PATHS.userinfo) {
+    router.get(path, userinfo);
+    router.post(path, express.urlencoded({ extended: false, limit: '16kb' }), userinfo);
+  }
+
+  // ── JWKS and metadata (RFC 8414, OIDC Discovery) ──
+  router.get(PATHS.jwks, async (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(await deps.keys.jwks());
+  });
+  const metadata = (_req: Request, res: Response) => {
+    res.set('Cache-Control', 'public, max-age=300').json(buildMetadata(deps));
+  };
+  router.get('/.well-known/oauth-authorization-server', metadata);
+  router.get('/.well-known/openid-configuration', metadata);
+  return router;
+}
+
+const methodNotAllowed = (_req: Request, res: Response) => {
+  res.set('Allow', 'POST');
+  throw new OAuthError('invalid_request', 'the token endpoint accepts POST only', 405);
+};
+
+/** Who may see a token: the client it was issued to or names in its audience; a bearer caller sees all. */
+function visibleTo(info: TokenInfo, caller: OAuthClient | 'bearer'): boolean {
+  if (caller === 'bearer') return true;
+  const aud = (info.token!.data.aud as string[] | undefined) ?? [];
+  return info.token!.clientId === caller.clientId || aud.includes(caller.clientId);
+}
+
+/** Generated from what is registered: grant plugins, clients, methods. Never hand-written. */
+export function buildMetadata(deps: Pick<OAuthDeps, 'issuer' | 'clients' | 'extensions'>): Record<string, unknown> {
+  const clients = deps.clients.all();
+  const registeredGrants = deps.extensions.grants.ids();
+  const usedGrants = new Set(clients.flatMap((c) => c.grantTypes));
+  const grantTypes = registeredGrants.filter((g) => usedGrants.has(g));
+  const implicit = clients.some((c) => c.responseTypes.includes('token'));
+  const responseTypes = [...new Set(clients.flatMap((c) => c.responseTypes))].filter(
+    (r) => r === 'code' || (r === 'token' && implicit),
+  );
+  const authMethods = [...new Set(clients.map((c) => c.authMethod))];
+  const endpointAuth = authMethods.filter((m) => m !== 'none');
+  const usesJwtAuth = authMethods.some((m) => m === 'private_key_jwt' || m === 'client_secret_jwt');
+  const algs = usesJwtAuth ? { signing: CLIENT_AUTH_SIGNING_ALGS } : null;
+  return {
+    issuer: deps.issuer,
+    ...endpointUrls(deps.issuer),
+    scopes_supported: [...new Set(clients.flatMap((c) => c.scopes))],
+    response_types_supported: responseTypes.length ? responseTypes : ['code'],
+    response_modes_supported: ['query', 'fragment', 'form_post'],
+    grant_types_supported: [...grantTypes, ...(implicit ? ['implicit'] : [])],
+    token_endpoint_auth_methods_supported: authMethods.length ? authMethods : ['client_secret_basic'],
+    ...(algs ? { token_endpoint_auth_signing_alg_values_supported: algs.signing } : {}),
+    revocation_endpoint_auth_methods_supported: authMethods.length ? authMethods : ['client_secret_basic'],
+    ...(algs ? { revocation_endpoint_auth_signing_alg_values_supported: algs.signing } : {}),
+    introspection_endpoint_auth_methods_supported: endpointAuth.length ? endpointAuth : ['client_secret_basic'],
+    ...(algs ? { introspection_endpoint_auth_signing_alg_values_supported: algs.signing } : {}),
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [SIGNING_ALG],
+    claims_supported: [
+      'sub',
+      'iss',
+      'aud',
+      'exp',
+      'iat',
+      'auth_time',
+      'nonce',
+      'amr',
+      'azp',
+      'at_hash',
+      'c_hash',
+      'preferred_username',
+      'email',
+      'phone_number',
+    ],
+    prompt_values_supported: ['none', 'login', 'consent'],
+    verification_methods_supported: deps.extensions.methods.ids(),
+  };
+}

@@ -1,0 +1,446 @@
+import { createHash } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { JsonObject } from '../plugins/extensions.js';
+import type { Clock } from '../services.js';
+import { num, parseJson, type Sql } from '../storage/sql.js';
+import { randomToken, sha256 } from '../util/crypto.js';
+import type { KeyStore } from './keys.js';
+import {
+  ACCESS_TOKEN_TYPE,
+  type AuthorizationCode,
+  type GrantRecord,
+  type IssueInput,
+  type StoredToken,
+  type TokenInfo,
+  type TokenResponse,
+} from './types.js';
+
+interface GrantRow {
+  id: string;
+  client_id: string;
+  subject: string | null;
+  scope: string;
+  data: string;
+  expires_at: unknown;
+  revoked_at: unknown;
+}
+
+interface TokenRow {
+  id: string;
+  kind: 'access' | 'refresh';
+  grant_id: string;
+  client_id: string;
+  subject: string | null;
+  scope: string;
+  data: string;
+  created_at: unknown;
+  expires_at: unknown;
+  revoked_at: unknown;
+  rotated_at: unknown;
+  parent_id: string | null;
+}
+
+interface CodeRow {
+  id: string;
+  grant_id: string;
+  client_id: string;
+  data: string;
+  expires_at: unknown;
+  used_at: unknown;
+}
+
+const date = (v: unknown) => (v === null || v === undefined ? null : new Date(num(v)));
+const splitScope = (s: string) => s.split(' ').filter(Boolean);
+
+const toGrant = (r: GrantRow): GrantRecord => ({
+  id: r.id,
+  clientId: r.client_id,
+  subject: r.subject,
+  scope: splitScope(r.scope),
+  data: parseJson<JsonObject>(r.data),
+  expiresAt: new Date(num(r.expires_at)),
+  revokedAt: date(r.revoked_at),
+});
+
+const toToken = (r: TokenRow): StoredToken => ({
+  key: r.id,
+  kind: r.kind,
+  grantId: r.grant_id,
+  clientId: r.client_id,
+  subject: r.subject,
+  scope: splitScope(r.scope),
+  data: parseJson<JsonObject>(r.data),
+  createdAt: new Date(num(r.created_at)),
+  expiresAt: new Date(num(r.expires_at)),
+  revokedAt: date(r.revoked_at),
+  rotatedAt: date(r.rotated_at),
+  parentKey: r.parent_id,
+});
+
+/** OIDC Core §3.1.3.6: the left half of the SHA-256 of the value, base64url. */
+export function halfHash(value: string): string {
+  const digest = createHash('sha256').update(value).digest();
+  return digest.subarray(0, digest.length / 2).toString('base64url');
+}
+
+/** The client's access-token lifetime, or the shorter one the grant asks for (at least 1 s). */
+export function accessTokenLifetime(input: Pick<IssueInput, 'client' | 'accessTokenTtl'>): number {
+  return Math.max(1, Math.min(input.client.accessTokenTtl, input.accessTokenTtl ?? Infinity));
+}
+
+export interface NewCode {
+  clientId: string;
+  subject: string;
+  redirectUri: string;
+  redirectUriSent: boolean;
+  scope: string[];
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  nonce: string | null;
+  authTime: number;
+  amr: string[];
+  ttlSeconds: number;
+  /** Absolute lifetime of the grant the code opens (the client's refresh token lifetime). */
+  grantTtlSeconds: number;
+}
+
+/**
+ * Token storage and issuance. Every token and code is stored by its SHA-256 with its grant,
+ * client, subject, scope and expiry; JWT access tokens too, so revocation is immediate.
+ */
+export class TokenService {
+  constructor(
+    private readonly sql: Sql,
+    private readonly clock: Clock,
+    private readonly keys: KeyStore,
+    private readonly issuer: string,
+  ) {}
+
+  // ─────────── grants ───────────
+
+  async createGrant(input: {
+    clientId: string;
+    subject: string | null;
+    scope: string[];
+    ttlSeconds: number;
+    data?: JsonObject;
+  }): Promise<GrantRecord> {
+    const now = this.clock.now().getTime();
+    const grant: GrantRecord = {
+      id: randomToken(18),
+      clientId: input.clientId,
+      subject: input.subject,
+      scope: input.scope,
+      data: input.data ?? {},
+      expiresAt: new Date(now + input.ttlSeconds * 1000),
+      revokedAt: null,
+    };
+    await this.sql.exec(
+      `INSERT INTO oauth_grants (id, client_id, subject, scope, data, created_at, expires_at, revoked_at, revoked_reason)
+       VALUES (:id, :clientId, :subject, :scope, :data, :now, :expires, NULL, NULL)`,
+      {
+        id: grant.id,
+        clientId: grant.clientId,
+        subject: grant.subject,
+        scope: grant.scope.join(' '),
+        data: JSON.stringify(grant.data),
+        now,
+        expires: grant.expiresAt.getTime(),
+      },
+    );
+    return grant;
+  }
+
+  async getGrant(id: string): Promise<GrantRecord | null> {
+    const row = await this.sql.one<GrantRow>('SELECT * FROM oauth_grants WHERE id = :id', { id });
+    return row ? toGrant(row) : null;
+  }
+
+  /** Revokes a grant and everything issued under it, at once. */
+  async revokeGrant(id: string, reason: string): Promise<void> {
+    const now = this.clock.now().getTime();
+    // The grant first: once it is revoked, none of its tokens introspects active.
+    await this.sql.exec(
+      `UPDATE oauth_grants SET revoked_at = :now, revoked_reason = :reason WHERE id = :id AND revoked_at IS NULL`,
+      { id, now, reason: reason.slice(0, 64) },
+    );
+    await this.sql.exec(`UPDATE oauth_tokens SET revoked_at = :now WHERE grant_id = :id AND revoked_at IS NULL`, {
+      id,
+      now,
+    });
+  }
+
+  /** Revokes every grant of a subject (password change, logout everywhere). */
+  async revokeSubject(subject: string, reason: string): Promise<number> {
+    const grants = await this.sql.select<{ id: string }>(
+      'SELECT id FROM oauth_grants WHERE subject = :subject AND revoked_at IS NULL',
+      { subject },
+    );
+    for (const g of grants) await this.revokeGrant(g.id, reason);
+    // Tokens that stand alone (no grant row) go too.
+    await this.sql.exec(`UPDATE oauth_tokens SET revoked_at = :now WHERE subject = :subject AND revoked_at IS NULL`, {
+      subject,
+      now: this.clock.now().getTime(),
+    });
+    return grants.length;
+  }
+
+  // ─────────── codes ───────────
+
+  async createCode(input: NewCode): Promise<string> {
+    const grant = await this.createGrant({
+      clientId: input.clientId,
+      subject: input.subject,
+      scope: input.scope,
+      ttlSeconds: input.grantTtlSeconds,
+      data: { auth_time: input.authTime, amr: input.amr },
+    });
+    const code = randomToken(32); // 256 bits (CS EnsureMinimumAuthorizationCodeLength: ≥ 128)
+    const now = this.clock.now().getTime();
+    await this.sql.exec(
+      `INSERT INTO oauth_codes (id, grant_id, client_id, data, created_at, expires_at, used_at)
+       VALUES (:key, :grantId, :clientId, :data, :now, :expires, NULL)`,
+      {
+        key: sha256(code),
+        grantId: grant.id,
+        clientId: input.clientId,
+        data: JSON.stringify({
+          redirect_uri: input.redirectUri,
+          redirect_uri_sent: input.redirectUriSent,
+          scope: input.scope,
+          subject: input.subject,
+          code_challenge: input.codeChallenge,
+          code_challenge_method: input.codeChallengeMethod,
+          nonce: input.nonce,
+          auth_time: input.authTime,
+          amr: input.amr,
+        }),
+        now,
+        expires: now + input.ttlSeconds * 1000,
+      },
+    );
+    return code;
+  }
+
+  async findCode(code: string): Promise<AuthorizationCode | null> {
+    const row = await this.sql.one<CodeRow>('SELECT * FROM oauth_codes WHERE id = :key', { key: sha256(code) });
+    if (!row) return null;
+    const d = parseJson<Record<string, unknown>>(row.data);
+    return {
+      key: row.id,
+      grantId: row.grant_id,
+      clientId: row.client_id,
+      redirectUri: String(d.redirect_uri),
+      redirectUriSent: d.redirect_uri_sent !== false,
+      scope: d.scope as string[],
+      subject: String(d.subject),
+      codeChallenge: (d.code_challenge as string | null) ?? null,
+      codeChallengeMethod: (d.code_challenge_method as string | null) ?? null,
+      nonce: (d.nonce as string | null) ?? null,
+      authTime: Number(d.auth_time),
+      amr: (d.amr as string[]) ?? [],
+      expiresAt: new Date(num(row.expires_at)),
+      usedAt: date(row.used_at),
+    };
+  }
+
+  async consumeCode(code: AuthorizationCode): Promise<boolean> {
+    const now = this.clock.now().getTime();
+    const rows = await this.sql.write(
+      `UPDATE oauth_codes SET used_at = :now WHERE id = :key AND used_at IS NULL AND expires_at > :now RETURNING id`,
+      { key: code.key, now },
+    );
+    return rows.length > 0;
+  }
+
+  // ─────────── tokens ───────────
+
+  async issue(input: IssueInput): Promise<TokenResponse> {
+    const { client } = input;
+    const now = this.clock.now();
+    const iat = Math.floor(now.getTime() / 1000);
+    // A grant row is needed only for a family of tokens (refresh tokens, codes). A token that
+    // stands alone (client credentials, implicit) is its own grant: one insert, not two.
+    const withRefresh = Boolean(input.refreshToken && client.grantTypes.includes('refresh_token'));
+    const grant = input.grantId
+      ? await this.getGrant(input.grantId)
+      : withRefresh
+        ? await this.createGrant({
+            clientId: client.clientId,
+            subject: input.subject,
+            scope: input.scope,
+            ttlSeconds: client.refreshTokenTtl,
+            data: input.grantData ?? {},
+          })
+        : null;
+    if (input.grantId && !grant) throw new Error(`grant ${input.grantId} not found`);
+    const scope = input.scope.join(' ');
+    const accessTtl = accessTokenLifetime(input);
+    const jti = randomToken(16);
+    const sub = input.subject ?? client.clientId;
+    const authTime = input.idToken?.authTime ?? (input.grantData?.auth_time as number | undefined);
+    const amr = input.idToken?.amr ?? (input.grantData?.amr as string[] | undefined) ?? [];
+
+    let accessToken: string;
+    if (client.tokenFormat === 'jwt') {
+      const signer = await this.keys.signer();
+      accessToken = await new SignJWT({
+        ...(input.claims ?? {}),
+        client_id: client.clientId,
+        scope,
+        ...(authTime ? { auth_time: authTime } : {}),
+        ...(input.idToken?.amr?.length ? { amr: input.idToken.amr } : {}),
+      })
+        .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'at+jwt' })
+        .setIssuer(this.issuer)
+        .setSubject(sub)
+        .setAudience(input.audience?.length ? input.audience : client.clientId)
+        .setJti(jti)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + accessTtl)
+        .sign(signer.key);
+    } else {
+      accessToken = randomToken(32);
+    }
+    await this.storeToken({
+      token: accessToken,
+      kind: 'access',
+      grantId: grant?.id ?? sha256(accessToken),
+      clientId: client.clientId,
+      subject: input.subject,
+      scope,
+      expiresAt: now.getTime() + accessTtl * 1000,
+      data: {
+        jti,
+        format: client.tokenFormat,
+        aud: input.audience ?? [client.clientId],
+        ...(authTime ? { auth_time: authTime } : {}),
+        ...(amr.length ? { amr } : {}),
+        ...(input.claims ?? {}),
+      },
+    });
+
+    const response: TokenResponse = {
+      access_token: accessToken,
+      token_type: 'bearer',
+      expires_in: accessTtl,
+      issued_token_type: ACCESS_TOKEN_TYPE,
+      scope,
+    };
+
+    if (grant && withRefresh) {
+      const refreshToken = randomToken(32);
+      await this.storeToken({
+        token: refreshToken,
+        kind: 'refresh',
+        grantId: grant.id,
+        clientId: client.clientId,
+        subject: input.subject,
+        scope: (input.refreshScope ?? input.scope).join(' '),
+        // Rotation never extends the family past the grant's absolute expiry.
+        expiresAt: grant.expiresAt.getTime(),
+        data: {},
+        parentKey: input.parentRefreshKey ?? null,
+      });
+      response.refresh_token = refreshToken;
+    }
+
+    if (input.subject && input.scope.includes('openid') && !input.withoutIdToken) {
+      const signer = await this.keys.signer();
+      const id = input.idToken ?? {};
+      response.id_token = await new SignJWT({
+        ...(id.nonce ? { nonce: id.nonce } : {}),
+        ...(id.authTime ? { auth_time: id.authTime } : {}),
+        ...(id.amr?.length ? { amr: id.amr } : {}),
+        azp: client.clientId,
+        at_hash: halfHash(accessToken),
+        ...(id.code ? { c_hash: halfHash(id.code) } : {}),
+      })
+        .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'JWT' })
+        .setIssuer(this.issuer)
+        .setSubject(input.subject)
+        .setAudience(client.clientId)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + client.idTokenTtl)
+        .sign(signer.key);
+    }
+    return response;
+  }
+
+  private async storeToken(t: {
+    token: string;
+    kind: 'access' | 'refresh';
+    grantId: string;
+    clientId: string;
+    subject: string | null;
+    scope: string;
+    expiresAt: number;
+    data: JsonObject;
+    parentKey?: string | null;
+  }): Promise<void> {
+    await this.sql.exec(
+      `INSERT INTO oauth_tokens (id, kind, grant_id, client_id, subject, scope, data, created_at, expires_at, revoked_at,
+         rotated_at, parent_id)
+       VALUES (:key, :kind, :grantId, :clientId, :subject, :scope, :data, :now, :expiresAt, NULL, NULL, :parentKey)`,
+      {
+        ...t,
+        key: sha256(t.token),
+        data: JSON.stringify(t.data),
+        now: this.clock.now().getTime(),
+        parentKey: t.parentKey ?? null,
+      },
+    );
+  }
+
+  /** A token by value, with whether it is active: known, unexpired, unrevoked, grant alive. */
+  async inspect(token: string): Promise<TokenInfo> {
+    if (!token || token.length > 4096) return { active: false };
+    // One round trip: the token with its grant's state.
+    const row = await this.sql.one<TokenRow & { g_id: string | null } & Record<string, unknown>>(
+      `SELECT t.*, g.id AS g_id, g.client_id AS g_client_id, g.subject AS g_subject, g.scope AS g_scope,
+         g.data AS g_data, g.expires_at AS g_expires_at, g.revoked_at AS g_revoked_at
+       FROM oauth_tokens t LEFT JOIN oauth_grants g ON g.id = t.grant_id WHERE t.id = :key`,
+      { key: sha256(token) },
+    );
+    if (!row) return { active: false };
+    const stored = toToken(row);
+    const grant = row.g_id
+      ? toGrant({
+          id: row.g_id,
+          client_id: row.g_client_id as string,
+          subject: row.g_subject as string | null,
+          scope: row.g_scope as string,
+          data: row.g_data as string,
+          expires_at: row.g_expires_at,
+          revoked_at: row.g_revoked_at,
+        })
+      : null;
+    // A token that is its own grant (client credentials, implicit) has no grant row.
+    const standalone = !grant && stored.grantId === stored.key;
+    const now = this.clock.now();
+    const active =
+      !stored.revokedAt &&
+      stored.expiresAt > now &&
+      (standalone || (!!grant && !grant.revokedAt)) &&
+      (stored.kind === 'access' || (!!grant && !stored.rotatedAt && grant.expiresAt > now));
+    return { active, token: stored, ...(grant ? { grant } : {}) };
+  }
+
+  /** Marks a refresh token rotated; false if another request rotated it first. */
+  async rotateRefresh(token: StoredToken): Promise<boolean> {
+    const rows = await this.sql.write(
+      `UPDATE oauth_tokens SET rotated_at = :now WHERE id = :key AND kind = 'refresh' AND rotated_at IS NULL
+         AND revoked_at IS NULL RETURNING id`,
+      { key: token.key, now: this.clock.now().getTime() },
+    );
+    return rows.length > 0;
+  }
+
+  /** Revokes one token. */
+  async revokeToken(token: StoredToken): Promise<void> {
+    await this.sql.exec(`UPDATE oauth_tokens SET revoked_at = :now WHERE id = :key AND revoked_at IS NULL`, {
+      key: token.key,
+      now: this.clock.now().getTime(),
+    });
+  }
+}

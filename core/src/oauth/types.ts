@@ -1,0 +1,153 @@
+import type { JsonObject, UserRecord } from '../plugins/extensions.js';
+import type { OAuthClient } from './clients.js';
+
+export type { OAuthClient };
+
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+export const REFRESH_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:refresh_token';
+export const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
+export const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
+
+/** One authorization: what a client may do for a subject. Refresh-token families hang off it. */
+export interface GrantRecord {
+  id: string;
+  clientId: string;
+  subject: string | null;
+  scope: string[];
+  data: JsonObject;
+  expiresAt: Date;
+  revokedAt: Date | null;
+}
+
+/** An authorization code as stored (the code itself only as a hash). */
+export interface AuthorizationCode {
+  key: string;
+  grantId: string;
+  clientId: string;
+  redirectUri: string;
+  /** False when the authorization request left redirect_uri out (one registered; list B). */
+  redirectUriSent: boolean;
+  scope: string[];
+  subject: string;
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  nonce: string | null;
+  authTime: number;
+  amr: string[];
+  expiresAt: Date;
+  usedAt: Date | null;
+}
+
+export interface StoredToken {
+  key: string;
+  kind: 'access' | 'refresh';
+  grantId: string;
+  clientId: string;
+  subject: string | null;
+  scope: string[];
+  data: JsonObject;
+  createdAt: Date;
+  expiresAt: Date;
+  revokedAt: Date | null;
+  rotatedAt: Date | null;
+  parentKey: string | null;
+}
+
+export interface IssueInput {
+  client: OAuthClient;
+  /** The user, or null when the client acts on its own behalf. */
+  subject: string | null;
+  scope: string[];
+  grantType: string;
+  /** An existing grant (refresh); otherwise a new one is created. */
+  grantId?: string;
+  /** Issue a refresh token (only if the client may use the refresh_token grant). */
+  refreshToken?: boolean;
+  /**
+   * Scope of the new refresh token when it differs from the access token's: a narrowed
+   * refresh keeps the original scope on the refresh token (RFC 6749 §6).
+   */
+  refreshScope?: string[];
+  /** The refresh token being rotated (its successor records it as parent). */
+  parentRefreshKey?: string;
+  /** ID token inputs; issued when `openid` is in scope and there is a subject. */
+  idToken?: { nonce?: string | null; authTime?: number; amr?: string[]; code?: string };
+  /** Access-token lifetime in seconds when shorter than the client's (token exchange). */
+  accessTokenTtl?: number;
+  /** No ID token even with `openid` (token exchange issues access tokens only). */
+  withoutIdToken?: boolean;
+  /** Extra access-token claims (act, service_subject_type, ...). */
+  claims?: JsonObject;
+  /** `aud` of the access token; default: the client id. */
+  audience?: string[];
+  /** What the grant keeps (auth_time, amr) so refreshes can repeat it. */
+  grantData?: JsonObject;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  issued_token_type: string;
+  scope: string;
+  refresh_token?: string;
+  id_token?: string;
+}
+
+/** Result of looking a token up: active or not, and what it is. */
+export interface TokenInfo {
+  active: boolean;
+  token?: StoredToken;
+  grant?: GrantRecord;
+}
+
+/**
+ * The OAuth core's services lent to grant plugins (GrantContext.oauth). Every single-use check
+ * is a conditional update in the database.
+ */
+export interface OAuthServices {
+  issuer: string;
+  issue(input: IssueInput): Promise<TokenResponse>;
+  /** Looks a token (access or refresh) up by its value. */
+  inspect(token: string): Promise<TokenInfo>;
+  codes: {
+    find(code: string): Promise<AuthorizationCode | null>;
+    /** Single use: true for exactly one caller. */
+    consume(code: AuthorizationCode): Promise<boolean>;
+  };
+  refreshTokens: {
+    /** Marks a refresh token rotated; false if it already was (reuse) or is gone. */
+    rotate(token: StoredToken): Promise<boolean>;
+  };
+  grants: {
+    get(id: string): Promise<GrantRecord | null>;
+    /** Revokes the grant and every token issued under it. */
+    revoke(id: string, reason: string): Promise<void>;
+  };
+  /** Parses and checks a requested scope against what the client may have; throws invalid_scope. */
+  resolveScope(requested: string | undefined, allowed: string[], fallback: string[]): string[];
+  /** Checks a user's proof with a method plugin and the FDS rules, counted like a login. */
+  authenticateUser(input: {
+    identifier: string;
+    method: string;
+    fields: Record<string, string>;
+    clientId: string;
+  }): Promise<{ ok: true; userId: string; amr: string[] } | { ok: false; reason: string }>;
+  /** The user directory, to check that a subject exists and is active. */
+  users: {
+    findById(id: string): Promise<UserRecord | null>;
+    /** By username, email or phone. */
+    findByIdentifier(identifier: string): Promise<UserRecord | null>;
+  };
+  /**
+   * Verifies a JWT this server signed (an ID token or a JWT access token): signature by a
+   * published key, `iss` = this issuer, not expired. Returns its claims, or null.
+   */
+  verifyOwnJwt(token: string, opts?: { typ?: 'JWT' | 'at+jwt' }): Promise<JsonObject | null>;
+  /** Single use of assertion ids (jti, SAML ID): true the first time. */
+  useAssertionId(namespace: string, id: string, expiresAt: Date): Promise<boolean>;
+  /** The URL that assertions must name as audience (the token endpoint). */
+  tokenEndpoint: string;
+  /** Every URL an assertion audience may name (issuer and token endpoint aliases). */
+  assertionAudiences: string[];
+}

@@ -1,0 +1,65 @@
+import type { Router } from 'express';
+import type { Logger } from 'pino';
+import type { ZodType } from 'zod';
+import type { Services } from '../services.js';
+import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
+
+/** The plugin API version this core implements. Plugins declare a semver range against it. */
+export const PLUGIN_API_VERSION = '1.0.0';
+
+/**
+ * A Gatehouse plugin: a package whose default export is `definePlugin({...})`.
+ *
+ * @example
+ * export default definePlugin({
+ *   name: '@acme/fds-geo',
+ *   apiVersion: '^1',
+ *   options: z.object({ maxKmPerHour: z.number().default(900) }),
+ *   register(api, options) {
+ *     api.fdsRules.add(geoRule(options, api.services));
+ *   },
+ * });
+ */
+export interface GatehousePlugin<O = Record<string, unknown>> {
+  /** Unique plugin name, by convention the npm package name. */
+  name: string;
+  /** Semver range of PLUGIN_API_VERSION this plugin supports, e.g. '^1'. */
+  apiVersion: string;
+  /** Names of plugins that must be loaded too; they register first. */
+  dependencies?: string[];
+  /** Schema of this plugin's `options` in the config; errors name the key. */
+  options?: ZodType<O>;
+  /** Called once at start-up; add extensions through `api`. Must not keep per-request state. */
+  register(api: PluginApi, options: O): void | Promise<void>;
+}
+
+/** Identity for type inference: `export default definePlugin({...})`. */
+export function definePlugin<O = Record<string, unknown>>(plugin: GatehousePlugin<O>): GatehousePlugin<O> {
+  return plugin;
+}
+
+/** Where a plugin adds one kind of extension. Duplicate ids stop start-up. */
+export interface ExtensionPoint<T> {
+  add(item: T): void;
+}
+
+/** Extra HTTP routes, mounted under `path` (e.g. a provider callback). */
+export interface RouteContribution {
+  path: string;
+  router: Router;
+}
+
+/** What `register` receives: the extension points and the core services, nothing else. */
+export interface PluginApi {
+  readonly plugin: { readonly name: string; readonly version: string };
+  /** A child logger bound to this plugin. */
+  readonly logger: Logger;
+  readonly methods: ExtensionPoint<AuthMethod>;
+  readonly grants: ExtensionPoint<GrantHandler>;
+  readonly fdsRules: ExtensionPoint<FdsRule>;
+  readonly channels: ExtensionPoint<DeliveryChannel>;
+  readonly routes: ExtensionPoint<RouteContribution>;
+  readonly services: Services;
+  /** This plugin's own durable records (namespaced by its name). */
+  readonly records: RecordStore;
+}

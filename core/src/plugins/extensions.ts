@@ -1,0 +1,318 @@
+/**
+ * The extension interfaces a plugin implements. Outcomes are values; only faults throw.
+ * Every object here is stateless and shared by all requests: per-request data comes in `ctx`.
+ */
+import type { Logger } from 'pino';
+import type { OAuthClient, OAuthServices, TokenResponse } from '../oauth/types.js';
+
+// ───────────────────────────── verification methods ─────────────────────────────
+
+/** JSON-safe data a method keeps between initiation and verification (stored on the exchange). */
+export type JsonObject = { [key: string]: JsonValue };
+export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
+
+export interface UserRecord {
+  id: string;
+  username: string;
+  email: string | null;
+  phone: string | null;
+  status: 'active' | 'disabled' | 'locked';
+}
+
+/** Facts about the HTTP request, for methods and FDS rules. */
+export interface RequestFacts {
+  ip: string;
+  userAgent: string;
+  acceptLanguage: string;
+  /** `X-Device-Id` header, when the client sends one. */
+  deviceId: string | null;
+  requestId: string;
+}
+
+/** A credential a user enrolled for one method (password hash, TOTP seed, backup code, phone). */
+export interface Credential {
+  id: string;
+  userId: string;
+  method: string;
+  /** Method-defined kind, e.g. 'password', 'seed', 'code', 'phone'. */
+  type: string;
+  label: string | null;
+  /** Hash or ciphertext; never a plain secret. */
+  secret: string | null;
+  data: JsonObject;
+  /** Monotonic counter (TOTP last time step, FIDO2 sign count). */
+  counter: number;
+  usedAt: Date | null;
+  createdAt: Date;
+}
+
+export interface NewCredential {
+  type: string;
+  label?: string | null;
+  secret?: string | null;
+  data?: JsonObject;
+  counter?: number;
+}
+
+/** The credentials of one user for one method. Conditional updates make single use hold. */
+export interface CredentialStore {
+  list(type?: string): Promise<Credential[]>;
+  get(id: string): Promise<Credential | null>;
+  add(credential: NewCredential): Promise<Credential>;
+  /** Replaces all credentials of `type` at once (e.g. a new set of backup codes). */
+  replaceAll(type: string, credentials: NewCredential[]): Promise<Credential[]>;
+  remove(id: string): Promise<boolean>;
+  /** Marks an unused credential used; false when another request used it first. */
+  markUsed(id: string): Promise<boolean>;
+  /** Raises `counter` to `value` only if it is currently lower; false otherwise. */
+  advanceCounter(id: string, value: number): Promise<boolean>;
+  update(id: string, changes: { secret?: string | null; data?: JsonObject; label?: string | null }): Promise<void>;
+}
+
+export interface MethodContext {
+  user: UserRecord;
+  credentials: CredentialStore;
+  request: RequestFacts;
+  /** The app (client) the login flow belongs to. */
+  clientId: string;
+  logger: Logger;
+}
+
+export interface InitiateContext extends MethodContext {
+  /** Chosen medium (enrolled phone, email or device credential id), if the caller named one. */
+  mediumId: string | null;
+  exchangeExpiresAt: Date;
+}
+
+export type InitiateOutcome =
+  | {
+      ok: true;
+      /** Kept on the exchange for verify(); store hashes, not plain codes. */
+      state?: JsonObject;
+      /** Extra response members, e.g. `medium_text` (a masked destination). */
+      response?: JsonObject;
+    }
+  | { ok: false; code: string; status: number; message: string };
+
+export interface UploadedFile {
+  fieldName: string;
+  mimeType: string;
+  size: number;
+  buffer: Buffer;
+}
+
+export interface VerifyContext extends MethodContext {
+  /** The request fields (strings), already checked against `verifyFields`. */
+  fields: Record<string, string>;
+  files: UploadedFile[];
+  state: JsonObject;
+}
+
+export type VerifyOutcome =
+  | {
+      ok: true;
+      /**
+       * Runs once the whole verification (including FDS) succeeded, to consume what the proof
+       * used (a backup code, a TOTP time step). Returns false when another request consumed it
+       * first; the verification then fails.
+       */
+      commit?: () => Promise<boolean>;
+    }
+  /** Never say which part was wrong: `reason` is for the event log only. */
+  | { ok: false; reason: string };
+
+/** Enrollment steps under /verification-actions-srv/setup/{method}/... */
+export interface EnrollmentContext extends MethodContext {
+  body: Record<string, unknown>;
+  /** Kept between enrollment steps (pending setup); null on the first step. */
+  pending: JsonObject | null;
+}
+
+export type EnrollmentOutcome =
+  | { ok: true; response: JsonObject; pending?: JsonObject | null; done?: boolean }
+  | { ok: false; code: string; status: number; message: string };
+
+export interface EnrollmentHandlers {
+  initiate(ctx: EnrollmentContext): Promise<EnrollmentOutcome>;
+  /** Optional middle step, e.g. the authenticator app reporting it scanned the QR code. */
+  scan?(ctx: EnrollmentContext): Promise<EnrollmentOutcome>;
+  /** Confirms a pending setup (e.g. the first TOTP code); absent when initiate completes it. */
+  verify?(ctx: EnrollmentContext): Promise<EnrollmentOutcome>;
+}
+
+export interface AuthMethod {
+  /** Path segment, upper case: 'TOTP'. */
+  id: string;
+  /** RFC 8176 authentication method references, e.g. ['otp']. */
+  amr: string[];
+  /** Fields the verification request must carry besides exchange_id (the spec's matrix). */
+  verifyFields: string[];
+  /** Multipart file parts the verification takes (FACE: photo). */
+  files?: { name: string; maxBytes: number; mimeTypes: string[] }[];
+  /** Only such a method accepts `single_factor_auth` (step b). */
+  singleFactor?: boolean;
+  /** Whether the user has set this method up (Keycloak's configuredFor). */
+  isEnrolled(ctx: MethodContext): Promise<boolean>;
+  initiate(ctx: InitiateContext): Promise<InitiateOutcome>;
+  verify(ctx: VerifyContext): Promise<VerifyOutcome>;
+  enrollment?: EnrollmentHandlers;
+}
+
+// ───────────────────────────── fraud detection ─────────────────────────────
+
+export type FdsAction = 'allow' | 'step_up' | 'deny';
+
+export interface FdsVerdict {
+  action: FdsAction;
+  /** Short machine reason, stored with the event: 'velocity.user', 'new_device'. */
+  reason?: string;
+  /** For growing back-off: seconds until a retry may succeed. */
+  retryAfter?: number;
+}
+
+export interface EventQuery {
+  types?: string[];
+  key?: string;
+  userId?: string;
+  method?: string;
+  ip?: string;
+  /** Only events at or after this time. */
+  since?: Date;
+  /** recent(): at most this many; count(): stop counting here. */
+  limit?: number;
+}
+
+export interface StoredEvent {
+  id: string;
+  at: Date;
+  type: string;
+  key: string | null;
+  userId: string | null;
+  method: string | null;
+  clientId: string | null;
+  ip: string | null;
+  outcome: string | null;
+  reason: string | null;
+  data: JsonObject;
+}
+
+/** Read access to recent events, so rules never query tables themselves. */
+export interface History {
+  count(query: EventQuery): Promise<number>;
+  /** Newest first. */
+  recent(query: EventQuery): Promise<StoredEvent[]>;
+}
+
+export interface FdsContext {
+  /**
+   * 'initiation': a method is being started. 'attempt': a proof is about to be checked (only
+   * rules with `guardsAttempts`). 'verification': a proof was right.
+   */
+  phase: 'initiation' | 'attempt' | 'verification';
+  user: UserRecord;
+  method: string;
+  clientId: string;
+  request: RequestFacts;
+  now: Date;
+  history: History;
+  logger: Logger;
+}
+
+export interface FdsRule {
+  id: string;
+  /**
+   * Also run before every proof is checked (phase 'attempt'), so a locked or backed-off factor
+   * refuses right and wrong proofs alike and a refusal tells nothing about the proof (velocity).
+   */
+  guardsAttempts?: boolean;
+  evaluate(ctx: FdsContext): Promise<FdsVerdict>;
+}
+
+// ───────────────────────────── delivery channels ─────────────────────────────
+
+export type MessageKind = 'sms' | 'email' | 'voice' | 'push';
+
+export interface OutboundMessage {
+  kind: MessageKind;
+  /** Phone number (E.164), email address or device id. */
+  to: string;
+  subject?: string;
+  text: string;
+  /** Structured extras for machine channels (push payloads). Never put secrets in logs. */
+  data?: JsonObject;
+}
+
+export interface DeliveryChannel {
+  id: string;
+  kinds: MessageKind[];
+  /** Resolves once the provider accepted the message; rejects on failure. */
+  send(message: OutboundMessage): Promise<void>;
+}
+
+// ───────────────────────────── OAuth grants ─────────────────────────────
+
+/** What a grant handler receives: an authenticated client and the request's parameters. */
+export interface GrantContext {
+  /** Already authenticated (or, for a public client, identified), and allowed this grant type. */
+  client: OAuthClient;
+  /** Form parameters: no duplicates, empty values removed. */
+  params: Record<string, string>;
+  request: RequestFacts;
+  logger: Logger;
+  /** Token issuance, codes, refresh tokens, grants, scope checks, user authentication. */
+  oauth: OAuthServices;
+}
+
+export interface GrantHandler {
+  /** The `grant_type` value this handler serves. */
+  grantType: string;
+  /** Request parameters it reads (documentation and metadata). */
+  parameters: string[];
+  /**
+   * Returns the token response; a client-facing failure is thrown as an OAuthError
+   * (`new OAuthError('invalid_grant', '...')`), anything else is a fault.
+   */
+  handle(ctx: GrantContext): Promise<TokenResponse>;
+}
+
+// ───────────────────────────── core stores lent to plugins ─────────────────────────────
+
+export interface NewEvent {
+  type: string;
+  /** Free indexed key for counting, e.g. a hash of a destination address. */
+  key?: string | null;
+  userId?: string | null;
+  method?: string | null;
+  clientId?: string | null;
+  ip?: string | null;
+  outcome?: string | null;
+  reason?: string | null;
+  data?: JsonObject;
+}
+
+/** Append-only event log: verification outcomes, FDS verdicts, deliveries. */
+export interface EventLog {
+  record(event: NewEvent): Promise<void>;
+}
+
+export interface StoredRecord {
+  key: string;
+  data: JsonObject;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
+
+/**
+ * A plugin's own durable key-value records (namespaced by plugin name), for plugins that keep
+ * state of their own, e.g. the outbox channel. Expired records are invisible.
+ */
+export interface RecordStore {
+  /** Inserts or replaces. */
+  put(key: string, data: JsonObject, opts?: { ttlSeconds?: number }): Promise<void>;
+  get(key: string): Promise<StoredRecord | null>;
+  /** Deletes and returns the record; exactly one of several concurrent callers gets it. */
+  consume(key: string): Promise<StoredRecord | null>;
+  delete(key: string): Promise<boolean>;
+  /** Records whose key starts with `prefix`, newest first. */
+  list(prefix: string, opts?: { limit?: number }): Promise<StoredRecord[]>;
+}

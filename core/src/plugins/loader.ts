@@ -1,0 +1,270 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import semver from 'semver';
+import type { Logger } from 'pino';
+import type { PluginEntry } from '../config/schema.js';
+import { describeIssue } from '../config/load.js';
+import { BootError, isBootError } from '../errors.js';
+import type { Services } from '../services.js';
+import { PLUGIN_API_VERSION, type GatehousePlugin, type PluginApi, type RouteContribution } from './api.js';
+import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
+import { Registry } from './registry.js';
+
+/** Everything plugins can add, one registry per kind. */
+export interface Extensions {
+  methods: Registry<AuthMethod>;
+  grants: Registry<GrantHandler>;
+  fdsRules: Registry<FdsRule>;
+  channels: Registry<DeliveryChannel>;
+  routes: Registry<RouteContribution>;
+}
+
+export function createExtensions(): Extensions {
+  return {
+    methods: new Registry<AuthMethod>('method', (m) => m.id),
+    grants: new Registry<GrantHandler>('grant', (g) => g.grantType),
+    fdsRules: new Registry<FdsRule>('FDS rule', (r) => r.id),
+    channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id),
+    routes: new Registry<RouteContribution>('route', (r) => r.path),
+  };
+}
+
+/** A plugin imported and checked, ready to register. */
+export interface ResolvedPlugin {
+  plugin: GatehousePlugin<unknown>;
+  version: string;
+  source: string;
+  options: unknown;
+}
+
+export interface LoadedPluginInfo {
+  name: string;
+  version: string;
+  apiVersion: string;
+  source: string;
+  contributes: Record<string, string[]>;
+}
+
+/**
+ * Imports every configured plugin and checks it: shape, apiVersion range, unique name,
+ * options, dependencies. Any failure is a BootError naming the plugin; nothing is skipped.
+ */
+export async function resolvePlugins(entries: PluginEntry[], baseDir: string): Promise<ResolvedPlugin[]> {
+  const resolved: ResolvedPlugin[] = [];
+  const byName = new Map<string, number>();
+  for (const [index, entry] of entries.entries()) {
+    const label = entry.name ?? entry.path!;
+    const where = `plugins[${index}]`;
+    const file = locate(entry, baseDir, where);
+    let mod: Record<string, unknown>;
+    try {
+      mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } catch (err) {
+      throw new BootError(
+        'PLUGIN_IMPORT_FAILED',
+        `plugin ${label} (${where}): import failed: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    const plugin = (mod.default ?? mod) as GatehousePlugin<unknown>;
+    checkShape(plugin, label, where);
+    if (!semver.validRange(plugin.apiVersion) || !semver.satisfies(PLUGIN_API_VERSION, plugin.apiVersion)) {
+      throw new BootError(
+        'PLUGIN_API_MISMATCH',
+        `plugin ${plugin.name} (${where}): needs plugin API ${plugin.apiVersion}, this core provides ${PLUGIN_API_VERSION}`,
+      );
+    }
+    const first = byName.get(plugin.name);
+    if (first !== undefined) {
+      throw new BootError('PLUGIN_DUPLICATE', `plugin ${plugin.name} (${where}): already loaded as plugins[${first}]`);
+    }
+    byName.set(plugin.name, index);
+    let options: unknown = entry.options;
+    if (plugin.options) {
+      const parsed = plugin.options.safeParse(entry.options, { reportInput: true });
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw new BootError(
+          'PLUGIN_OPTIONS_INVALID',
+          `plugin ${plugin.name}: ${describeIssue({ ...issue, path: ['plugins', index, 'options', ...issue.path] })}`,
+        );
+      }
+      options = parsed.data;
+    }
+    resolved.push({ plugin, version: packageVersion(file), source: file, options });
+  }
+  return orderByDependencies(resolved);
+}
+
+/** Calls each plugin's register with its own options, child logger and extension points. */
+export async function registerPlugins(
+  plugins: ResolvedPlugin[],
+  extensions: Extensions,
+  services: Services,
+  logger: Logger,
+  recordsFor: (plugin: string) => RecordStore,
+): Promise<LoadedPluginInfo[]> {
+  const infos: LoadedPluginInfo[] = [];
+  for (const { plugin, version, source, options } of plugins) {
+    const contributes: Record<string, string[]> = {};
+    const point = <T>(kind: keyof Extensions, registry: Registry<T>, idOf: (item: T) => string) => ({
+      add(item: T) {
+        registry.add(item, plugin.name);
+        (contributes[kind] ??= []).push(idOf(item));
+      },
+    });
+    const api: PluginApi = {
+      plugin: { name: plugin.name, version },
+      logger: logger.child({ plugin: plugin.name }),
+      methods: point('methods', extensions.methods, (m) => m.id),
+      grants: point('grants', extensions.grants, (g) => g.grantType),
+      fdsRules: point('fdsRules', extensions.fdsRules, (r) => r.id),
+      channels: point('channels', extensions.channels, (c) => c.id),
+      routes: point('routes', extensions.routes, (r) => r.path),
+      services,
+      records: recordsFor(plugin.name),
+    };
+    try {
+      await plugin.register(api, options);
+    } catch (err) {
+      if (isBootError(err)) throw err;
+      throw new BootError(
+        'PLUGIN_REGISTER_FAILED',
+        `plugin ${plugin.name}: register failed: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    infos.push({ name: plugin.name, version, apiVersion: plugin.apiVersion, source, contributes });
+  }
+  return infos;
+}
+
+function locate(entry: PluginEntry, baseDir: string, where: string): string {
+  if (entry.path) {
+    const target = path.resolve(baseDir, entry.path);
+    if (!existsSync(target)) {
+      throw new BootError('PLUGIN_NOT_FOUND', `plugin ${entry.path} (${where}): no file or directory at ${target}`);
+    }
+    if (!statSync(target).isDirectory()) return target;
+    try {
+      // A package directory: its package.json "main" (or index.js) is the entry point.
+      return createRequire(path.join(target, 'package.json')).resolve(target);
+    } catch {
+      throw new BootError('PLUGIN_NOT_FOUND', `plugin ${entry.path} (${where}): ${target} has no entry point`);
+    }
+  }
+  const name = entry.name!;
+  // Resolve from the working directory first (an operator's own node_modules), then from core.
+  for (const from of [path.join(process.cwd(), 'noop.js'), import.meta.filename]) {
+    const found = resolvePackage(name, from);
+    if (found) return found;
+  }
+  throw new BootError(
+    'PLUGIN_NOT_FOUND',
+    `plugin ${name} (${where}): package not found; install it with npm install ${name}`,
+  );
+}
+
+/**
+ * The ESM entry point of an installed package: its `exports["."]` under the import/node/default
+ * conditions, else `main`, else index.js. (require.resolve would miss import-only packages.)
+ */
+function resolvePackage(name: string, from: string): string | null {
+  for (const dir of createRequire(from).resolve.paths(name) ?? []) {
+    const root = path.join(dir, name);
+    const pkgFile = path.join(root, 'package.json');
+    if (!existsSync(pkgFile)) continue;
+    const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { exports?: unknown; main?: string };
+    const target = exportTarget(pkg.exports) ?? pkg.main ?? 'index.js';
+    const file = path.resolve(root, target);
+    return existsSync(file) ? file : null;
+  }
+  return null;
+}
+
+function exportTarget(exports: unknown): string | null {
+  if (typeof exports === 'string') return exports;
+  if (!exports || typeof exports !== 'object') return null;
+  const map = exports as Record<string, unknown>;
+  const dot = Object.keys(map).some((k) => k.startsWith('.')) ? map['.'] : map;
+  if (typeof dot === 'string') return dot;
+  if (dot && typeof dot === 'object') {
+    for (const condition of ['import', 'node', 'default']) {
+      const hit = exportTarget((dot as Record<string, unknown>)[condition]);
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
+function checkShape(plugin: GatehousePlugin<unknown>, label: string, where: string): void {
+  const problems: string[] = [];
+  if (!plugin || typeof plugin !== 'object') problems.push('has no default export');
+  else {
+    if (typeof plugin.name !== 'string' || !plugin.name) problems.push('has no name');
+    if (typeof plugin.apiVersion !== 'string') problems.push('declares no apiVersion');
+    if (typeof plugin.register !== 'function') problems.push('has no register function');
+    if (plugin.dependencies !== undefined && !Array.isArray(plugin.dependencies))
+      problems.push('dependencies is not a list');
+  }
+  if (problems.length) {
+    throw new BootError('PLUGIN_INVALID', `plugin ${label} (${where}): not a Gatehouse plugin: ${problems.join(', ')}`);
+  }
+}
+
+/** Registration order: dependencies first, otherwise config order. */
+function orderByDependencies(plugins: ResolvedPlugin[]): ResolvedPlugin[] {
+  const byName = new Map(plugins.map((p) => [p.plugin.name, p]));
+  for (const { plugin } of plugins) {
+    for (const dep of plugin.dependencies ?? []) {
+      if (!byName.has(dep)) {
+        throw new BootError(
+          'PLUGIN_MISSING_DEPENDENCY',
+          `plugin ${plugin.name}: depends on plugin ${dep}, which is not configured`,
+        );
+      }
+    }
+  }
+  const ordered: ResolvedPlugin[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (p: ResolvedPlugin, chain: string[]) => {
+    const name = p.plugin.name;
+    if (state.get(name) === 'done') return;
+    if (state.get(name) === 'visiting') {
+      throw new BootError(
+        'PLUGIN_DEPENDENCY_CYCLE',
+        `plugin ${name}: dependency cycle ${[...chain, name].join(' -> ')}`,
+      );
+    }
+    state.set(name, 'visiting');
+    for (const dep of p.plugin.dependencies ?? []) visit(byName.get(dep)!, [...chain, name]);
+    state.set(name, 'done');
+    ordered.push(p);
+  };
+  for (const p of plugins) visit(p, []);
+  return ordered;
+}
+
+function packageVersion(file: string): string {
+  let dir = path.dirname(file);
+  for (;;) {
+    const pkg = path.join(dir, 'package.json');
+    if (existsSync(pkg)) {
+      try {
+        const json = JSON.parse(readFileSync(pkg, 'utf8')) as { version?: string };
+        if (json.version) return json.version;
+      } catch {
+        // an unreadable package.json: keep looking upwards
+      }
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return '0.0.0';
+    dir = parent;
+  }
+}

@@ -1,0 +1,67 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Gatehouse } from './gatehouse.js';
+
+export interface RunningServer {
+  server: http.Server;
+  port: number;
+  /** Stops accepting, lets in-flight requests finish (up to the timeout), then closes the database. */
+  shutdown(): Promise<void>;
+}
+
+/** Listens with the config's host, port and optional TLS. */
+export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
+  const { server: cfg } = gatehouse.config;
+  const server = cfg.tls
+    ? https.createServer({ cert: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key) }, gatehouse.app)
+    : http.createServer(gatehouse.app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(cfg.port, cfg.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  // While draining, a keep-alive connection that just finished its response is closed at
+  // once instead of idling until keepAliveTimeout.
+  server.on('request', (_req, res: http.ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+    res.on('finish', () => {
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+  });
+  const shutdown = () =>
+    (closing ??= (async () => {
+      gatehouse.beginShutdown();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), cfg.shutdown_timeout_ms);
+      await closed;
+      clearTimeout(timer);
+      await gatehouse.close();
+    })());
+  return { server, port, shutdown };
+}
+
+/** SIGTERM/SIGINT: finish in-flight requests, then exit 0. */
+export function exitOnSignals(running: RunningServer, gatehouse: Gatehouse): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    gatehouse.logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    running.shutdown().then(
+      () => {
+        gatehouse.logger.info('shutdown complete');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        gatehouse.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}

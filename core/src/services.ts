@@ -1,0 +1,107 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { Limiter } from './util/limiter.js';
+import express, { type Router } from 'express';
+import type { Logger } from 'pino';
+import type { GatehouseConfig } from './config/schema.js';
+import type {
+  CredentialStore,
+  DeliveryChannel,
+  EventLog,
+  History,
+  OutboundMessage,
+  UserRecord,
+} from './plugins/extensions.js';
+import { randomDigits, randomToken, safeEqual, SecretBox, sha256 } from './util/crypto.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * What the core lends every plugin. Stateless helpers and directories only: plugins keep
+ * per-request data in the request context and durable data in the core's stores.
+ */
+export interface Services {
+  readonly clock: Clock;
+  /** Encrypts secrets at rest with the server's key (AES-256-GCM). */
+  readonly secrets: {
+    encrypt(plain: string): string;
+    decrypt(sealed: string): string;
+    /** HMAC-SHA256 under a server key (base64url): for short codes stored "hashed" beyond offline guessing. */
+    mac(value: string): string;
+  };
+  readonly crypto: {
+    randomToken(bytes?: number): string;
+    randomDigits(length: number): string;
+    sha256(value: string | Buffer): string;
+    /** Constant-time string comparison. */
+    safeEqual(a: string, b: string): boolean;
+  };
+  readonly users: {
+    findById(id: string): Promise<UserRecord | null>;
+    findByIdentifier(identifier: string): Promise<UserRecord | null>;
+  };
+  /** The credentials one user enrolled for one method. */
+  credentials(userId: string, method: string): CredentialStore;
+  readonly events: EventLog;
+  /** Recent events, for FDS rules and throttles. */
+  readonly history: History;
+  readonly channels: {
+    /** Sends through the named delivery channel; rejects if it is unknown or the send fails. */
+    deliver(channelId: string, message: OutboundMessage): Promise<void>;
+    get(channelId: string): DeliveryChannel | undefined;
+  };
+  /**
+   * Runs CPU-heavy work (password hashing) with at most cores − 1 tasks at once, so a burst of
+   * logins cannot take every core from the event loop and starve the other endpoints.
+   */
+  heavy<T>(work: () => Promise<T>): Promise<T>;
+  readonly http: {
+    /** An express Router for `api.routes.add`, so plugins need no express dependency. */
+    createRouter(): Router;
+    /** JSON body parser middleware with the core's limits. */
+    json(): ReturnType<typeof express.json>;
+  };
+}
+
+export const cryptoHelpers: Services['crypto'] = { randomToken, randomDigits, sha256, safeEqual };
+
+// At most 256 hashes wait: a flood of logins is refused (503) rather than queued without bound.
+const heavyWork = new Limiter(Math.max(1, availableParallelism() - 1), 256);
+
+/** The process-wide limiter behind services.heavy. */
+export const runHeavy: Services['heavy'] = (work) => heavyWork.run(work);
+
+export const httpHelpers: Services['http'] = {
+  createRouter: () => express.Router(),
+  json: () => express.json({ limit: '100kb' }),
+};
+
+/**
+ * The key that encrypts secrets at rest: `secrets.encryption_key` from config, else a key file
+ * generated once (0600). Several nodes must share the configured key, not a file each.
+ */
+export function loadSecretBox(config: GatehouseConfig, logger: Logger): SecretBox {
+  if (config.secrets.encryption_key) {
+    return new SecretBox([Buffer.from(config.secrets.encryption_key, 'base64')]);
+  }
+  const file = path.resolve(config.secrets.key_file);
+  if (!existsSync(file)) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    try {
+      writeFileSync(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+      logger.warn({ file }, 'generated a new encryption key file; set secrets.encryption_key in production');
+    } catch (err) {
+      // Another process created it first: use theirs.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  if (key.length !== 32) throw new Error(`${file} must hold 32 bytes encoded as base64`);
+  return new SecretBox([key]);
+}

@@ -1,0 +1,214 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import type { Sequelize } from 'sequelize';
+import { rmSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
+import { isTemporary } from './database.js';
+import { Mutex } from './mutex.js';
+
+export type Params = Record<string, unknown>;
+
+/**
+ * The raw database access under `Sql`: one SQLite connection with prepared statements, or a
+ * PostgreSQL pool with named prepared statements. Sequelize stays for migrations only: on the
+ * hot paths it cost a third of the time (a stack trace per query, a model layer per row).
+ */
+export interface Driver {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** Runs a statement; returns its rows (SELECT, or a write with RETURNING). */
+  query<T>(sql: string, params: Params): Promise<T[]>;
+  /** Runs `work` in one transaction on a driver bound to it. */
+  transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const PARAM = /:([A-Za-z_][A-Za-z0-9_]*)/g;
+
+/** Expands array parameters (`IN (:types)`) into one placeholder per element. */
+function expand(sql: string, params: Params): { text: string; values: Params } {
+  const values: Params = {};
+  const text = sql.replace(PARAM, (match, name: string) => {
+    if (!(name in params)) throw new Error(`missing SQL parameter :${name}`);
+    const value = params[name];
+    if (!Array.isArray(value)) {
+      values[name] = value;
+      return match;
+    }
+    if (value.length === 0) return 'NULL';
+    return value
+      .map((v, i) => {
+        values[`${name}_${i}`] = v;
+        return `:${name}_${i}`;
+      })
+      .join(', ');
+  });
+  return { text, values };
+}
+
+const bindable = (v: unknown) => (v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : v);
+
+/**
+ * SQLite through better-sqlite3: prepared statements run synchronously on the event loop in
+ * microseconds, where node-sqlite3 queued each one through the thread pool on a single
+ * connection (the bench's bottleneck: the server sat idle waiting for it).
+ */
+class SqliteDriver implements Driver {
+  readonly dialect = 'sqlite';
+  private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  private readonly txLock = new Mutex();
+  /** While a transaction runs on the connection, other statements wait for it. */
+  private gate: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    /** A throwaway file behind `sqlite::memory:`, deleted on close. */
+    private readonly temporaryFile: string | null,
+  ) {}
+
+  /** The parameter names of each SQL text without array parameters, found once. */
+  private readonly names = new Map<string, string[]>();
+
+  async query<T>(sql: string, params: Params, inTransaction = false): Promise<T[]> {
+    while (!inTransaction && this.gate) await this.gate;
+    let text = sql;
+    const bound: Record<string, unknown> = {};
+    const names = this.names.get(sql);
+    if (names) {
+      // The hot path: a known statement with scalar parameters needs no parsing.
+      for (const name of names) {
+        const value = params[name];
+        if (!(name in params) || Array.isArray(value))
+          throw new Error(`SQL parameter :${name} is missing or not a scalar`);
+        bound[name] = bindable(value);
+      }
+    } else {
+      const expanded = expand(sql, params);
+      text = expanded.text;
+      for (const [k, v] of Object.entries(expanded.values)) bound[k] = bindable(v);
+      if (!Object.values(params).some(Array.isArray)) this.names.set(sql, Object.keys(expanded.values));
+    }
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    if (statement.reader) return statement.all(bound) as T[];
+    statement.run(bound);
+    return [];
+  }
+
+  transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T> {
+    return this.txLock.run(async () => {
+      let release!: () => void;
+      this.gate = new Promise<void>((resolve) => (release = resolve));
+      const bound: Driver = {
+        dialect: 'sqlite',
+        query: (sql, params) => this.query(sql, params, true),
+        transaction: (inner) => inner(bound),
+        close: async () => undefined,
+      };
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+        const result = await work(bound);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw err;
+      } finally {
+        this.gate = null;
+        release();
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.statements.clear();
+    this.db.close();
+    if (this.temporaryFile) {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(this.temporaryFile + suffix, { force: true });
+    }
+  }
+}
+
+type Queryable = Pick<pg.Pool, 'query'>;
+
+class PostgresDriver implements Driver {
+  readonly dialect = 'postgres';
+  private readonly names = new Map<string, { text: string; name: string }>();
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly target: Queryable = pool,
+  ) {}
+
+  /** `:name` → `$n`, and a stable prepared-statement name per text. */
+  private compile(sql: string, params: Params): { text: string; name: string; values: unknown[] } {
+    const { text: expanded, values: named } = expand(sql, params);
+    let compiled = this.names.get(expanded);
+    const order: string[] = [];
+    const text = expanded.replace(PARAM, (_m, name: string) => {
+      let i = order.indexOf(name);
+      if (i < 0) i = order.push(name) - 1;
+      return `$${i + 1}`;
+    });
+    if (!compiled) {
+      compiled = { text, name: `gh_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` };
+      if (this.names.size < 1000) this.names.set(expanded, compiled);
+    }
+    return { text, name: compiled.name, values: order.map((n) => (named[n] === undefined ? null : named[n])) };
+  }
+
+  async query<T>(sql: string, params: Params): Promise<T[]> {
+    const { text, name, values } = this.compile(sql, params);
+    const result = await this.target.query({ text, name, values });
+    return result.rows as T[];
+  }
+
+  async transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(new PostgresDriver(this.pool, client));
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.target === this.pool) await this.pool.end();
+  }
+}
+
+/**
+ * Opens the raw driver next to the Sequelize instance that ran the migrations: the same SQLite
+ * file (see `sqlitePath`: `sqlite::memory:` is a private temporary file), or a pg pool.
+ */
+export async function openDriver(sequelize: Sequelize, url: string, poolMax = 10): Promise<Driver> {
+  if (sequelize.getDialect() === 'sqlite') {
+    const storage = String((sequelize as unknown as { options: { storage?: string } }).options.storage);
+    const db = new BetterSqlite3(storage, { timeout: 5000 });
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    return new SqliteDriver(db, isTemporary(storage) ? storage : null);
+  }
+  const pool = new pg.Pool({ connectionString: url, max: poolMax });
+  pool.on('error', () => undefined); // an idle client's error is reported on its next use
+  return new PostgresDriver(pool);
+}
+
+/** A unique-key violation, with the column when the database names it; else null. */
+export function uniqueViolation(err: unknown): { column: string | null } | null {
+  const e = err as { code?: string; message?: string; detail?: string };
+  if (String(e?.code).startsWith('SQLITE_CONSTRAINT') && /UNIQUE constraint failed/.test(e.message ?? '')) {
+    return { column: /UNIQUE constraint failed: \w+\.(\w+)/.exec(e.message ?? '')?.[1] ?? null };
+  }
+  if (e?.code === '23505') return { column: /Key \((\w+)\)/.exec(e.detail ?? '')?.[1] ?? null };
+  return null;
+}

@@ -1,0 +1,378 @@
+/**
+ * `@gatehouse/core/testing`: in-memory fakes of the core services, so a plugin can be
+ * unit-tested with no server and no database. Not for production use.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { pino, type Logger } from 'pino';
+import type { GatehousePlugin, PluginApi, RouteContribution } from '../plugins/api.js';
+import type {
+  AuthMethod,
+  Credential,
+  CredentialStore,
+  DeliveryChannel,
+  EventQuery,
+  FdsContext,
+  FdsRule,
+  GrantHandler,
+  History,
+  InitiateContext,
+  JsonObject,
+  NewCredential,
+  NewEvent,
+  OutboundMessage,
+  RecordStore,
+  RequestFacts,
+  StoredEvent,
+  StoredRecord,
+  UserRecord,
+  VerifyContext,
+  EnrollmentContext,
+} from '../plugins/extensions.js';
+import { cryptoHelpers, httpHelpers, type Clock, type Services } from '../services.js';
+import { SecretBox } from '../util/crypto.js';
+
+export const silentLogger: Logger = pino({ level: 'silent' });
+
+/** A clock tests move by hand. */
+export class FakeClock implements Clock {
+  constructor(private current = new Date('2026-01-01T12:00:00Z')) {}
+  now(): Date {
+    return new Date(this.current);
+  }
+  set(date: Date): void {
+    this.current = new Date(date);
+  }
+  advance(seconds: number): void {
+    this.current = new Date(this.current.getTime() + seconds * 1000);
+  }
+}
+
+export function fakeUser(overrides: Partial<UserRecord> = {}): UserRecord {
+  return {
+    id: randomUUID(),
+    username: 'alice',
+    email: 'alice@example.test',
+    phone: '+15551230000',
+    status: 'active',
+    ...overrides,
+  };
+}
+
+export function fakeRequest(overrides: Partial<RequestFacts> = {}): RequestFacts {
+  return {
+    ip: '203.0.113.10',
+    userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36',
+    acceptLanguage: 'en-US,en;q=0.9',
+    deviceId: null,
+    requestId: randomUUID(),
+    ...overrides,
+  };
+}
+
+/** Credentials of every user and method, in memory, with the same conditional semantics. */
+export class MemoryCredentials {
+  readonly rows: Credential[] = [];
+  constructor(private readonly clock: Clock) {}
+
+  store(userId: string, method: string): CredentialStore {
+    const mine = () => this.rows.filter((c) => c.userId === userId && c.method === method);
+    const make = (c: NewCredential): Credential => ({
+      id: randomUUID(),
+      userId,
+      method,
+      type: c.type,
+      label: c.label ?? null,
+      secret: c.secret ?? null,
+      data: c.data ?? {},
+      counter: c.counter ?? 0,
+      usedAt: null,
+      createdAt: this.clock.now(),
+    });
+    return {
+      list: async (type) =>
+        mine()
+          .filter((c) => type === undefined || c.type === type)
+          .map((c) => ({ ...c })),
+      get: async (id) => {
+        const found = mine().find((c) => c.id === id);
+        return found ? { ...found } : null;
+      },
+      add: async (c) => {
+        const row = make(c);
+        this.rows.push(row);
+        return { ...row };
+      },
+      replaceAll: async (type, list) => {
+        for (const old of mine().filter((c) => c.type === type)) this.rows.splice(this.rows.indexOf(old), 1);
+        const rows = list.map(make);
+        this.rows.push(...rows);
+        return rows.map((r) => ({ ...r }));
+      },
+      remove: async (id) => {
+        const found = mine().find((c) => c.id === id);
+        if (!found) return false;
+        this.rows.splice(this.rows.indexOf(found), 1);
+        return true;
+      },
+      markUsed: async (id) => {
+        const found = mine().find((c) => c.id === id);
+        if (!found || found.usedAt) return false;
+        found.usedAt = this.clock.now();
+        return true;
+      },
+      advanceCounter: async (id, value) => {
+        const found = mine().find((c) => c.id === id);
+        if (!found || found.counter >= value) return false;
+        found.counter = value;
+        return true;
+      },
+      update: async (id, changes) => {
+        const found = mine().find((c) => c.id === id);
+        if (!found) throw new Error(`no credential ${id}`);
+        if (changes.secret !== undefined) found.secret = changes.secret;
+        if (changes.data !== undefined) found.data = changes.data;
+        if (changes.label !== undefined) found.label = changes.label;
+      },
+    };
+  }
+}
+
+/** Event log and history in memory. */
+export class MemoryEvents implements History {
+  readonly events: StoredEvent[] = [];
+  constructor(private readonly clock: Clock) {}
+
+  async record(e: NewEvent): Promise<void> {
+    this.events.push({
+      id: randomUUID(),
+      at: this.clock.now(),
+      type: e.type,
+      key: e.key ?? null,
+      userId: e.userId ?? null,
+      method: e.method ?? null,
+      clientId: e.clientId ?? null,
+      ip: e.ip ?? null,
+      outcome: e.outcome ?? null,
+      reason: e.reason ?? null,
+      data: e.data ?? {},
+    });
+  }
+
+  private match(q: EventQuery): StoredEvent[] {
+    return this.events
+      .filter(
+        (e) =>
+          (!q.types || q.types.includes(e.type)) &&
+          (q.key === undefined || e.key === q.key) &&
+          (q.userId === undefined || e.userId === q.userId) &&
+          (q.method === undefined || e.method === q.method) &&
+          (q.ip === undefined || e.ip === q.ip) &&
+          (!q.since || e.at >= q.since),
+      )
+      .reverse();
+  }
+  async count(q: EventQuery): Promise<number> {
+    const n = this.match(q).length;
+    return q.limit === undefined ? n : Math.min(n, q.limit);
+  }
+  async recent(q: EventQuery): Promise<StoredEvent[]> {
+    return this.match(q).slice(0, q.limit ?? 100);
+  }
+}
+
+export class MemoryRecords implements RecordStore {
+  readonly records = new Map<string, StoredRecord>();
+  constructor(private readonly clock: Clock) {}
+  private live(key: string): StoredRecord | null {
+    const r = this.records.get(key);
+    if (!r) return null;
+    if (r.expiresAt && r.expiresAt <= this.clock.now()) {
+      this.records.delete(key);
+      return null;
+    }
+    return r;
+  }
+  async put(key: string, data: JsonObject, opts: { ttlSeconds?: number } = {}): Promise<void> {
+    const now = this.clock.now();
+    this.records.delete(key);
+    this.records.set(key, {
+      key,
+      data,
+      createdAt: now,
+      expiresAt: opts.ttlSeconds ? new Date(now.getTime() + opts.ttlSeconds * 1000) : null,
+    });
+  }
+  async get(key: string) {
+    return this.live(key);
+  }
+  async consume(key: string) {
+    const r = this.live(key);
+    if (r) this.records.delete(key);
+    return r;
+  }
+  async delete(key: string) {
+    return this.live(key) !== null && this.records.delete(key);
+  }
+  async list(prefix: string, opts: { limit?: number } = {}) {
+    return [...this.records.keys()]
+      .filter((k) => k.startsWith(prefix))
+      .map((k) => this.live(k))
+      .filter((r): r is StoredRecord => r !== null)
+      .reverse()
+      .slice(0, opts.limit ?? 100);
+  }
+}
+
+/** A channel that keeps what it was asked to send. */
+export class CapturingChannel implements DeliveryChannel {
+  readonly sent: OutboundMessage[] = [];
+  constructor(
+    readonly id = 'capture',
+    readonly kinds: DeliveryChannel['kinds'] = ['sms', 'email', 'voice', 'push'],
+  ) {}
+  async send(message: OutboundMessage): Promise<void> {
+    this.sent.push(message);
+  }
+}
+
+export interface FakeServices extends Services {
+  clock: FakeClock;
+  credentialRows: MemoryCredentials;
+  eventLog: MemoryEvents;
+  channelMap: Map<string, DeliveryChannel>;
+  users: Services['users'] & { add(user: UserRecord): void };
+}
+
+/** Services backed by memory; `channels` defaults to one CapturingChannel with id 'capture'. */
+export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChannel[] } = {}): FakeServices {
+  const clock = opts.clock ?? new FakeClock();
+  const box = new SecretBox([randomBytes(32)]);
+  const credentialRows = new MemoryCredentials(clock);
+  const eventLog = new MemoryEvents(clock);
+  const channelMap = new Map((opts.channels ?? [new CapturingChannel()]).map((c) => [c.id, c]));
+  const userMap = new Map<string, UserRecord>();
+  return {
+    clock,
+    credentialRows,
+    eventLog,
+    channelMap,
+    secrets: { encrypt: (p) => box.encrypt(p), decrypt: (s) => box.decrypt(s), mac: (v) => box.mac(v) },
+    crypto: cryptoHelpers,
+    users: {
+      add: (u) => void userMap.set(u.id, u),
+      findById: async (id) => userMap.get(id) ?? null,
+      findByIdentifier: async (i) =>
+        [...userMap.values()].find((u) => u.username === i || u.email === i || u.phone === i) ?? null,
+    },
+    credentials: (userId, method) => credentialRows.store(userId, method),
+    events: eventLog,
+    history: eventLog,
+    channels: {
+      get: (id) => channelMap.get(id),
+      deliver: async (id, message) => {
+        const channel = channelMap.get(id);
+        if (!channel) throw new Error(`unknown delivery channel ${id}`);
+        await channel.send(message);
+      },
+    },
+    heavy: (work) => work(),
+    http: httpHelpers,
+  };
+}
+
+export interface Registered {
+  api: PluginApi;
+  methods: AuthMethod[];
+  grants: GrantHandler[];
+  fdsRules: FdsRule[];
+  channels: DeliveryChannel[];
+  routes: RouteContribution[];
+  records: MemoryRecords;
+}
+
+/** Runs a plugin's register against fakes and returns what it added. */
+export async function registerWithFakes<O>(
+  plugin: GatehousePlugin<O>,
+  rawOptions: unknown = {},
+  services: FakeServices = fakeServices(),
+): Promise<Registered> {
+  const out: Omit<Registered, 'api'> = {
+    methods: [],
+    grants: [],
+    fdsRules: [],
+    channels: [],
+    routes: [],
+    records: new MemoryRecords(services.clock),
+  };
+  const api: PluginApi = {
+    plugin: { name: plugin.name, version: '0.0.0-test' },
+    logger: silentLogger,
+    methods: { add: (m) => void out.methods.push(m) },
+    grants: { add: (g) => void out.grants.push(g) },
+    fdsRules: { add: (r) => void out.fdsRules.push(r) },
+    channels: { add: (c) => void out.channels.push(c) },
+    routes: { add: (r) => void out.routes.push(r) },
+    services,
+    records: out.records,
+  };
+  const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);
+  await plugin.register(api, options);
+  return { api, ...out };
+}
+
+interface ContextInput {
+  services: FakeServices;
+  user: UserRecord;
+  method: string;
+  request?: Partial<RequestFacts>;
+  clientId?: string;
+}
+
+function base(input: ContextInput) {
+  return {
+    user: input.user,
+    credentials: input.services.credentials(input.user.id, input.method),
+    request: fakeRequest(input.request),
+    clientId: input.clientId ?? 'test-client',
+    logger: silentLogger,
+  };
+}
+
+export function initiateContext(
+  input: ContextInput & { mediumId?: string | null; ttlSeconds?: number },
+): InitiateContext {
+  const now = input.services.clock.now();
+  return {
+    ...base(input),
+    mediumId: input.mediumId ?? null,
+    exchangeExpiresAt: new Date(now.getTime() + (input.ttlSeconds ?? 600) * 1000),
+  };
+}
+
+export function verifyContext(
+  input: ContextInput & { fields: Record<string, string>; state?: JsonObject; files?: VerifyContext['files'] },
+): VerifyContext {
+  return { ...base(input), fields: input.fields, state: input.state ?? {}, files: input.files ?? [] };
+}
+
+export function enrollmentContext(
+  input: ContextInput & { body?: Record<string, unknown>; pending?: JsonObject | null },
+): EnrollmentContext {
+  return { ...base(input), body: input.body ?? {}, pending: input.pending ?? null };
+}
+
+export function fdsContext(
+  input: Omit<ContextInput, 'services'> & { services: FakeServices; phase?: FdsContext['phase'] },
+): FdsContext {
+  return {
+    phase: input.phase ?? 'verification',
+    user: input.user,
+    method: input.method,
+    clientId: input.clientId ?? 'test-client',
+    request: fakeRequest(input.request),
+    now: input.services.clock.now(),
+    history: input.services.history,
+    logger: silentLogger,
+  };
+}
+export * from './oauth.js';

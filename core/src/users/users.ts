@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '../errors.js';
+import type { UserRecord } from '../plugins/extensions.js';
+import { uniqueViolation } from '../storage/drivers.js';
+import type { Sql } from '../storage/sql.js';
+
+export interface NewUser {
+  username: string;
+  email?: string | null;
+  phone?: string | null;
+}
+
+const USERNAME = /^[A-Za-z0-9._@+-]{1,255}$/;
+// Deliberately loose: one @, something on each side, a dot in the domain, no spaces.
+const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
+const E164 = /^\+[1-9][0-9]{6,14}$/;
+
+function invalid(field: string, what: string): ApiError {
+  return new ApiError(400, 'INVALID_FIELD', `${field} ${what}`, { field });
+}
+
+interface UserRow {
+  id: string;
+  username: string;
+  email: string | null;
+  phone: string | null;
+  status: UserRecord['status'];
+}
+
+const COLUMNS = 'id, username, email, phone, status';
+const toRecord = (r: UserRow): UserRecord => ({
+  id: r.id,
+  username: r.username,
+  email: r.email,
+  phone: r.phone,
+  status: r.status,
+});
+
+/**
+ * The users table keeps the DATE columns its first migration made: PostgreSQL takes a Date, the
+ * SQLite file the text form Sequelize wrote ("YYYY-MM-DD HH:mm:ss.SSS +00:00").
+ */
+function timestamp(sql: Sql, date: Date): Date | string {
+  return sql.dialect === 'postgres' ? date : date.toISOString().replace('T', ' ').replace('Z', ' +00:00');
+}
+
+/** The user directory. Users are what verification methods enrol against. */
+export class UserService {
+  constructor(private readonly sql: Sql) {}
+
+  async create(input: NewUser): Promise<UserRecord> {
+    const username = typeof input.username === 'string' ? input.username.trim() : '';
+    if (!USERNAME.test(username)) throw invalid('username', 'must be 1-255 letters, digits or ._@+-');
+    const email = input.email ? String(input.email).trim().toLowerCase() : null;
+    if (email !== null && !EMAIL.test(email)) throw invalid('email', 'must be an email address');
+    const phone = input.phone ? String(input.phone).trim() : null;
+    if (phone !== null && !E164.test(phone)) throw invalid('phone', 'must be an E.164 number such as +15551234567');
+    const user: UserRecord = { id: randomUUID(), username, email, phone, status: 'active' };
+    const now = timestamp(this.sql, new Date());
+    try {
+      await this.sql.exec(
+        `INSERT INTO users (id, username, email, phone, status, created_at, updated_at)
+         VALUES (:id, :username, :email, :phone, :status, :now, :now)`,
+        { ...user, now },
+      );
+      return user;
+    } catch (err) {
+      const unique = uniqueViolation(err);
+      if (unique) {
+        const field = unique.column ?? 'username';
+        throw new ApiError(409, 'USER_EXISTS', `a user with this ${field} already exists`, { field });
+      }
+      throw err;
+    }
+  }
+
+  async findById(id: string): Promise<UserRecord | null> {
+    const row = await this.sql.one<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = :id`, { id });
+    return row ? toRecord(row) : null;
+  }
+
+  /** Finds a user by username, email or phone (the `identifier` of a first login stage). */
+  async findByIdentifier(identifier: string): Promise<UserRecord | null> {
+    const value = identifier.trim();
+    if (!value) return null;
+    const row = await this.sql.one<UserRow>(
+      `SELECT ${COLUMNS} FROM users WHERE username = :value OR email = :lower OR phone = :value LIMIT 1`,
+      { value, lower: value.toLowerCase() },
+    );
+    return row ? toRecord(row) : null;
+  }
+
+  async list(opts: { limit?: number; offset?: number } = {}): Promise<UserRecord[]> {
+    const rows = await this.sql.select<UserRow>(
+      `SELECT ${COLUMNS} FROM users ORDER BY created_at, id LIMIT :limit OFFSET :offset`,
+      {
+        limit: Math.min(Math.max(opts.limit ?? 100, 1), 1000),
+        offset: Math.max(opts.offset ?? 0, 0),
+      },
+    );
+    return rows.map(toRecord);
+  }
+}

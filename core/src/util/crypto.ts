@@ -1,0 +1,80 @@
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  randomBytes,
+  randomInt,
+  timingSafeEqual,
+} from 'node:crypto';
+
+/** Random URL-safe token; 32 bytes = 256 bits by default. */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+/** `length` decimal digits from the CSPRNG, uniformly distributed. */
+export function randomDigits(length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += String(randomInt(10));
+  return out;
+}
+
+export function sha256(value: string | Buffer): string {
+  return createHash('sha256').update(value).digest('base64url');
+}
+
+/** Constant-time comparison of two SHA-256 digests (base64url), with no further hashing. */
+export function safeEqualDigest(a: string, b: string): boolean {
+  const ba = Buffer.from(a, 'base64url');
+  const bb = Buffer.from(b, 'base64url');
+  return ba.length === 32 && bb.length === 32 && timingSafeEqual(ba, bb);
+}
+
+/** Constant-time comparison of two strings (of any length). */
+export function safeEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a).digest();
+  const hb = createHash('sha256').update(b).digest();
+  return timingSafeEqual(ha, hb) && a.length === b.length;
+}
+
+/**
+ * AES-256-GCM for secrets at rest (TOTP seeds, signing keys). Output: `v1.<iv>.<tag>.<data>`.
+ * The first key encrypts; all keys are tried to decrypt, so keys can be rotated.
+ */
+export class SecretBox {
+  constructor(private readonly keys: Buffer[]) {
+    if (keys.length === 0 || keys.some((k) => k.length !== 32)) throw new Error('SecretBox needs 32-byte keys');
+  }
+
+  /** HMAC-SHA256 under a key derived from the current encryption key. */
+  mac(value: string): string {
+    this.macKey ??= createHmac('sha256', this.keys[0]!).update('gatehouse-mac-v1').digest();
+    return createHmac('sha256', this.macKey).update(value).digest('base64url');
+  }
+  private macKey: Buffer | undefined;
+
+  encrypt(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.keys[0]!, iv);
+    const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return ['v1', iv, cipher.getAuthTag(), data]
+      .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+      .join('.');
+  }
+
+  decrypt(sealed: string): string {
+    const [version, iv, tag, data] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || data === undefined) throw new Error('not a sealed secret');
+    for (const key of this.keys) {
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+        decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+        return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+      } catch {
+        // try the next key
+      }
+    }
+    throw new Error('cannot decrypt secret: no configured key matches');
+  }
+}

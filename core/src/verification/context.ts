@@ -1,0 +1,47 @@
+import type { Request } from 'express';
+import type { RequestFacts, UserRecord } from '../plugins/extensions.js';
+
+/** What methods and FDS rules may know about the request. `req.ip` honours `trust proxy` only. */
+export function requestFacts(req: Request): RequestFacts {
+  const header = (name: string) => {
+    const v = req.headers[name];
+    return typeof v === 'string' ? v : '';
+  };
+  return {
+    ip: req.ip ?? req.socket.remoteAddress ?? '',
+    userAgent: header('user-agent').slice(0, 512),
+    acceptLanguage: header('accept-language').slice(0, 256),
+    deviceId: header('x-device-id').slice(0, 128) || null,
+    requestId: String(req.id ?? ''),
+  };
+}
+
+/**
+ * Stands in for an unknown (or not enrolled, or disabled) user at the first stage, so the
+ * answers and timing do not reveal which identifiers exist. It has no credentials.
+ */
+export function phantomUser(identifier: string): UserRecord {
+  return {
+    id: '00000000-0000-0000-0000-000000000000',
+    username: identifier,
+    email: null,
+    phone: null,
+    status: 'active',
+  };
+}
+
+/** Request fields as strings; anything else (arrays from repeated form fields, objects) is kept out. */
+export function stringFields(body: unknown): { fields: Record<string, string>; malformed: string[]; keys: string[] } {
+  const fields: Record<string, string> = {};
+  const malformed: string[] = [];
+  const keys = body && typeof body === 'object' ? Object.keys(body) : [];
+  if (body && typeof body === 'object') {
+    for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+      if (typeof value === 'string') {
+        if (value !== '') fields[key] = value;
+      } else if (typeof value === 'number' || typeof value === 'boolean') fields[key] = String(value);
+      else if (value !== null && value !== undefined) malformed.push(key);
+    }
+  }
+  return { fields, malformed, keys };
+}

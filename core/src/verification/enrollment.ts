@@ -1,0 +1,137 @@
+import type { Logger } from 'pino';
+import { ApiError } from '../errors.js';
+import type { Extensions } from '../plugins/loader.js';
+import type { EnrollmentHandlers, JsonObject, RecordStore, RequestFacts, UserRecord } from '../plugins/extensions.js';
+import type { Services } from '../services.js';
+import { verificationError } from './errors.js';
+
+export type EnrollmentStep = 'initiation' | 'scan' | 'verification';
+
+const HANDLER: Record<EnrollmentStep, keyof EnrollmentHandlers> = {
+  initiation: 'initiate',
+  scan: 'scan',
+  verification: 'verify',
+};
+
+/** Wrong confirmation codes allowed per pending setup. */
+const MAX_CONFIRMATION_ATTEMPTS = 5;
+
+/** Pending setups live this long between steps. */
+const PENDING_TTL_SECONDS = 600;
+
+/**
+ * Setting up, listing and removing a user's methods. The pending state between steps is kept
+ * in the core's record store under the user and method.
+ */
+export class EnrollmentService {
+  constructor(
+    private readonly deps: {
+      extensions: Extensions;
+      services: Services;
+      pending: RecordStore;
+      /** Ends the user's OAuth grants (refresh tokens) after a credential change (RFC 9700 §4.14.2). */
+      revokeGrants?: (userId: string, reason: string) => Promise<unknown>;
+    },
+  ) {}
+
+  async step(
+    step: EnrollmentStep,
+    methodId: string,
+    user: UserRecord,
+    body: Record<string, unknown>,
+    request: RequestFacts,
+    logger: Logger,
+  ): Promise<JsonObject> {
+    const method = this.deps.extensions.methods.get(methodId.toUpperCase());
+    if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${methodId}"`);
+    const handler = method.enrollment?.[HANDLER[step]];
+    if (!handler) throw verificationError('ENROLLMENT_NOT_SUPPORTED', `${method.id} has no ${step} step`);
+    const key = `${user.id}:${method.id}`;
+    const pending = step === 'initiation' ? null : ((await this.deps.pending.get(key))?.data ?? null);
+    const outcome = await handler({
+      user,
+      credentials: this.deps.services.credentials(user.id, method.id),
+      request,
+      clientId: 'enrollment',
+      logger,
+      body,
+      pending,
+    });
+    if (!outcome.ok) {
+      // A wrong confirmation code spends one of a few attempts, then the setup starts over: the
+      // code proves control of a phone or email and must not be guessable.
+      if (pending && outcome.status === 401) {
+        const attempts = (typeof pending._attempts === 'number' ? pending._attempts : 0) + 1;
+        if (attempts >= MAX_CONFIRMATION_ATTEMPTS) {
+          await this.deps.pending.delete(key);
+          throw verificationError('TOO_MANY_ATTEMPTS', 'too many wrong codes; start the setup again');
+        }
+        await this.deps.pending.put(key, { ...pending, _attempts: attempts }, { ttlSeconds: PENDING_TTL_SECONDS });
+      }
+      throw new ApiError(outcome.status, outcome.code, outcome.message);
+    }
+    // A new password replaces the old one: whoever held tokens from the old one loses them.
+    if (outcome.done && method.id === 'PASSWORD') await this.deps.revokeGrants?.(user.id, 'password_changed');
+    if (outcome.done || outcome.pending === null) await this.deps.pending.delete(key);
+    else if (outcome.pending) await this.deps.pending.put(key, outcome.pending, { ttlSeconds: PENDING_TTL_SECONDS });
+    await this.deps.services.events.record({
+      type: `enrollment.${step}`,
+      userId: user.id,
+      method: method.id,
+      ip: request.ip,
+      outcome: outcome.done ? 'enrolled' : 'pending',
+    });
+    return outcome.response;
+  }
+
+  /** The user's methods with their credentials' public parts (never secrets). */
+  async list(user: UserRecord, request: RequestFacts, logger: Logger): Promise<JsonObject[]> {
+    const out: JsonObject[] = [];
+    for (const method of this.deps.extensions.methods.values()) {
+      const credentials = this.deps.services.credentials(user.id, method.id);
+      const enrolled = await method.isEnrolled({ user, credentials, request, clientId: 'enrollment', logger });
+      const list = await credentials.list();
+      out.push({
+        method: method.id,
+        enrolled,
+        credentials: list.map((c) => ({
+          id: c.id,
+          type: c.type,
+          label: c.label,
+          created_at: c.createdAt.toISOString(),
+          used: c.usedAt !== null,
+        })),
+      });
+    }
+    return out;
+  }
+
+  /** Whether the user can sign in with anything besides a password (a second factor). */
+  async hasSecondFactor(user: UserRecord, request: RequestFacts, logger: Logger): Promise<boolean> {
+    for (const method of this.deps.extensions.methods.values()) {
+      if (method.amr.every((v) => v === 'pwd')) continue;
+      const credentials = this.deps.services.credentials(user.id, method.id);
+      if (await method.isEnrolled({ user, credentials, request, clientId: 'enrollment', logger })) return true;
+    }
+    return false;
+  }
+
+  /** Removes one credential, or all of the method's credentials when no id is given. */
+  async remove(user: UserRecord, methodId: string, credentialId?: string): Promise<number> {
+    const method = this.deps.extensions.methods.get(methodId.toUpperCase());
+    if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${methodId}"`);
+    const credentials = this.deps.services.credentials(user.id, method.id);
+    const ids = credentialId ? [credentialId] : (await credentials.list()).map((c) => c.id);
+    let removed = 0;
+    for (const id of ids) if (await credentials.remove(id)) removed++;
+    if (credentialId && removed === 0) throw verificationError('CREDENTIAL_NOT_FOUND');
+    if (removed > 0) await this.deps.revokeGrants?.(user.id, 'method_removed');
+    await this.deps.services.events.record({
+      type: 'enrollment.removed',
+      userId: user.id,
+      method: method.id,
+      data: { removed },
+    });
+    return removed;
+  }
+}

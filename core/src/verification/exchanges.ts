@@ -1,0 +1,164 @@
+import type { JsonObject } from '../plugins/extensions.js';
+import type { Clock } from '../services.js';
+import { num, parseJson, type Sql } from '../storage/sql.js';
+import { sha256 } from '../util/crypto.js';
+
+/** One initiated method: the `exchange_id` the caller must present with its proof. */
+export interface Exchange {
+  key: string;
+  flowId: string;
+  statusKey: string;
+  userId: string | null;
+  method: string;
+  stage: number;
+  attempts: number;
+  maxAttempts: number;
+  state: JsonObject;
+  expiresAt: Date;
+  usedAt: Date | null;
+  revokedAt: Date | null;
+  revokedReason: string | null;
+}
+
+interface ExchangeRow {
+  id: string;
+  flow_id: string;
+  status_id: string;
+  user_id: string | null;
+  method: string;
+  stage: unknown;
+  attempts: unknown;
+  max_attempts: unknown;
+  state: string;
+  expires_at: unknown;
+  used_at: unknown;
+  revoked_at: unknown;
+  revoked_reason: string | null;
+}
+
+const toExchange = (r: ExchangeRow): Exchange => ({
+  key: r.id,
+  flowId: r.flow_id,
+  statusKey: r.status_id,
+  userId: r.user_id,
+  method: r.method,
+  stage: num(r.stage),
+  attempts: num(r.attempts),
+  maxAttempts: num(r.max_attempts),
+  state: parseJson<JsonObject>(r.state),
+  expiresAt: new Date(num(r.expires_at)),
+  usedAt: r.used_at === null ? null : new Date(num(r.used_at)),
+  revokedAt: r.revoked_at === null ? null : new Date(num(r.revoked_at)),
+  revokedReason: r.revoked_reason,
+});
+
+export interface NewExchange {
+  /** The exchange_id handed to the caller (random, ≥256 bits); stored as its hash. */
+  id: string;
+  flowId: string;
+  statusKey: string;
+  userId: string | null;
+  method: string;
+  stage: number;
+  maxAttempts: number;
+  expiresAt: Date;
+}
+
+/**
+ * Exchanges are stored under the SHA-256 of their id. Every state change is a conditional
+ * update, so single use and attempt limits hold across concurrent requests and nodes.
+ */
+export class ExchangeStore {
+  constructor(
+    private readonly sql: Sql,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Creates an exchange. A resend (same flow, stage and method) supersedes the live one and
+   * inherits its failure count, so re-initiating never resets the attempts.
+   */
+  async create(input: NewExchange): Promise<Exchange> {
+    const now = this.clock.now().getTime();
+    const key = sha256(input.id);
+    const same = 'flow_id = :flowId AND stage = :stage AND method = :method';
+    // One statement: the new exchange inherits the highest failure count of its unused
+    // predecessors, and starts burned if that count already spent the budget.
+    await this.sql.exec(
+      `INSERT INTO exchanges (id, flow_id, status_id, user_id, method, stage, attempts, max_attempts, state,
+         created_at, expires_at, used_at, revoked_at, revoked_reason)
+       SELECT CAST(:key AS VARCHAR(64)), CAST(:flowId AS VARCHAR(64)), CAST(:statusKey AS VARCHAR(64)),
+         CAST(:userId AS VARCHAR(36)), CAST(:method AS VARCHAR(32)), CAST(:stage AS INTEGER), p.attempts,
+         CAST(:maxAttempts AS INTEGER), '{}', CAST(:now AS BIGINT), CAST(:expires AS BIGINT), NULL,
+         CASE WHEN p.attempts >= CAST(:maxAttempts AS INTEGER) THEN CAST(:now AS BIGINT) END,
+         CASE WHEN p.attempts >= CAST(:maxAttempts AS INTEGER) THEN 'attempts' END
+       FROM (SELECT COALESCE(MAX(attempts), 0) AS attempts FROM exchanges WHERE ${same} AND used_at IS NULL) p`,
+      // (The casts give PostgreSQL's prepared statements a type for each bare parameter.)
+      { ...input, key, now, expires: input.expiresAt.getTime() },
+    );
+    // Supersede every other live one. Two resends racing may revoke each other; the caller
+    // then resends again, which is the safe side.
+    await this.sql.exec(
+      `UPDATE exchanges SET revoked_at = :now, revoked_reason = 'superseded'
+       WHERE ${same} AND used_at IS NULL AND revoked_at IS NULL AND id <> :key`,
+      { ...input, key, now },
+    );
+    return (await this.find(input.id))!;
+  }
+
+  async find(id: string): Promise<Exchange | null> {
+    const row = await this.sql.one<ExchangeRow>('SELECT * FROM exchanges WHERE id = :key', { key: sha256(id) });
+    return row ? toExchange(row) : null;
+  }
+
+  async setState(key: string, state: JsonObject): Promise<void> {
+    await this.sql.exec('UPDATE exchanges SET state = :state WHERE id = :key', { key, state: JSON.stringify(state) });
+  }
+
+  /**
+   * Spends one attempt before the proof is checked, atomically: false when the budget is gone
+   * (or the exchange was used or revoked meanwhile), so parallel guesses cannot exceed it.
+   */
+  async reserveAttempt(key: string): Promise<boolean> {
+    const rows = await this.sql.write(
+      `UPDATE exchanges SET attempts = attempts + 1
+       WHERE id = :key AND used_at IS NULL AND revoked_at IS NULL AND attempts < max_attempts
+       RETURNING id`,
+      { key },
+    );
+    return rows.length > 0;
+  }
+
+  /** After a wrong proof: burns the exchange once its budget is spent. */
+  async burnIfSpent(key: string): Promise<void> {
+    await this.sql.exec(
+      `UPDATE exchanges SET revoked_at = :now, revoked_reason = 'attempts'
+       WHERE id = :key AND revoked_at IS NULL AND used_at IS NULL AND attempts >= max_attempts`,
+      { key, now: this.clock.now().getTime() },
+    );
+  }
+
+  async revoke(key: string, reason: string): Promise<void> {
+    await this.sql.exec(
+      `UPDATE exchanges SET revoked_at = :now, revoked_reason = :reason WHERE id = :key AND revoked_at IS NULL`,
+      { key, reason, now: this.clock.now().getTime() },
+    );
+  }
+
+  /** Turns an exchange into a phantom: at the first stage a refusal must look like an unknown user. */
+  async forgetUser(key: string): Promise<void> {
+    await this.sql.exec('UPDATE exchanges SET user_id = NULL WHERE id = :key', { key });
+  }
+
+  /** Single use: true for exactly one caller, and only while unexpired and not revoked. */
+  async consume(key: string): Promise<boolean> {
+    const now = this.clock.now().getTime();
+    const rows = await this.sql.write(
+      `UPDATE exchanges SET used_at = :now
+       WHERE id = :key AND used_at IS NULL AND revoked_at IS NULL AND expires_at > :now
+       RETURNING id`,
+      { key, now },
+    );
+    return rows.length > 0;
+  }
+}

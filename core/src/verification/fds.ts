@@ -1,0 +1,56 @@
+import type { Logger } from 'pino';
+import type { EventLog, FdsContext, FdsRule, FdsVerdict } from '../plugins/extensions.js';
+
+const SEVERITY = { allow: 0, step_up: 1, deny: 2 } as const;
+
+export interface FdsResult {
+  action: FdsVerdict['action'];
+  reasons: string[];
+  retryAfter?: number;
+}
+
+/**
+ * Runs the FDS rules in their configured order. Every verdict is stored as an event; a rule
+ * that throws or exceeds the time limit counts as deny (fail closed). The first deny stops.
+ */
+export async function runFdsRules(
+  rules: FdsRule[],
+  ctx: FdsContext,
+  events: EventLog,
+  opts: { timeoutMs: number; logger: Logger },
+): Promise<FdsResult> {
+  const result: FdsResult = { action: 'allow', reasons: [] };
+  for (const rule of rules) {
+    let verdict: FdsVerdict;
+    try {
+      verdict = await withTimeout(rule.evaluate(ctx), opts.timeoutMs, rule.id);
+      if (!verdict || !(verdict.action in SEVERITY)) throw new Error(`rule ${rule.id} returned no valid verdict`);
+    } catch (err) {
+      opts.logger.error({ err, rule: rule.id }, 'FDS rule failed; failing closed');
+      verdict = { action: 'deny', reason: `fds.rule_error:${rule.id}` };
+    }
+    await events.record({
+      type: 'fds.verdict',
+      userId: ctx.user.id,
+      method: ctx.method,
+      clientId: ctx.clientId,
+      ip: ctx.request.ip,
+      outcome: verdict.action,
+      reason: verdict.reason ?? null,
+      data: { rule: rule.id, phase: ctx.phase, ...(verdict.retryAfter ? { retryAfter: verdict.retryAfter } : {}) },
+    });
+    if (SEVERITY[verdict.action] > SEVERITY[result.action]) result.action = verdict.action;
+    if (verdict.action !== 'allow') result.reasons.push(verdict.reason ?? rule.id);
+    if (verdict.retryAfter) result.retryAfter = Math.max(result.retryAfter ?? 0, verdict.retryAfter);
+    if (verdict.action === 'deny') break;
+  }
+  return result;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, id: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`FDS rule ${id} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,153 @@
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/schema.js';
+import type { AuthMethod, MethodContext, RequestFacts, UploadedFile, UserRecord } from '../plugins/extensions.js';
+import { verificationError, verificationErrorWithStatus } from './errors.js';
+import type { Exchange } from './exchanges.js';
+import type { LoginFlow } from './flows.js';
+
+/** Fields the spec assigns to some method; seeing one that the method does not take is FIELDS_MIXED. */
+export const SPEC_METHOD_FIELDS = [
+  'pass_code',
+  'password',
+  'push_id',
+  'device_id',
+  'client_id',
+  'photo',
+  'fido2_client_response',
+] as const;
+
+/** The state one verification request carries through the steps. */
+export interface VerifyState {
+  method: AuthMethod;
+  fields: Record<string, string>;
+  malformed: string[];
+  /** Every key of the request body, whatever its value. */
+  keys: string[];
+  files: UploadedFile[];
+  request: RequestFacts;
+  logger: Logger;
+  /** Filled in by the steps: */
+  exchange?: Exchange;
+  flow?: LoginFlow;
+  app?: AppConfig;
+  user?: UserRecord;
+  phantom?: boolean;
+}
+
+/** What the steps need from the server, so each one stays a small pure-ish function. */
+export interface StepDeps {
+  findExchange(id: string): Promise<Exchange | null>;
+  findFlow(id: string): Promise<LoginFlow | null>;
+  findApp(clientId: string): AppConfig | undefined;
+  findUser(id: string): Promise<UserRecord | null>;
+  methodContext(state: VerifyState, user: UserRecord): MethodContext;
+  /** Field names of every registered method, for FIELDS_MIXED. */
+  knownFields(): Set<string>;
+  now(): Date;
+}
+
+export type Step = (s: VerifyState, deps: StepDeps) => Promise<void> | void;
+
+// (a) the exchange: present, known, of this method, unused, unexpired, of the current stage.
+
+export const exchangePresent: Step = (s) => {
+  if (!s.fields.exchange_id) throw verificationError('EXCHANGE_INVALID', 'exchange_id is required');
+};
+
+export const exchangeKnown: Step = async (s, deps) => {
+  const exchange = await deps.findExchange(s.fields.exchange_id!);
+  if (!exchange) throw verificationErrorWithStatus('EXCHANGE_INVALID', 404, 'no such exchange_id');
+  if (exchange.method !== s.method.id) {
+    throw verificationError('EXCHANGE_INVALID', `the exchange_id was issued for another method`);
+  }
+  s.exchange = exchange;
+};
+
+export const exchangeUnused: Step = (s) => {
+  const ex = s.exchange!;
+  if (ex.usedAt) throw verificationError('EXCHANGE_USED');
+  if (ex.revokedReason === 'attempts') throw verificationError('TOO_MANY_ATTEMPTS');
+  if (ex.revokedAt)
+    throw verificationError('EXCHANGE_INVALID', `the exchange_id is no longer valid (${ex.revokedReason})`);
+};
+
+export const exchangeUnexpired: Step = async (s, deps) => {
+  const now = deps.now();
+  if (s.exchange!.expiresAt <= now) throw verificationError('EXCHANGE_EXPIRED');
+  const flow = await deps.findFlow(s.exchange!.flowId);
+  if (!flow || flow.expiresAt <= now) throw verificationError('EXCHANGE_EXPIRED', 'the login request has expired');
+  s.flow = flow;
+};
+
+export const exchangeOfCurrentStage: Step = (s) => {
+  if (s.flow!.status !== 'active' || s.flow!.stage !== s.exchange!.stage) throw verificationError('WRONG_FLOW_STAGE');
+};
+
+// (b) single_factor_auth only where the method allows it.
+
+export const singleFactorOnlyWhereAllowed: Step = (s) => {
+  // Any value counts, null or malformed included: the flag itself is what only FACE accepts.
+  if (s.keys.includes('single_factor_auth') && !s.method.singleFactor) {
+    throw verificationError('SINGLE_FACTOR_NOT_ALLOWED');
+  }
+};
+
+// (c) fields, enablement, then the method's own check.
+
+export const requiredFieldsPresent: Step = (s) => {
+  const missing = s.method.verifyFields.filter((f) => !s.fields[f] && !s.malformed.includes(f));
+  const missingFiles = (s.method.files ?? [])
+    .filter((f) => !s.files.some((u) => u.fieldName === f.name))
+    .map((f) => f.name);
+  const all = [...missing, ...missingFiles];
+  if (all.length) throw verificationError('FIELD_MISSING', `missing: ${all.join(', ')}`, { fields: all });
+  if (s.malformed.length) {
+    throw verificationError('INVALID_FIELD', `not a single text value: ${s.malformed.join(', ')}`, {
+      fields: s.malformed,
+    });
+  }
+};
+
+export const noForeignFields: Step = (s, deps) => {
+  const mine = new Set([...s.method.verifyFields, ...(s.method.files ?? []).map((f) => f.name)]);
+  const present = [...Object.keys(s.fields), ...s.files.map((f) => f.fieldName)];
+  const foreign = present.filter((f) => deps.knownFields().has(f) && !mine.has(f));
+  if (foreign.length) {
+    throw verificationError('FIELDS_MIXED', `fields of other methods: ${foreign.join(', ')}`, { fields: foreign });
+  }
+};
+
+export const methodEnabled: Step = async (s, deps) => {
+  const app = deps.findApp(s.flow!.clientId);
+  if (!app || !app.login_stages.some((stage) => stage.includes(s.method.id))) {
+    throw verificationError('METHOD_NOT_ENABLED', `${s.method.id} is not enabled for this app`);
+  }
+  s.app = app;
+  const userId = s.exchange!.userId;
+  const user = userId ? await deps.findUser(userId) : null;
+  const firstStage = !s.flow!.userId;
+  if (!user || (firstStage && user.status !== 'active')) {
+    // First stage with an unknown (or meanwhile disabled) user: carry on so the answer
+    // matches a wrong proof and reveals nothing about the account.
+    s.phantom = true;
+    return;
+  }
+  if (user.status !== 'active') throw verificationError('USER_DISABLED');
+  if (!(await s.method.isEnrolled(deps.methodContext(s, user)))) {
+    throw verificationError('METHOD_NOT_ENABLED', `${s.method.id} is not set up for this user`);
+  }
+  s.user = user;
+};
+
+/** The ordered steps (a)–(c) of the spec; (d) FDS and the commit follow in the service. */
+export const VERIFY_STEPS: readonly Step[] = [
+  exchangePresent,
+  exchangeKnown,
+  exchangeUnused,
+  exchangeUnexpired,
+  exchangeOfCurrentStage,
+  singleFactorOnlyWhereAllowed,
+  requiredFieldsPresent,
+  noForeignFields,
+  methodEnabled,
+];

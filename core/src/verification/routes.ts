@@ -1,0 +1,206 @@
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import multer from 'multer';
+import { ok } from '../http/envelope.js';
+import { requireAdmin } from '../http/admin.js';
+import type { UploadedFile, UserRecord } from '../plugins/extensions.js';
+import type { UserService } from '../users/users.js';
+import { safeEqual } from '../util/crypto.js';
+import { requestFacts, stringFields } from './context.js';
+import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
+import { verificationError } from './errors.js';
+import type { LoginFlow } from './flows.js';
+import type { VerificationService } from './service.js';
+
+/** Where the browser goes after a stage: the hosted login page, or back to the client. */
+export interface LoginRedirects {
+  nextStage(flow: LoginFlow): string;
+  completed(flow: LoginFlow): string;
+}
+
+export const defaultRedirects: LoginRedirects = {
+  nextStage: (flow) => `/login?request_id=${encodeURIComponent(flow.id)}`,
+  completed: (flow) =>
+    typeof flow.params.return_to === 'string'
+      ? flow.params.return_to
+      : `/login/complete?request_id=${encodeURIComponent(flow.id)}`,
+};
+
+const form = express.urlencoded({ extended: false, limit: '100kb', parameterLimit: 100 });
+const json = express.json({ limit: '100kb' });
+
+/** Multipart only for methods that take files (FACE photo), in memory with the method's limits. */
+function multipartFor(verification: VerificationService): RequestHandler {
+  return (req, res, next) => {
+    if (!req.is('multipart/form-data')) return next();
+    const method = verification.method(String(req.params.method));
+    const files = method.files ?? [];
+    if (!files.length) return next(verificationError('INVALID_FIELD', `${method.id} does not take multipart bodies`));
+    multer({
+      storage: multer.memoryStorage(),
+      limits: {
+        fileSize: Math.max(...files.map((f) => f.maxBytes)),
+        files: files.length,
+        fields: 50,
+        fieldSize: 16_384,
+      },
+    }).fields(files.map((f) => ({ name: f.name, maxCount: 1 })))(req, res, next);
+  };
+}
+
+function uploadedFiles(req: Request): UploadedFile[] {
+  const files = (req.files ?? {}) as Record<string, Express.Multer.File[]>;
+  return Object.values(files)
+    .flat()
+    .map((f) => ({ fieldName: f.fieldname, mimeType: f.mimetype, size: f.size, buffer: f.buffer }));
+}
+
+/** Who a bearer token belongs to and when they last authenticated (for enrollment). */
+export type BearerResolver = (
+  token: string,
+) => Promise<{ userId: string; authTime: number | null; scope: string[]; amr: string[] } | null>;
+
+/** The scope a user's access token needs to manage its own sign-in methods (first-party apps). */
+export const MANAGE_METHODS_SCOPE = 'gatehouse.methods';
+
+export function verificationRoutes(deps: {
+  verification: VerificationService;
+  enrollment: EnrollmentService;
+  users: UserService;
+  adminToken: string | undefined;
+  /** Accepts a user's own access token for enrollment (recently authenticated). */
+  resolveBearer?: BearerResolver;
+  /** How recent the user's authentication must be to change methods (ASVS 5 7.5.1). */
+  maxAuthAgeSeconds?: number;
+  now?: () => Date;
+  redirects?: LoginRedirects;
+  /** Whether this browser may continue the login flow (the OAuth flow's cookie binding). */
+  mayContinue?: (req: Request, requestId: string) => Promise<boolean>;
+}): Router {
+  const { verification, enrollment, users } = deps;
+  const redirects = deps.redirects ?? defaultRedirects;
+  const router = express.Router();
+
+  router.post('/verification-srv/authentication/:method/initiation', json, form, async (req, res) => {
+    const { fields } = stringFields(req.body);
+    ok(
+      res,
+      await verification.initiate(String(req.params.method), { fields, request: requestFacts(req), logger: req.log }),
+    );
+  });
+
+  router.post(
+    '/verification-srv/authentication/:method/verification',
+    json,
+    form,
+    multipartFor(verification),
+    async (req, res) => {
+      const { fields, malformed, keys } = stringFields(req.body);
+      const result = await verification.verify(String(req.params.method), {
+        fields,
+        malformed,
+        keys,
+        files: uploadedFiles(req),
+        request: requestFacts(req),
+        logger: req.log,
+      });
+      ok(res, result);
+    },
+  );
+
+  router.get('/verification-srv/verificationstatus/:statusId', async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    ok(res, await verification.status(String(req.params.statusId)));
+  });
+
+  router.post('/login-srv/verification/login', json, form, async (req, res) => {
+    const { fields } = stringFields(req.body);
+    if (fields.requestId && deps.mayContinue && !(await deps.mayContinue(req, fields.requestId))) {
+      throw verificationError('FLOW_NOT_BOUND');
+    }
+    const result = await verification.continueLogin(fields, req.log);
+    const location = result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow);
+    if (req.accepts(['html', 'json']) === 'json') {
+      ok(res, {
+        request_id: result.flow.id,
+        completed: result.completed,
+        stage: result.flow.stage,
+        next_methods: result.nextMethods,
+        redirect_to: location,
+      });
+    } else {
+      // 303 so the browser follows with GET and never re-posts the credential (RFC 9700 §4.12).
+      res.redirect(303, location);
+    }
+  });
+
+  // Enrollment: the admin credential with the user named in `sub`, or the user's own access
+  // token from a recent login (changing methods needs a fresh authentication).
+  const adminGuard = requireAdmin(deps.adminToken);
+  const now = deps.now ?? (() => new Date());
+  const enrollmentAuth: RequestHandler = async (req, res, next) => {
+    const header = req.headers.authorization ?? '';
+    const bearer = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+    if (!bearer || !deps.resolveBearer || (deps.adminToken && safeEqual(bearer, deps.adminToken))) {
+      return adminGuard(req, res, next);
+    }
+    const owner = await deps.resolveBearer(bearer);
+    if (!owner) return next(verificationError('UNAUTHORIZED', 'the bearer token is not valid'));
+    const maxAge = deps.maxAuthAgeSeconds ?? 900;
+    if (!owner.scope.includes(MANAGE_METHODS_SCOPE)) {
+      return next(verificationError('INSUFFICIENT_SCOPE', `the token needs the ${MANAGE_METHODS_SCOPE} scope`));
+    }
+    if (owner.authTime === null || now().getTime() / 1000 - owner.authTime > maxAge) {
+      return next(verificationError('REAUTHENTICATION_REQUIRED'));
+    }
+    // A password alone must not change the factors of an account that has a second one.
+    const user = await users.findById(owner.userId);
+    if (
+      user &&
+      owner.amr.every((v) => v === 'pwd') &&
+      (await enrollment.hasSecondFactor(user, requestFacts(req), req.log))
+    ) {
+      return next(
+        verificationError('REAUTHENTICATION_REQUIRED', 'sign in with your second factor to change sign-in methods'),
+      );
+    }
+    res.locals.tokenUser = owner.userId;
+    next();
+  };
+  const userOf = async (sub: unknown, res: Response): Promise<UserRecord> => {
+    const tokenUser = res.locals.tokenUser as string | undefined;
+    if (tokenUser) {
+      // A user's own token acts only for that user.
+      if (sub !== undefined && sub !== tokenUser)
+        throw verificationError('UNAUTHORIZED', 'the token belongs to another user');
+      const user = await users.findById(tokenUser);
+      if (!user) throw verificationError('USER_NOT_FOUND');
+      return user;
+    }
+    if (typeof sub !== 'string' || !sub) throw verificationError('FIELD_MISSING', 'missing: sub', { fields: ['sub'] });
+    const user = (await users.findById(sub)) ?? (await users.findByIdentifier(sub));
+    if (!user) throw verificationError('USER_NOT_FOUND');
+    return user;
+  };
+  const enrollmentStep = (step: EnrollmentStep) => async (req: Request, res: Response) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const user = await userOf(body.sub, res);
+    ok(res, await enrollment.step(step, req.params.method as string, user, body, requestFacts(req), req.log));
+  };
+  for (const step of ['initiation', 'scan', 'verification'] as const) {
+    router.post(`/verification-actions-srv/setup/:method/${step}`, enrollmentAuth, json, form, enrollmentStep(step));
+  }
+  router.get('/verification-actions-srv/setup/users/:sub/methods', enrollmentAuth, async (req, res) => {
+    const user = await userOf(req.params.sub, res);
+    ok(res, await enrollment.list(user, requestFacts(req), req.log));
+  });
+  router.delete(
+    '/verification-actions-srv/setup/users/:sub/methods/:method{/:credentialId}',
+    enrollmentAuth,
+    async (req, res) => {
+      const user = await userOf(req.params.sub, res);
+      const credentialId = req.params.credentialId as string | undefined;
+      ok(res, { removed: await enrollment.remove(user, String(req.params.method), credentialId) });
+    },
+  );
+  return router;
+}

@@ -1,0 +1,550 @@
+import type { Logger } from 'pino';
+import type { AppConfig, GatehouseConfig } from '../config/schema.js';
+import { ApiError, BootError } from '../errors.js';
+import type { Extensions } from '../plugins/loader.js';
+import type {
+  AuthMethod,
+  FdsContext,
+  FdsRule,
+  JsonObject,
+  MethodContext,
+  RequestFacts,
+  UploadedFile,
+  UserRecord,
+} from '../plugins/extensions.js';
+import type { Clock, Services } from '../services.js';
+import { verificationError } from './errors.js';
+import type { ExchangeStore } from './exchanges.js';
+import { runFdsRules } from './fds.js';
+import type { LoginFlow, LoginFlowStore } from './flows.js';
+import { phantomUser } from './context.js';
+import { SPEC_METHOD_FIELDS, VERIFY_STEPS, type StepDeps, type VerifyState } from './pipeline.js';
+import type { StatusStore } from './statuses.js';
+
+export interface InitiateInput {
+  fields: Record<string, string>;
+  request: RequestFacts;
+  logger: Logger;
+}
+
+export interface VerifyInput extends InitiateInput {
+  malformed: string[];
+  keys: string[];
+  files: UploadedFile[];
+}
+
+export interface ContinueResult {
+  flow: LoginFlow;
+  completed: boolean;
+  /** Methods that may complete the next stage (empty when completed). */
+  nextMethods: string[];
+}
+
+/**
+ * The exchange lifecycle and the verification pipeline. Stateless: everything lives in the
+ * stores, so any node can serve any step.
+ */
+export class VerificationService {
+  private readonly knownFields: Set<string>;
+  private readonly fdsRules: FdsRule[];
+  private readonly attemptGuards: FdsRule[];
+
+  constructor(
+    private readonly deps: {
+      config: GatehouseConfig;
+      extensions: Extensions;
+      services: Services;
+      clock: Clock;
+      flows: LoginFlowStore;
+      exchanges: ExchangeStore;
+      statuses: StatusStore;
+      logger: Logger;
+    },
+  ) {
+    const methods = deps.extensions.methods.values();
+    this.knownFields = new Set<string>([
+      ...SPEC_METHOD_FIELDS,
+      ...methods.flatMap((m) => [...m.verifyFields, ...(m.files ?? []).map((f) => f.name)]),
+    ]);
+    this.fdsRules = orderedRules(deps.config.verification.fds_rules, deps.extensions);
+    this.attemptGuards = this.fdsRules.filter((rule) => rule.guardsAttempts);
+  }
+
+  method(id: string): AuthMethod {
+    const method = this.deps.extensions.methods.get(id.toUpperCase());
+    if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${id}"`);
+    return method;
+  }
+
+  app(clientId: string): AppConfig | undefined {
+    return this.deps.config.apps.find((a) => a.client_id === clientId);
+  }
+
+  methodContext(
+    user: UserRecord,
+    method: string,
+    clientId: string,
+    request: RequestFacts,
+    logger: Logger,
+  ): MethodContext {
+    return { user, credentials: this.deps.services.credentials(user.id, method), request, clientId, logger };
+  }
+
+  // ─────────────── initiation ───────────────
+
+  async initiate(methodId: string, input: InitiateInput): Promise<JsonObject> {
+    const method = this.method(methodId);
+    const { fields, request, logger } = input;
+    const flow = await this.activeFlow(fields.request_id);
+    const app = this.app(flow.clientId);
+    if (!app || !app.login_stages.some((stage) => stage.includes(method.id))) {
+      throw verificationError('METHOD_NOT_ENABLED', `${method.id} is not enabled for this app`);
+    }
+    if (!(flow.stages[flow.stage] ?? []).includes(method.id)) {
+      throw verificationError(
+        'METHOD_NOT_ENABLED',
+        `${method.id} is not allowed at stage ${flow.stage + 1} of this login`,
+      );
+    }
+    const usage = fields.usage_type;
+    if (usage !== undefined && usage !== 'INITIAL_AUTHENTICATION' && usage !== 'MULTIFACTOR_AUTHENTICATION') {
+      throw verificationError(
+        'INVALID_FIELD',
+        'usage_type must be INITIAL_AUTHENTICATION or MULTIFACTOR_AUTHENTICATION',
+      );
+    }
+    let user = await this.initiatingUser(flow, fields, method, request, logger);
+    // Before the user is known (first stage), every refusal must look like an unknown identifier.
+    const firstStage = !flow.userId;
+    const now = this.deps.clock.now();
+    const expiresAt = new Date(
+      Math.min(now.getTime() + this.deps.config.verification.exchange_ttl * 1000, flow.expiresAt.getTime()),
+    );
+
+    if (user) {
+      const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger);
+      if (fds.action === 'deny') {
+        if (!firstStage) throw fdsBlocked(fds.retryAfter);
+        user = null; // a phantom exchange: recorded as a verdict, answered like any other
+      }
+    }
+
+    // The status_id is derived from the exchange_id under the server key, so verification can
+    // return it without storing it in clear.
+    const exchangeId = this.deps.services.crypto.randomToken(32);
+    const statusId = this.statusIdOf(exchangeId);
+    const statusKey = await this.deps.statuses.create({
+      id: statusId,
+      flowId: flow.id,
+      userId: user?.id ?? null,
+      method: method.id,
+      stage: flow.stage,
+      expiresAt,
+    });
+    const exchange = await this.deps.exchanges.create({
+      id: exchangeId,
+      flowId: flow.id,
+      statusKey,
+      userId: user?.id ?? null,
+      method: method.id,
+      stage: flow.stage,
+      maxAttempts: this.deps.config.verification.max_attempts,
+      expiresAt,
+    });
+    let extra: JsonObject = {};
+    if (user && !exchange.revokedAt) {
+      const outcome = await method.initiate({
+        ...this.methodContext(user, method.id, flow.clientId, request, logger),
+        // A chosen medium would confirm the account exists before it is known.
+        mediumId: firstStage ? null : (fields.medium_id ?? null),
+        exchangeExpiresAt: expiresAt,
+      });
+      if (!outcome.ok && firstStage) {
+        logger.warn(
+          { method: method.id, code: outcome.code },
+          'first-stage initiation failed; answering as for an unknown user',
+        );
+        await this.deps.exchanges.forgetUser(exchange.key);
+      } else if (!outcome.ok) {
+        await this.deps.exchanges.revoke(exchange.key, 'initiation_failed');
+        throw new ApiError(outcome.status, outcome.code, outcome.message);
+      }
+      if (outcome.ok && outcome.state) await this.deps.exchanges.setState(exchange.key, outcome.state);
+      if (outcome.ok) extra = outcome.response ?? {};
+    }
+    // Before the user is known, a real user's answer must look like a phantom's (decision 7):
+    // no method extras such as medium_text.
+    if (!flow.userId) extra = {};
+    await this.deps.services.events.record({
+      type: 'verification.initiated',
+      userId: user?.id ?? null,
+      method: method.id,
+      clientId: flow.clientId,
+      ip: request.ip,
+    });
+    return {
+      exchange_id: { exchange_id: exchangeId, expires_at: expiresAt.toISOString() },
+      ...(flow.userId ? { sub: flow.userId } : {}),
+      status_id: statusId,
+      ...extra,
+    };
+  }
+
+  private async activeFlow(requestId: string | undefined): Promise<LoginFlow> {
+    if (!requestId) throw verificationError('FIELD_MISSING', 'missing: request_id', { fields: ['request_id'] });
+    const flow = await this.deps.flows.get(requestId);
+    if (!flow) throw verificationError('REQUEST_NOT_FOUND');
+    if (flow.status === 'completed') throw verificationError('REQUEST_COMPLETED');
+    if (flow.status !== 'active' || flow.expiresAt <= this.deps.clock.now()) throw verificationError('REQUEST_EXPIRED');
+    return flow;
+  }
+
+  /**
+   * The user of an initiation: the flow's user after the first stage, else the identifier's.
+   * At the first stage an unknown, disabled or not-enrolled identifier yields null (a phantom
+   * exchange), so the response does not reveal which accounts exist.
+   */
+  private async initiatingUser(
+    flow: LoginFlow,
+    fields: Record<string, string>,
+    method: AuthMethod,
+    request: RequestFacts,
+    logger: Logger,
+  ): Promise<UserRecord | null> {
+    if (flow.userId) {
+      if (fields.sub && fields.sub !== flow.userId)
+        throw verificationError('INVALID_FIELD', 'sub does not match the login');
+      const user = await this.deps.services.users.findById(flow.userId);
+      if (!user) throw verificationError('USER_NOT_FOUND');
+      if (user.status !== 'active') throw verificationError('USER_DISABLED');
+      if (!(await method.isEnrolled(this.methodContext(user, method.id, flow.clientId, request, logger)))) {
+        throw verificationError('METHOD_NOT_ENABLED', `${method.id} is not set up for this user`);
+      }
+      return user;
+    }
+    const identifier = fields.identifier ?? fields.sub;
+    if (!identifier) throw verificationError('FIELD_MISSING', 'missing: identifier', { fields: ['identifier'] });
+    const user = fields.identifier
+      ? await this.deps.services.users.findByIdentifier(identifier)
+      : await this.deps.services.users.findById(identifier);
+    if (!user || user.status !== 'active') return null;
+    const enrolled = await method.isEnrolled(this.methodContext(user, method.id, flow.clientId, request, logger));
+    return enrolled ? user : null;
+  }
+
+  // ─────────────── verification ───────────────
+
+  async verify(methodId: string, input: VerifyInput): Promise<{ status_id: string; sub: string }> {
+    const method = this.method(methodId);
+    const state: VerifyState = { method, ...input };
+    const stepDeps: StepDeps = {
+      findExchange: (id) => this.deps.exchanges.find(id),
+      findFlow: (id) => this.deps.flows.get(id),
+      findApp: (clientId) => this.app(clientId),
+      findUser: (id) => this.deps.services.users.findById(id),
+      methodContext: (s, user) => this.methodContext(user, method.id, s.flow!.clientId, s.request, s.logger),
+      knownFields: () => this.knownFields,
+      now: () => this.deps.clock.now(),
+    };
+    for (const step of VERIFY_STEPS) await step(state, stepDeps);
+    const exchange = state.exchange!;
+    const flow = state.flow!;
+    const user = state.user ?? phantomUser(flow.id);
+
+    // Rules that guard attempts (a locked or backed-off factor) refuse before the proof is
+    // checked, so the answer cannot tell a right proof from a wrong one.
+    if (state.user && this.attemptGuards.length) {
+      const guard = await this.runRules(
+        this.attemptGuards,
+        'attempt',
+        state.user,
+        method.id,
+        flow.clientId,
+        input.request,
+        input.logger,
+      );
+      if (guard.action === 'deny') {
+        if (flow.userId) throw fdsBlocked(guard.retryAfter);
+        // First stage: answered like an unknown user, checked against no credentials at all.
+        state.phantom = true;
+        state.user = undefined;
+      }
+    }
+
+    // (c) the method's own check, on an attempt reserved first so parallel guesses are counted.
+    if (!(await this.deps.exchanges.reserveAttempt(exchange.key))) {
+      const now = await this.deps.exchanges.find(input.fields.exchange_id!);
+      if (now?.usedAt) throw verificationError('EXCHANGE_USED');
+      if (now?.revokedReason === 'attempts' || (now && now.attempts >= now.maxAttempts)) {
+        throw verificationError('TOO_MANY_ATTEMPTS');
+      }
+      throw verificationError('EXCHANGE_INVALID', 'the exchange_id is no longer valid');
+    }
+    const outcome = await method.verify({
+      ...this.methodContext(user, method.id, flow.clientId, input.request, input.logger),
+      fields: input.fields,
+      files: input.files,
+      state: exchange.state,
+    });
+    if (!outcome.ok || state.phantom) {
+      await this.deps.exchanges.burnIfSpent(exchange.key);
+      await this.outcomeOf('verification.failure', state, outcome.ok ? 'unknown_user' : outcome.reason);
+      throw verificationError('VERIFICATION_FAILED');
+    }
+
+    // (d) fraud detection, on a proof that was right.
+    const fds = await this.runRules(
+      this.fdsRules,
+      'verification',
+      user,
+      method.id,
+      flow.clientId,
+      input.request,
+      input.logger,
+    );
+    if (fds.action === 'deny') {
+      if (!flow.userId) {
+        // First stage: a refused right proof must look like a wrong one (no oracle for guesses).
+        await this.deps.exchanges.burnIfSpent(exchange.key);
+        await this.outcomeOf('verification.failure', state, `fds:${fds.reasons.join(',')}`);
+        throw verificationError('VERIFICATION_FAILED');
+      }
+      await this.deps.exchanges.revoke(exchange.key, 'fds');
+      throw fdsBlocked(fds.retryAfter);
+    }
+
+    // Single use: the conditional update picks exactly one winner among concurrent requests.
+    if (!(await this.deps.exchanges.consume(exchange.key))) throw verificationError('EXCHANGE_USED');
+    if (outcome.commit && !(await outcome.commit())) {
+      await this.outcomeOf('verification.failure', state, 'already_consumed');
+      throw verificationError('VERIFICATION_FAILED');
+    }
+    await this.deps.statuses.authenticate(
+      exchange.statusKey,
+      method.amr,
+      fds.action === 'step_up',
+      this.deps.config.verification.status_ttl,
+    );
+    await this.outcomeOf('verification.success', state, fds.action === 'step_up' ? 'step_up' : null);
+    return { status_id: this.statusIdOf(input.fields.exchange_id!), sub: user.id };
+  }
+
+  /**
+   * Checks a proof outside a login flow (the OAuth password grant): the method plugin, then the
+   * FDS rules, with the same events, so brute force is counted exactly like a login.
+   */
+  async authenticateDirect(input: {
+    method: string;
+    identifier: string;
+    fields: Record<string, string>;
+    clientId: string;
+    request: RequestFacts;
+    logger: Logger;
+  }): Promise<{ ok: true; user: UserRecord; amr: string[] } | { ok: false; reason: string }> {
+    const method = this.deps.extensions.methods.get(input.method);
+    if (!method) return { ok: false, reason: 'method_not_registered' };
+    const app = this.app(input.clientId);
+    if (!app?.login_stages.some((stage) => stage.includes(method.id)))
+      return { ok: false, reason: 'method_not_enabled' };
+    const found = await this.deps.services.users.findByIdentifier(input.identifier);
+    const usable =
+      found && found.status === 'active'
+        ? await method.isEnrolled(this.methodContext(found, method.id, input.clientId, input.request, input.logger))
+        : false;
+    const user = usable ? found! : phantomUser(input.identifier);
+    const outcome = await method.verify({
+      ...this.methodContext(user, method.id, input.clientId, input.request, input.logger),
+      fields: input.fields,
+      files: [],
+      state: {},
+    });
+    const who = {
+      userId: usable ? user.id : null,
+      method: method.id,
+      clientId: input.clientId,
+      request: input.request,
+    };
+    const event = (type: string, reason: string | null) => this.recordOutcome(type, who, reason, { grant: 'password' });
+    if (!outcome.ok || !usable) {
+      await event('verification.failure', outcome.ok ? 'unknown_user' : outcome.reason);
+      return { ok: false, reason: outcome.ok ? 'unknown_user' : outcome.reason };
+    }
+    const fds = await this.runRules(
+      this.fdsRules,
+      'verification',
+      user,
+      method.id,
+      input.clientId,
+      input.request,
+      input.logger,
+    );
+    if (fds.action !== 'allow') return { ok: false, reason: `fds:${fds.reasons.join(',')}` };
+    if (outcome.commit && !(await outcome.commit())) {
+      await event('verification.failure', 'already_consumed');
+      return { ok: false, reason: 'already_consumed' };
+    }
+    await event('verification.success', null);
+    return { ok: true, user, amr: method.amr };
+  }
+
+  // ─────────────── status and continuation ───────────────
+
+  async status(statusId: string): Promise<JsonObject> {
+    const status = await this.deps.statuses.find(statusId);
+    if (!status) throw verificationError('STATUS_NOT_FOUND');
+    const expired = status.expiresAt <= this.deps.clock.now();
+    return {
+      status_id: statusId,
+      status: status.consumedAt ? 'CONSUMED' : expired ? 'EXPIRED' : status.state,
+      method: status.method,
+      expires_at: status.expiresAt.toISOString(),
+    };
+  }
+
+  /**
+   * Continues a login with an AUTHENTICATED status_id (single use): records the stage as done,
+   * binds the flow to the user and says what comes next.
+   */
+  async continueLogin(fields: Record<string, string>, logger: Logger): Promise<ContinueResult> {
+    const missing = ['requestId', 'status_id'].filter((f) => !fields[f]);
+    if (missing.length) throw verificationError('FIELD_MISSING', `missing: ${missing.join(', ')}`, { fields: missing });
+    const status = await this.deps.statuses.find(fields.status_id!);
+    if (!status) throw verificationError('STATUS_NOT_FOUND');
+    if (
+      status.flowId !== fields.requestId ||
+      (fields.verificationType && fields.verificationType.toUpperCase() !== status.method) ||
+      (fields.sub && fields.sub !== status.userId)
+    ) {
+      throw verificationError('STATUS_MISMATCH');
+    }
+    if (status.consumedAt) throw verificationError('STATUS_USED');
+    if (status.state !== 'AUTHENTICATED') throw verificationError('STATUS_NOT_AUTHENTICATED');
+    if (status.expiresAt <= this.deps.clock.now()) throw verificationError('STATUS_EXPIRED');
+    // Consume first: among parallel continuations exactly one gets past here, and the others
+    // learn that the status was used rather than that the flow moved on.
+    if (!(await this.deps.statuses.consume(status.key))) throw verificationError('STATUS_USED');
+    const flow = await this.activeFlow(fields.requestId);
+    if (flow.stage !== status.stage) throw verificationError('WRONG_FLOW_STAGE');
+
+    const extraStage = status.stepUp ? this.stepUpStage(flow, status.method) : null;
+    if (status.stepUp && extraStage?.length === 0)
+      throw verificationError('FDS_BLOCKED', 'no further method can satisfy the step-up');
+    const next = await this.deps.flows.advance(flow, status.stage, {
+      userId: status.userId!,
+      method: status.method,
+      amr: status.amr,
+      extraStage,
+    });
+    if (!next) throw verificationError('WRONG_FLOW_STAGE');
+    await this.deps.services.events.record({
+      type: 'login.stage_completed',
+      userId: status.userId,
+      method: status.method,
+      clientId: flow.clientId,
+      data: { stage: status.stage, completed: next.status === 'completed', step_up: status.stepUp },
+    });
+    logger.info({ flow: flow.id, stage: status.stage, method: status.method }, 'login stage completed');
+    const completed = next.status === 'completed';
+    return { flow: next, completed, nextMethods: completed ? [] : (next.stages[next.stage] ?? []) };
+  }
+
+  /** A step-up asks for one more stage: any method of the app not used in this login yet. */
+  private stepUpStage(flow: LoginFlow, justUsed: string): string[] {
+    const used = new Set([...flow.methods, justUsed]);
+    const app = this.app(flow.clientId);
+    const all = [...new Set((app?.login_stages ?? []).flat())];
+    return all.filter((m) => !used.has(m) && this.deps.extensions.methods.has(m));
+  }
+
+  private statusIdOf(exchangeId: string): string {
+    return this.deps.services.secrets.mac(`status_id:${exchangeId}`);
+  }
+
+  /** A verification outcome as an event: what the velocity and context rules read. */
+  private async recordOutcome(
+    type: string,
+    who: { userId: string | null; method: string; clientId: string | null; request: RequestFacts },
+    reason: string | null,
+    extra: JsonObject = {},
+  ): Promise<void> {
+    const { request } = who;
+    await this.deps.services.events.record({
+      type,
+      userId: who.userId,
+      method: who.method,
+      clientId: who.clientId,
+      ip: request.ip,
+      outcome: type === 'verification.success' ? 'success' : 'failure',
+      reason,
+      data: {
+        userAgent: request.userAgent,
+        acceptLanguage: request.acceptLanguage,
+        deviceId: request.deviceId,
+        requestId: request.requestId,
+        ...extra,
+      },
+    });
+  }
+
+  /** The outcome of a verification request, from its pipeline state. */
+  private outcomeOf(type: string, state: VerifyState, reason: string | null): Promise<void> {
+    return this.recordOutcome(
+      type,
+      {
+        userId: state.user?.id ?? null,
+        method: state.method.id,
+        clientId: state.flow?.clientId ?? null,
+        request: state.request,
+      },
+      reason,
+    );
+  }
+
+  /** Runs FDS rules (all, or the attempt guards) for one user and method. */
+  private runRules(
+    rules: FdsRule[],
+    phase: FdsContext['phase'],
+    user: UserRecord,
+    method: string,
+    clientId: string,
+    request: RequestFacts,
+    logger: Logger,
+  ) {
+    return runFdsRules(
+      rules,
+      {
+        phase,
+        user,
+        method,
+        clientId,
+        request,
+        now: this.deps.clock.now(),
+        history: this.deps.services.history,
+        logger,
+      },
+      this.deps.services.events,
+      { timeoutMs: this.deps.config.verification.fds_timeout_ms, logger },
+    );
+  }
+}
+
+function fdsBlocked(retryAfter?: number): ApiError {
+  const err = verificationError('FDS_BLOCKED', undefined, retryAfter ? { retry_after: retryAfter } : undefined);
+  if (retryAfter) err.headers = () => ({ 'Retry-After': String(retryAfter) });
+  return err;
+}
+
+/** Rules in the configured order (`verification.fds_rules`), else in registration order. */
+function orderedRules(ids: string[] | undefined, extensions: Extensions): FdsRule[] {
+  if (!ids) return extensions.fdsRules.values();
+  return ids.map((id) => {
+    const rule = extensions.fdsRules.get(id);
+    if (!rule) {
+      throw new BootError(
+        'CONFIG_INVALID',
+        `verification.fds_rules: no FDS rule "${id}" is registered (known: ${extensions.fdsRules.ids().join(', ') || 'none'})`,
+      );
+    }
+    return rule;
+  });
+}

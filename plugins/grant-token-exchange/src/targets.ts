@@ -1,0 +1,36 @@
+import { OAuthError, type OAuthClient } from '@gatehouse/core';
+
+const invalidTarget = (description: string) => new OAuthError('invalid_target', description);
+
+/** RFC 8707 §2: a resource is an absolute URI without a fragment. */
+function isResourceUri(value: string): boolean {
+  if (value.includes('#')) return false;
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The audience of the new token: `resource` and `audience` (RFC 8693 §2.1), each one the client's
+ * config lists in `audiences` (exact match, no normalisation). Undefined when neither was sent, so
+ * the core's default (the client id) applies. The core refuses repeated parameters, so there is
+ * at most one of each.
+ */
+export function resolveAudience(
+  client: OAuthClient,
+  params: { resource?: string; audience?: string },
+): string[] | undefined {
+  const { resource, audience } = params;
+  if (resource !== undefined && !isResourceUri(resource)) {
+    throw invalidTarget('resource must be an absolute URI without a fragment');
+  }
+  const targets = [resource, audience].filter((t): t is string => t !== undefined);
+  if (targets.length === 0) return undefined;
+  if (targets.some((t) => !client.audiences.includes(t))) {
+    throw invalidTarget('this client may not request tokens for the given resource or audience');
+  }
+  return [...new Set(targets)];
+}

@@ -1,0 +1,65 @@
+/**
+ * @gatehouse/method-password — the PASSWORD verification method: argon2id hashes, NIST
+ * SP 800-63B length rules and a list of common/breached passwords, no composition rules.
+ */
+import { randomBytes } from 'node:crypto';
+import { definePlugin, z, type AuthMethod } from '@gatehouse/core';
+import { argon2Hasher, type PasswordHasher } from './hasher.js';
+import { passwordMethod } from './method.js';
+
+export const passwordOptions = z
+  .object({
+    /** Shortest accepted password, in Unicode code points (NIST: at least 8). */
+    min_length: z.int().min(8).max(64).default(8),
+    /** Longest accepted password, in Unicode code points (NIST: allow at least 64). */
+    max_length: z.int().min(64).max(4096).default(256),
+    /** Argon2id memory cost in KiB (default 64 MiB). */
+    memory_cost: z.int().min(1024).default(65536),
+    /** Argon2id iterations. */
+    time_cost: z.int().min(1).default(3),
+    /** Argon2id lanes. */
+    parallelism: z.int().min(1).max(16).default(4),
+  })
+  .prefault({});
+
+export type PasswordOptions = z.infer<typeof passwordOptions>;
+
+export { passwordMethod, PASSWORD_CREDENTIAL } from './method.js';
+export { argon2Hasher, type PasswordHasher, type Argon2Cost } from './hasher.js';
+export { isCommonPassword } from './common-passwords.js';
+
+/**
+ * Builds the method from parsed options; `hasher` defaults to argon2id with the configured cost.
+ * The dummy hash for unenrolled users is made with the same hasher, so both paths cost the same.
+ */
+export async function createPasswordMethod(
+  options: PasswordOptions,
+  hasher: PasswordHasher = argon2Hasher({
+    memoryCost: options.memory_cost,
+    timeCost: options.time_cost,
+    parallelism: options.parallelism,
+  }),
+): Promise<AuthMethod> {
+  const dummyHash = await hasher.hash(randomBytes(32).toString('base64url'));
+  return passwordMethod({
+    hasher,
+    policy: { minLength: options.min_length, maxLength: options.max_length },
+    dummyHash,
+  });
+}
+
+export default definePlugin({
+  name: '@gatehouse/method-password',
+  apiVersion: '^1',
+  options: passwordOptions,
+  async register(api, options) {
+    // Hashing shares the core's limit for CPU-heavy work, so logins cannot starve other endpoints.
+    const cost = { memoryCost: options.memory_cost, timeCost: options.time_cost, parallelism: options.parallelism };
+    api.methods.add(
+      await createPasswordMethod(
+        options,
+        argon2Hasher(cost, (work) => api.services.heavy(work)),
+      ),
+    );
+  },
+});

@@ -1,0 +1,56 @@
+import type { AuthMethod, EnrollmentHandlers, VerifyOutcome } from '@gatehouse/core';
+import type { PasswordHasher } from './hasher.js';
+import { checkNewPassword, normalizePassword, type PasswordPolicy } from './policy.js';
+
+/** Credential type under which the single argon2id hash is stored. */
+export const PASSWORD_CREDENTIAL = 'password';
+
+export interface PasswordMethodDeps {
+  hasher: PasswordHasher;
+  policy: PasswordPolicy;
+  /**
+   * A hash of a random value made with the same cost parameters, checked when the user has no
+   * password so that the response time does not reveal whether one is enrolled.
+   */
+  dummyHash: string;
+}
+
+/** The PASSWORD method: proof is the `password` field, checked against an argon2id hash. */
+export function passwordMethod({ hasher, policy, dummyHash }: PasswordMethodDeps): AuthMethod {
+  const enrollment: EnrollmentHandlers = {
+    async initiate(ctx) {
+      const raw = ctx.body.password;
+      if (typeof raw !== 'string') {
+        return { ok: false, code: 'FIELD_MISSING', status: 400, message: 'The field "password" is required.' };
+      }
+      const password = normalizePassword(raw);
+      const refusal = checkNewPassword(password, policy);
+      if (refusal) return refusal;
+      const secret = await hasher.hash(password);
+      await ctx.credentials.replaceAll(PASSWORD_CREDENTIAL, [{ type: PASSWORD_CREDENTIAL, secret }]);
+      return { ok: true, done: true, response: { enrolled: true } };
+    },
+  };
+
+  return {
+    id: 'PASSWORD',
+    amr: ['pwd'],
+    verifyFields: ['password'],
+    async isEnrolled(ctx) {
+      return (await ctx.credentials.list(PASSWORD_CREDENTIAL)).length > 0;
+    },
+    async initiate() {
+      return { ok: true };
+    },
+    async verify(ctx): Promise<VerifyOutcome> {
+      const password = normalizePassword(ctx.fields.password ?? '');
+      const [stored] = await ctx.credentials.list(PASSWORD_CREDENTIAL);
+      if (!stored?.secret) {
+        await hasher.verify(dummyHash, password);
+        return { ok: false, reason: 'not_enrolled' };
+      }
+      return (await hasher.verify(stored.secret, password)) ? { ok: true } : { ok: false, reason: 'mismatch' };
+    },
+    enrollment,
+  };
+}

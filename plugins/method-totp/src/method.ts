@@ -1,0 +1,56 @@
+import type { AuthMethod, Credential, Services, VerifyContext, VerifyOutcome } from '@gatehouse/core';
+import { isWellFormed, matchTimeStep } from './codes.js';
+import { totpEnrollment } from './enrollment.js';
+import { SEED_CREDENTIAL, type TotpSettings } from './settings.js';
+
+/** The TOTP method (RFC 6238): proof is `pass_code` from an authenticator app. */
+export function totpMethod(services: Services, settings: TotpSettings): AuthMethod {
+  return {
+    id: 'TOTP',
+    amr: ['otp'],
+    verifyFields: ['pass_code'],
+    async isEnrolled(ctx) {
+      return (await ctx.credentials.list(SEED_CREDENTIAL)).length > 0;
+    },
+    async initiate() {
+      return { ok: true };
+    },
+    verify: (ctx) => verifyCode(ctx, services, settings),
+    enrollment: totpEnrollment(services, settings),
+  };
+}
+
+async function verifyCode(ctx: VerifyContext, services: Services, settings: TotpSettings): Promise<VerifyOutcome> {
+  const token = ctx.fields.pass_code ?? '';
+  if (!isWellFormed(token, settings.digits)) return { ok: false, reason: 'malformed' };
+  const seeds = await ctx.credentials.list(SEED_CREDENTIAL);
+  if (seeds.length === 0) return { ok: false, reason: 'not_enrolled' };
+  const now = services.clock.now();
+
+  for (const seed of seeds) {
+    const secret = openSeed(services, seed);
+    const timeStep = await matchTimeStep({ secret, token, now, digits: settings.digits, afterTimeStep: seed.counter });
+    if (timeStep !== null) {
+      // The conditional update is what makes the step single use across concurrent requests.
+      return { ok: true, commit: () => ctx.credentials.advanceCounter(seed.id, timeStep) };
+    }
+  }
+
+  // Tell a replay (a right code of a spent step) apart for the event log, which must record reuse.
+  for (const seed of seeds) {
+    const spent = await matchTimeStep({ secret: openSeed(services, seed), token, now, digits: settings.digits });
+    if (spent !== null) {
+      ctx.logger.warn(
+        { userId: ctx.user.id, credentialId: seed.id, timeStep: spent },
+        'TOTP code of a spent time step refused',
+      );
+      return { ok: false, reason: 'replay' };
+    }
+  }
+  return { ok: false, reason: 'mismatch' };
+}
+
+function openSeed(services: Services, seed: Credential): string {
+  if (!seed.secret) throw new Error(`TOTP credential ${seed.id} has no secret`);
+  return services.secrets.decrypt(seed.secret);
+}

@@ -1,0 +1,180 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { REPO_ROOT } from '../support/paths.js';
+
+const SCRIPT = path.join(REPO_ROOT, '.ci', 'check-plugins.mjs');
+
+/** A fake repository: core/ and plugins/<name>/ with files given by relative path. */
+function fakeRepo(files: Record<string, string | object>): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'gh-check-plugins-'));
+  for (const [rel, content] of Object.entries(files)) {
+    const file = path.join(root, rel);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  }
+  return root;
+}
+
+const goodPackage = (name: string) => ({
+  name: `@gatehouse/${name}`,
+  version: '0.1.0',
+  type: 'module',
+  peerDependencies: { '@gatehouse/core': '^0.1.0' },
+  dependencies: { otplib: '^13.0.0' },
+  devDependencies: { '@gatehouse/core': '*' },
+});
+
+/** A clean tree; `changes` replace or add files. */
+function repo(changes: Record<string, string | object> = {}): string {
+  return fakeRepo({
+    'core/package.json': { name: '@gatehouse/core', version: '0.1.0' },
+    'core/src/index.ts': 'export const x = 1;\n',
+    'plugins/method-a/package.json': goodPackage('method-a'),
+    'plugins/method-a/src/index.ts': [
+      "import { definePlugin, z } from '@gatehouse/core';",
+      "import type { AuthMethod } from '@gatehouse/core';",
+      "import { helper } from './helper.js';",
+      '// an old note: we used to import @gatehouse/core/dist/services.js here',
+      "/* import x from '@gatehouse/core/src/errors.js'; */",
+      "const url = 'https://example.com/a//b';",
+      'export default definePlugin({ name: "a", apiVersion: "^1", register() {} });',
+      '',
+    ].join('\n'),
+    'plugins/method-a/src/helper.ts': 'export const helper = () => \'from "@gatehouse/core/x" in a string is fine\';\n',
+    'plugins/method-a/test/a.test.ts': [
+      "import { expect } from 'chai';",
+      "import { fakeServices } from '@gatehouse/core/testing';",
+      "import plugin from '../src/index.js';",
+      '',
+    ].join('\n'),
+    'plugins/fds-b/package.json': goodPackage('fds-b'),
+    'plugins/fds-b/src/index.js': "export * from './rule.js';\n",
+    'plugins/fds-b/dist/index.js': "import '@gatehouse/core/dist/ignored-build-output.js';\n",
+    ...changes,
+  });
+}
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function check(root: string, opts: { asCwd?: boolean } = {}): Run {
+  const args = opts.asCwd ? [SCRIPT] : [SCRIPT, root];
+  const result = spawnSync(process.execPath, args, { cwd: opts.asCwd ? root : REPO_ROOT, encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('.ci/check-plugins.mjs', () => {
+  const roots: string[] = [];
+  const make = (changes: Record<string, string | object> = {}) => {
+    const root = repo(changes);
+    roots.push(root);
+    return root;
+  };
+  after(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
+
+  it('passes a clean tree (comments, strings, dist/ and devDependencies are not imports or dependencies)', () => {
+    expect(check(make())).to.deep.equal({ status: 0, stdout: 'check-plugins: 2 plugins OK\n', stderr: '' });
+  });
+
+  it('uses the working directory when no root is given', () => {
+    expect(check(make(), { asCwd: true }).status).to.equal(0);
+    const bad = make({ 'plugins/fds-b/package.json': { name: 'b', version: '1.0.0' } });
+    expect(check(bad, { asCwd: true })).to.deep.include({ status: 1 });
+  });
+
+  it('fails when a plugin lists @gatehouse/core in dependencies', () => {
+    const pkg = { ...goodPackage('fds-b'), dependencies: { '@gatehouse/core': '^0.1.0' } };
+    expect(check(make({ 'plugins/fds-b/package.json': pkg }))).to.deep.equal({
+      status: 1,
+      stdout: '',
+      stderr: 'plugins/fds-b/package.json: lists @gatehouse/core in dependencies; it must be a peerDependency\n',
+    });
+  });
+
+  it('fails when a plugin lacks @gatehouse/core in peerDependencies', () => {
+    const { peerDependencies: _omit, ...pkg } = goodPackage('method-a');
+    expect(check(make({ 'plugins/method-a/package.json': pkg }))).to.deep.equal({
+      status: 1,
+      stdout: '',
+      stderr: 'plugins/method-a/package.json: does not list @gatehouse/core in peerDependencies\n',
+    });
+  });
+
+  it('fails for a plugin directory without package.json', () => {
+    const root = make({ 'plugins/stray/src/index.ts': 'export {};\n' });
+    expect(check(root).stderr).to.equal('plugins/stray: has no package.json\n');
+  });
+
+  it('fails on a deep import of core in src, naming file and line', () => {
+    const root = make({
+      'plugins/method-a/src/helper.ts': "import type { Sql } from '@gatehouse/core/dist/storage/sql.js';\nexport {};\n",
+    });
+    expect(check(root)).to.deep.equal({
+      status: 1,
+      stdout: '',
+      stderr:
+        "plugins/method-a/src/helper.ts:1: imports the deep path '@gatehouse/core/dist/storage/sql.js'; import from '@gatehouse/core'\n",
+    });
+  });
+
+  it('fails on a deep import in a test, other than @gatehouse/core/testing', () => {
+    const root = make({
+      'plugins/method-a/test/deep.test.ts':
+        "import { x } from '@gatehouse/core/testing';\nimport { y } from '@gatehouse/core/src/errors.js';\n",
+    });
+    expect(check(root).stderr).to.equal(
+      "plugins/method-a/test/deep.test.ts:2: imports the deep path '@gatehouse/core/src/errors.js'; import from '@gatehouse/core'\n",
+    );
+  });
+
+  it('allows @gatehouse/core/testing only under test/', () => {
+    const root = make({ 'plugins/fds-b/src/rule.js': "export { fakeServices } from '@gatehouse/core/testing';\n" });
+    expect(check(root)).to.deep.equal({
+      status: 1,
+      stdout: '',
+      stderr: "plugins/fds-b/src/rule.js:1: imports '@gatehouse/core/testing', which only tests may use\n",
+    });
+  });
+
+  it('fails on relative paths into core/, in every import form', () => {
+    const root = make({
+      'plugins/method-a/src/nested/deep.ts': [
+        'import {',
+        '  BootError,',
+        "} from '../../../../core/src/errors.js';",
+        "export * from '../../../../core/dist/index.js';",
+        "const lazy = () => import('../../../../core/src/gatehouse.js');",
+        "const cjs = require('../../../../core');",
+        "import '../../../method-b/src/index.js';",
+        '',
+      ].join('\n'),
+    });
+    const lines = check(root).stderr.trimEnd().split('\n');
+    expect(lines).to.deep.equal([
+      "plugins/method-a/src/nested/deep.ts:3: imports '../../../../core/src/errors.js', a path into core/; import from '@gatehouse/core'",
+      "plugins/method-a/src/nested/deep.ts:4: imports '../../../../core/dist/index.js', a path into core/; import from '@gatehouse/core'",
+      "plugins/method-a/src/nested/deep.ts:5: imports '../../../../core/src/gatehouse.js', a path into core/; import from '@gatehouse/core'",
+      "plugins/method-a/src/nested/deep.ts:6: imports '../../../../core', a path into core/; import from '@gatehouse/core'",
+    ]);
+  });
+
+  it('reports every problem, one line each', () => {
+    const root = make({
+      'plugins/fds-b/package.json': { name: 'b', dependencies: { '@gatehouse/core': '*' } },
+      'plugins/method-a/src/helper.ts': "import '@gatehouse/core/dist/x.js';\n",
+    });
+    const run = check(root);
+    expect(run.status).to.equal(1);
+    expect(run.stderr.trimEnd().split('\n')).to.deep.equal([
+      'plugins/fds-b/package.json: lists @gatehouse/core in dependencies; it must be a peerDependency',
+      'plugins/fds-b/package.json: does not list @gatehouse/core in peerDependencies',
+      "plugins/method-a/src/helper.ts:1: imports the deep path '@gatehouse/core/dist/x.js'; import from '@gatehouse/core'",
+    ]);
+  });
+});

@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { MIGRATIONS } from '../../core/dist/storage/migrate.js';
+import { runCli } from '../support/cli.js';
+import { fixtureConfig } from '../support/paths.js';
+
+describe('CLI: migrate and users', function () {
+  this.timeout(30_000);
+  let dir: string;
+  let env: Record<string, string>;
+  const config = fixtureConfig('valid.yaml');
+  before(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gh-cli-'));
+    // DATABASE_URL overrides the fixture's in-memory database, so the commands share one file.
+    env = { DATABASE_URL: `sqlite:${path.join(dir, 'gatehouse.db')}` };
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('migrate applies every migration, then reports the database up to date', async () => {
+    const first = await runCli(['migrate', '--config', config], { env });
+    expect(first).to.deep.include({ code: 0, stderr: '' });
+    expect(first.stdout.trimEnd().split('\n').at(-1)).to.equal(`applied: ${MIGRATIONS.map((m) => m.name).join(', ')}`);
+    const second = await runCli(['migrate', '--config', config], { env });
+    expect(second.stdout.trimEnd().split('\n').at(-1)).to.equal('database is up to date');
+  });
+
+  it('users create prints the user; users list shows it; a duplicate is one line on stderr', async () => {
+    const created = await runCli(
+      [
+        'users',
+        'create',
+        '--config',
+        config,
+        '--username',
+        'ivy',
+        '--email',
+        'Ivy@Example.com',
+        '--phone',
+        '+15550001111',
+      ],
+      { env },
+    );
+    expect(created).to.deep.include({ code: 0, stderr: '' });
+    const user = JSON.parse(created.stdout) as { id: string };
+    expect(user).to.deep.equal({
+      id: user.id,
+      username: 'ivy',
+      email: 'ivy@example.com',
+      phone: '+15550001111',
+      status: 'active',
+    });
+    const listed = await runCli(['users', 'list', '--json', '--config', config], { env });
+    expect(JSON.parse(listed.stdout)).to.deep.equal([user]);
+
+    const duplicate = await runCli(['users', 'create', '--config', config, '--username', 'ivy'], { env });
+    expect(duplicate.code).to.equal(1);
+    expect(duplicate.stderr).to.match(/^gatehouse: USER_EXISTS: a user with this [^\n]+ already exists\n$/);
+  });
+
+  it('a duplicate names the field on stderr', async () => {
+    const duplicate = await runCli(['users', 'create', '--config', config, '--username', 'ivy'], { env });
+    expect(duplicate.stderr).to.equal('gatehouse: USER_EXISTS: a user with this username already exists\n');
+  });
+
+  it('users create with an invalid email: exit 1, one line naming the field', async () => {
+    const result = await runCli(['users', 'create', '--config', config, '--username', 'jo', '--email', 'x'], { env });
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.equal('gatehouse: INVALID_FIELD: email must be an email address\n');
+  });
+
+  it('an unknown command exits 2 with the usage', async () => {
+    const result = await runCli(['frobnicate']);
+    expect(result.code).to.equal(2);
+    expect(result.stderr).to.match(/^gatehouse: unknown command "frobnicate"\nUsage: gatehouse <command>/);
+  });
+});

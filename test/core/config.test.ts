@@ -1,0 +1,338 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { BootError, loadConfigFile, parseConfig, resolveConfigFile } from '@gatehouse/core';
+import { TEST_ENCRYPTION_KEY } from '../support/config.js';
+import { REPO_ROOT } from '../support/paths.js';
+
+/** Runs `fn`, expecting a BootError; returns it. */
+function bootErrorOf(fn: () => unknown): BootError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).to.be.instanceOf(BootError);
+    return err as BootError;
+  }
+  expect.fail('expected a BootError');
+}
+
+/** The one-line message of parsing `raw` with `env`. */
+function configError(raw: unknown, env: NodeJS.ProcessEnv = {}): string {
+  const err = bootErrorOf(() => parseConfig(raw, env));
+  expect(err.code).to.equal('CONFIG_INVALID');
+  expect(err.message).not.to.include('\n');
+  return err.message;
+}
+
+const app = (overrides: Record<string, unknown> = {}) => ({
+  client_id: 'web',
+  redirect_uris: ['https://app.example/callback'],
+  ...overrides,
+});
+
+describe('config: parseConfig', () => {
+  it('applies the defaults to an empty config', () => {
+    const config = parseConfig({}, {});
+    expect(config.issuer).to.equal('http://localhost:3000');
+    expect(config.server).to.deep.include({
+      host: '0.0.0.0',
+      port: 3000,
+      trust_proxy: false,
+      shutdown_timeout_ms: 10_000,
+    });
+    expect(config.database).to.deep.include({ url: 'sqlite:./data/gatehouse.db', log_sql: false, pool_max: 10 });
+    expect(config.log).to.deep.include({ level: 'info' });
+    expect(config.secrets).to.deep.include({ key_file: './data/encryption.key' });
+    expect(config.secrets.encryption_key).to.equal(undefined);
+    expect(config.admin.token).to.equal(undefined);
+    expect(config.verification).to.include({ exchange_ttl: 600, max_attempts: 5 });
+    expect(config.plugins).to.deep.equal([]);
+    expect(config.apps).to.deep.equal([]);
+  });
+
+  it('keeps given values and fills defaults inside apps and plugin entries', () => {
+    const config = parseConfig(
+      {
+        issuer: 'https://id.example',
+        server: { port: 8443, trust_proxy: 1 },
+        secrets: { encryption_key: TEST_ENCRYPTION_KEY },
+        plugins: [{ name: '@gatehouse/method-totp' }, { path: './local', options: { a: 1 } }],
+        apps: [app({ login_stages: [['PASSWORD'], ['TOTP', 'SMS']] })],
+      },
+      {},
+    );
+    expect(config.issuer).to.equal('https://id.example');
+    expect(config.server).to.deep.include({ host: '0.0.0.0', port: 8443, trust_proxy: 1, shutdown_timeout_ms: 10_000 });
+    expect(config.secrets.encryption_key).to.equal(TEST_ENCRYPTION_KEY);
+    expect(config.plugins).to.deep.equal([
+      { name: '@gatehouse/method-totp', options: {} },
+      { path: './local', options: { a: 1 } },
+    ]);
+    // Other issues add app settings; these are the ones this core defines.
+    expect(config.apps).to.have.length(1);
+    expect(config.apps[0]).to.deep.include({
+      client_id: 'web',
+      redirect_uris: ['https://app.example/callback'],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      scopes: ['openid'],
+      login_stages: [['PASSWORD'], ['TOTP', 'SMS']],
+    });
+  });
+
+  it('treats empty YAML sections (null) as absent', () => {
+    const config = parseConfig({ admin: null, server: { tls: null } }, {});
+    expect(config.admin.token).to.equal(undefined);
+    expect(config.server.tls).to.equal(undefined);
+  });
+
+  it('rejects a config that is not a mapping', () => {
+    expect(configError(['a', 'b'])).to.equal('(root): must be a mapping of keys to values');
+  });
+
+  describe('${VAR} interpolation', () => {
+    it('replaces ${VAR} with the variable, anywhere in a string and inside lists', () => {
+      const config = parseConfig(
+        {
+          issuer: 'https://${HOST}/',
+          apps: [app({ client_secret: '${SECRET}', redirect_uris: ['https://${HOST}/cb'] })],
+        },
+        { HOST: 'id.example', SECRET: 's'.repeat(40) },
+      );
+      expect(config.issuer).to.equal('https://id.example/');
+      expect(config.apps[0]!.client_secret).to.equal('s'.repeat(40));
+      expect(config.apps[0]!.redirect_uris).to.deep.equal(['https://id.example/cb']);
+    });
+
+    it('uses the ${VAR:-default} fallback only when the variable is unset or empty', () => {
+      const raw = { issuer: '${ISS:-https://fallback.example}' };
+      expect(parseConfig(raw, {}).issuer).to.equal('https://fallback.example');
+      expect(parseConfig(raw, { ISS: '' }).issuer).to.equal('https://fallback.example');
+      expect(parseConfig(raw, { ISS: 'https://set.example' }).issuer).to.equal('https://set.example');
+    });
+
+    it('an unset ${VAR} without default stops with the key path and the variable name', () => {
+      const message = configError({ apps: [app({ client_secret: '${DEMO_SECRET}' })] });
+      expect(message).to.equal('apps[0].client_secret: environment variable DEMO_SECRET is not set');
+    });
+
+    it('reports the first unset variable and how many more there are', () => {
+      const message = configError({ issuer: '${A}', admin: { token: '${B}' } });
+      expect(message).to.equal('issuer: environment variable A is not set (and 1 more)');
+    });
+
+    it('does not interpolate values that are not strings', () => {
+      const config = parseConfig({ server: { port: 4000, trust_proxy: true } }, {});
+      expect(config.server.port).to.equal(4000);
+      expect(config.server.trust_proxy).to.equal(true);
+    });
+  });
+
+  describe('environment overrides', () => {
+    const file = {
+      issuer: 'https://file.example',
+      server: { port: 3000 },
+      database: { url: 'sqlite:./file.db' },
+      log: { level: 'info' },
+    };
+
+    it('PORT, DATABASE_URL, ISSUER and LOG_LEVEL win over the file', () => {
+      const config = parseConfig(file, {
+        PORT: '8080',
+        DATABASE_URL: 'postgres://u@db:5432/gh',
+        ISSUER: 'https://env.example',
+        LOG_LEVEL: 'debug',
+      });
+      expect(config.server.port).to.equal(8080);
+      expect(config.database.url).to.equal('postgres://u@db:5432/gh');
+      expect(config.issuer).to.equal('https://env.example');
+      expect(config.log.level).to.equal('debug');
+    });
+
+    it('PORT=0 is honoured (a free port)', () => {
+      expect(parseConfig(file, { PORT: '0' }).server.port).to.equal(0);
+    });
+
+    it('creates a missing section for an override', () => {
+      const config = parseConfig({}, { PORT: '4001', DATABASE_URL: 'sqlite::memory:' });
+      expect(config.server.port).to.equal(4001);
+      expect(config.database.url).to.equal('sqlite::memory:');
+    });
+
+    it('validates an overridden PORT like a file value', () => {
+      expect(configError(file, { PORT: 'http' })).to.equal('server.port: must be a number');
+    });
+
+    it('validates overridden values like file values', () => {
+      expect(configError(file, { LOG_LEVEL: 'loud' })).to.match(/^log\.level: must be one of "fatal", .*"silent"$/);
+      expect(configError(file, { DATABASE_URL: 'mysql://db/gh' })).to.equal(
+        'database.url: must start with sqlite: or postgres://',
+      );
+    });
+
+    it('without overrides the file values stay', () => {
+      const config = parseConfig(file, {});
+      expect(config.server.port).to.equal(3000);
+      expect(config.database.url).to.equal('sqlite:./file.db');
+    });
+  });
+
+  describe('errors name the key path in one line', () => {
+    it('a redirect URI that is not absolute', () => {
+      const raw = { apps: [app({ redirect_uris: ['https://app.example/cb', '/callback'] })] };
+      expect(configError(raw)).to.equal('apps[0].redirect_uris[1]: must be an absolute URL');
+    });
+
+    it('a redirect URI that is not http(s)', () => {
+      const raw = { apps: [app({ redirect_uris: ['javascript:alert(1)'] })] };
+      expect(configError(raw)).to.equal('apps[0].redirect_uris[0]: must be an absolute URL');
+    });
+
+    it('a redirect URI with a fragment', () => {
+      const raw = { apps: [app(), app({ client_id: 'b', redirect_uris: ['https://app.example/cb#x'] })] };
+      expect(configError(raw)).to.equal('apps[1].redirect_uris[0]: must not contain a fragment');
+    });
+
+    it('a redirect URI with an empty fragment', () => {
+      const raw = { apps: [app({ redirect_uris: ['https://app.example/cb#'] })] };
+      expect(configError(raw)).to.equal('apps[0].redirect_uris[0]: must not contain a fragment');
+    });
+
+    it('an unknown key, at the top level and nested', () => {
+      expect(configError({ server: { prot: 3000 } })).to.equal('server.prot: is not a known key');
+      expect(configError({ servers: {} })).to.equal('servers: is not a known key');
+      expect(configError({ apps: [app({ redirect_uri: 'x' })] })).to.equal('apps[0].redirect_uri: is not a known key');
+    });
+
+    it('a value of the wrong type', () => {
+      expect(configError({ server: { shutdown_timeout_ms: 'soon' } })).to.equal(
+        'server.shutdown_timeout_ms: must be a number',
+      );
+      expect(configError({ database: { log_sql: 'yes' } })).to.equal('database.log_sql: must be a boolean');
+      expect(configError({ apps: {} })).to.equal('apps: must be an array');
+      expect(configError({ apps: [app({ scopes: 'openid' })] })).to.equal('apps[0].scopes: must be an array');
+    });
+
+    it('a required key that is missing', () => {
+      expect(configError({ apps: [{ redirect_uris: [] }] })).to.equal('apps[0].client_id: is required');
+    });
+
+    it('a port out of range', () => {
+      expect(configError({ server: { port: 70000 } })).to.equal('server.port: must be at most 65535');
+    });
+
+    it('a client_secret shorter than 32 characters', () => {
+      expect(configError({ apps: [app({ client_secret: 'short' })] })).to.equal(
+        'apps[0].client_secret: must be at least 32 characters',
+      );
+    });
+
+    it('an admin token shorter than 32 characters', () => {
+      expect(configError({ admin: { token: 'abc' } })).to.equal('admin.token: must be at least 32 characters');
+    });
+
+    it('an encryption key that is not 32 bytes of base64', () => {
+      expect(configError({ secrets: { encryption_key: 'c2hvcnQ=' } })).to.equal(
+        'secrets.encryption_key: must be 32 bytes encoded as base64',
+      );
+    });
+
+    it('a duplicate client_id names both apps', () => {
+      const raw = { apps: [app(), app({ client_id: 'other' }), app()] };
+      expect(configError(raw)).to.equal('apps[2].client_id: duplicates apps[0].client_id "web"');
+    });
+
+    it('a database url of an unsupported kind', () => {
+      expect(configError({ database: { url: 'mysql://localhost/gh' } })).to.equal(
+        'database.url: must start with sqlite: or postgres://',
+      );
+    });
+
+    it('a plugins entry with neither name nor path, or with both', () => {
+      expect(configError({ plugins: [{ options: {} }] })).to.equal('plugins[0]: needs exactly one of "name" or "path"');
+      expect(configError({ plugins: [{ name: 'a' }, { name: 'b', path: './b' }] })).to.equal(
+        'plugins[1]: needs exactly one of "name" or "path"',
+      );
+    });
+
+    it('a login stage method id that is not upper case', () => {
+      expect(configError({ apps: [app({ login_stages: [['totp']] })] })).to.equal(
+        'apps[0].login_stages[0][0]: must be an upper-case method id such as TOTP',
+      );
+    });
+
+    it('several problems: the first one and a count', () => {
+      expect(configError({ server: { prot: 1 }, database: { url: 'x' } })).to.match(/^[a-z.]+: .+ \(and 1 more\)$/);
+    });
+  });
+});
+
+describe('config: files', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gh-config-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const write = (name: string, text: string) => {
+    const file = path.join(dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it('loads a YAML file, interpolates from the given env and remembers where it came from', () => {
+    const file = write('gatehouse.yaml', 'issuer: ${ISS}\nadmin:\n  # token: unset\nplugins:\n  - path: ./p\n');
+    const loaded = loadConfigFile(file, { ISS: 'https://file.example' });
+    expect(loaded.config.issuer).to.equal('https://file.example');
+    expect(loaded.config.admin.token).to.equal(undefined);
+    expect(loaded.file).to.equal(file);
+    expect(loaded.baseDir).to.equal(dir);
+  });
+
+  it('an empty file is the default config', () => {
+    const loaded = loadConfigFile(write('empty.yaml', '# nothing\n'), {});
+    expect(loaded.config).to.deep.equal(parseConfig({}, {}));
+  });
+
+  it('a YAML syntax error names the file, line and column', () => {
+    const file = write('broken.yaml', 'server:\n  port: 3000\n  host: [127.0.0.1\nlog:\n  level: info\n');
+    const err = bootErrorOf(() => loadConfigFile(file, {}));
+    expect(err.code).to.equal('CONFIG_INVALID');
+    expect(err.message).to.match(new RegExp(`^${escape(file)} \\(line \\d+, column \\d+\\): \\S`));
+    expect(err.message).not.to.include('\n');
+  });
+
+  it('a schema error in a file names the key path', () => {
+    const file = write('bad.yaml', 'apps:\n  - client_id: a\n    redirect_uris: [https://a.example/cb, nope]\n');
+    const err = bootErrorOf(() => loadConfigFile(file, {}));
+    expect(err.message).to.equal('apps[0].redirect_uris[1]: must be an absolute URL');
+  });
+
+  it('a missing file is CONFIG_NOT_FOUND naming the path', () => {
+    const file = path.join(dir, 'nope.yaml');
+    const err = bootErrorOf(() => loadConfigFile(file, {}));
+    expect(err.code).to.equal('CONFIG_NOT_FOUND');
+    expect(err.message).to.match(new RegExp(`^cannot read config file ${escape(file)}: ENOENT`));
+  });
+
+  it('--config wins over GATEHOUSE_CONFIG, which wins over config/default.yaml', () => {
+    const env = { GATEHOUSE_CONFIG: '/etc/gh.yaml' };
+    expect(resolveConfigFile('/x/flag.yaml', env)).to.equal('/x/flag.yaml');
+    expect(resolveConfigFile(undefined, env)).to.equal('/etc/gh.yaml');
+    expect(resolveConfigFile(undefined, {})).to.equal(path.resolve('config/default.yaml'));
+  });
+
+  it('config/default.yaml (the demo) parses with an empty environment', () => {
+    const loaded = loadConfigFile(path.join(REPO_ROOT, 'config', 'default.yaml'), {});
+    expect(loaded.config.issuer).to.equal('http://localhost:3000');
+    expect(loaded.config.database.url).to.equal('sqlite:./data/gatehouse.db');
+    expect(loaded.config.admin.token).to.equal(undefined);
+    expect(loaded.config.apps.map((a) => a.client_id)).to.deep.equal(['demo-app', 'demo-spa', 'demo-service']);
+    expect(loaded.config.apps[0]!.client_secret).to.have.length.of.at.least(32);
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,47 @@
+import { parseConfig, type GatehouseConfig } from '@gatehouse/core';
+
+/** A fixed 32-byte key (base64) so tests never generate a key file under ./data. */
+export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+
+/** An admin token long enough for the schema (32+ characters). */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123';
+
+/** A `plugins:` entry as written in YAML. */
+export interface PluginEntryInput {
+  name?: string;
+  path?: string;
+  options?: Record<string, unknown>;
+}
+
+type Section = Record<string, unknown>;
+
+/**
+ * The raw (unparsed) minimal config: in-memory SQLite, silent logs, a fixed encryption key.
+ * `overrides` are merged one level deep, so `{ admin: { token } }` keeps the other sections.
+ */
+export function testConfigInput(plugins: PluginEntryInput[] = [], overrides: Record<string, unknown> = {}): Section {
+  const input: Section = {
+    server: { host: '127.0.0.1', port: 0 },
+    database: { url: 'sqlite::memory:' },
+    log: { level: 'silent' },
+    secrets: { encryption_key: TEST_ENCRYPTION_KEY },
+    plugins,
+  };
+  for (const [key, value] of Object.entries(overrides)) {
+    const current = input[key];
+    input[key] = isSection(current) && isSection(value) ? { ...current, ...value } : value;
+  }
+  return input;
+}
+
+/**
+ * A validated config for `buildApp`. The environment is empty on purpose: PORT or DATABASE_URL
+ * set in the shell running the tests must not change what the tests build.
+ */
+export function testConfig(plugins: PluginEntryInput[] = [], overrides: Record<string, unknown> = {}): GatehouseConfig {
+  return parseConfig(testConfigInput(plugins, overrides), {});
+}
+
+function isSection(value: unknown): value is Section {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
