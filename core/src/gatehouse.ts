@@ -1,4 +1,5 @@
 import { asFunction, asValue, createContainer, InjectionMode, type AwilixContainer } from 'awilix';
+import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
@@ -6,6 +7,7 @@ import type { LoadedConfig } from './config/load.js';
 import type { GatehouseConfig } from './config/schema.js';
 import { adminRoutes } from './http/admin.js';
 import { errorHandler, notFound } from './http/error-handler.js';
+import { withFastRoutes } from './http/fast-routes.js';
 import { healthRoutes } from './http/health.js';
 import { createLogger, httpLogger } from './http/logging.js';
 import {
@@ -41,7 +43,7 @@ import { authorizeRoutes, browserBinding, RESUME_PATH } from './oauth/authorize.
 import { loginPageRoutes } from './login/routes.js';
 import { ClientAuthenticator } from './oauth/client-auth.js';
 import { ClientRegistry } from './oauth/clients.js';
-import { assertionAudiences, oauthRoutes } from './oauth/endpoints.js';
+import { assertionAudiences, oauthEndpoints, oauthFastRoutes, oauthRoutes, type OAuthDeps } from './oauth/endpoints.js';
 import { KeyStore } from './oauth/keys.js';
 import { SessionStore } from './oauth/sessions.js';
 import { TokenService } from './oauth/tokens.js';
@@ -88,7 +90,10 @@ export interface BuildOptions {
 }
 
 export interface Gatehouse {
-  app: Express;
+  /** The request listener to serve (node:http, supertest): the hot OAuth endpoints, then express. */
+  app: RequestListener;
+  /** The express app behind `app`, for everything but the hot endpoints. */
+  express: Express;
   config: GatehouseConfig;
   logger: Logger;
   container: AwilixContainer<Cradle>;
@@ -231,21 +236,20 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       });
       next();
     });
-    // The hot endpoints (token, introspection) first: fewer router layers to walk.
-    app.use(
-      oauthRoutes({
-        issuer: config.issuer,
-        clock,
-        clients: c.clients,
-        authenticator: c.clientAuth,
-        tokens: c.tokens,
-        keys: c.keys,
-        replay: c.replay,
-        verification: c.verification,
-        extensions,
-        users: c.users,
-      }),
-    );
+    const oauthDeps: OAuthDeps = {
+      issuer: config.issuer,
+      clock,
+      clients: c.clients,
+      authenticator: c.clientAuth,
+      tokens: c.tokens,
+      keys: c.keys,
+      replay: c.replay,
+      verification: c.verification,
+      extensions,
+      users: c.users,
+    };
+    const oauth = oauthEndpoints(oauthDeps);
+    app.use(oauthRoutes(oauthDeps, oauth));
     app.use(
       healthRoutes({
         ready: async () => {
@@ -318,7 +322,13 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     app.use(errorHandler);
 
     return {
-      app,
+      app: withFastRoutes({
+        routes: oauthFastRoutes(oauth),
+        fallback: app,
+        logger,
+        trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,
+      }),
+      express: app,
       config,
       logger,
       container,

@@ -161,7 +161,7 @@ describe('HTTP', () => {
     it('applies server.trust_proxy to express', async () => {
       const proxied = await buildApp(testConfig([], { server: { trust_proxy: 1 } }));
       try {
-        expect(proxied.app.get('trust proxy')).to.equal(1);
+        expect(proxied.express.get('trust proxy')).to.equal(1);
       } finally {
         await proxied.close();
       }

@@ -32,22 +32,37 @@ export const notFound: RequestHandler = (_req, _res, next) => {
   next(new ApiError(404, 'NOT_FOUND', 'no such endpoint'));
 };
 
+/** What an error answers: its status, headers and body, and whether it is a fault (to be logged). */
+export interface ErrorReply {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+  fault: boolean;
+}
+
 /**
- * The one error handler. Protocol errors answer with their status, code and body format;
- * anything else is a fault: logged with the request id, answered as a bare 500.
+ * The one mapping of errors to answers. Protocol errors answer with their status, code and body
+ * format; anything else is a fault: answered as a bare 500 with the request id.
  */
-export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
-  const requestId = String(req.id ?? '');
+export function errorReply(err: unknown, requestId: string): ErrorReply {
   const known = isProtocolError(err) ? err : fromFrameworkError(err);
+  if (known) return { status: known.status, headers: known.headers(), body: known.body(requestId), fault: false };
+  return {
+    status: 500,
+    headers: {},
+    body: apiErrorBody(500, 'INTERNAL_ERROR', 'internal server error', requestId),
+    fault: true,
+  };
+}
+
+/** The express error handler: `errorReply`, with faults logged under the request id. */
+export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (res.headersSent) {
     req.log?.error({ err }, 'error after the response started');
     res.destroy();
     return;
   }
-  if (known) {
-    res.status(known.status).set(known.headers()).json(known.body(requestId));
-    return;
-  }
-  req.log?.error({ err }, 'unhandled fault');
-  res.status(500).json(apiErrorBody(500, 'INTERNAL_ERROR', 'internal server error', requestId));
+  const reply = errorReply(err, String(req.id ?? ''));
+  if (reply.fault) req.log?.error({ err }, 'unhandled fault');
+  res.status(reply.status).set(reply.headers).json(reply.body);
 };

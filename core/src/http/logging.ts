@@ -126,3 +126,19 @@ export function httpLogger(logger: Logger): (req: IncomingMessage, res: ServerRe
     next();
   };
 }
+
+/**
+ * A logger that makes the real one on first use. Grant handlers receive the request's logger,
+ * and making a child logger costs more than most grants when nothing is logged.
+ */
+export function lazyLogger(make: () => Logger): Logger {
+  let real: Logger | undefined;
+  return new Proxy({} as Logger, {
+    get(_target, prop) {
+      real ??= make();
+      const value = Reflect.get(real, prop, real) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(real) : value;
+    },
+    has: (_target, prop) => Reflect.has((real ??= make()), prop),
+  });
+}

@@ -1,5 +1,7 @@
+import type { IncomingMessage } from 'node:http';
 import express, { type Request, type Response, type Router } from 'express';
-import type { Logger } from 'pino';
+import { sendReply, type Endpoint, type FastRoute, type Reply } from '../http/fast-routes.js';
+import { lazyLogger } from '../http/logging.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
@@ -9,7 +11,7 @@ import type { AssertionReplayStore } from './assertions.js';
 import { CLIENT_AUTH_SIGNING_ALGS, type ClientAuthenticator } from './client-auth.js';
 import type { ClientRegistry, OAuthClient } from './clients.js';
 import { OAuthError } from './errors.js';
-import { strictForm } from './form.js';
+import { readForm } from './form.js';
 import type { KeyStore } from './keys.js';
 import { SIGNING_ALG } from './keys.js';
 import { oauthServices } from './services.js';
@@ -63,36 +65,43 @@ export function assertionAudiences(issuer: string): string[] {
   ];
 }
 
-const noStore = (res: Response) => res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+const json = (body: unknown): Reply => ({ status: 200, headers: NO_STORE, body });
 
-export function oauthRoutes(deps: OAuthDeps): Router {
-  const router = express.Router();
+/** The token, introspection and revocation endpoints, free of any framework (see withFastRoutes). */
+export interface OAuthEndpoints {
+  token: Endpoint;
+  introspect: Endpoint;
+  revoke: Endpoint;
+  /** GET and friends on a token path: 405 with `Allow: POST`. */
+  tokenMethodNotAllowed: Endpoint;
+}
+
+export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
   const urls = endpointUrls(deps.issuer);
   const audiences = assertionAudiences(deps.issuer);
 
-  const authenticate = (req: Request, res: Response): Promise<OAuthClient> =>
-    deps.authenticator.authenticate(
-      { params: res.locals.form, authorization: req.headers.authorization },
-      requestFacts(req).ip,
-    );
+  const authenticate = (req: IncomingMessage, params: Record<string, string>, ip: string): Promise<OAuthClient> =>
+    deps.authenticator.authenticate({ params, authorization: req.headers.authorization }, ip);
 
   // ── token endpoint (RFC 6749 §3.2) ──
-  const token = async (req: Request, res: Response) => {
-    noStore(res);
-    const params = res.locals.form as Record<string, string>;
+  const token: Endpoint = async (req, ip) => {
+    const params = await readForm(req);
     if (!params.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
-    const client = await authenticate(req, res);
+    const client = await authenticate(req, params, ip);
     const handler = deps.extensions.grants.get(params.grant_type);
     if (!handler) throw new OAuthError('unsupported_grant_type', `grant_type ${params.grant_type} is not supported`);
     if (!client.grantTypes.includes(params.grant_type)) {
       throw new OAuthError('unauthorized_client', `this client may not use ${params.grant_type}`);
     }
-    const request = requestFacts(req);
+    const request = requestFacts(req, ip);
+    // The request's child logger is made only if the grant logs (making one costs more than a grant).
+    const logger = lazyLogger(() => req.log);
     const result = await handler.handle({
       client,
       params,
       request,
-      logger: req.log as Logger,
+      logger,
       oauth: oauthServices({
         issuer: deps.issuer,
         tokenEndpoint: urls.token_endpoint,
@@ -104,30 +113,28 @@ export function oauthRoutes(deps: OAuthDeps): Router {
         keys: deps.keys,
         clock: deps.clock,
         request,
-        logger: req.log as Logger,
+        logger,
       }),
     });
-    res.json(result);
+    return json(result);
   };
-  for (const path of PATHS.token) {
-    router.post(path, ...strictForm, token);
-    if (path !== '/') router.all(path, methodNotAllowed);
-  }
 
   // ── introspection (RFC 7662) ──
-  const introspect = async (req: Request, res: Response) => {
-    noStore(res);
-    const params = res.locals.form as Record<string, string>;
-    const caller = await introspectionCaller(req, res);
+  const introspect: Endpoint = async (req, ip) => {
+    const params = await readForm(req);
+    const caller = await introspectionCaller(req, params, ip);
     if (!params.token) throw new OAuthError('invalid_request', 'token is required');
     const info = await deps.tokens.inspect(params.token);
-    if (!info.active || !info.token || !visibleTo(info, caller)) return void res.json({ active: false });
-    res.json(await describe(info));
+    if (!info.active || !info.token || !visibleTo(info, caller)) return json({ active: false });
+    return json(await describe(info));
   };
-  for (const path of PATHS.introspect) router.post(path, ...strictForm, introspect);
 
   /** A client with its credentials, or a bearer access token with the `introspection` scope. */
-  const introspectionCaller = async (req: Request, res: Response): Promise<OAuthClient | 'bearer'> => {
+  const introspectionCaller = async (
+    req: IncomingMessage,
+    params: Record<string, string>,
+    ip: string,
+  ): Promise<OAuthClient | 'bearer'> => {
     const header = req.headers.authorization ?? '';
     if (/^Bearer /i.test(header)) {
       const info = await deps.tokens.inspect(header.slice(7).trim());
@@ -136,7 +143,7 @@ export function oauthRoutes(deps: OAuthDeps): Router {
       }
       return 'bearer';
     }
-    const client = await authenticate(req, res);
+    const client = await authenticate(req, params, ip);
     if (client.isPublic) throw new OAuthError('invalid_client', 'public clients may not introspect', 401);
     return client;
   };
@@ -165,10 +172,9 @@ export function oauthRoutes(deps: OAuthDeps): Router {
   };
 
   // ── revocation (RFC 7009) ──
-  const revoke = async (req: Request, res: Response) => {
-    noStore(res);
-    const params = res.locals.form as Record<string, string>;
-    const client = await authenticate(req, res);
+  const revoke: Endpoint = async (req, ip) => {
+    const params = await readForm(req);
+    const client = await authenticate(req, params, ip);
     if (!params.token) throw new OAuthError('invalid_request', 'token is required');
     const info = await deps.tokens.inspect(params.token);
     if (info.token) {
@@ -180,13 +186,46 @@ export function oauthRoutes(deps: OAuthDeps): Router {
       else await deps.tokens.revokeToken(info.token);
       req.log.info({ client: client.clientId, kind: info.token.kind }, 'token revoked');
     }
-    res.status(200).end();
+    return { status: 200, headers: NO_STORE };
   };
-  for (const path of PATHS.revoke) router.post(path, ...strictForm, revoke);
+
+  const tokenMethodNotAllowed: Endpoint = async () => {
+    throw new OAuthError('invalid_request', 'the token endpoint accepts POST only', 405, { Allow: 'POST' });
+  };
+
+  return { token, introspect, revoke, tokenMethodNotAllowed };
+}
+
+/** The hot endpoints at their exact paths, for withFastRoutes. */
+export function oauthFastRoutes(endpoints: OAuthEndpoints): FastRoute[] {
+  return [
+    ...PATHS.token.map((path) => ({ method: 'POST', path, endpoint: endpoints.token })),
+    ...PATHS.token
+      .filter((p) => p !== '/')
+      .map((path) => ({ method: '*', path, endpoint: endpoints.tokenMethodNotAllowed })),
+    ...PATHS.introspect.map((path) => ({ method: 'POST', path, endpoint: endpoints.introspect })),
+    ...PATHS.revoke.map((path) => ({ method: 'POST', path, endpoint: endpoints.revoke })),
+  ];
+}
+
+/** An endpoint as an express handler: other spellings of the paths (case, trailing slash) land here. */
+const mount =
+  (endpoint: Endpoint) =>
+  async (req: Request, res: Response): Promise<void> =>
+    sendReply(res, await endpoint(req, req.ip ?? req.socket.remoteAddress ?? ''));
+
+export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints = oauthEndpoints(deps)): Router {
+  const router = express.Router();
+  for (const path of PATHS.token) {
+    router.post(path, mount(endpoints.token));
+    if (path !== '/') router.all(path, mount(endpoints.tokenMethodNotAllowed));
+  }
+  for (const path of PATHS.introspect) router.post(path, mount(endpoints.introspect));
+  for (const path of PATHS.revoke) router.post(path, mount(endpoints.revoke));
 
   // ── userinfo (OIDC Core §5.3) ──
   const userinfo = async (req: Request, res: Response) => {
-    noStore(res);
+    res.set(NO_STORE);
     const header = req.headers.authorization ?? '';
     const form = typeof req.body === 'object' && req.body ? (req.body as Record<string, unknown>) : {};
     const presented = /^Bearer /i.test(header)
@@ -226,11 +265,6 @@ export function oauthRoutes(deps: OAuthDeps): Router {
   router.get('/.well-known/openid-configuration', metadata);
   return router;
 }
-
-const methodNotAllowed = (_req: Request, res: Response) => {
-  res.set('Allow', 'POST');
-  throw new OAuthError('invalid_request', 'the token endpoint accepts POST only', 405);
-};
 
 /** Who may see a token: the client it was issued to or names in its audience; a bearer caller sees all. */
 function visibleTo(info: TokenInfo, caller: OAuthClient | 'bearer'): boolean {

@@ -1,32 +1,20 @@
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler } from 'express';
 import { OAuthError } from './errors.js';
+
+const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 /**
  * Reads an `application/x-www-form-urlencoded` body strictly (RFC 6749 §3.2): a repeated
- * parameter is `invalid_request`, an empty one counts as absent. Result in `res.locals.form`.
+ * parameter is `invalid_request`, an empty one counts as absent.
  */
-export const strictForm: RequestHandler[] = [
-  (req, _res, next) => {
-    if (!req.is('application/x-www-form-urlencoded')) {
-      return next(new OAuthError('invalid_request', 'the body must be application/x-www-form-urlencoded'));
-    }
-    next();
-  },
-  (req, res, next) => {
-    readBody(req, FORM_LIMIT).then(
-      (text) => {
-        try {
-          res.locals.form = parseStrict(text);
-          next();
-        } catch (err) {
-          next(err);
-        }
-      },
-      (err: unknown) => next(err),
-    );
-  },
-];
+export async function readForm(req: IncomingMessage): Promise<Record<string, string>> {
+  const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  if (type !== FORM_TYPE) {
+    req.resume();
+    throw new OAuthError('invalid_request', 'the body must be application/x-www-form-urlencoded');
+  }
+  return parseStrict(await readBody(req, FORM_LIMIT));
+}
 
 const FORM_LIMIT = 64 * 1024;
 

@@ -1,12 +1,5 @@
-import {
-  calculateJwkThumbprint,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  type JWK,
-  type CryptoKey,
-  type KeyObject,
-} from 'jose';
+import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Clock } from '../services.js';
 import { num, type Sql } from '../storage/sql.js';
 import type { SecretBox } from '../util/crypto.js';
@@ -26,7 +19,8 @@ interface KeyRow {
 export interface Signer {
   kid: string;
   alg: string;
-  key: CryptoKey | KeyObject | Uint8Array;
+  /** The private key, for node:crypto's synchronous signing (see signJwt). */
+  key: KeyObject;
 }
 
 /** How long a signer choice is cached: rotation is seen by every node within this time. */
@@ -94,7 +88,7 @@ export class KeyStore {
     if (!row) throw new Error('no active signing key (run gatehouse keys rotate)');
     let key = this.imported.get(row.kid);
     if (!key) {
-      key = await importJWK(JSON.parse(this.box.decrypt(row.private_sealed)) as JWK, row.alg);
+      key = createPrivateKey({ key: JSON.parse(this.box.decrypt(row.private_sealed)) as JsonWebKey, format: 'jwk' });
       this.imported.set(row.kid, key);
     }
     const signer = { kid: row.kid, alg: row.alg, key };

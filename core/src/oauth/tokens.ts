@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { JsonObject } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
+import { signJwt } from './jws.js';
 import type { KeyStore } from './keys.js';
 import {
   ACCESS_TOKEN_TYPE,
@@ -284,21 +284,23 @@ export class TokenService {
     let accessToken: string;
     if (client.tokenFormat === 'jwt') {
       const signer = await this.keys.signer();
-      accessToken = await new SignJWT({
-        ...(input.claims ?? {}),
-        client_id: client.clientId,
-        scope,
-        ...(authTime ? { auth_time: authTime } : {}),
-        ...(input.idToken?.amr?.length ? { amr: input.idToken.amr } : {}),
-      })
-        .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'at+jwt' })
-        .setIssuer(this.issuer)
-        .setSubject(sub)
-        .setAudience(input.audience?.length ? input.audience : client.clientId)
-        .setJti(jti)
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + accessTtl)
-        .sign(signer.key);
+      accessToken = signJwt(
+        signer,
+        { typ: 'at+jwt' },
+        {
+          ...(input.claims ?? {}),
+          client_id: client.clientId,
+          scope,
+          ...(authTime ? { auth_time: authTime } : {}),
+          ...(input.idToken?.amr?.length ? { amr: input.idToken.amr } : {}),
+          iss: this.issuer,
+          sub,
+          aud: input.audience?.length ? input.audience : client.clientId,
+          jti,
+          iat,
+          exp: iat + accessTtl,
+        },
+      );
     } else {
       accessToken = randomToken(32);
     }
@@ -348,21 +350,23 @@ export class TokenService {
     if (input.subject && input.scope.includes('openid') && !input.withoutIdToken) {
       const signer = await this.keys.signer();
       const id = input.idToken ?? {};
-      response.id_token = await new SignJWT({
-        ...(id.nonce ? { nonce: id.nonce } : {}),
-        ...(id.authTime ? { auth_time: id.authTime } : {}),
-        ...(id.amr?.length ? { amr: id.amr } : {}),
-        azp: client.clientId,
-        at_hash: halfHash(accessToken),
-        ...(id.code ? { c_hash: halfHash(id.code) } : {}),
-      })
-        .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'JWT' })
-        .setIssuer(this.issuer)
-        .setSubject(input.subject)
-        .setAudience(client.clientId)
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + client.idTokenTtl)
-        .sign(signer.key);
+      response.id_token = signJwt(
+        signer,
+        { typ: 'JWT' },
+        {
+          ...(id.nonce ? { nonce: id.nonce } : {}),
+          ...(id.authTime ? { auth_time: id.authTime } : {}),
+          ...(id.amr?.length ? { amr: id.amr } : {}),
+          azp: client.clientId,
+          at_hash: halfHash(accessToken),
+          ...(id.code ? { c_hash: halfHash(id.code) } : {}),
+          iss: this.issuer,
+          sub: input.subject,
+          aud: client.clientId,
+          iat,
+          exp: iat + client.idTokenTtl,
+        },
+      );
     }
     return response;
   }

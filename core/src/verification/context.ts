@@ -1,14 +1,20 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { RequestFacts, UserRecord } from '../plugins/extensions.js';
 
-/** What methods and FDS rules may know about the request. `req.ip` honours `trust proxy` only. */
-export function requestFacts(req: Request): RequestFacts {
+/**
+ * What methods and FDS rules may know about the request. The client address is express's
+ * `req.ip` (or the one withFastRoutes computed): it honours `trust proxy` only.
+ */
+export function requestFacts(
+  req: IncomingMessage & { ip?: string | undefined },
+  ip: string = req.ip ?? req.socket.remoteAddress ?? '',
+): RequestFacts {
   const header = (name: string) => {
     const v = req.headers[name];
     return typeof v === 'string' ? v : '';
   };
   return {
-    ip: req.ip ?? req.socket.remoteAddress ?? '',
+    ip,
     userAgent: header('user-agent').slice(0, 512),
     acceptLanguage: header('accept-language').slice(0, 256),
     deviceId: header('x-device-id').slice(0, 128) || null,
