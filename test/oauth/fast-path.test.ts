@@ -302,6 +302,13 @@ describe('OAuth fast path and express agree', function () {
       const { privateKey: ec } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
       expect(() => signJwt({ alg: 'none', kid: 'n', key: ec }, {}, { sub: 'x' })).to.throw(/none is not supported/);
     });
+
+    it('signJwt: a caller header cannot replace the alg or kid that signed the token', function () {
+      const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const jwt = signJwt({ alg: 'ES256', kid: 'k1', key: privateKey }, { alg: 'none', kid: 'evil', typ: 'JWT' }, {});
+      const header = JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as Record<string, string>;
+      expect(header).to.deep.equal({ typ: 'JWT', alg: 'ES256', kid: 'k1' });
+    });
   });
 });
 

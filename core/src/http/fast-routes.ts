@@ -51,15 +51,17 @@ export function withFastRoutes(opts: {
   const log = httpLogger(opts.logger);
 
   const run = async (endpoint: Endpoint, req: IncomingMessage, res: ServerResponse) => {
-    let reply: Reply;
     try {
-      reply = await endpoint(req, proxyaddr(req, opts.trustProxy));
+      sendReply(res, await endpoint(req, proxyaddr(req, opts.trustProxy)));
     } catch (err) {
+      if (res.headersSent) {
+        req.log.error({ err }, 'error after the response started');
+        return void res.destroy();
+      }
       const mapped = errorReply(err, req.id);
       if (mapped.fault) req.log.error({ err }, 'unhandled fault');
-      reply = mapped;
+      sendReply(res, mapped);
     }
-    sendReply(res, reply);
   };
 
   return (req, res) => {
@@ -68,11 +70,6 @@ export function withFastRoutes(opts: {
     const path = q < 0 ? url : url.slice(0, q);
     const endpoint = table.get(`${req.method} ${path}`) ?? table.get(`* ${path}`);
     if (!endpoint) return opts.fallback(req, res);
-    log(req, res, () => {
-      run(endpoint, req, res).catch((err: unknown) => {
-        req.log.error({ err }, 'error after the response started');
-        res.destroy();
-      });
-    });
+    log(req, res, () => void run(endpoint, req, res).catch(() => res.destroy()));
   };
 }

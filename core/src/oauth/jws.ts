@@ -17,7 +17,8 @@ export function signJwt(
 ): string {
   const hash = HASH[signer.alg];
   if (!hash) throw new Error(`signing algorithm ${signer.alg} is not supported`);
-  const input = `${b64({ alg: signer.alg, kid: signer.kid, ...header })}.${b64(payload)}`;
+  // alg and kid last: a caller's header may add fields (typ), never change what signed it.
+  const input = `${b64({ ...header, alg: signer.alg, kid: signer.kid })}.${b64(payload)}`;
   const signature = sign(hash, Buffer.from(input), { key: signer.key, dsaEncoding: 'ieee-p1363' });
   return `${input}.${signature.toString('base64url')}`;
 }

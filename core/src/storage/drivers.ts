@@ -4,6 +4,7 @@ import type { Sequelize } from 'sequelize';
 import { rmSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { isTemporary } from './database.js';
+import { BackgroundCheckpointer } from './checkpointer.js';
 import { Mutex } from './mutex.js';
 
 export type Params = Record<string, unknown>;
@@ -45,6 +46,16 @@ function expand(sql: string, params: Params): { text: string; values: Params } {
   return { text, values };
 }
 
+/** Runs `work`; the error it threw, or undefined. */
+function attempt(work: () => unknown): unknown {
+  try {
+    work();
+    return undefined;
+  } catch (err) {
+    return err ?? new Error('statement failed');
+  }
+}
+
 const bindable = (v: unknown) => (v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : v);
 
 /**
@@ -63,6 +74,7 @@ class SqliteDriver implements Driver {
     private readonly db: BetterSqlite3.Database,
     /** A throwaway file behind `sqlite::memory:`, deleted on close. */
     private readonly temporaryFile: string | null,
+    private readonly checkpointer: BackgroundCheckpointer,
   ) {}
 
   /** The parameter names of each SQL text without array parameters, found once. */
@@ -92,10 +104,58 @@ class SqliteDriver implements Driver {
       statement = this.db.prepare(text);
       this.statements.set(text, statement);
     }
+    if (!statement.readonly) this.checkpointer.wrote();
     if (statement.reader) return statement.all(bound) as T[];
+    if (!inTransaction) {
+      await this.groupCommit(statement, bound);
+      return [];
+    }
     statement.run(bound);
     return [];
   }
+
+  private pendingWrites: { statement: BetterSqlite3.Statement; params: Params; done: (err?: unknown) => void }[] = [];
+
+  /**
+   * Group commit: writes outside a transaction that arrive in the same turn of the event loop
+   * (one per concurrent request, typically) commit together in one transaction, at the end of
+   * the turn. Each write still succeeds or fails on its own (a failed statement is backed out
+   * alone), and each caller resumes only after the commit. A commit per write cost the token
+   * endpoint a WAL commit per token; writes that return rows (RETURNING) are not deferred.
+   */
+  private groupCommit(statement: BetterSqlite3.Statement, params: Params): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.pendingWrites.length === 0) setImmediate(this.flushWrites);
+      this.pendingWrites.push({ statement, params, done: (err) => (err === undefined ? resolve() : reject(err)) });
+    });
+  }
+
+  private readonly flushWrites = () => {
+    // A transaction() between its BEGIN and COMMIT owns the connection: try again next turn.
+    if (this.db.inTransaction) return void setImmediate(this.flushWrites);
+    const batch = this.pendingWrites;
+    this.pendingWrites = [];
+    if (batch.length === 1) {
+      const [only] = batch as [(typeof batch)[0]];
+      return only.done(attempt(() => only.statement.run(only.params)));
+    }
+    const outcomes: unknown[] = [];
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      for (const write of batch) {
+        const err = attempt(() => write.statement.run(write.params));
+        // Most errors back out their statement only; one that ended the transaction fails them all.
+        if (err !== undefined && !this.db.inTransaction) throw err;
+        outcomes.push(err);
+      }
+      this.db.exec('COMMIT');
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      for (const write of batch) write.done(err);
+      return;
+    }
+    batch.forEach((write, i) => write.done(outcomes[i]));
+  };
 
   transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T> {
     return this.txLock.run(async () => {
@@ -123,6 +183,7 @@ class SqliteDriver implements Driver {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer.stop();
     this.statements.clear();
     this.db.close();
     if (this.temporaryFile) {
@@ -196,7 +257,7 @@ export async function openDriver(sequelize: Sequelize, url: string, poolMax = 10
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
-    return new SqliteDriver(db, isTemporary(storage) ? storage : null);
+    return new SqliteDriver(db, isTemporary(storage) ? storage : null, new BackgroundCheckpointer(db, storage));
   }
   const pool = new pg.Pool({ connectionString: url, max: poolMax });
   pool.on('error', () => undefined); // an idle client's error is reported on its next use

@@ -1,0 +1,131 @@
+/**
+ * The SQLite driver's write path: group commit (writes of one event-loop turn commit together,
+ * each still succeeding or failing alone) and the background WAL checkpointer.
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import BetterSqlite3 from 'better-sqlite3';
+import type { Sequelize } from 'sequelize';
+import { BackgroundCheckpointer } from '../../core/dist/storage/checkpointer.js';
+import { openDriver, type Driver } from '../../core/dist/storage/drivers.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('SQLite writes', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gh-writes-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  describe('group commit', () => {
+    let driver: Driver;
+    let file: string;
+    const rows = async () =>
+      (await driver.query<{ k: string; v: string }>('SELECT k, v FROM kv ORDER BY k', {})).map((r) => `${r.k}=${r.v}`);
+
+    beforeEach(async () => {
+      file = path.join(dir, `gc-${Date.now()}-${Math.random()}.db`);
+      // openDriver reads only the dialect and the storage path of the Sequelize that migrated.
+      const sequelize = { getDialect: () => 'sqlite', options: { storage: file } } as unknown as Sequelize;
+      driver = await openDriver(sequelize, `sqlite:${file}`);
+      await driver.query('CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)', {});
+    });
+    afterEach(() => driver.close());
+
+    it('concurrent writes of one turn all commit, and each caller resumes after its commit', async () => {
+      const writes = Array.from({ length: 20 }, (_, i) =>
+        driver.query('INSERT INTO kv (k, v) VALUES (:k, :v)', { k: `k${String(i).padStart(2, '0')}`, v: `v${i}` }),
+      );
+      await Promise.all(writes);
+      expect(await rows()).to.have.length(20);
+      // Another connection sees them: they were committed, not only written on this one.
+      const other = new BetterSqlite3(file, { readonly: true });
+      try {
+        expect((other.prepare('SELECT count(*) AS n FROM kv').get() as { n: number }).n).to.equal(20);
+      } finally {
+        other.close();
+      }
+    });
+
+    it('a failing write fails alone: the others of its batch commit', async () => {
+      await driver.query("INSERT INTO kv (k, v) VALUES ('taken', 'first')", {});
+      const outcomes = await Promise.allSettled([
+        driver.query("INSERT INTO kv (k, v) VALUES ('a', '1')", {}),
+        driver.query("INSERT INTO kv (k, v) VALUES ('taken', 'second')", {}),
+        driver.query("INSERT INTO kv (k, v) VALUES ('b', NULL)", {}),
+        driver.query("INSERT INTO kv (k, v) VALUES ('c', '3')", {}),
+      ]);
+      expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+      expect(String((outcomes[1] as PromiseRejectedResult).reason)).to.match(/UNIQUE constraint failed: kv\.k/);
+      expect(String((outcomes[2] as PromiseRejectedResult).reason)).to.match(/NOT NULL constraint failed: kv\.v/);
+      expect(await rows()).to.deep.equal(['a=1', 'c=3', 'taken=first']);
+    });
+
+    it('a write is visible to the same caller right after it resolves', async () => {
+      await driver.query("INSERT INTO kv (k, v) VALUES ('x', '1')", {});
+      await driver.query("UPDATE kv SET v = '2' WHERE k = 'x'", {});
+      expect(await rows()).to.deep.equal(['x=2']);
+    });
+
+    it('writes issued while a transaction is open wait for it; a rolled-back transaction does not take them along', async () => {
+      let queued: Promise<unknown> | undefined;
+      const failed = driver.transaction(async (tx) => {
+        await tx.query("INSERT INTO kv (k, v) VALUES ('in-tx', '1')", {});
+        queued = driver.query("INSERT INTO kv (k, v) VALUES ('outside', '1')", {});
+        await sleep(20);
+        throw new Error('roll back');
+      });
+      await failed.then(
+        () => expect.fail('the transaction should fail'),
+        (err: Error) => expect(err.message).to.equal('roll back'),
+      );
+      await queued;
+      expect(await rows()).to.deep.equal(['outside=1']);
+    });
+
+    it('writes with RETURNING answer their rows at once', async () => {
+      await driver.query("INSERT INTO kv (k, v) VALUES ('r', 'old')", {});
+      const [first, second] = await Promise.all([
+        driver.query<{ v: string }>("UPDATE kv SET v = 'new' WHERE k = 'r' AND v = 'old' RETURNING v", {}),
+        driver.query<{ v: string }>("UPDATE kv SET v = 'new' WHERE k = 'r' AND v = 'old' RETURNING v", {}),
+      ]);
+      expect([first!.length, second!.length]).to.deep.equal([1, 0]);
+    });
+  });
+
+  describe('background checkpointer', () => {
+    it('starts after the threshold, checkpoints the WAL into the database file, and stops', async function () {
+      this.timeout(10_000);
+      const file = path.join(dir, 'ckpt.db');
+      const db = new BetterSqlite3(file);
+      db.pragma('journal_mode = WAL');
+      db.pragma('wal_autocheckpoint = 0'); // only the worker may checkpoint in this test
+      db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, pad TEXT)');
+      const checkpointer = new BackgroundCheckpointer(db, file, { startAfterWrites: 10, intervalMs: 20 });
+      const insert = db.prepare('INSERT INTO t (pad) VALUES (?)');
+      try {
+        for (let i = 0; i < 9; i++) checkpointer.wrote();
+        expect(checkpointer.running).to.equal(false);
+        const before = statSync(file).size;
+        for (let i = 0; i < 500; i++) insert.run('x'.repeat(500));
+        checkpointer.wrote();
+        expect(checkpointer.running).to.equal(true);
+        // The writer's own threshold is now the stall bound, not SQLite's 1,000 pages.
+        expect(db.pragma('wal_autocheckpoint', { simple: true })).to.equal(20_000);
+        let after = before;
+        for (let i = 0; i < 100 && after <= before + 100_000; i++) {
+          await sleep(20);
+          after = statSync(file).size;
+        }
+        expect(after, 'the rows reached the database file').to.be.greaterThan(before + 100_000);
+      } finally {
+        await checkpointer.stop();
+        db.close();
+      }
+      expect(checkpointer.running).to.equal(false);
+    });
+  });
+});
