@@ -280,13 +280,24 @@ describe('OAuth token endpoint (checklist §2–4, §6)', function () {
       );
     });
 
-    it('the secret in the body (client_secret_post) is accepted too', async function () {
+    it('the secret in the body (client_secret_post) is accepted too, from a client whose method is not pinned', async function () {
       const res = await postForm(server, '/oauth/token', {
         ...cc,
         client_id: MACHINE.id,
         client_secret: MACHINE.secret,
       });
       expect(res.status, res.text).to.equal(200);
+    });
+
+    it('a client pinned to client_secret_basic cannot send its secret in the body: 401 invalid_client', async function () {
+      const inBody = await postForm(server, '/oauth2/revoke', {
+        token: 'not-a-token',
+        client_id: WEB.id,
+        client_secret: WEB.secret,
+      });
+      expectInvalidClient(inBody);
+      const byBasic = await postForm(server, '/oauth2/revoke', { token: 'not-a-token' }, basic(WEB.id, WEB.secret));
+      expect(byBasic.status, byBasic.text).to.equal(200);
     });
 
     it('unknown grant → unsupported_grant_type; none → invalid_request', async function () {
@@ -703,7 +714,11 @@ describe('OAuth token endpoint (checklist §2–4, §6)', function () {
             'client_credentials',
           ]);
           expect(meta.response_types_supported).to.deep.equal(['code']);
-          expect(meta.token_endpoint_auth_methods_supported).to.deep.equal(['client_secret_basic']);
+          // The minimal client does not pin its method, so it may use either (RFC 6749 §2.3.1).
+          expect(meta.token_endpoint_auth_methods_supported).to.deep.equal([
+            'client_secret_basic',
+            'client_secret_post',
+          ]);
           expect(meta).to.not.have.property('token_endpoint_auth_signing_alg_values_supported');
         }
         // The grant plugin is loaded, but no client may use it.

@@ -66,9 +66,12 @@ export class ClientAuthenticator {
       return client;
     }
     if (presented === undefined) return this.fail(clientId, ip, 'client authentication is required');
-    if (client.authMethod !== 'client_secret_basic' && client.authMethod !== 'client_secret_post') {
-      return this.fail(clientId, ip, `this client authenticates with ${client.authMethod}`);
-    }
+    const used = basic ? 'client_secret_basic' : 'client_secret_post';
+    const allowed =
+      client.authMethod === used ||
+      (!secrets.methodPinned &&
+        (client.authMethod === 'client_secret_basic' || client.authMethod === 'client_secret_post'));
+    if (!allowed) return this.fail(clientId, ip, `this client authenticates with ${client.authMethod}`);
     if (!secrets.secretDigest || !safeEqualDigest(sha256(presented), secrets.secretDigest)) {
       return this.fail(clientId, ip, 'invalid client credentials');
     }

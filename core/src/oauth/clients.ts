@@ -35,6 +35,11 @@ export interface ClientSecrets {
   /** Only for client_secret_jwt (HMAC needs the secret itself). */
   secret: string | null;
   jwks: JSONWebKeySet | null;
+  /**
+   * The config named `token_endpoint_auth_method`: only that method is accepted. Without it, a
+   * client with a secret may send it by Basic or in the body (RFC 6749 §2.3.1).
+   */
+  methodPinned: boolean;
 }
 
 export class ClientRegistry {
@@ -71,6 +76,7 @@ export class ClientRegistry {
           secretDigest: app.client_secret ? sha256(app.client_secret) : (app.client_secret_sha256 ?? null),
           secret: app.client_secret ?? null,
           jwks: (app.jwks as JSONWebKeySet | undefined) ?? null,
+          methodPinned: app.token_endpoint_auth_method !== undefined,
         },
       });
     }

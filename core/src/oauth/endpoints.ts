@@ -283,7 +283,13 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'issuer' | 'clients' | 'exte
   const responseTypes = [...new Set(clients.flatMap((c) => c.responseTypes))].filter(
     (r) => r === 'code' || (r === 'token' && implicit),
   );
-  const authMethods = [...new Set(clients.map((c) => c.authMethod))];
+  // A client whose config does not pin its method may also send its secret in the body.
+  const lenient = clients.some(
+    (c) => c.authMethod === 'client_secret_basic' && !deps.clients.secretsOf(c.clientId)?.methodPinned,
+  );
+  const authMethods = [
+    ...new Set([...clients.map((c) => c.authMethod), ...(lenient ? ['client_secret_post' as const] : [])]),
+  ];
   const endpointAuth = authMethods.filter((m) => m !== 'none');
   const usesJwtAuth = authMethods.some((m) => m === 'private_key_jwt' || m === 'client_secret_jwt');
   const algs = usesJwtAuth ? { signing: CLIENT_AUTH_SIGNING_ALGS } : null;
