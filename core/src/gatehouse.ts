@@ -35,6 +35,7 @@ import { credentialStore, EventStore, recordStore } from './storage/stores.js';
 import { UserService } from './users/users.js';
 import type { SecretBox } from './util/crypto.js';
 import { EnrollmentService } from './verification/enrollment.js';
+import { SecurityNotifier } from './verification/notifier.js';
 import { ExchangeStore } from './verification/exchanges.js';
 import { LoginFlowStore } from './verification/flows.js';
 import { defaultRedirects, verificationRoutes } from './verification/routes.js';
@@ -65,6 +66,7 @@ export interface Cradle {
   flows: LoginFlowStore;
   exchanges: ExchangeStore;
   statuses: StatusStore;
+  notifier: SecurityNotifier;
   verification: VerificationService;
   enrollment: EnrollmentService;
   clients: ClientRegistry;
@@ -174,6 +176,17 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       flows: asFunction(({ sql, clock }: Cradle) => new LoginFlowStore(sql, clock)).singleton(),
       exchanges: asFunction(({ sql, clock }: Cradle) => new ExchangeStore(sql, clock)).singleton(),
       statuses: asFunction(({ sql, clock }: Cradle) => new StatusStore(sql, clock)).singleton(),
+      notifier: asFunction(
+        ({ config, extensions, events, clock, logger }: Cradle) =>
+          new SecurityNotifier({
+            config: config.notifications,
+            channels: extensions.channels,
+            events,
+            history: events,
+            clock,
+            logger,
+          }),
+      ).singleton(),
       verification: asFunction((c: Cradle) => new VerificationService(c)).singleton(),
       enrollment: asFunction(
         ({ extensions, services, sql, clock, tokens, sessions }: Cradle) =>
@@ -211,6 +224,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     const plugins = await registerPlugins(resolved, extensions, services, logger, (name) =>
       recordStore(sql, clock, name),
     );
+    container.cradle.notifier.check();
 
     let draining = false;
     let jobs: { stop(): Promise<void> } | null = null;
@@ -348,6 +362,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       },
       close: async () => {
         await jobs?.stop();
+        await container.cradle.notifier.drain();
         await container.dispose();
         await sql.close();
         await sequelize.close();

@@ -25,6 +25,8 @@ export interface AppOptions {
   verification?: Record<string, unknown>;
   /** A controllable clock (e.g. FakeClock) for expiry tests; the system clock otherwise. */
   clock?: Clock;
+  /** The `notifications` config section (security notices to users). */
+  notifications?: Record<string, unknown>;
 }
 
 /** The default plugin set of the verification tests: all methods, a capturing channel. */
@@ -50,6 +52,7 @@ export async function startVerificationApp(opts: AppOptions = {}): Promise<Verif
       secrets: { encryption_key: KEY },
       admin: { token: ADMIN_TOKEN },
       verification: opts.verification ?? {},
+      ...(opts.notifications ? { notifications: opts.notifications } : {}),
       plugins: opts.plugins ?? defaultPlugins(),
       apps: [
         {

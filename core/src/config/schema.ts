@@ -181,6 +181,15 @@ const verificationSchema = z.strictObject({
   fds_timeout_ms: z.number().int().positive().default(2000),
 });
 
+const notificationsSchema = z.strictObject({
+  /** Delivery channel id for security notices by email (users with an address). */
+  email_channel: z.string().min(1).optional(),
+  /** Delivery channel id for security notices by SMS (users with a phone and no email route). */
+  sms_channel: z.string().min(1).optional(),
+  /** At most one notice of a kind per user in this many seconds. */
+  min_interval_seconds: z.number().int().min(0).default(900),
+});
+
 const maintenanceSchema = z.strictObject({
   /** How often expired rows are purged (0 turns the job off). */
   purge_interval_seconds: z.number().int().min(0).default(300),
@@ -212,6 +221,7 @@ export const configSchema = z
     verification: verificationSchema.default(verificationSchema.parse({})),
     oauth: oauthSchema.default(oauthSchema.parse({})),
     maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
+    notifications: notificationsSchema.default(notificationsSchema.parse({})),
     plugins: z.array(pluginEntrySchema).default([]),
     apps: z.array(appSchema).default([]),
   })

@@ -22,13 +22,16 @@ export function requestFacts(
   };
 }
 
+/** The id of the phantom user: no real user has it (ids are random UUIDs). */
+export const PHANTOM_USER_ID = '00000000-0000-0000-0000-000000000000';
+
 /**
  * Stands in for an unknown (or not enrolled, or disabled) user at the first stage, so the
  * answers and timing do not reveal which identifiers exist. It has no credentials.
  */
 export function phantomUser(identifier: string): UserRecord {
   return {
-    id: '00000000-0000-0000-0000-000000000000',
+    id: PHANTOM_USER_ID,
     username: identifier,
     email: null,
     phone: null,

@@ -19,6 +19,7 @@ import { runFdsRules } from './fds.js';
 import type { LoginFlow, LoginFlowStore } from './flows.js';
 import { phantomUser } from './context.js';
 import { SPEC_METHOD_FIELDS, VERIFY_STEPS, type StepDeps, type VerifyState } from './pipeline.js';
+import type { SecurityNotifier } from './notifier.js';
 import type { StatusStore } from './statuses.js';
 
 export interface InitiateInput {
@@ -58,6 +59,7 @@ export class VerificationService {
       flows: LoginFlowStore;
       exchanges: ExchangeStore;
       statuses: StatusStore;
+      notifier: SecurityNotifier;
       logger: Logger;
     },
   ) {
@@ -287,6 +289,13 @@ export class VerificationService {
       state: exchange.state,
     });
     if (!outcome.ok || state.phantom) {
+      if (!outcome.ok && outcome.reason === 'replay' && !state.phantom) {
+        void this.deps.notifier.notify(user, 'code_reuse', {
+          method: method.id,
+          request: input.request,
+          clientId: flow.clientId,
+        });
+      }
       await this.deps.exchanges.burnIfSpent(exchange.key);
       await this.outcomeOf('verification.failure', state, outcome.ok ? 'unknown_user' : outcome.reason);
       throw verificationError('VERIFICATION_FAILED');
@@ -366,6 +375,13 @@ export class VerificationService {
     };
     const event = (type: string, reason: string | null) => this.recordOutcome(type, who, reason, { grant: 'password' });
     if (!outcome.ok || !usable) {
+      if (!outcome.ok && outcome.reason === 'replay' && usable) {
+        void this.deps.notifier.notify(user, 'code_reuse', {
+          method: method.id,
+          request: input.request,
+          clientId: input.clientId,
+        });
+      }
       await event('verification.failure', outcome.ok ? 'unknown_user' : outcome.reason);
       return { ok: false, reason: outcome.ok ? 'unknown_user' : outcome.reason };
     }
@@ -501,7 +517,8 @@ export class VerificationService {
   }
 
   /** Runs FDS rules (all, or the attempt guards) for one user and method. */
-  private runRules(
+  /** The FDS rules, and a notice to the user when they blocked or challenged a sign-in. */
+  private async runRules(
     rules: FdsRule[],
     phase: FdsContext['phase'],
     user: UserRecord,
@@ -510,7 +527,7 @@ export class VerificationService {
     request: RequestFacts,
     logger: Logger,
   ) {
-    return runFdsRules(
+    const result = await runFdsRules(
       rules,
       {
         phase,
@@ -525,6 +542,11 @@ export class VerificationService {
       this.deps.services.events,
       { timeoutMs: this.deps.config.verification.fds_timeout_ms, logger },
     );
+    if (result.action !== 'allow') {
+      const notice = result.action === 'deny' ? 'sign_in_blocked' : 'sign_in_challenged';
+      void this.deps.notifier.notify(user, notice, { method, request, clientId });
+    }
+    return result;
   }
 }
 

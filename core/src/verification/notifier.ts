@@ -1,0 +1,154 @@
+import type { Logger } from 'pino';
+import type { GatehouseConfig } from '../config/schema.js';
+import { BootError } from '../errors.js';
+import type { Registry } from '../plugins/registry.js';
+import type {
+  DeliveryChannel,
+  EventLog,
+  History,
+  MessageKind,
+  RequestFacts,
+  UserRecord,
+} from '../plugins/extensions.js';
+import type { Clock } from '../services.js';
+import { PHANTOM_USER_ID } from './context.js';
+
+/** What users are told about (SECURITY-CHECKLIST §7 TOTP 1, §8.6; ASVS 6.3.5). */
+export type SecurityNotice = 'code_reuse' | 'sign_in_blocked' | 'sign_in_challenged';
+
+export interface NoticeFacts {
+  method: string;
+  request: RequestFacts;
+  clientId: string;
+}
+
+const SUBJECT: Record<SecurityNotice, string> = {
+  code_reuse: 'Sign-in alert: a one-time code was used again',
+  sign_in_blocked: 'Sign-in alert: a sign-in to your account was blocked',
+  sign_in_challenged: 'Sign-in alert: a sign-in needed an extra check',
+};
+
+function text(notice: SecurityNotice, facts: NoticeFacts, at: Date): string {
+  const when = `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const where = facts.request.ip ? ` from ${facts.request.ip}` : '';
+  const tail = 'If this was not you, change your password and tell your administrator.';
+  switch (notice) {
+    case 'code_reuse':
+      return `Someone tried to sign in to your account at ${when}${where} with a ${facts.method} code that had already been used. ${tail}`;
+    case 'sign_in_blocked':
+      return `A sign-in to your account (${facts.method}) at ${when}${where} was blocked by our security checks. If it was you, wait a while and try again. ${tail}`;
+    case 'sign_in_challenged':
+      return `A sign-in to your account at ${when}${where} came from a new device or place and needed an extra verification step. ${tail}`;
+  }
+}
+
+type NotificationConfig = GatehouseConfig['notifications'];
+
+/**
+ * Tells users about suspicious sign-in activity: a reused one-time code, a sign-in blocked or
+ * challenged by the FDS rules. By email when the user has an address and `notifications.email_channel`
+ * is set, else by SMS. Sending never delays or fails the request that triggered it; the outcome
+ * of every notice is an event (`notification.sent` / `.failed` / `.skipped`), and a user gets
+ * at most one notice of a kind per `min_interval_seconds`, so an attacker cannot flood them.
+ */
+export class SecurityNotifier {
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: {
+      config: NotificationConfig;
+      channels: Registry<DeliveryChannel>;
+      events: EventLog;
+      history: History;
+      clock: Clock;
+      logger: Logger;
+    },
+  ) {}
+
+  /** Checks the configured channels against the registered ones (after plugins registered). */
+  check(): void {
+    const { email_channel, sms_channel } = this.deps.config;
+    const need = (id: string | undefined, kind: MessageKind, key: string) => {
+      if (!id) return;
+      const channel = this.deps.channels.get(id);
+      if (!channel)
+        throw new BootError('CONFIG_INVALID', `notifications.${key}: no delivery channel "${id}" is registered`);
+      if (!channel.kinds.includes(kind)) {
+        throw new BootError('CONFIG_INVALID', `notifications.${key}: channel "${id}" does not deliver ${kind}`);
+      }
+    };
+    need(email_channel, 'email', 'email_channel');
+    need(sms_channel, 'sms', 'sms_channel');
+    if (!email_channel && !sms_channel) {
+      this.deps.logger.info(
+        'notifications: no channel configured; users are not told about reused codes or blocked sign-ins',
+      );
+    }
+  }
+
+  /** Starts a notice in the background; the returned promise settles when it was handled (tests, drain). */
+  notify(user: UserRecord, notice: SecurityNotice, facts: NoticeFacts): Promise<void> {
+    if (user.id === PHANTOM_USER_ID) return Promise.resolve();
+    const { email_channel, sms_channel } = this.deps.config;
+    if (!email_channel && !sms_channel) return Promise.resolve();
+    const work = this.send(user, notice, facts).catch((err: unknown) => {
+      this.deps.logger.error({ err, notice }, 'security notice could not be recorded');
+    });
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work));
+    return work;
+  }
+
+  /** Waits for the notices in flight (shutdown). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.pending]);
+  }
+
+  private async send(user: UserRecord, notice: SecurityNotice, facts: NoticeFacts): Promise<void> {
+    const { email_channel, sms_channel, min_interval_seconds } = this.deps.config;
+    const now = this.deps.clock.now();
+    const event = (type: string, reason: string | null, data: Record<string, string> = {}) =>
+      this.deps.events.record({
+        type,
+        key: `notice:${notice}`,
+        userId: user.id,
+        method: facts.method,
+        clientId: facts.clientId,
+        ip: facts.request.ip,
+        outcome: notice,
+        reason,
+        data,
+      });
+    const recent = await this.deps.history.count({
+      types: ['notification.sent'],
+      key: `notice:${notice}`,
+      userId: user.id,
+      since: new Date(now.getTime() - min_interval_seconds * 1000),
+      limit: 1,
+    });
+    if (recent > 0) return;
+    const route =
+      email_channel && user.email
+        ? { channel: email_channel, kind: 'email' as const, to: user.email }
+        : sms_channel && user.phone
+          ? { channel: sms_channel, kind: 'sms' as const, to: user.phone }
+          : null;
+    if (!route) return event('notification.skipped', 'no_destination');
+    const channel = this.deps.channels.get(route.channel);
+    try {
+      if (!channel) throw new Error(`delivery channel ${route.channel} is not registered`);
+      await channel.send({
+        kind: route.kind,
+        to: route.to,
+        ...(route.kind === 'email' ? { subject: SUBJECT[notice] } : {}),
+        text: text(notice, facts, now),
+      });
+    } catch (err) {
+      this.deps.logger.warn({ err, notice, channel: route.channel }, 'security notice not delivered');
+      return event('notification.failed', err instanceof Error ? err.message.slice(0, 200) : 'send failed', {
+        channel: route.channel,
+      });
+    }
+    await event('notification.sent', null, { channel: route.channel, kind: route.kind });
+  }
+}
