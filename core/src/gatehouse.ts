@@ -38,7 +38,7 @@ import { EnrollmentService } from './verification/enrollment.js';
 import { SecurityNotifier } from './verification/notifier.js';
 import { ExchangeStore } from './verification/exchanges.js';
 import { LoginFlowStore } from './verification/flows.js';
-import { defaultRedirects, verificationRoutes } from './verification/routes.js';
+import { defaultRedirects, verificationFastRoutes, verificationRoutes } from './verification/routes.js';
 import { AssertionReplayStore } from './oauth/assertions.js';
 import { authorizeRoutes, browserBinding, RESUME_PATH } from './oauth/authorize.js';
 import { loginPageRoutes } from './login/routes.js';
@@ -337,7 +337,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
 
     return {
       app: withFastRoutes({
-        routes: oauthFastRoutes(oauth),
+        routes: [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification)],
         fallback: app,
         logger,
         trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,

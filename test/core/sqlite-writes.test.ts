@@ -86,7 +86,7 @@ describe('SQLite writes', () => {
       expect(await rows()).to.deep.equal(['outside=1']);
     });
 
-    it('writes with RETURNING answer their rows at once', async () => {
+    it('writes with RETURNING join the batch, answer their rows, and a conditional update has one winner', async () => {
       await driver.query("INSERT INTO kv (k, v) VALUES ('r', 'old')", {});
       const [first, second] = await Promise.all([
         driver.query<{ v: string }>("UPDATE kv SET v = 'new' WHERE k = 'r' AND v = 'old' RETURNING v", {}),

@@ -22,6 +22,10 @@ function fromFrameworkError(err: unknown): ProtocolError | null {
   if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported') {
     return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'unsupported body encoding');
   }
+  // The router's "Failed to decode param" for a malformed %-escape in the path.
+  if (err instanceof URIError && e.status === 400) {
+    return new ApiError(400, 'INVALID_REQUEST', 'the request path could not be decoded');
+  }
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.type) {
     return new ApiError(e.status, 'INVALID_REQUEST', 'the request could not be read');
   }

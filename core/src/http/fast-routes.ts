@@ -11,15 +11,68 @@ export interface Reply {
   body?: unknown;
 }
 
-/** An endpoint that needs no framework: the raw request and the client address (trust proxy applied). */
-export type Endpoint = (req: IncomingMessage, ip: string) => Promise<Reply>;
+/**
+ * An endpoint that needs no framework: the raw request, the client address (trust proxy
+ * applied) and the path's `:name` parameters.
+ */
+export type Endpoint = (req: IncomingMessage, ip: string, params: Record<string, string>) => Promise<Reply>;
 
 export interface FastRoute {
   /** `*` answers every method. */
   method: string;
-  /** The exact path, without query string. Other spellings (case, trailing slash) fall through. */
+  /**
+   * The exact path, without query string; a segment `:name` matches one non-empty segment.
+   * Other spellings (case, trailing slash) fall through.
+   */
   path: string;
+  /** Requests this returns false for (say, another content type) go to express instead. */
+  accepts?: (req: IncomingMessage) => boolean;
   endpoint: Endpoint;
+}
+
+interface PatternRoute {
+  method: string;
+  pattern: RegExp;
+  names: string[];
+  route: FastRoute;
+}
+
+/** `/a/:x/b` → a RegExp with one capture per parameter. */
+function compile(route: FastRoute): PatternRoute {
+  const names: string[] = [];
+  const source = route.path
+    .split('/')
+    .map((segment) => {
+      if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(segment.slice(1));
+      return '([^/]+)';
+    })
+    .join('/');
+  return { method: route.method, pattern: new RegExp(`^${source}$`), names, route };
+}
+
+/** The route for a request and its decoded parameters, or null (express takes it). */
+function matcher(routes: FastRoute[]) {
+  const exact = new Map(routes.filter((r) => !r.path.includes('/:')).map((r) => [`${r.method} ${r.path}`, r]));
+  const patterned = routes.filter((r) => r.path.includes('/:')).map(compile);
+  const NO_PARAMS: Record<string, string> = {};
+  return (method: string, path: string): { route: FastRoute; params: Record<string, string> } | null => {
+    const route = exact.get(`${method} ${path}`) ?? exact.get(`* ${path}`);
+    if (route) return { route, params: NO_PARAMS };
+    for (const p of patterned) {
+      if (p.method !== method && p.method !== '*') continue;
+      const m = p.pattern.exec(path);
+      if (!m) continue;
+      const params: Record<string, string> = {};
+      try {
+        p.names.forEach((name, i) => (params[name] = decodeURIComponent(m[i + 1]!)));
+      } catch {
+        return null; // a malformed escape: express answers it
+      }
+      return { route: p.route, params };
+    }
+    return null;
+  };
 }
 
 /** Writes a reply in one go. */
@@ -47,12 +100,12 @@ export function withFastRoutes(opts: {
   /** The compiled `trust proxy` setting (express's `trust proxy fn`). */
   trustProxy: (addr: string, i: number) => boolean;
 }): RequestListener {
-  const table = new Map(opts.routes.map((r) => [`${r.method} ${r.path}`, r.endpoint]));
+  const match = matcher(opts.routes);
   const log = httpLogger(opts.logger);
 
-  const run = async (endpoint: Endpoint, req: IncomingMessage, res: ServerResponse) => {
+  const run = async (endpoint: Endpoint, params: Record<string, string>, req: IncomingMessage, res: ServerResponse) => {
     try {
-      sendReply(res, await endpoint(req, proxyaddr(req, opts.trustProxy)));
+      sendReply(res, await endpoint(req, proxyaddr(req, opts.trustProxy), params));
     } catch (err) {
       if (res.headersSent) {
         req.log.error({ err }, 'error after the response started');
@@ -68,8 +121,8 @@ export function withFastRoutes(opts: {
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    const endpoint = table.get(`${req.method} ${path}`) ?? table.get(`* ${path}`);
-    if (!endpoint) return opts.fallback(req, res);
-    log(req, res, () => void run(endpoint, req, res).catch(() => res.destroy()));
+    const found = match(req.method ?? '', path);
+    if (!found || (found.route.accepts && !found.route.accepts(req))) return opts.fallback(req, res);
+    log(req, res, () => void run(found.route.endpoint, found.params, req, res).catch(() => res.destroy()));
   };
 }

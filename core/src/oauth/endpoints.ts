@@ -212,7 +212,7 @@ export function oauthFastRoutes(endpoints: OAuthEndpoints): FastRoute[] {
 const mount =
   (endpoint: Endpoint) =>
   async (req: Request, res: Response): Promise<void> =>
-    sendReply(res, await endpoint(req, req.ip ?? req.socket.remoteAddress ?? ''));
+    sendReply(res, await endpoint(req, req.ip ?? req.socket.remoteAddress ?? '', {}));
 
 export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints = oauthEndpoints(deps)): Router {
   const router = express.Router();

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { mediaType, readBody } from '../http/body.js';
 import { OAuthError } from './errors.js';
 
 const FORM_TYPE = 'application/x-www-form-urlencoded';
@@ -8,35 +9,15 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
  * parameter is `invalid_request`, an empty one counts as absent.
  */
 export async function readForm(req: IncomingMessage): Promise<Record<string, string>> {
-  const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
-  if (type !== FORM_TYPE) {
+  if (mediaType(req) !== FORM_TYPE) {
     req.resume();
     throw new OAuthError('invalid_request', 'the body must be application/x-www-form-urlencoded');
   }
-  return parseStrict(await readBody(req, FORM_LIMIT));
+  return parseStrict(await readBody(req, FORM_LIMIT, tooLarge));
 }
 
 const FORM_LIMIT = 64 * 1024;
-
-/** Reads a small UTF-8 body (the token endpoint's hot path: body-parser costs more than this). */
-function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new OAuthError('invalid_request', 'the request body is too large', 413));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-  });
-}
+const tooLarge = () => new OAuthError('invalid_request', 'the request body is too large', 413);
 
 export function parseStrict(text: string): Record<string, string> {
   const out: Record<string, string> = {};

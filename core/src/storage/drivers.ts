@@ -46,13 +46,17 @@ function expand(sql: string, params: Params): { text: string; values: Params } {
   return { text, values };
 }
 
-/** Runs `work`; the error it threw, or undefined. */
-function attempt(work: () => unknown): unknown {
+/** A statement's outcome: its rows (RETURNING) or the error it threw. */
+type Outcome = { rows: unknown[] } | { error: unknown };
+
+/** Runs a write: RETURNING rows come back, a plain write answers none. */
+function runWrite(statement: BetterSqlite3.Statement, params: Params): Outcome {
   try {
-    work();
-    return undefined;
-  } catch (err) {
-    return err ?? new Error('statement failed');
+    if (statement.reader) return { rows: statement.all(params) };
+    statement.run(params);
+    return { rows: [] };
+  } catch (error) {
+    return { error: error ?? new Error('statement failed') };
   }
 }
 
@@ -104,29 +108,32 @@ class SqliteDriver implements Driver {
       statement = this.db.prepare(text);
       this.statements.set(text, statement);
     }
-    if (!statement.readonly) this.checkpointer.wrote();
-    if (statement.reader) return statement.all(bound) as T[];
-    if (!inTransaction) {
-      await this.groupCommit(statement, bound);
-      return [];
-    }
-    statement.run(bound);
-    return [];
+    if (statement.readonly) return statement.all(bound) as T[];
+    this.checkpointer.wrote();
+    if (!inTransaction) return (await this.groupCommit(statement, bound)) as T[];
+    const outcome = runWrite(statement, bound);
+    if ('error' in outcome) throw outcome.error;
+    return outcome.rows as T[];
   }
 
-  private pendingWrites: { statement: BetterSqlite3.Statement; params: Params; done: (err?: unknown) => void }[] = [];
+  private pendingWrites: { statement: BetterSqlite3.Statement; params: Params; done: (o: Outcome) => void }[] = [];
 
   /**
    * Group commit: writes outside a transaction that arrive in the same turn of the event loop
    * (one per concurrent request, typically) commit together in one transaction, at the end of
    * the turn. Each write still succeeds or fails on its own (a failed statement is backed out
-   * alone), and each caller resumes only after the commit. A commit per write cost the token
-   * endpoint a WAL commit per token; writes that return rows (RETURNING) are not deferred.
+   * alone), and each caller resumes only after the commit, with its RETURNING rows. The
+   * statements run one after another, so a conditional update still has exactly one winner.
+   * A commit per write cost the token endpoint a WAL commit per token.
    */
-  private groupCommit(statement: BetterSqlite3.Statement, params: Params): Promise<void> {
+  private groupCommit(statement: BetterSqlite3.Statement, params: Params): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
       if (this.pendingWrites.length === 0) setImmediate(this.flushWrites);
-      this.pendingWrites.push({ statement, params, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      this.pendingWrites.push({
+        statement,
+        params,
+        done: (outcome) => ('error' in outcome ? reject(outcome.error) : resolve(outcome.rows)),
+      });
     });
   }
 
@@ -137,24 +144,24 @@ class SqliteDriver implements Driver {
     this.pendingWrites = [];
     if (batch.length === 1) {
       const [only] = batch as [(typeof batch)[0]];
-      return only.done(attempt(() => only.statement.run(only.params)));
+      return only.done(runWrite(only.statement, only.params));
     }
-    const outcomes: unknown[] = [];
+    const outcomes: Outcome[] = [];
     try {
       this.db.exec('BEGIN IMMEDIATE');
       for (const write of batch) {
-        const err = attempt(() => write.statement.run(write.params));
+        const outcome = runWrite(write.statement, write.params);
         // Most errors back out their statement only; one that ended the transaction fails them all.
-        if (err !== undefined && !this.db.inTransaction) throw err;
-        outcomes.push(err);
+        if ('error' in outcome && !this.db.inTransaction) throw outcome.error;
+        outcomes.push(outcome);
       }
       this.db.exec('COMMIT');
-    } catch (err) {
+    } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      for (const write of batch) write.done(err);
+      for (const write of batch) write.done({ error });
       return;
     }
-    batch.forEach((write, i) => write.done(outcomes[i]));
+    batch.forEach((write, i) => write.done(outcomes[i]!));
   };
 
   transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T> {

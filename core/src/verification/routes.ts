@@ -2,7 +2,11 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import multer from 'multer';
 import { ok } from '../http/envelope.js';
 import { requireAdmin } from '../http/admin.js';
-import type { UploadedFile, UserRecord } from '../plugins/extensions.js';
+import type { Logger } from 'pino';
+import { isPlainJson, readJson } from '../http/body.js';
+import type { FastRoute, Reply } from '../http/fast-routes.js';
+import { lazyLogger } from '../http/logging.js';
+import type { RequestFacts, UploadedFile, UserRecord } from '../plugins/extensions.js';
 import type { UserService } from '../users/users.js';
 import { safeEqual } from '../util/crypto.js';
 import { requestFacts, stringFields } from './context.js';
@@ -54,6 +58,64 @@ function uploadedFiles(req: Request): UploadedFile[] {
     .map((f) => ({ fieldName: f.fieldname, mimeType: f.mimetype, size: f.size, buffer: f.buffer }));
 }
 
+const INITIATION_PATH = '/verification-srv/authentication/:method/initiation';
+const VERIFICATION_PATH = '/verification-srv/authentication/:method/verification';
+
+function initiation(
+  verification: VerificationService,
+  method: string,
+  body: unknown,
+  request: RequestFacts,
+  logger: Logger,
+) {
+  const { fields } = stringFields(body);
+  return verification.initiate(method, { fields, request, logger });
+}
+
+function verificationStep(
+  verification: VerificationService,
+  method: string,
+  body: unknown,
+  files: UploadedFile[],
+  request: RequestFacts,
+  logger: Logger,
+) {
+  const { fields, malformed, keys } = stringFields(body);
+  return verification.verify(method, { fields, malformed, keys, files, request, logger });
+}
+
+const envelope = (data: unknown): Reply => ({ status: 200, body: { success: true, status: 200, data } });
+
+/**
+ * Initiation and verification with a JSON body, outside express (decision 11): the hot
+ * requests of a login. Forms and multipart bodies still go through express.
+ */
+export function verificationFastRoutes(verification: VerificationService): FastRoute[] {
+  const fast = (
+    path: string,
+    handle: (method: string, body: unknown, request: RequestFacts, logger: Logger) => Promise<unknown>,
+  ): FastRoute => ({
+    method: 'POST',
+    path,
+    accepts: isPlainJson,
+    endpoint: async (req, ip, params) =>
+      envelope(
+        await handle(
+          params.method!,
+          await readJson(req),
+          requestFacts(req, ip),
+          lazyLogger(() => req.log),
+        ),
+      ),
+  });
+  return [
+    fast(INITIATION_PATH, (method, body, request, logger) => initiation(verification, method, body, request, logger)),
+    fast(VERIFICATION_PATH, (method, body, request, logger) =>
+      verificationStep(verification, method, body, [], request, logger),
+    ),
+  ];
+}
+
 /** Who a bearer token belongs to and when they last authenticated (for enrollment). */
 export type BearerResolver = (
   token: string,
@@ -80,31 +142,24 @@ export function verificationRoutes(deps: {
   const redirects = deps.redirects ?? defaultRedirects;
   const router = express.Router();
 
-  router.post('/verification-srv/authentication/:method/initiation', json, form, async (req, res) => {
-    const { fields } = stringFields(req.body);
+  // Initiation and verification: the same functions serve express (forms, multipart) and the
+  // fast path (JSON, see verificationFastRoutes).
+  router.post(INITIATION_PATH, json, form, async (req, res) =>
+    ok(res, await initiation(verification, String(req.params.method), req.body, requestFacts(req), req.log)),
+  );
+
+  router.post(VERIFICATION_PATH, json, form, multipartFor(verification), async (req, res) =>
     ok(
       res,
-      await verification.initiate(String(req.params.method), { fields, request: requestFacts(req), logger: req.log }),
-    );
-  });
-
-  router.post(
-    '/verification-srv/authentication/:method/verification',
-    json,
-    form,
-    multipartFor(verification),
-    async (req, res) => {
-      const { fields, malformed, keys } = stringFields(req.body);
-      const result = await verification.verify(String(req.params.method), {
-        fields,
-        malformed,
-        keys,
-        files: uploadedFiles(req),
-        request: requestFacts(req),
-        logger: req.log,
-      });
-      ok(res, result);
-    },
+      await verificationStep(
+        verification,
+        String(req.params.method),
+        req.body,
+        uploadedFiles(req),
+        requestFacts(req),
+        req.log,
+      ),
+    ),
   );
 
   router.get('/verification-srv/verificationstatus/:statusId', async (req, res) => {

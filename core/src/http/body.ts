@@ -1,0 +1,64 @@
+import type { IncomingMessage } from 'node:http';
+import { ApiError } from '../errors.js';
+
+/** Reads a small UTF-8 body; `tooLarge` is thrown past `limit` bytes (the rest is drained). */
+export function readBody(req: IncomingMessage, limit: number, tooLarge: () => Error): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('error', reject);
+  });
+}
+
+/** The media type of a request, lower case, without parameters. */
+export function mediaType(req: IncomingMessage): string {
+  return (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+}
+
+/**
+ * Whether `readJson` can take this request as express.json would: `application/json`, UTF-8,
+ * not compressed. Anything else goes to express, whose body parser answers it.
+ */
+export function isPlainJson(req: IncomingMessage): boolean {
+  if (mediaType(req) !== 'application/json') return false;
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1];
+  return charset === undefined || /^utf-?8$/i.test(charset);
+}
+
+const JSON_LIMIT = 100 * 1024;
+
+/**
+ * A JSON body with express.json's rules (strict: an object or array; empty → `{}`), and the
+ * error codes its errors map to: 400 INVALID_REQUEST_BODY, 413 PAYLOAD_TOO_LARGE.
+ */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const text = await readBody(
+    req,
+    JSON_LIMIT,
+    () => new ApiError(413, 'PAYLOAD_TOO_LARGE', 'the request body is too large'),
+  );
+  if (text.length === 0) return {};
+  // trimStart skips more than JSON's four whitespace characters; JSON.parse refuses the rest.
+  const first = text.trimStart()[0];
+  let body: unknown;
+  try {
+    if (first !== '{' && first !== '[') throw new Error('not an object or array');
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'INVALID_REQUEST_BODY', 'the request body is not valid');
+  }
+  return body;
+}
