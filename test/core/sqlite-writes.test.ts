@@ -86,6 +86,37 @@ describe('SQLite writes', () => {
       expect(await rows()).to.deep.equal(['outside=1']);
     });
 
+    it('a transaction that awaits a write queued just before it does not deadlock', async () => {
+      const queued = driver.query("INSERT INTO kv (k, v) VALUES ('before', '1')", {});
+      const result = await driver.transaction(async (tx) => {
+        await queued; // committed before BEGIN
+        return tx.query<{ v: string }>("SELECT v FROM kv WHERE k = 'before'", {});
+      });
+      expect(result).to.deep.equal([{ v: '1' }]);
+    });
+
+    it('close() commits the writes of its last turn instead of dropping them', async () => {
+      const pending = driver.query("INSERT INTO kv (k, v) VALUES ('last', 'turn')", {});
+      await driver.close();
+      await pending;
+      const reopened = new BetterSqlite3(file, { readonly: true });
+      try {
+        expect(reopened.prepare("SELECT v FROM kv WHERE k = 'last'").get()).to.deep.equal({ v: 'turn' });
+      } finally {
+        reopened.close();
+      }
+      // afterEach closes again: a second close must be harmless.
+      const sequelize = { getDialect: () => 'sqlite', options: { storage: file } } as unknown as Sequelize;
+      driver = await openDriver(sequelize, `sqlite:${file}`);
+    });
+
+    it('a read-only statement without rows (PRAGMA x = y) runs', async () => {
+      expect(await driver.query('PRAGMA cache_size = -4000', {})).to.deep.equal([]);
+      expect(await driver.query<{ cache_size: number }>('PRAGMA cache_size', {})).to.deep.equal([
+        { cache_size: -4000 },
+      ]);
+    });
+
     it('writes with RETURNING join the batch, answer their rows, and a conditional update has one winner', async () => {
       await driver.query("INSERT INTO kv (k, v) VALUES ('r', 'old')", {});
       const [first, second] = await Promise.all([

@@ -136,6 +136,34 @@ describe('security notices to users', function () {
       expect(notices.map((m) => m.subject)).to.deep.equal(['Sign-in alert: a sign-in needed an extra check']);
     });
 
+    it('a step-up verdict before any right proof tells the user nothing (no false "extra check")', async () => {
+      const user = await passwordUser(v, 'noproof');
+      (await scriptedVerdict()).next = { action: 'step_up', reason: 'new_device' };
+      const requestId = await v.flow();
+      const { exchangeId } = await initiate(v, 'PASSWORD', requestId, { identifier: user.username });
+      expectError(
+        await verify(v, 'PASSWORD', { exchange_id: exchangeId, password: 'not the password at all' }),
+        401,
+        'VERIFICATION_FAILED',
+      );
+      await settled(v);
+      expect(await noticesTo(user.email)).to.deep.equal([]);
+    });
+
+    it('a burst of concurrent triggers sends one notice', async () => {
+      const user = await passwordUser(v, 'burst');
+      const { notifier, users } = v.gatehouse.container.cradle;
+      const record = (await users.findById(user.id))!;
+      const facts = {
+        method: 'PASSWORD',
+        clientId: 'app1',
+        request: { ip: '198.51.100.7', userAgent: '', acceptLanguage: '', deviceId: null, requestId: 'r' },
+      };
+      await Promise.all(Array.from({ length: 10 }, () => notifier.notify(record, 'sign_in_blocked', facts)));
+      expect(await noticesTo(user.email)).to.have.length(1);
+      expect(await noticeEvents(v, user.id)).to.have.length(1);
+    });
+
     it('an unknown identifier refused by FDS at the first stage notifies nobody', async () => {
       const before = (await sentMessages()).length;
       (await scriptedVerdict()).next = { action: 'deny', reason: 'bad_ip' };
@@ -195,6 +223,32 @@ describe('security notices to users', function () {
     } finally {
       await v.close();
     }
+  });
+
+  it('a provider that never answers: the send gives up, notification.failed is recorded, drain ends', async () => {
+    const { SecurityNotifier } = await import('../../core/dist/verification/notifier.js');
+    const { FakeClock } = await import('@gatehouse/core/testing');
+    const recorded: { type: string; reason?: string | null }[] = [];
+    const notifier = new SecurityNotifier({
+      config: { email_channel: 'hang', min_interval_seconds: 900 },
+      channels: { get: () => ({ id: 'hang', kinds: ['email'], send: () => new Promise<void>(() => {}) }) } as never,
+      events: { record: async (e: { type: string; reason?: string | null }) => void recorded.push(e) },
+      history: { count: async () => 0, recent: async () => [] },
+      clock: new FakeClock(new Date('2026-11-22T10:00:00Z')),
+      logger: createLogger('silent'),
+      sendTimeoutMs: 50,
+    });
+    const user = { id: 'u-1', username: 'u', email: 'u@example.test', phone: null, status: 'active' as const };
+    const facts = {
+      method: 'TOTP',
+      clientId: 'app1',
+      request: { ip: '', userAgent: '', acceptLanguage: '', deviceId: null, requestId: 'r' },
+    };
+    void notifier.notify(user, 'code_reuse', facts);
+    await notifier.drain();
+    expect(recorded.map((e) => [e.type, e.reason])).to.deep.equal([
+      ['notification.failed', 'no answer from the provider within 50 ms'],
+    ]);
   });
 
   describe('start-up checks', () => {

@@ -38,6 +38,7 @@ export class BackgroundCheckpointer {
   private writes = 0;
   private worker: Worker | null = null;
   private stopped = false;
+  private exited = false;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -51,14 +52,20 @@ export class BackgroundCheckpointer {
   /** Counts a write; starts the worker at the threshold. */
   wrote(): void {
     if (this.worker || this.stopped || ++this.writes < this.opts.startAfterWrites) return;
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        module: createRequire(import.meta.url).resolve('better-sqlite3'),
-        file: this.file,
-        intervalMs: this.opts.intervalMs,
-      },
-    });
+    let worker: Worker;
+    try {
+      worker = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: {
+          module: createRequire(import.meta.url).resolve('better-sqlite3'),
+          file: this.file,
+          intervalMs: this.opts.intervalMs,
+        },
+      });
+    } catch {
+      this.stopped = true; // SQLite's own checkpoints stay in charge
+      return;
+    }
     worker.unref();
     const fallBack = () => {
       if (!this.stopped && this.db.open) this.db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
@@ -67,7 +74,10 @@ export class BackgroundCheckpointer {
       if (m.error) fallBack();
     });
     worker.on('error', fallBack);
-    worker.on('exit', fallBack);
+    worker.on('exit', () => {
+      this.exited = true;
+      fallBack();
+    });
     this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT}`);
     this.worker = worker;
   }
@@ -79,7 +89,7 @@ export class BackgroundCheckpointer {
   async stop(): Promise<void> {
     this.stopped = true;
     const worker = this.worker;
-    if (!worker) return;
+    if (!worker || this.exited) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     worker.postMessage('stop');
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);

@@ -108,7 +108,11 @@ class SqliteDriver implements Driver {
       statement = this.db.prepare(text);
       this.statements.set(text, statement);
     }
-    if (statement.readonly) return statement.all(bound) as T[];
+    if (statement.readonly) {
+      if (statement.reader) return statement.all(bound) as T[];
+      statement.run(bound); // e.g. PRAGMA x = y: read-only, no rows
+      return [];
+    }
     this.checkpointer.wrote();
     if (!inTransaction) return (await this.groupCommit(statement, bound)) as T[];
     const outcome = runWrite(statement, bound);
@@ -138,8 +142,12 @@ class SqliteDriver implements Driver {
   }
 
   private readonly flushWrites = () => {
-    // A transaction() between its BEGIN and COMMIT owns the connection: try again next turn.
-    if (this.db.inTransaction) return void setImmediate(this.flushWrites);
+    if (this.pendingWrites.length === 0) return; // flushed early, by transaction() or close()
+    // A transaction() between its BEGIN and COMMIT owns the connection: flush once it ends.
+    if (this.db.inTransaction) {
+      void (this.gate ?? Promise.resolve()).then(() => setImmediate(this.flushWrites));
+      return;
+    }
     const batch = this.pendingWrites;
     this.pendingWrites = [];
     if (batch.length === 1) {
@@ -166,6 +174,8 @@ class SqliteDriver implements Driver {
 
   transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T> {
     return this.txLock.run(async () => {
+      // Writes queued before the transaction commit first: the transaction may depend on them.
+      this.flushWrites();
       let release!: () => void;
       this.gate = new Promise<void>((resolve) => (release = resolve));
       const bound: Driver = {
@@ -190,6 +200,7 @@ class SqliteDriver implements Driver {
   }
 
   async close(): Promise<void> {
+    if (!this.db.inTransaction) this.flushWrites(); // writes of the last turn are not lost
     await this.checkpointer.stop();
     this.statements.clear();
     this.db.close();

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventLog, FdsContext, FdsRule, FdsVerdict } from '../plugins/extensions.js';
+import { withTimeout } from '../util/timeout.js';
 
 const SEVERITY = { allow: 0, step_up: 1, deny: 2 } as const;
 
@@ -23,7 +24,11 @@ export async function runFdsRules(
   for (const rule of rules) {
     let verdict: FdsVerdict;
     try {
-      verdict = await withTimeout(rule.evaluate(ctx), opts.timeoutMs, rule.id);
+      verdict = await withTimeout(
+        rule.evaluate(ctx),
+        opts.timeoutMs,
+        `FDS rule ${rule.id} timed out after ${opts.timeoutMs} ms`,
+      );
       if (!verdict || !(verdict.action in SEVERITY)) throw new Error(`rule ${rule.id} returned no valid verdict`);
     } catch (err) {
       opts.logger.error({ err, rule: rule.id }, 'FDS rule failed; failing closed');
@@ -45,12 +50,4 @@ export async function runFdsRules(
     if (verdict.action === 'deny') break;
   }
   return result;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, id: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`FDS rule ${id} timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -11,6 +11,7 @@ import type {
   UserRecord,
 } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
+import { withTimeout } from '../util/timeout.js';
 import { PHANTOM_USER_ID } from './context.js';
 
 /** What users are told about (SECURITY-CHECKLIST §7 TOTP 1, §8.6; ASVS 6.3.5). */
@@ -51,8 +52,13 @@ type NotificationConfig = GatehouseConfig['notifications'];
  * of every notice is an event (`notification.sent` / `.failed` / `.skipped`), and a user gets
  * at most one notice of a kind per `min_interval_seconds`, so an attacker cannot flood them.
  */
+/** A provider slower than this counts as failed (and cannot hold up shutdown). */
+const SEND_TIMEOUT_MS = 10_000;
+
 export class SecurityNotifier {
   private readonly pending = new Set<Promise<void>>();
+  /** user+notice → when this node last claimed a notice: closes the race of concurrent triggers. */
+  private readonly claimed = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -62,6 +68,8 @@ export class SecurityNotifier {
       history: History;
       clock: Clock;
       logger: Logger;
+      /** A provider slower than this counts as failed (default SEND_TIMEOUT_MS). */
+      sendTimeoutMs?: number;
     },
   ) {}
 
@@ -91,6 +99,7 @@ export class SecurityNotifier {
     if (user.id === PHANTOM_USER_ID) return Promise.resolve();
     const { email_channel, sms_channel } = this.deps.config;
     if (!email_channel && !sms_channel) return Promise.resolve();
+    if (!this.claim(user, notice, this.deps.clock.now().getTime())) return Promise.resolve();
     const work = this.send(user, notice, facts).catch((err: unknown) => {
       this.deps.logger.error({ err, notice }, 'security notice could not be recorded');
     });
@@ -99,9 +108,25 @@ export class SecurityNotifier {
     return work;
   }
 
-  /** Waits for the notices in flight (shutdown). */
+  /** Waits for the notices in flight (shutdown); each send gives up after SEND_TIMEOUT_MS. */
   async drain(): Promise<void> {
     await Promise.all([...this.pending]);
+  }
+
+  /**
+   * Claims the user's slot for this notice on this node, synchronously, so a burst of
+   * concurrent triggers sends one notice. The events table carries the claim across nodes.
+   */
+  private claim(user: UserRecord, notice: SecurityNotice, now: number): boolean {
+    const key = `${user.id}:${notice}`;
+    const windowMs = this.deps.config.min_interval_seconds * 1000;
+    const last = this.claimed.get(key);
+    if (last !== undefined && now - last < windowMs) return false;
+    if (this.claimed.size > 10_000) {
+      for (const [k, at] of this.claimed) if (now - at >= windowMs) this.claimed.delete(k);
+    }
+    this.claimed.set(key, now);
+    return true;
   }
 
   private async send(user: UserRecord, notice: SecurityNotice, facts: NoticeFacts): Promise<void> {
@@ -119,8 +144,9 @@ export class SecurityNotifier {
         reason,
         data,
       });
+    // Failed sends count too: a provider that is down is not retried on every trigger.
     const recent = await this.deps.history.count({
-      types: ['notification.sent'],
+      types: ['notification.sent', 'notification.failed'],
       key: `notice:${notice}`,
       userId: user.id,
       since: new Date(now.getTime() - min_interval_seconds * 1000),
@@ -137,12 +163,16 @@ export class SecurityNotifier {
     const channel = this.deps.channels.get(route.channel);
     try {
       if (!channel) throw new Error(`delivery channel ${route.channel} is not registered`);
-      await channel.send({
-        kind: route.kind,
-        to: route.to,
-        ...(route.kind === 'email' ? { subject: SUBJECT[notice] } : {}),
-        text: text(notice, facts, now),
-      });
+      await withTimeout(
+        channel.send({
+          kind: route.kind,
+          to: route.to,
+          ...(route.kind === 'email' ? { subject: SUBJECT[notice] } : {}),
+          text: text(notice, facts, now),
+        }),
+        this.deps.sendTimeoutMs ?? SEND_TIMEOUT_MS,
+        `no answer from the provider within ${this.deps.sendTimeoutMs ?? SEND_TIMEOUT_MS} ms`,
+      );
     } catch (err) {
       this.deps.logger.warn({ err, notice, channel: route.channel }, 'security notice not delivered');
       return event('notification.failed', err instanceof Error ? err.message.slice(0, 200) : 'send failed', {

@@ -542,10 +542,15 @@ export class VerificationService {
       this.deps.services.events,
       { timeoutMs: this.deps.config.verification.fds_timeout_ms, logger },
     );
-    if (result.action !== 'allow') {
-      const notice = result.action === 'deny' ? 'sign_in_blocked' : 'sign_in_challenged';
-      void this.deps.notifier.notify(user, notice, { method, request, clientId });
-    }
+    // A deny blocked a sign-in attempt in any phase. A step-up takes effect only after a right
+    // proof, so only then is the user told of one (else anyone knowing a username could send it).
+    const notice =
+      result.action === 'deny'
+        ? 'sign_in_blocked'
+        : result.action === 'step_up' && phase === 'verification'
+          ? 'sign_in_challenged'
+          : null;
+    if (notice) void this.deps.notifier.notify(user, notice, { method, request, clientId });
     return result;
   }
 }
