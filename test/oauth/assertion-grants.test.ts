@@ -182,6 +182,36 @@ describe('OAuth: assertion and exchange grants over HTTP', function () {
     expect(bad.body.error).to.equal('invalid_request');
   });
 
+  it('token exchange: revoking a token revokes what was exchanged from it, down the chain, and nothing above', async () => {
+    // JWT-bearer tokens stand alone (no grant row, no refresh token): only the parent link ties them.
+    const root = (await token({ grant_type: JWT_BEARER, assertion: await jwtAssertion(), scope: 'read write' })).body
+      .access_token as string;
+    const exchange = async (subject: string) => {
+      const res = await token({
+        grant_type: EXCHANGE,
+        subject_token: subject,
+        subject_token_type: ACCESS,
+        scope: 'read',
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.access_token as string;
+    };
+    const child = await exchange(root);
+    const grandchild = await exchange(child);
+    const sibling = await exchange(root);
+    const active = async (value: string) => (await introspect(value)).body.active as boolean;
+    expect(await Promise.all([root, child, grandchild, sibling].map(active))).to.deep.equal([true, true, true, true]);
+
+    const revoke = (value: string) =>
+      http.post('/oauth2/revoke').auth('partner', SECRET).type('form').send({ token: value });
+    expect((await revoke(child)).status).to.equal(200);
+    // The child and what came from it are gone; its parent and its sibling are not.
+    expect(await Promise.all([root, child, grandchild, sibling].map(active))).to.deep.equal([true, false, false, true]);
+
+    expect((await revoke(root)).status).to.equal(200);
+    expect(await Promise.all([root, sibling].map(active))).to.deep.equal([false, false]);
+  });
+
   it('metadata lists the grants the apps use', async () => {
     const md = (await http.get('/.well-known/oauth-authorization-server')).body;
     expect(md.grant_types_supported).to.include.members([JWT_BEARER, SAML2, EXCHANGE]);

@@ -312,6 +312,7 @@ export class TokenService {
       subject: input.subject,
       scope,
       expiresAt: now.getTime() + accessTtl * 1000,
+      parentKey: input.derivedFrom ?? null,
       data: {
         jti,
         format: client.tokenFormat,
@@ -441,10 +442,16 @@ export class TokenService {
   }
 
   /** Revokes one token. */
+  /** Revokes one token, and the access tokens exchanged from it (RFC 8693), transitively. */
   async revokeToken(token: StoredToken): Promise<void> {
-    await this.sql.exec(`UPDATE oauth_tokens SET revoked_at = :now WHERE id = :key AND revoked_at IS NULL`, {
-      key: token.key,
-      now: this.clock.now().getTime(),
-    });
+    await this.sql.exec(
+      `WITH RECURSIVE family(id) AS (
+         SELECT CAST(:key AS VARCHAR(64))
+         UNION
+         SELECT t.id FROM oauth_tokens t JOIN family f ON t.parent_id = f.id WHERE t.kind = 'access'
+       )
+       UPDATE oauth_tokens SET revoked_at = :now WHERE id IN (SELECT id FROM family) AND revoked_at IS NULL`,
+      { key: token.key, now: this.clock.now().getTime() },
+    );
   }
 }

@@ -70,6 +70,11 @@ export interface IssueInput {
   refreshScope?: string[];
   /** The refresh token being rotated (its successor records it as parent). */
   parentRefreshKey?: string;
+  /**
+   * The key of the token this access token was exchanged from (token exchange): revoking that
+   * token revokes this one, and whatever was exchanged from it in turn.
+   */
+  derivedFrom?: string;
   /** ID token inputs; issued when `openid` is in scope and there is a subject. */
   idToken?: { nonce?: string | null; authTime?: number; amr?: string[]; code?: string };
   /** Access-token lifetime in seconds when shorter than the client's (token exchange). */

@@ -5,6 +5,7 @@ import { m001Users } from './migrations/001-users.js';
 import { m002Stores } from './migrations/002-stores.js';
 import { m003LoginFlows } from './migrations/003-login-flows.js';
 import { m004OAuth } from './migrations/004-oauth.js';
+import { m005TokenParents } from './migrations/005-token-parents.js';
 
 export interface Migration {
   name: string;
@@ -16,7 +17,7 @@ export interface Migration {
  * Every migration, in order. An explicit list rather than a glob: a stale file in dist/
  * can never run by accident.
  */
-export const MIGRATIONS: Migration[] = [m001Users, m002Stores, m003LoginFlows, m004OAuth];
+export const MIGRATIONS: Migration[] = [m001Users, m002Stores, m003LoginFlows, m004OAuth, m005TokenParents];
 
 function migrator(sequelize: Sequelize, logger: Logger): Umzug<QueryInterface> {
   return new Umzug({

@@ -254,7 +254,7 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
         scope: [...input.scope],
         data: { aud: input.audience ?? [client.clientId], ...(input.claims ?? {}) },
         expiresAt: new Date(now + accessTtl * 1000),
-        parentKey: null,
+        parentKey: input.derivedFrom ?? null,
       });
       const response: TokenResponse = {
         access_token: accessToken,

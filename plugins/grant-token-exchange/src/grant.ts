@@ -110,6 +110,9 @@ export function tokenExchangeGrant(clock: Clock): GrantHandler {
         // Joining the subject's grant: revoking that grant (logout, refresh reuse, new password)
         // ends the exchanged token too.
         ...(subject.grant ? { grantId: subject.grant.id } : {}),
+        // And derived from the subject token itself: revoking it ends this one (a stand-alone
+        // subject token has no grant to join).
+        derivedFrom: subject.token.key,
         refreshToken: false,
         ...(audience ? { audience } : {}),
         claims: exchangedClaims(subject.token, actorSub),

@@ -114,6 +114,8 @@ describe('@gatehouse/grant-token-exchange', () => {
           scope: SCOPE,
           grantType: TOKEN_EXCHANGE,
           grantId: grantIdOf(s, s.subjectToken),
+          // Revoking the subject token revokes the exchanged one.
+          derivedFrom: s.oauth.tokenRow(s.subjectToken)!.key,
           refreshToken: false,
           // Bounded by the subject token's remaining life; an exchange issues no ID token.
           accessTokenTtl: s.oauth.issued[0]!.accessTokenTtl,
