@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { Browser, obtainCode, startServer, type OAuthServer } from './support.js';
+import { MAX_FLOW_COOKIES } from '../../core/dist/oauth/authorize.js';
+import { Browser, WEB, WEB_CB, authorizePath, obtainCode, pkcePair, startServer, type OAuthServer } from './support.js';
 
 /** A finished sign-in leaves no flow cookie behind (busy browsers would hit the header limit). */
 describe('OAuth: flow cookies', () => {
@@ -15,5 +16,30 @@ describe('OAuth: flow cookies', () => {
     for (let i = 0; i < 3; i++) await obtainCode(server, user, { browser, extra: { prompt: 'login' } });
     expect(browser.cookieNames().filter((n) => n.includes('gh_flow_'))).to.deep.equal([]);
     expect(browser.cookieNames().filter((n) => n.includes('gh_session'))).to.have.length(1);
+  });
+
+  it(`abandoned sign-ins keep at most ${MAX_FLOW_COOKIES} flow cookies: the oldest go, the newest still continue`, async () => {
+    const browser = new Browser(server);
+    const started: string[] = [];
+    for (let i = 0; i < MAX_FLOW_COOKIES + 5; i++) {
+      const res = await browser.get(
+        authorizePath({
+          response_type: 'code',
+          client_id: WEB.id,
+          redirect_uri: WEB_CB,
+          scope: 'openid',
+          state: `s${i}`,
+          code_challenge: pkcePair().challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
+      expect(res.status).to.equal(303);
+      started.push(new URL(res.headers.get('location')!, server.url('/')).searchParams.get('request_id')!);
+    }
+    const flowCookies = browser.cookieNames().filter((n) => n.includes('gh_flow_'));
+    expect(flowCookies).to.have.length(MAX_FLOW_COOKIES);
+    // The newest sign-in's page still opens (its cookie binds it); the oldest one's does not.
+    expect((await browser.get(`/login?request_id=${encodeURIComponent(started.at(-1)!)}`)).status).to.equal(200);
+    expect((await browser.get(`/login?request_id=${encodeURIComponent(started[0]!)}`)).status).to.equal(403);
   });
 });

@@ -134,6 +134,11 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
         ttlSeconds: deps.flowTtlSeconds,
         params: { oauth: request as unknown as JsonObject, binding: sha256(bindingValue) },
       });
+      // Abandoned sign-ins leave their cookies until the flow expires: past a cap, the oldest go
+      // (their flows can no longer continue), so a busy browser never reaches the header limit.
+      for (const stale of flowCookieNames(req, binding.cookieName('gh_flow_')).slice(0, -(MAX_FLOW_COOKIES - 1))) {
+        res.clearCookie(stale, { path: '/', secure, sameSite: 'lax', httpOnly: true });
+      }
       res.cookie(flowCookie(flow.id), bindingValue, cookieOptions(deps.flowTtlSeconds));
       if (fresh) {
         // Single sign-on: the session already satisfies this request.
@@ -337,6 +342,17 @@ function errorParams(err: OAuthError, _request: AuthorizationRequest): Record<st
 /** The CSRF token of a form: an HMAC-like digest of the flow's cookie binding. */
 function csrfToken(binding: string): string {
   return sha256(`csrf:${binding}`);
+}
+
+/** Flow cookies a browser may hold at once; a new sign-in beyond that drops the oldest. */
+export const MAX_FLOW_COOKIES = 10;
+
+/** The names of the flow cookies a request carries, oldest first (RFC 6265 §5.4 orders by creation). */
+function flowCookieNames(req: Request, prefix: string): string[] {
+  return (req.headers.cookie ?? '')
+    .split(';')
+    .map((part) => part.slice(0, Math.max(part.indexOf('='), 0)).trim())
+    .filter((name) => name.startsWith(prefix));
 }
 
 export function readCookie(req: Request, name: string): string | undefined {
