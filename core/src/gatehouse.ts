@@ -329,6 +329,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         clock,
         flowTtlSeconds: config.verification.flow_ttl,
         sessionTtlSeconds: config.oauth.session_ttl,
+        perIpPerMinute: config.oauth.authorize_per_ip_per_minute,
       }),
     );
     for (const route of extensions.routes.values()) app.use(route.path, route.router);

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { parseConfig } from '@gatehouse/core';
 import { MAX_FLOW_COOKIES } from '../../core/dist/oauth/authorize.js';
 import { Browser, WEB, WEB_CB, authorizePath, obtainCode, pkcePair, startServer, type OAuthServer } from './support.js';
 
@@ -41,5 +42,37 @@ describe('OAuth: flow cookies', () => {
     // The newest sign-in's page still opens (its cookie binds it); the oldest one's does not.
     expect((await browser.get(`/login?request_id=${encodeURIComponent(started.at(-1)!)}`)).status).to.equal(200);
     expect((await browser.get(`/login?request_id=${encodeURIComponent(started[0]!)}`)).status).to.equal(403);
+  });
+
+  it('one address may start oauth.authorize_per_ip_per_minute requests a minute; the next gets a 429 page', async () => {
+    const limit = parseConfig({}, {}).oauth.authorize_per_ip_per_minute;
+    expect(limit).to.equal(300);
+    const limited = await startServer({ minimal: true });
+    try {
+      const start = () =>
+        fetch(
+          limited.url(
+            authorizePath({
+              response_type: 'code',
+              client_id: WEB.id,
+              redirect_uri: WEB_CB,
+              scope: 'openid',
+              code_challenge: pkcePair().challenge,
+              code_challenge_method: 'S256',
+            }),
+          ),
+          { redirect: 'manual' },
+        );
+      const statuses: number[] = [];
+      for (let i = 0; i < limit; i++) statuses.push((await start()).status);
+      expect(new Set(statuses)).to.deep.equal(new Set([303]));
+      const refused = await start();
+      expect(refused.status).to.equal(429);
+      expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 60);
+      expect(refused.headers.get('content-type')).to.match(/^text\/html/);
+      expect(await refused.text()).to.include('temporarily_unavailable');
+    } finally {
+      await limited.close();
+    }
   });
 });

@@ -204,6 +204,8 @@ const oauthSchema = z.strictObject({
   session_ttl: z.number().int().positive().max(86_400).default(86_400),
   /** `gatehouse keys rotate`: a new key is published this long before it signs. */
   key_activation_delay: z.number().int().min(0).default(3600),
+  /** Authorization requests one client IP may start per minute on one node (0 = no limit). */
+  authorize_per_ip_per_minute: z.number().int().min(0).default(300),
 });
 
 export const configSchema = z

@@ -8,6 +8,7 @@ import type { ClientRegistry, OAuthClient } from './clients.js';
 import { isProtocolError } from '../errors.js';
 import { OAuthError } from './errors.js';
 import { parseStrictQuery } from './form.js';
+import { WindowLimiter } from '../http/rate-limit.js';
 import { consentPage, errorPage, formPostPage } from './pages.js';
 import { resolveScope } from './services.js';
 import type { SessionStore } from './sessions.js';
@@ -79,6 +80,8 @@ export interface AuthorizeDeps {
   clock: Clock;
   flowTtlSeconds: number;
   sessionTtlSeconds: number;
+  /** Authorization requests per client IP and minute on this node (0 or absent: no limit). */
+  perIpPerMinute?: number;
 }
 
 /**
@@ -100,7 +103,23 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
     maxAge: maxAgeSeconds * 1000,
   });
 
+  // Every authorization request writes a flow row: one address may not start them without bound.
+  const limiter = deps.perIpPerMinute
+    ? new WindowLimiter(deps.perIpPerMinute, 60_000, () => deps.clock.now().getTime())
+    : null;
+
   const authorize = async (req: Request, res: Response) => {
+    const wait = limiter?.hit(req.ip ?? req.socket.remoteAddress ?? '');
+    if (wait) {
+      res.set('Retry-After', String(wait));
+      return errorPage(
+        res,
+        page,
+        429,
+        'temporarily_unavailable',
+        'Too many sign-in requests from this address; try again shortly.',
+      );
+    }
     let request: AuthorizationRequest;
     try {
       request = validate(req.originalUrl, deps.clients);
