@@ -9,20 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { ApiError, createLogger, OAuthError } from '@gatehouse/core';
 import { sendReply, withFastRoutes, type Endpoint, type FastRoute } from '../../core/dist/http/fast-routes.js';
-
-/** A pino destination that keeps every line, parsed. */
-class LogCapture {
-  readonly lines: string[] = [];
-  write(line: string): void {
-    this.lines.push(line);
-  }
-  get entries(): Record<string, unknown>[] {
-    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-  }
-  get text(): string {
-    return this.lines.join('');
-  }
-}
+import { LogCapture } from '../support/log-capture.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

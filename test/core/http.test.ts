@@ -3,20 +3,7 @@ import request from 'supertest';
 import { buildApp, createLogger, type Gatehouse } from '@gatehouse/core';
 import { TEST_ADMIN_TOKEN, testConfig } from '../support/config.js';
 import { fixturePlugin } from '../support/paths.js';
-
-/** A pino destination that keeps every line, parsed. */
-class LogCapture {
-  readonly lines: string[] = [];
-  write(line: string): void {
-    this.lines.push(line);
-  }
-  get entries(): Record<string, unknown>[] {
-    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-  }
-  get text(): string {
-    return this.lines.join('');
-  }
-}
+import { LogCapture } from '../support/log-capture.js';
 
 const validPlugin = { path: fixturePlugin('valid') };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
