@@ -88,10 +88,11 @@ export function sendReply(res: ServerResponse, reply: Reply): void {
 
 /**
  * A plain node:http listener in front of express for the hot endpoints (token, introspection,
- * revocation). Express 5's own work per request (prototype swaps, the router walk, res.json)
- * cost more than the endpoints themselves (docs/decisions/0011). A request these routes do not
- * name exactly goes to express, where the same endpoints are mounted too, so both paths answer
- * alike; the request id, access log and error mapping are the ones express uses.
+ * revocation; verification initiation and verification with JSON). Express 5's own work per
+ * request (prototype swaps, the router walk, res.json) cost more than the endpoints themselves
+ * (docs/decisions/0011). A request these routes do not match, or do not accept, goes to express,
+ * where the same endpoints are mounted too, so both paths answer alike; the request id, access
+ * log and error mapping are the ones express uses.
  */
 export function withFastRoutes(opts: {
   routes: FastRoute[];

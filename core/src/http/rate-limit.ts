@@ -1,6 +1,7 @@
 /**
- * A fixed-window counter per key (a client IP), in this process's memory. It bounds what one
- * address can make one node do; a cluster-wide limit belongs in the load balancer in front.
+ * A fixed-window counter per key (a client IP, a user and notice), in this process's memory. It
+ * bounds what one key can make one node do; a cluster-wide limit belongs in front of the nodes
+ * or in the database.
  */
 export class WindowLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();

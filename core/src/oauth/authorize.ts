@@ -9,6 +9,7 @@ import { isProtocolError } from '../errors.js';
 import { OAuthError } from './errors.js';
 import { parseStrictQuery } from './form.js';
 import { WindowLimiter } from '../http/rate-limit.js';
+import { clientIp } from '../verification/context.js';
 import { consentPage, errorPage, formPostPage } from './pages.js';
 import { resolveScope } from './services.js';
 import type { SessionStore } from './sessions.js';
@@ -109,7 +110,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
     : null;
 
   const authorize = async (req: Request, res: Response) => {
-    const wait = limiter?.hit(req.ip ?? req.socket.remoteAddress ?? '');
+    const wait = limiter?.hit(clientIp(req));
     if (wait) {
       res.set('Retry-After', String(wait));
       return errorPage(
@@ -156,7 +157,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
       // Abandoned sign-ins leave their cookies until the flow expires: past a cap, the oldest go
       // (their flows can no longer continue), so a busy browser never reaches the header limit.
       for (const stale of flowCookieNames(req, binding.cookieName('gh_flow_')).slice(0, -(MAX_FLOW_COOKIES - 1))) {
-        res.clearCookie(stale, { path: '/', secure, sameSite: 'lax', httpOnly: true });
+        dropCookie(res, stale);
       }
       res.cookie(flowCookie(flow.id), bindingValue, cookieOptions(deps.flowTtlSeconds));
       if (fresh) {
@@ -274,7 +275,11 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
 
   /** The flow is over: drop its cookie, or a busy browser piles them up past the header limit. */
   function forgetFlow(res: Response, flow: LoginFlow): void {
-    res.clearCookie(flowCookie(flow.id), { path: '/', secure, sameSite: 'lax', httpOnly: true });
+    dropCookie(res, flowCookie(flow.id));
+  }
+
+  function dropCookie(res: Response, name: string): void {
+    res.clearCookie(name, { path: '/', secure, sameSite: 'lax', httpOnly: true });
   }
 
   async function needsConsent(client: OAuthClient, userId: string, request: AuthorizationRequest): Promise<boolean> {

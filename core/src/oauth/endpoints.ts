@@ -5,7 +5,7 @@ import { lazyLogger } from '../http/logging.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
-import { requestFacts } from '../verification/context.js';
+import { clientIp, requestFacts } from '../verification/context.js';
 import type { VerificationService } from '../verification/service.js';
 import type { AssertionReplayStore } from './assertions.js';
 import { CLIENT_AUTH_SIGNING_ALGS, type ClientAuthenticator } from './client-auth.js';
@@ -212,7 +212,7 @@ export function oauthFastRoutes(endpoints: OAuthEndpoints): FastRoute[] {
 const mount =
   (endpoint: Endpoint) =>
   async (req: Request, res: Response): Promise<void> =>
-    sendReply(res, await endpoint(req, req.ip ?? req.socket.remoteAddress ?? '', {}));
+    sendReply(res, await endpoint(req, clientIp(req), {}));
 
 export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints = oauthEndpoints(deps)): Router {
   const router = express.Router();

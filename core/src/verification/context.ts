@@ -1,13 +1,18 @@
 import type { IncomingMessage } from 'node:http';
 import type { RequestFacts, UserRecord } from '../plugins/extensions.js';
 
+/** The client address of an express request: `req.ip` honours `trust proxy` only. */
+export function clientIp(req: IncomingMessage & { ip?: string | undefined }): string {
+  return req.ip ?? req.socket.remoteAddress ?? '';
+}
+
 /**
  * What methods and FDS rules may know about the request. The client address is express's
- * `req.ip` (or the one withFastRoutes computed): it honours `trust proxy` only.
+ * (`clientIp`) or the one withFastRoutes computed with the same trust function.
  */
 export function requestFacts(
   req: IncomingMessage & { ip?: string | undefined },
-  ip: string = req.ip ?? req.socket.remoteAddress ?? '',
+  ip: string = clientIp(req),
 ): RequestFacts {
   const header = (name: string) => {
     const v = req.headers[name];

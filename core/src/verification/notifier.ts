@@ -11,6 +11,7 @@ import type {
   UserRecord,
 } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
+import { WindowLimiter } from '../http/rate-limit.js';
 import { withTimeout } from '../util/timeout.js';
 import { PHANTOM_USER_ID } from './context.js';
 
@@ -45,6 +46,9 @@ function text(notice: SecurityNotice, facts: NoticeFacts, at: Date): string {
 
 type NotificationConfig = GatehouseConfig['notifications'];
 
+/** A provider slower than this counts as failed (and cannot hold up shutdown). */
+const SEND_TIMEOUT_MS = 10_000;
+
 /**
  * Tells users about suspicious sign-in activity: a reused one-time code, a sign-in blocked or
  * challenged by the FDS rules. By email when the user has an address and `notifications.email_channel`
@@ -52,13 +56,13 @@ type NotificationConfig = GatehouseConfig['notifications'];
  * of every notice is an event (`notification.sent` / `.failed` / `.skipped`), and a user gets
  * at most one notice of a kind per `min_interval_seconds`, so an attacker cannot flood them.
  */
-/** A provider slower than this counts as failed (and cannot hold up shutdown). */
-const SEND_TIMEOUT_MS = 10_000;
-
 export class SecurityNotifier {
   private readonly pending = new Set<Promise<void>>();
-  /** user+notice → when this node last claimed a notice: closes the race of concurrent triggers. */
-  private readonly claimed = new Map<string, number>();
+  /**
+   * One notice of a kind per user and interval on this node, claimed synchronously, so a burst
+   * of concurrent triggers sends one notice. The events table carries the interval across nodes.
+   */
+  private readonly claims: WindowLimiter;
 
   constructor(
     private readonly deps: {
@@ -71,7 +75,9 @@ export class SecurityNotifier {
       /** A provider slower than this counts as failed (default SEND_TIMEOUT_MS). */
       sendTimeoutMs?: number;
     },
-  ) {}
+  ) {
+    this.claims = new WindowLimiter(1, deps.config.min_interval_seconds * 1000, () => deps.clock.now().getTime());
+  }
 
   /** Checks the configured channels against the registered ones (after plugins registered). */
   check(): void {
@@ -99,7 +105,7 @@ export class SecurityNotifier {
     if (user.id === PHANTOM_USER_ID) return Promise.resolve();
     const { email_channel, sms_channel } = this.deps.config;
     if (!email_channel && !sms_channel) return Promise.resolve();
-    if (!this.claim(user, notice, this.deps.clock.now().getTime())) return Promise.resolve();
+    if (this.claims.hit(`${user.id}:${notice}`) !== null) return Promise.resolve();
     const work = this.send(user, notice, facts).catch((err: unknown) => {
       this.deps.logger.error({ err, notice }, 'security notice could not be recorded');
     });
@@ -111,22 +117,6 @@ export class SecurityNotifier {
   /** Waits for the notices in flight (shutdown); each send gives up after SEND_TIMEOUT_MS. */
   async drain(): Promise<void> {
     await Promise.all([...this.pending]);
-  }
-
-  /**
-   * Claims the user's slot for this notice on this node, synchronously, so a burst of
-   * concurrent triggers sends one notice. The events table carries the claim across nodes.
-   */
-  private claim(user: UserRecord, notice: SecurityNotice, now: number): boolean {
-    const key = `${user.id}:${notice}`;
-    const windowMs = this.deps.config.min_interval_seconds * 1000;
-    const last = this.claimed.get(key);
-    if (last !== undefined && now - last < windowMs) return false;
-    if (this.claimed.size > 10_000) {
-      for (const [k, at] of this.claimed) if (now - at >= windowMs) this.claimed.delete(k);
-    }
-    this.claimed.set(key, now);
-    return true;
   }
 
   private async send(user: UserRecord, notice: SecurityNotice, facts: NoticeFacts): Promise<void> {

@@ -1,10 +1,10 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import multer from 'multer';
-import { ok } from '../http/envelope.js';
+import { ok, success } from '../http/envelope.js';
 import { requireAdmin } from '../http/admin.js';
 import type { Logger } from 'pino';
 import { isPlainJson, readJson } from '../http/body.js';
-import type { FastRoute, Reply } from '../http/fast-routes.js';
+import type { FastRoute } from '../http/fast-routes.js';
 import { lazyLogger } from '../http/logging.js';
 import type { RequestFacts, UploadedFile, UserRecord } from '../plugins/extensions.js';
 import type { UserService } from '../users/users.js';
@@ -84,8 +84,6 @@ function verificationStep(
   return verification.verify(method, { fields, malformed, keys, files, request, logger });
 }
 
-const envelope = (data: unknown): Reply => ({ status: 200, body: { success: true, status: 200, data } });
-
 /**
  * Initiation and verification with a JSON body, outside express (decision 11): the hot
  * requests of a login. Forms and multipart bodies still go through express.
@@ -99,7 +97,7 @@ export function verificationFastRoutes(verification: VerificationService): FastR
     path,
     accepts: isPlainJson,
     endpoint: async (req, ip, params) =>
-      envelope(
+      success(
         await handle(
           params.method!,
           await readJson(req),

@@ -11,6 +11,7 @@ import type {
   RequestFacts,
   UploadedFile,
   UserRecord,
+  VerifyOutcome,
 } from '../plugins/extensions.js';
 import type { Clock, Services } from '../services.js';
 import { verificationError } from './errors.js';
@@ -19,7 +20,7 @@ import { runFdsRules } from './fds.js';
 import type { LoginFlow, LoginFlowStore } from './flows.js';
 import { phantomUser } from './context.js';
 import { SPEC_METHOD_FIELDS, VERIFY_STEPS, type StepDeps, type VerifyState } from './pipeline.js';
-import type { SecurityNotifier } from './notifier.js';
+import type { NoticeFacts, SecurityNotifier } from './notifier.js';
 import type { StatusStore } from './statuses.js';
 
 export interface InitiateInput {
@@ -289,13 +290,8 @@ export class VerificationService {
       state: exchange.state,
     });
     if (!outcome.ok || state.phantom) {
-      if (!outcome.ok && outcome.reason === 'replay' && !state.phantom) {
-        void this.deps.notifier.notify(user, 'code_reuse', {
-          method: method.id,
-          request: input.request,
-          clientId: flow.clientId,
-        });
-      }
+      if (!state.phantom)
+        this.noticeReplay(outcome, user, { method: method.id, request: input.request, clientId: flow.clientId });
       await this.deps.exchanges.burnIfSpent(exchange.key);
       await this.outcomeOf('verification.failure', state, outcome.ok ? 'unknown_user' : outcome.reason);
       throw verificationError('VERIFICATION_FAILED');
@@ -375,13 +371,8 @@ export class VerificationService {
     };
     const event = (type: string, reason: string | null) => this.recordOutcome(type, who, reason, { grant: 'password' });
     if (!outcome.ok || !usable) {
-      if (!outcome.ok && outcome.reason === 'replay' && usable) {
-        void this.deps.notifier.notify(user, 'code_reuse', {
-          method: method.id,
-          request: input.request,
-          clientId: input.clientId,
-        });
-      }
+      if (usable)
+        this.noticeReplay(outcome, user, { method: method.id, request: input.request, clientId: input.clientId });
       await event('verification.failure', outcome.ok ? 'unknown_user' : outcome.reason);
       return { ok: false, reason: outcome.ok ? 'unknown_user' : outcome.reason };
     }
@@ -517,6 +508,11 @@ export class VerificationService {
   }
 
   /** Runs FDS rules (all, or the attempt guards) for one user and method. */
+  /** A right code of a spent step (the method's reason `replay`) is told to its user. */
+  private noticeReplay(outcome: VerifyOutcome, user: UserRecord, facts: NoticeFacts): void {
+    if (!outcome.ok && outcome.reason === 'replay') void this.deps.notifier.notify(user, 'code_reuse', facts);
+  }
+
   /** The FDS rules, and a notice to the user when they blocked or challenged a sign-in. */
   private async runRules(
     rules: FdsRule[],
