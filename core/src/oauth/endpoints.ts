@@ -214,7 +214,7 @@ const mount =
   async (req: Request, res: Response): Promise<void> =>
     sendReply(res, await endpoint(req, clientIp(req), {}));
 
-export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints = oauthEndpoints(deps)): Router {
+export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router {
   const router = express.Router();
   for (const path of PATHS.token) {
     router.post(path, mount(endpoints.token));
