@@ -47,6 +47,7 @@ import { ClientRegistry } from './oauth/clients.js';
 import { assertionAudiences, oauthEndpoints, oauthFastRoutes, oauthRoutes, type OAuthDeps } from './oauth/endpoints.js';
 import { KeyStore } from './oauth/keys.js';
 import { SessionStore } from './oauth/sessions.js';
+import { SingleSignOn } from './oauth/sso.js';
 import { TokenService } from './oauth/tokens.js';
 import { VerificationService } from './verification/service.js';
 import { StatusStore } from './verification/statuses.js';
@@ -74,6 +75,7 @@ export interface Cradle {
   keys: KeyStore;
   tokens: TokenService;
   sessions: SessionStore;
+  sso: SingleSignOn;
   clientAuth: ClientAuthenticator;
 }
 
@@ -208,6 +210,9 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         ({ sql, clock, keys, config }: Cradle) => new TokenService(sql, clock, keys, config.issuer),
       ).singleton(),
       sessions: asFunction(({ sql, clock }: Cradle) => new SessionStore(sql, clock)).singleton(),
+      sso: asFunction(
+        ({ users, verification, clock }: Cradle) => new SingleSignOn({ users, verifier: verification, clock }),
+      ).singleton(),
       clientAuth: asFunction(
         ({ clients, replay, events, clock, config }: Cradle) =>
           new ClientAuthenticator({
@@ -320,8 +325,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     app.use(
       authorizeRoutes({
         issuer: config.issuer,
-        users: c.users,
         clients: c.clients,
+        sso: c.sso,
         tokens: c.tokens,
         sessions: c.sessions,
         flows: c.flows,

@@ -262,6 +262,31 @@ describe('config: parseConfig', () => {
       );
     });
 
+    it('a login stage that a method used at an earlier stage can leave empty', () => {
+      expect(configError({ apps: [app({ login_stages: [['PASSWORD'], ['PASSWORD']] })] })).to.equal(
+        'apps[0].login_stages[1]: can only be met by a method already used at an earlier stage (after PASSWORD); each stage needs a method of its own',
+      );
+      expect(configError({ apps: [app({ login_stages: [['PASSWORD', 'TOTP'], ['TOTP']] })] })).to.match(
+        /^apps\[0\]\.login_stages\[1\]: .*after TOTP/,
+      );
+      // Shared methods are fine while every order of choices leaves something new.
+      expect(() =>
+        parseConfig(
+          {
+            apps: [
+              app({
+                login_stages: [
+                  ['EMAIL', 'SMS', 'PASSWORD'],
+                  ['TOTP', 'BACKUPCODE', 'PASSWORD'],
+                ],
+              }),
+            ],
+          },
+          {},
+        ),
+      ).not.to.throw();
+    });
+
     it('several problems: the first one and a count', () => {
       expect(configError({ server: { prot: 1 }, database: { url: 'x' } })).to.match(/^[a-z.]+: .+ \(and 1 more\)$/);
     });

@@ -263,11 +263,14 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
 
 // ───────────────────────────── the browser ─────────────────────────────
 
+/** What the browser and the flow helpers need of a server: its URLs. */
+export type Site = Pick<OAuthServer, 'url' | 'issuer'>;
+
 /** A cookie jar and `fetch` that never follows redirects: each hop is asserted by the test. */
 export class Browser {
   readonly cookies = new Map<string, string>();
 
-  constructor(private readonly server: OAuthServer) {}
+  constructor(private readonly server: Site) {}
 
   async request(pathOrUrl: string, init: RequestInit = {}): Promise<Response> {
     const url = pathOrUrl.startsWith('http') ? pathOrUrl : this.server.url(pathOrUrl);
@@ -307,7 +310,7 @@ export class Browser {
 }
 
 /** Location of a 303 (asserted), resolved against the server. */
-export function locationOf(res: Response, server: OAuthServer, status = 303): URL {
+export function locationOf(res: Response, server: Site, status = 303): URL {
   expect(res.status, `expected a ${status} redirect`).to.equal(status);
   const location = res.headers.get('location');
   expect(location, 'Location header').to.be.a('string');
@@ -337,11 +340,7 @@ interface VerificationData {
   status_id?: string;
 }
 
-async function verificationCall(
-  server: OAuthServer,
-  path: string,
-  body: Record<string, string>,
-): Promise<VerificationData> {
+async function verificationCall(server: Site, path: string, body: Record<string, string>): Promise<VerificationData> {
   const res = await fetch(server.url(path), {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -358,7 +357,7 @@ async function verificationCall(
  */
 export async function completeStage(
   browser: Browser,
-  server: OAuthServer,
+  server: Site,
   requestId: string,
   method: string,
   who: Record<string, string>,
@@ -493,7 +492,7 @@ export function basic(id: string, secret: string): string {
 
 /** POST a form to `path`; `auth` is an Authorization header value. */
 export async function postForm(
-  server: OAuthServer,
+  server: Site,
   path: string,
   fields: Record<string, string> | [string, string][] | string,
   auth?: string,

@@ -411,4 +411,19 @@ describe('verification: lifecycle', () => {
       expect(verdict.calls.map((c) => c.phase)).to.deep.equal(['initiation']);
     });
   });
+
+  it('a method used at one stage is neither offered nor accepted at the next (SMS in both stages)', async () => {
+    const user = await passwordUser(v, 'twice');
+    const requestId = await v.flow();
+    const sms = await initiate(v, 'SMS', requestId, { identifier: user.username });
+    const { status_id } = dataOf<{ status_id: string }>(
+      await verify(v, 'SMS', { exchange_id: sms.exchangeId, pass_code: await lastCodeTo(user.phone) }),
+    );
+    const next = dataOf<Continued>(await continueLogin(v, { requestId, status_id }));
+    expect(next.next_methods).to.deep.equal(['TOTP', 'BACKUPCODE', 'IVR']);
+    const again = await v.http
+      .post('/verification-srv/authentication/SMS/initiation')
+      .send({ request_id: requestId, usage_type: 'MULTIFACTOR_AUTHENTICATION', sub: user.id });
+    expectError(again, 403, 'METHOD_NOT_ENABLED');
+  });
 });

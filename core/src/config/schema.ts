@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { deadEndStage } from '../verification/stages.js';
 
 /** An absolute http(s) URL; `noFragment` for redirect URIs (RFC 6749 §3.1.2). */
 export function absoluteUrl(opts: { noFragment?: boolean } = {}) {
@@ -135,6 +136,16 @@ const appSchema = z
     saml_issuers: z.array(z.strictObject({ issuer: z.string().min(1), certificate: z.string().min(1) })).default([]),
   })
   .superRefine((app, ctx) => {
+    // Each stage needs its own method: a stage every method of which could already be used is
+    // a login that can get stuck (or, before, one method counted twice).
+    const stuck = deadEndStage(app.login_stages);
+    if (stuck) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['login_stages', stuck.stage],
+        message: `can only be met by a method already used at an earlier stage (after ${stuck.after.join(', ')}); each stage needs a method of its own`,
+      });
+    }
     const method = app.token_endpoint_auth_method;
     const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
     if (app.client_secret && app.client_secret_sha256) {

@@ -5,6 +5,7 @@ import type { Clock } from '../services.js';
 import type { LoginFlow, LoginFlowStore } from '../verification/flows.js';
 import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS, type Asset } from './assets.js';
 import { pageHeaders, redirectSources } from './headers.js';
+import { offered } from '../verification/stages.js';
 import { PAGE_METHODS, renderErrorPage, renderLoginPage, type MethodView } from './page.js';
 
 export interface LoginPageDeps {
@@ -89,7 +90,8 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     const client = deps.clients.get(flow.clientId);
     if (!client) return showError(res, ERRORS.noClient);
 
-    const methods: MethodView[] = (flow.stages[flow.stage] ?? [])
+    // A method already used in this login (here or by the session) is not offered again.
+    const methods: MethodView[] = offered(flow.stages[flow.stage] ?? [], flow.methods)
       .filter((id) => deps.extensions.methods.has(id) && Object.hasOwn(PAGE_METHODS, id))
       .map((id) => ({ id, ...PAGE_METHODS[id]! }));
     if (!methods.length) return showError(res, ERRORS.noMethod);

@@ -9,10 +9,11 @@ import { isProtocolError } from '../errors.js';
 import { OAuthError } from './errors.js';
 import { parseStrictQuery } from './form.js';
 import { WindowLimiter } from '../http/rate-limit.js';
-import { clientIp } from '../verification/context.js';
+import { clientIp, requestFacts } from '../verification/context.js';
 import { consentPage, errorPage, formPostPage } from './pages.js';
 import { resolveScope } from './services.js';
 import type { SessionStore } from './sessions.js';
+import type { SingleSignOn } from './sso.js';
 import type { TokenService } from './tokens.js';
 
 export const RESUME_PATH = '/api/oauth2/authorize/resume';
@@ -72,8 +73,9 @@ class ErrorPage extends Error {
 
 export interface AuthorizeDeps {
   issuer: string;
-  users: { findById(id: string): Promise<{ status: string } | null> };
   clients: ClientRegistry;
+  /** Decides what an existing browser session is worth to the request's app. */
+  sso: SingleSignOn;
   tokens: TokenService;
   sessions: SessionStore;
   flows: LoginFlowStore;
@@ -131,26 +133,32 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
     }
     const client = deps.clients.get(request.client_id)!;
     try {
-      const session = await deps.sessions.get(readCookie(req, SESSION_COOKIE));
-      const now = deps.clock.now().getTime() / 1000;
-      const fresh =
-        session &&
-        !request.prompt.includes('login') &&
-        (request.max_age === null || now - session.authTime <= request.max_age) &&
-        // A session of a user disabled since does not sign anyone in.
-        (await deps.users.findById(session.userId))?.status === 'active';
+      if (!client.loginStages.length)
+        throw new OAuthError('server_error', 'the app has no login stages configured', 500);
+      const sso = await deps.sso.decide(await deps.sessions.get(readCookie(req, SESSION_COOKIE)), {
+        clientId: client.clientId,
+        loginStages: client.loginStages,
+        prompt: request.prompt,
+        maxAge: request.max_age,
+        request: requestFacts(req),
+        logger: req.log,
+      });
       if (request.prompt.includes('none')) {
-        if (!fresh) throw new OAuthError('login_required', 'the user is not logged in');
-        if (await needsConsent(client, session!.userId, request)) {
+        if (sso.kind === 'none' || (sso.kind === 'login' && sso.stale))
+          throw new OAuthError('login_required', 'the user must sign in (again)');
+        // Signed in, but not with what this app asks for (a second factor, a step-up).
+        if (sso.kind === 'login')
+          throw new OAuthError('interaction_required', 'the app needs the user to complete another sign-in step');
+        if (await needsConsent(client, sso.userId, request)) {
           throw new OAuthError('consent_required', 'the user has not consented');
         }
       }
-      if (!client.loginStages.length)
-        throw new OAuthError('server_error', 'the app has no login stages configured', 500);
       const bindingValue = randomToken(24);
       const flow = await deps.flows.create({
         clientId: client.clientId,
-        stages: client.loginStages,
+        ...(sso.kind === 'none'
+          ? { stages: client.loginStages }
+          : { stages: sso.stages, userId: sso.userId, carried: sso.carried }),
         ttlSeconds: deps.flowTtlSeconds,
         params: { oauth: request as unknown as JsonObject, binding: sha256(bindingValue) },
       });
@@ -160,14 +168,8 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
         dropCookie(res, stale);
       }
       res.cookie(flowCookie(flow.id), bindingValue, cookieOptions(deps.flowTtlSeconds));
-      if (fresh) {
-        // Single sign-on: the session already satisfies this request.
-        await deps.flows.completeWithSession(
-          flow.id,
-          session!.userId,
-          new Date(session!.authTime * 1000),
-          session!.amr,
-        );
+      // Single sign-on: the session already satisfies this app; else its first stage left to do.
+      if (flow.status === 'completed') {
         return res.redirect(303, `${page.base}${RESUME_PATH}?request_id=${encodeURIComponent(flow.id)}`);
       }
       res.redirect(303, `${page.base}/login?request_id=${encodeURIComponent(flow.id)}`);
@@ -210,7 +212,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
     const sessionId = await deps.sessions.create({
       userId: flow.userId!,
       authTime: authTimeOf(flow),
-      amr: flow.amr,
+      methods: flow.completions,
       ttlSeconds: deps.sessionTtlSeconds,
       replaces: readCookie(req, SESSION_COOKIE) ?? null,
     });

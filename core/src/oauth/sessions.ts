@@ -1,6 +1,7 @@
 import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
+import type { MethodCompletion } from '../verification/flows.js';
 
 /** A browser's login (SSO): who, when and with which methods. */
 export interface Session {
@@ -8,7 +9,18 @@ export interface Session {
   userId: string;
   authTime: number;
   amr: string[];
+  /**
+   * The methods completed, each with its time: what decides whether the session satisfies
+   * another app's login stages. Empty for sessions made before they were kept (they satisfy none).
+   */
+  methods: MethodCompletion[];
   expiresAt: Date;
+}
+
+interface SessionData {
+  auth_time: number;
+  amr: string[];
+  methods?: MethodCompletion[];
 }
 
 interface SessionRow {
@@ -30,7 +42,7 @@ export class SessionStore {
   async create(input: {
     userId: string;
     authTime: number;
-    amr: string[];
+    methods: MethodCompletion[];
     ttlSeconds: number;
     replaces?: string | null;
   }) {
@@ -43,7 +55,11 @@ export class SessionStore {
       {
         key: sha256(id),
         userId: input.userId,
-        data: JSON.stringify({ auth_time: input.authTime, amr: input.amr }),
+        data: JSON.stringify({
+          auth_time: input.authTime,
+          amr: [...new Set(input.methods.flatMap((m) => m.amr))],
+          methods: input.methods,
+        } satisfies SessionData),
         now,
         // Absolute: a session lasts at most ttl from the login itself, however often it is used.
         expires: Math.min(now, input.authTime * 1000) + input.ttlSeconds * 1000,
@@ -56,12 +72,13 @@ export class SessionStore {
     if (!id || id.length > 200) return null;
     const row = await this.sql.one<SessionRow>('SELECT * FROM sessions WHERE id = :key', { key: sha256(id) });
     if (!row || row.revoked_at !== null || num(row.expires_at) <= this.clock.now().getTime()) return null;
-    const data = parseJson<{ auth_time: number; amr: string[] }>(row.data);
+    const data = parseJson<SessionData>(row.data);
     return {
       key: row.id,
       userId: row.user_id,
       authTime: data.auth_time,
       amr: data.amr,
+      methods: data.methods ?? [],
       expiresAt: new Date(num(row.expires_at)),
     };
   }

@@ -206,9 +206,11 @@ export interface History {
 export interface FdsContext {
   /**
    * 'initiation': a method is being started. 'attempt': a proof is about to be checked (only
-   * rules with `guardsAttempts`). 'verification': a proof was right.
+   * rules with `guardsAttempts`). 'verification': a proof was right. 'session': a browser
+   * session is about to sign the user in to an app without a new proof (only rules with
+   * `checksSessions`; `method` is then `SESSION`).
    */
-  phase: 'initiation' | 'attempt' | 'verification';
+  phase: 'initiation' | 'attempt' | 'verification' | 'session';
   user: UserRecord;
   method: string;
   clientId: string;
@@ -225,6 +227,12 @@ export interface FdsRule {
    * refuses right and wrong proofs alike and a refusal tells nothing about the proof (velocity).
    */
   guardsAttempts?: boolean;
+  /**
+   * Also run when an existing browser session would sign the user in to an app (phase
+   * 'session'): a deny makes the user sign in again, a step-up asks for one more method.
+   * Opt-in, because a rule about attempts (velocity) has nothing to say about a session.
+   */
+  checksSessions?: boolean;
   evaluate(ctx: FdsContext): Promise<FdsVerdict>;
 }
 

@@ -6,6 +6,13 @@ import { randomToken } from '../util/crypto.js';
 /** active → completed (every stage done) → finished (the client got its answer, once). */
 export type FlowStatus = 'active' | 'completed' | 'finished' | 'cancelled';
 
+/** One method a user completed: which, its RFC 8176 values, and when (epoch seconds). */
+export interface MethodCompletion {
+  method: string;
+  amr: string[];
+  at: number;
+}
+
 /** A login in progress (the `request_id`): which app, which user, which stage. */
 export interface LoginFlow {
   id: string;
@@ -16,7 +23,10 @@ export interface LoginFlow {
   /** Methods allowed per stage, copied from the app when the flow starts; FDS may append one. */
   stages: string[][];
   amr: string[];
+  /** Ids of the methods completed in this login (carried from a session, then its stages). */
   methods: string[];
+  /** The same, with when each was completed: what a browser session keeps. */
+  completions: MethodCompletion[];
   status: FlowStatus;
   authTime: Date | null;
   /** The request that started the flow (OAuth authorization parameters). */
@@ -38,7 +48,19 @@ interface FlowRow {
   expires_at: unknown;
 }
 
+/**
+ * The `methods` column: completions, or (rows written before completions were kept) bare ids,
+ * read as completed at the flow's auth time.
+ */
+function parseCompletions(text: string, authTime: unknown): MethodCompletion[] {
+  const at = authTime === null ? 0 : Math.floor(num(authTime) / 1000);
+  return parseJson<(string | MethodCompletion)[]>(text).map((m) =>
+    typeof m === 'string' ? { method: m, amr: [], at } : m,
+  );
+}
+
 function toFlow(r: FlowRow): LoginFlow {
+  const completions = parseCompletions(r.methods, r.auth_time);
   return {
     id: r.id,
     clientId: r.client_id,
@@ -46,7 +68,8 @@ function toFlow(r: FlowRow): LoginFlow {
     stage: num(r.stage),
     stages: parseJson<string[][]>(r.stages),
     amr: parseJson<string[]>(r.amr),
-    methods: parseJson<string[]>(r.methods),
+    methods: completions.map((c) => c.method),
+    completions,
     status: r.status,
     authTime: r.auth_time === null ? null : new Date(num(r.auth_time)),
     params: parseJson<JsonObject>(r.params),
@@ -61,6 +84,8 @@ export interface NewFlow {
   ttlSeconds: number;
   /** A user already known (e.g. from a session); otherwise the first stage identifies them. */
   userId?: string | null;
+  /** Methods a browser session already completed for this user; they count as done here. */
+  carried?: MethodCompletion[];
 }
 
 export class LoginFlowStore {
@@ -69,18 +94,28 @@ export class LoginFlowStore {
     private readonly clock: Clock,
   ) {}
 
+  /**
+   * A new flow. With carried methods and no stages left it starts completed, its auth time the
+   * latest carried completion (single sign-on).
+   */
   async create(input: NewFlow): Promise<LoginFlow> {
     const now = this.clock.now().getTime();
     const id = randomToken(24);
+    const carried = input.carried ?? [];
+    const done = carried.length > 0 && input.stages.length === 0;
     await this.sql.exec(
       `INSERT INTO login_flows (id, client_id, user_id, stage, stages, amr, methods, status, auth_time, params,
          created_at, updated_at, expires_at)
-       VALUES (:id, :clientId, :userId, 0, :stages, '[]', '[]', 'active', NULL, :params, :now, :now, :expires)`,
+       VALUES (:id, :clientId, :userId, 0, :stages, :amr, :methods, :status, :authTime, :params, :now, :now, :expires)`,
       {
         id,
         clientId: input.clientId,
         userId: input.userId ?? null,
         stages: JSON.stringify(input.stages),
+        amr: JSON.stringify([...new Set(carried.flatMap((c) => c.amr))]),
+        methods: JSON.stringify(carried),
+        status: done ? 'completed' : 'active',
+        authTime: carried.length ? Math.max(...carried.map((c) => c.at)) * 1000 : null,
         params: JSON.stringify(input.params ?? {}),
         now,
         expires: now + input.ttlSeconds * 1000,
@@ -101,15 +136,6 @@ export class LoginFlowStore {
       { id, now: this.clock.now().getTime() },
     );
     return rows.length > 0;
-  }
-
-  /** Marks a flow completed without stages (an existing session satisfied the request). */
-  async completeWithSession(id: string, userId: string, authTime: Date, amr: string[]): Promise<void> {
-    await this.sql.exec(
-      `UPDATE login_flows SET status = 'completed', user_id = :userId, auth_time = :authTime, amr = :amr, updated_at = :now
-       WHERE id = :id AND status = 'active'`,
-      { id, userId, authTime: authTime.getTime(), amr: JSON.stringify(amr), now: this.clock.now().getTime() },
-    );
   }
 
   /**
@@ -138,7 +164,10 @@ export class LoginFlowStore {
         userId: change.userId,
         stages: JSON.stringify(stages),
         amr: JSON.stringify([...new Set([...flow.amr, ...change.amr])]),
-        methods: JSON.stringify([...flow.methods, change.method]),
+        methods: JSON.stringify([
+          ...flow.completions,
+          { method: change.method, amr: change.amr, at: Math.floor(now / 1000) },
+        ]),
         status: done ? 'completed' : 'active',
         now,
       },

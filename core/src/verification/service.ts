@@ -21,6 +21,7 @@ import type { LoginFlow, LoginFlowStore } from './flows.js';
 import { phantomUser } from './context.js';
 import { SPEC_METHOD_FIELDS, VERIFY_STEPS, type StepDeps, type VerifyState } from './pipeline.js';
 import type { NoticeFacts, SecurityNotifier } from './notifier.js';
+import { offered } from './stages.js';
 import type { StatusStore } from './statuses.js';
 
 export interface InitiateInput {
@@ -50,6 +51,7 @@ export class VerificationService {
   private readonly knownFields: Set<string>;
   private readonly fdsRules: FdsRule[];
   private readonly attemptGuards: FdsRule[];
+  private readonly sessionChecks: FdsRule[];
 
   constructor(
     private readonly deps: {
@@ -71,6 +73,7 @@ export class VerificationService {
     ]);
     this.fdsRules = orderedRules(deps.config.verification.fds_rules, deps.extensions);
     this.attemptGuards = this.fdsRules.filter((rule) => rule.guardsAttempts);
+    this.sessionChecks = this.fdsRules.filter((rule) => rule.checksSessions);
   }
 
   method(id: string): AuthMethod {
@@ -93,6 +96,28 @@ export class VerificationService {
     return { user, credentials: this.deps.services.credentials(user.id, method), request, clientId, logger };
   }
 
+  /** Whether the user has the method set up now (a registered method only). */
+  async isEnrolled(user: UserRecord, methodId: string, clientId: string, request: RequestFacts, logger: Logger) {
+    const method = this.deps.extensions.methods.get(methodId);
+    return method ? method.isEnrolled(this.methodContext(user, method.id, clientId, request, logger)) : false;
+  }
+
+  /**
+   * The FDS rules that check sessions, for a session about to sign the user in to an app with
+   * no new proof: allow, step up (one more method) or deny (sign in again).
+   */
+  checkSession(user: UserRecord, clientId: string, request: RequestFacts, logger: Logger) {
+    if (!this.sessionChecks.length) return Promise.resolve({ action: 'allow' as const, reasons: [] });
+    return this.runRules(this.sessionChecks, 'session', user, SESSION_PSEUDO_METHOD, clientId, request, logger);
+  }
+
+  /** A step-up stage: any method of the app not used in this login yet (registered ones). */
+  stepUpMethods(clientId: string, used: Iterable<string>): string[] {
+    const done = new Set(used);
+    const all = [...new Set((this.app(clientId)?.login_stages ?? []).flat())];
+    return all.filter((m) => !done.has(m) && this.deps.extensions.methods.has(m));
+  }
+
   // ─────────────── initiation ───────────────
 
   async initiate(methodId: string, input: InitiateInput): Promise<JsonObject> {
@@ -108,6 +133,10 @@ export class VerificationService {
         'METHOD_NOT_ENABLED',
         `${method.id} is not allowed at stage ${flow.stage + 1} of this login`,
       );
+    }
+    // One method never completes two stages: it adds nothing the first time did not.
+    if (flow.methods.includes(method.id)) {
+      throw verificationError('METHOD_NOT_ENABLED', `${method.id} was already used in this login`);
     }
     const usage = fields.usage_type;
     if (usage !== undefined && usage !== 'INITIAL_AUTHENTICATION' && usage !== 'MULTIFACTOR_AUTHENTICATION') {
@@ -452,15 +481,16 @@ export class VerificationService {
     });
     logger.info({ flow: flow.id, stage: status.stage, method: status.method }, 'login stage completed');
     const completed = next.status === 'completed';
-    return { flow: next, completed, nextMethods: completed ? [] : (next.stages[next.stage] ?? []) };
+    return {
+      flow: next,
+      completed,
+      nextMethods: completed ? [] : offered(next.stages[next.stage] ?? [], next.methods),
+    };
   }
 
   /** A step-up asks for one more stage: any method of the app not used in this login yet. */
   private stepUpStage(flow: LoginFlow, justUsed: string): string[] {
-    const used = new Set([...flow.methods, justUsed]);
-    const app = this.app(flow.clientId);
-    const all = [...new Set((app?.login_stages ?? []).flat())];
-    return all.filter((m) => !used.has(m) && this.deps.extensions.methods.has(m));
+    return this.stepUpMethods(flow.clientId, [...flow.methods, justUsed]);
   }
 
   private statusIdOf(exchangeId: string): string {
@@ -550,6 +580,9 @@ export class VerificationService {
     return result;
   }
 }
+
+/** The `method` of FDS contexts in the session phase: no method is being verified. */
+export const SESSION_PSEUDO_METHOD = 'SESSION';
 
 function fdsBlocked(retryAfter?: number): ApiError {
   const err = verificationError('FDS_BLOCKED', undefined, retryAfter ? { retry_after: retryAfter } : undefined);

@@ -29,6 +29,8 @@ export function ipListRule(options: IpListOptions): FdsRule {
   const allowListed = options.allow.length > 0;
   return {
     id: IP_LIST_RULE_ID,
+    // A session used from a listed address, or a new context, must not sign in unchecked.
+    checksSessions: true,
     async evaluate(ctx: FdsContext): Promise<FdsVerdict> {
       const ip = parseAddress(ctx.request.ip);
       if (!ip) return { action: 'deny', reason: `${IP_LIST_RULE_ID}.bad_ip` };

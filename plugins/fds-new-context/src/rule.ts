@@ -41,6 +41,8 @@ export function detectSignals(
 export function newContextRule(options: NewContextOptions): FdsRule {
   return {
     id: NEW_CONTEXT_RULE_ID,
+    // A session used from a listed address, or a new context, must not sign in unchecked.
+    checksSessions: true,
     async evaluate(ctx: FdsContext): Promise<FdsVerdict> {
       const past = await ctx.history.recent({
         types: ['verification.success'],

@@ -1,0 +1,116 @@
+import type { Logger } from 'pino';
+import type { RequestFacts, UserRecord } from '../plugins/extensions.js';
+import type { Clock } from '../services.js';
+import type { MethodCompletion } from '../verification/flows.js';
+import { remainingStages } from '../verification/stages.js';
+import type { Session } from './sessions.js';
+
+/** What SSO needs of the verification service. */
+export interface SsoVerifier {
+  isEnrolled(
+    user: UserRecord,
+    method: string,
+    clientId: string,
+    request: RequestFacts,
+    logger: Logger,
+  ): Promise<boolean>;
+  checkSession(
+    user: UserRecord,
+    clientId: string,
+    request: RequestFacts,
+    logger: Logger,
+  ): Promise<{ action: 'allow' | 'step_up' | 'deny' }>;
+  stepUpMethods(clientId: string, used: Iterable<string>): string[];
+}
+
+/**
+ * What a browser session is worth to one authorization request:
+ * - `none`: it signs no one in (absent, expired, its user disabled, prompt=login, nothing
+ *   recent enough for max_age, or FDS denied it): a login from the start;
+ * - `login`: the user is known and the completed methods count, but `stages` remain;
+ * - `satisfied`: no stage remains (single sign-on).
+ */
+export type SsoDecision =
+  | { kind: 'none' }
+  | {
+      kind: 'login' | 'satisfied';
+      userId: string;
+      carried: MethodCompletion[];
+      stages: string[][];
+      /** Some of the session's methods were too old for max_age: a re-authentication, not a step-up. */
+      stale: boolean;
+    };
+
+export interface SsoRequest {
+  clientId: string;
+  loginStages: string[][];
+  prompt: string[];
+  maxAge: number | null;
+  request: RequestFacts;
+  logger: Logger;
+}
+
+/**
+ * Decides whether a session satisfies an app: only the methods it completed, still set up for
+ * the user and recent enough for `max_age`, each counted for one stage of the app's
+ * `login_stages`, plus what the FDS rules that check sessions ask for.
+ */
+export class SingleSignOn {
+  constructor(
+    private readonly deps: {
+      users: { findById(id: string): Promise<UserRecord | null> };
+      verifier: SsoVerifier;
+      clock: Clock;
+    },
+  ) {}
+
+  async decide(session: Session | null, req: SsoRequest): Promise<SsoDecision> {
+    const none = { kind: 'none' } as const;
+    // max_age=0 asks for a new login as prompt=login does (OIDC Core §3.1.2.1).
+    if (!session || req.prompt.includes('login') || req.maxAge === 0) return none;
+    const user = await this.deps.users.findById(session.userId);
+    // A session of a user disabled since does not sign anyone in.
+    if (!user || user.status !== 'active') return none;
+    const carried = await this.stillValid(user, session.methods, req);
+    if (!carried.length) return none;
+    const stale = req.maxAge !== null && session.methods.some((m) => m.at < this.nowSeconds() - req.maxAge!);
+    const stages = remainingStages(
+      req.loginStages,
+      carried.map((c) => c.method),
+    );
+    if (!stages) return none;
+    if (stages.length) return { kind: 'login', userId: user.id, carried, stages, stale };
+
+    // Every stage is met without a new proof: the rules that check sessions have the last word.
+    const fds = await this.deps.verifier.checkSession(user, req.clientId, req.request, req.logger);
+    if (fds.action === 'deny') return none;
+    if (fds.action === 'step_up') {
+      const extra = this.deps.verifier.stepUpMethods(
+        req.clientId,
+        carried.map((c) => c.method),
+      );
+      if (!extra.length) return none;
+      return { kind: 'login', userId: user.id, carried, stages: [extra], stale };
+    }
+    return { kind: 'satisfied', userId: user.id, carried, stages: [], stale };
+  }
+
+  private nowSeconds(): number {
+    return this.deps.clock.now().getTime() / 1000;
+  }
+
+  /** The session's completions that still count: recent enough, and the method still set up. */
+  private async stillValid(user: UserRecord, methods: MethodCompletion[], req: SsoRequest) {
+    const now = this.nowSeconds();
+    const latest = new Map<string, MethodCompletion>();
+    for (const m of methods) {
+      if (req.maxAge !== null && now - m.at > req.maxAge) continue;
+      if ((latest.get(m.method)?.at ?? -1) < m.at) latest.set(m.method, m);
+    }
+    const valid: MethodCompletion[] = [];
+    for (const m of latest.values()) {
+      if (await this.deps.verifier.isEnrolled(user, m.method, req.clientId, req.request, req.logger)) valid.push(m);
+    }
+    return valid;
+  }
+}

@@ -1,0 +1,94 @@
+import { expect } from 'chai';
+import { createLogger } from '@gatehouse/core';
+import { FakeClock, fakeUser } from '@gatehouse/core/testing';
+import { SingleSignOn, type SsoVerifier } from '../../core/dist/oauth/sso.js';
+import type { Session } from '../../core/dist/oauth/sessions.js';
+
+describe('SingleSignOn: what a session is worth to an app', function () {
+  const clock = new FakeClock();
+  const now = () => Math.floor(clock.now().getTime() / 1000);
+  const alice = fakeUser();
+  const request = { ip: '203.0.113.5', userAgent: 'ua', acceptLanguage: 'en', deviceId: null, requestId: 'r' };
+  const logger = createLogger('silent');
+  const demoApp = [['PASSWORD'], ['TOTP', 'SMS', 'BACKUPCODE']];
+
+  function sso(opts: { status?: 'active' | 'disabled'; enrolled?: string[]; fds?: 'allow' | 'step_up' | 'deny' } = {}) {
+    const verifier: SsoVerifier = {
+      isEnrolled: async (_u, method) => (opts.enrolled ?? ['PASSWORD', 'TOTP', 'SMS', 'BACKUPCODE']).includes(method),
+      checkSession: async () => ({ action: opts.fds ?? 'allow' }),
+      stepUpMethods: (_c, used) => ['PASSWORD', 'TOTP', 'SMS'].filter((m) => ![...used].includes(m)),
+    };
+    const user = { ...alice, status: opts.status ?? 'active' };
+    return new SingleSignOn({ users: { findById: async () => user }, verifier, clock });
+  }
+  const session = (methods: [string, number][]): Session => ({
+    key: 'k',
+    userId: alice.id,
+    authTime: now(),
+    amr: [],
+    methods: methods.map(([method, age]) => ({ method, amr: [], at: now() - age })),
+    expiresAt: new Date(clock.now().getTime() + 3_600_000),
+  });
+  const ask = (extra: { prompt?: string[]; maxAge?: number | null; stages?: string[][] } = {}) => ({
+    clientId: 'demo-app',
+    loginStages: extra.stages ?? demoApp,
+    prompt: extra.prompt ?? [],
+    maxAge: extra.maxAge ?? null,
+    request,
+    logger,
+  });
+
+  it('no session, prompt=login, max_age=0 or a disabled user: none', async function () {
+    const s = session([
+      ['PASSWORD', 10],
+      ['TOTP', 5],
+    ]);
+    expect((await sso().decide(null, ask())).kind).to.equal('none');
+    expect((await sso().decide(s, ask({ prompt: ['login'] }))).kind).to.equal('none');
+    expect((await sso().decide(s, ask({ maxAge: 0 }))).kind).to.equal('none');
+    expect((await sso({ status: 'disabled' }).decide(s, ask())).kind).to.equal('none');
+  });
+
+  it('a password-only session: the second stage is left, the password carried', async function () {
+    const decision = await sso().decide(session([['PASSWORD', 10]]), ask());
+    expect(decision).to.deep.include({ kind: 'login', stages: [['TOTP', 'SMS', 'BACKUPCODE']], stale: false });
+  });
+
+  it('a method no longer set up does not count', async function () {
+    const decision = await sso({ enrolled: ['PASSWORD'] }).decide(
+      session([
+        ['PASSWORD', 10],
+        ['TOTP', 5],
+      ]),
+      ask(),
+    );
+    expect(decision).to.deep.include({ kind: 'login', stages: [['TOTP', 'SMS', 'BACKUPCODE']] });
+  });
+
+  it('max_age drops older completions and marks the decision stale', async function () {
+    const decision = await sso().decide(
+      session([
+        ['PASSWORD', 500],
+        ['TOTP', 5],
+      ]),
+      ask({ maxAge: 60 }),
+    );
+    expect(decision).to.deep.include({ kind: 'login', stages: [['PASSWORD']], stale: true });
+  });
+
+  it('FDS: deny → none; step-up → one more method; step-up with none left → none', async function () {
+    const both = session([
+      ['PASSWORD', 10],
+      ['TOTP', 5],
+    ]);
+    expect((await sso({ fds: 'deny' }).decide(both, ask())).kind).to.equal('none');
+    expect(await sso({ fds: 'step_up' }).decide(both, ask())).to.deep.include({ kind: 'login', stages: [['SMS']] });
+    const all = session([
+      ['PASSWORD', 10],
+      ['TOTP', 5],
+      ['SMS', 3],
+    ]);
+    expect((await sso({ fds: 'step_up' }).decide(all, ask())).kind).to.equal('none');
+    expect((await sso().decide(all, ask())).kind).to.equal('satisfied');
+  });
+});
