@@ -45,6 +45,8 @@ const CLIENT_ID = 'shop';
 const CLIENT_SECRET = 'shop-secret-0123456789abcdef0123456789abcdef';
 const SMS_CLIENT_ID = 'shop-sms';
 const PARTNER_ID = 'partner';
+/** A password-only app: its session must not sign anyone in to the two-factor shop. */
+const BLOG_ID = 'blog';
 const PARTNER_NAME = 'Partner';
 const PHONE = '+15551230000';
 /** Markup characters in the name check that the page escapes it. */
@@ -139,6 +141,7 @@ describe('hosted login page (Chromium)', function () {
   let as: oauth.AuthorizationServer;
   let shop: TestApp;
   let partner: TestApp;
+  let blog: TestApp;
   let alice: TestUser;
 
   /** An admin call to the setup (enrolment) API; returns `data` of the success envelope. */
@@ -323,6 +326,11 @@ describe('hosted login page (Chromium)', function () {
       auth: oauth.None(),
       redirectUri: `http://${PARTNER_HOST}:${site.port}/partner/cb`,
     };
+    blog = {
+      client: { client_id: BLOG_ID, token_endpoint_auth_method: 'none' },
+      auth: oauth.None(),
+      redirectUri: `http://127.0.0.1:${site.port}/blog/cb`,
+    };
     const config = parseConfig(
       {
         issuer,
@@ -365,6 +373,14 @@ describe('hosted login page (Chromium)', function () {
             scopes: ['openid', 'profile'],
             login_stages: [['PASSWORD'], ['TOTP']],
             consent_required: true,
+          },
+          {
+            client_id: BLOG_ID,
+            token_endpoint_auth_method: 'none',
+            redirect_uris: [blog.redirectUri],
+            grant_types: ['authorization_code'],
+            scopes: ['openid', 'profile'],
+            login_stages: [['PASSWORD']],
           },
         ],
       },
@@ -563,6 +579,33 @@ describe('hosted login page (Chromium)', function () {
     expect(secondLogin.code).to.not.equal(firstLogin.code);
     expect(secondLogin.claims).to.include({ sub: bob.id, nonce: second.nonce, auth_time: firstLogin.claims.auth_time });
     expect(secondLogin.claims.amr).to.deep.equal(firstLogin.claims.amr);
+  });
+
+  it('a password-only session (blog) does not sign in to the two-factor shop: the page asks for the code', async () => {
+    const erin = await enrolUser('browser-erin');
+    const atBlog = await openLogin(blog);
+    await page.getByRole('textbox', { name: 'Username, email or phone' }).fill(erin.username);
+    await page.getByRole('textbox', { name: 'Password' }).fill(PASSWORD);
+    await Promise.all([page.waitForURL(atRedirectUri(atBlog.request)), page.keyboard.press('Enter')]);
+    expect((await redeem(atBlog.request, callbackOf(atBlog.request))).claims.amr).to.deep.equal(['pwd']);
+
+    // prompt=none: the client learns that the user must interact, and gets no code.
+    const silent = await startLogin(shop, { prompt: 'none' });
+    await page.goto(silent.url);
+    const refused = callbackOf(silent);
+    expect(refused.searchParams.get('error')).to.equal('interaction_required');
+    expect(refused.searchParams.get('code')).to.equal(null);
+
+    // Otherwise the login page opens at the second factor, for erin, without her password.
+    const { request } = await openLogin(shop);
+    expect(await text('.step')).to.equal('Step 1 of 1');
+    expect(await page.locator('#gh-identifier').count()).to.equal(0);
+    expect(await page.locator('#gh-login').getAttribute('data-sub')).to.equal(erin.id);
+    expect(await page.getByRole('textbox', { name: 'Password' }).count()).to.equal(0);
+    await totpStage(erin, atRedirectUri(request));
+    const { claims } = await redeem(request, callbackOf(request));
+    expect(claims).to.include({ sub: erin.id, nonce: request.nonce });
+    expect(claims.amr).to.deep.equal(['pwd', 'otp']);
   });
 
   it('prompt=login shows the login page again despite the session, and the new login gets a new session id', async () => {
