@@ -144,6 +144,11 @@ describe('OAuth authorization endpoint (checklist §1)', function () {
       'http://127.0.0.1:5@127.0.0.1/cb',
       'http://127.0.0.1:51234/x/../cb',
       'http://127.0.0.1:51234/cb?',
+      // Ports outside 1-65535 (issue 8: 70000 made new URL() throw after sign-in).
+      'http://127.0.0.1:70000/cb',
+      'http://127.0.0.1:99999/cb',
+      'http://127.0.0.1:0/cb',
+      'http://127.0.0.1:/cb',
     ]) {
       it(`refuses ${uri} for the loopback client (only the port may differ)`, async function () {
         const { challenge } = pkcePair();

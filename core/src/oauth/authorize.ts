@@ -401,8 +401,10 @@ export function readCookie(req: Request, name: string): string | undefined {
 function redirectMatches(registered: string, presented: string): boolean {
   if (registered === presented) return true;
   // Byte for byte once the port is taken out: no normalisation can make two URIs match.
-  const loopback = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]))(?::\d{1,5})?(?=[/?]|$)/;
-  if (!loopback.test(registered) || !loopback.test(presented)) return false;
+  const loopback = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]))(?::([1-9]\d{0,4}))?(?=[/?]|$)/;
+  const port = loopback.exec(presented)?.[2];
+  // A port past 65535 is no port: new URL() would throw when the answer is sent.
+  if (!loopback.test(registered) || !loopback.test(presented) || Number(port ?? 80) > 65535) return false;
   const withoutPort = (uri: string) => uri.replace(loopback, '$1');
   return withoutPort(registered) === withoutPort(presented) && !presented.includes('#');
 }
