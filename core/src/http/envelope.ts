@@ -1,13 +1,19 @@
 import type { Response } from 'express';
 import type { Reply } from './fast-routes.js';
 
+/**
+ * Answers of the Gatehouse API carry secrets (exchange and status ids, TOTP seeds and QR codes,
+ * backup codes): no cache, shared or private, may keep one.
+ */
+export const NO_STORE = { 'Cache-Control': 'no-store' } as const;
+
 /** The success envelope of the Gatehouse API: `{"success":true,"status":200,"data":{...}}`. */
 export function success(data: unknown, status = 200): Reply {
-  return { status, body: { success: true, status, data } };
+  return { status, headers: NO_STORE, body: { success: true, status, data } };
 }
 
 /** `success` as an express response. */
 export function ok(res: Response, data: unknown, status = 200): void {
   const reply = success(data, status);
-  res.status(reply.status).json(reply.body);
+  res.status(reply.status).set(reply.headers).json(reply.body);
 }

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, apiErrorBody, isProtocolError, type ProtocolError } from '../errors.js';
+import { NO_STORE } from './envelope.js';
 
 /** Body-parser and multer errors are the client's: map them to stable codes. */
 function fromFrameworkError(err: unknown): ProtocolError | null {
@@ -50,10 +51,17 @@ export interface ErrorReply {
  */
 export function errorReply(err: unknown, requestId: string): ErrorReply {
   const known = isProtocolError(err) ? err : fromFrameworkError(err);
-  if (known) return { status: known.status, headers: known.headers(), body: known.body(requestId), fault: false };
+  // Never cached: an error may answer a request that carried a secret.
+  if (known)
+    return {
+      status: known.status,
+      headers: { ...NO_STORE, ...known.headers() },
+      body: known.body(requestId),
+      fault: false,
+    };
   return {
     status: 500,
-    headers: {},
+    headers: { ...NO_STORE },
     body: apiErrorBody(500, 'INTERNAL_ERROR', 'internal server error', requestId),
     fault: true,
   };
