@@ -14,9 +14,16 @@ export interface RunningServer {
 /** Listens with the config's host, port and optional TLS. */
 export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
   const { server: cfg } = gatehouse.config;
+  // Slow clients (a header a minute, a body at one byte a second) must not hold sockets.
+  const limits: http.ServerOptions = {
+    headersTimeout: cfg.headers_timeout_ms,
+    requestTimeout: Math.max(cfg.request_timeout_ms, cfg.headers_timeout_ms),
+    // How often node looks for connections past those limits (its default is 30 s).
+    connectionsCheckingInterval: Math.min(1000, cfg.headers_timeout_ms),
+  };
   const server = cfg.tls
-    ? https.createServer({ cert: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key) }, gatehouse.app)
-    : http.createServer(gatehouse.app);
+    ? https.createServer({ ...limits, cert: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key) }, gatehouse.app)
+    : http.createServer(limits, gatehouse.app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(cfg.port, cfg.host, () => {

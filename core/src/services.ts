@@ -3,7 +3,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Limiter } from './util/limiter.js';
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
+import { jsonBody } from './http/parsers.js';
 import type { Logger } from 'pino';
 import type { GatehouseConfig } from './config/schema.js';
 import type {
@@ -65,7 +66,7 @@ export interface Services {
     /** An express Router for `api.routes.add`, so plugins need no express dependency. */
     createRouter(): Router;
     /** JSON body parser middleware with the core's limits. */
-    json(): ReturnType<typeof express.json>;
+    json(): RequestHandler;
   };
 }
 
@@ -79,7 +80,7 @@ export const runHeavy: Services['heavy'] = (work) => heavyWork.run(work);
 
 export const httpHelpers: Services['http'] = {
   createRouter: () => express.Router(),
-  json: () => express.json({ limit: '100kb' }),
+  json: () => jsonBody('100kb'),
 };
 
 /**

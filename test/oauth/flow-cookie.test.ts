@@ -44,6 +44,28 @@ describe('OAuth: flow cookies', () => {
     expect((await browser.get(`/login?request_id=${encodeURIComponent(started[0]!)}`)).status).to.equal(403);
   });
 
+  it('flow cookies with invalid names are ignored, and 300 of them get a bounded number of clears', async () => {
+    const params = authorizePath({
+      response_type: 'code',
+      client_id: WEB.id,
+      redirect_uri: WEB_CB,
+      scope: 'openid',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    });
+    const invalid = Array.from({ length: 12 }, (_, i) => `gh_flow_a b${i}=x`).join('; ');
+    const many = Array.from({ length: 300 }, (_, i) => `gh_flow_${i.toString(16).padStart(16, '0')}=v`).join('; ');
+    for (const cookie of [invalid, many, `${many}; ${invalid}`]) {
+      const res = await fetch(server.url(params), { headers: { Cookie: cookie }, redirect: 'manual' });
+      expect(res.status).to.equal(303);
+      const setCookies = res.headers.getSetCookie();
+      // The new flow's cookie plus at most MAX_FLOW_COOKIES clears; never an invalid name.
+      expect(setCookies.length).to.be.at.most(MAX_FLOW_COOKIES + 1);
+      expect(setCookies.join('\n')).to.not.include('gh_flow_a b');
+      expect(setCookies.join('\n').length).to.be.below(4096);
+    }
+  });
+
   it('one address may start oauth.authorize_per_ip_per_minute requests a minute; the next gets a 429 page', async () => {
     const limit = parseConfig({}, {}).oauth.authorize_per_ip_per_minute;
     expect(limit).to.equal(300);

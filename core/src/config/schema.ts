@@ -29,6 +29,10 @@ const serverSchema = z.strictObject({
   tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdown_timeout_ms: z.number().int().positive().default(10_000),
+  /** A client that has not sent all its request headers by then gets 408 and is cut off. */
+  headers_timeout_ms: z.number().int().positive().default(10_000),
+  /** The whole request (headers and body) must arrive within this; slower ones get 408. */
+  request_timeout_ms: z.number().int().positive().default(30_000),
   /** Worker processes (node:cluster) sharing the port; 0 = one per CPU. */
   workers: z.number().int().min(0).max(64).default(1),
 });

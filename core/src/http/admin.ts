@@ -1,4 +1,5 @@
 import express, { type RequestHandler, type Router } from 'express';
+import { jsonBody } from './parsers.js';
 import { ApiError } from '../errors.js';
 import type { EventLog } from '../plugins/extensions.js';
 import type { UserService } from '../users/users.js';
@@ -21,7 +22,7 @@ export function requireAdmin(token: string | undefined): RequestHandler {
 
 export function adminRoutes(opts: { token: string | undefined; users: UserService; events: EventLog }): Router {
   const router = express.Router();
-  router.use('/admin', requireAdmin(opts.token), express.json({ limit: '20kb' }));
+  router.use('/admin', requireAdmin(opts.token), jsonBody('20kb'));
   router.post('/admin/users', async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const user = await opts.users.create({

@@ -1,8 +1,24 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../errors.js';
 
-/** Reads a small UTF-8 body; `tooLarge` is thrown past `limit` bytes (the rest is drained). */
+/**
+ * The error for a body past the limit, answered with `Connection: close`: the rest of the body
+ * is never read, the connection ends with the answer.
+ */
+function refused(tooLarge: () => Error): Error {
+  const err = tooLarge() as Error & { headers?: () => Record<string, string> };
+  const own = typeof err.headers === 'function' ? err.headers.bind(err) : () => ({});
+  err.headers = () => ({ ...own(), Connection: 'close' });
+  return err;
+}
+
+/**
+ * Reads a small UTF-8 body; `tooLarge` is thrown past `limit` bytes. A declared
+ * Content-Length past the limit is refused before a byte is read.
+ */
 export function readBody(req: IncomingMessage, limit: number, tooLarge: () => Error): Promise<string> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(refused(tooLarge));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -10,8 +26,8 @@ export function readBody(req: IncomingMessage, limit: number, tooLarge: () => Er
       size += chunk.length;
       if (size > limit) {
         req.removeAllListeners('data');
-        req.resume();
-        reject(tooLarge());
+        req.pause();
+        reject(refused(tooLarge));
         return;
       }
       chunks.push(chunk);

@@ -9,6 +9,7 @@ import { isProtocolError } from '../errors.js';
 import { OAuthError } from './errors.js';
 import { parseStrictQuery } from './form.js';
 import { WindowLimiter } from '../http/rate-limit.js';
+import { formBody } from '../http/parsers.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import { consentPage, errorPage, formPostPage } from './pages.js';
 import { resolveScope } from './services.js';
@@ -164,9 +165,9 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
       });
       // Abandoned sign-ins leave their cookies until the flow expires: past a cap, the oldest go
       // (their flows can no longer continue), so a busy browser never reaches the header limit.
-      for (const stale of flowCookieNames(req, binding.cookieName('gh_flow_')).slice(0, -(MAX_FLOW_COOKIES - 1))) {
-        dropCookie(res, stale);
-      }
+      const stale = flowCookieNames(req, binding.cookieName('gh_flow_')).slice(0, -(MAX_FLOW_COOKIES - 1));
+      // Bounded per answer, so a request stuffed with cookies cannot blow up the response headers.
+      for (const name of stale.slice(0, MAX_FLOW_COOKIES)) dropCookie(res, name);
       res.cookie(flowCookie(flow.id), bindingValue, cookieOptions(deps.flowTtlSeconds));
       // Single sign-on: the session already satisfies this app; else its first stage left to do.
       if (flow.status === 'completed') {
@@ -240,7 +241,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
     }
   });
 
-  router.post(CONSENT_PATH, express.urlencoded({ extended: false, limit: '8kb' }), async (req, res) => {
+  router.post(CONSENT_PATH, formBody('8kb', 20), async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     let bound: Awaited<ReturnType<typeof boundFlow>>;
     try {
@@ -373,12 +374,15 @@ function csrfToken(binding: string): string {
 /** Flow cookies a browser may hold at once; a new sign-in beyond that drops the oldest. */
 export const MAX_FLOW_COOKIES = 10;
 
+/** A cookie name (RFC 6265 §4.1.1: an RFC 7230 token); anything else is ignored, never echoed back. */
+const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 /** The names of the flow cookies a request carries, oldest first (RFC 6265 §5.4 orders by creation). */
 function flowCookieNames(req: Request, prefix: string): string[] {
   return (req.headers.cookie ?? '')
     .split(';')
     .map((part) => part.slice(0, Math.max(part.indexOf('='), 0)).trim())
-    .filter((name) => name.startsWith(prefix));
+    .filter((name) => name.startsWith(prefix) && COOKIE_NAME.test(name));
 }
 
 export function readCookie(req: Request, name: string): string | undefined {

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import express, { type Request, type Response, type Router } from 'express';
+import { formBody } from '../http/parsers.js';
 import { sendReply, type Endpoint, type FastRoute, type Reply } from '../http/fast-routes.js';
 import { lazyLogger } from '../http/logging.js';
 import type { Extensions } from '../plugins/loader.js';
@@ -251,7 +252,7 @@ export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router 
   };
   for (const path of PATHS.userinfo) {
     router.get(path, userinfo);
-    router.post(path, express.urlencoded({ extended: false, limit: '16kb' }), userinfo);
+    router.post(path, formBody('16kb', 20), userinfo);
   }
 
   // ── JWKS and metadata (RFC 8414, OIDC Discovery) ──

@@ -13,6 +13,11 @@ export async function readForm(req: IncomingMessage): Promise<Record<string, str
     req.resume();
     throw new OAuthError('invalid_request', 'the body must be application/x-www-form-urlencoded');
   }
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    req.resume();
+    throw new OAuthError('invalid_request', 'compressed request bodies are not accepted');
+  }
   return parseStrict(await readBody(req, FORM_LIMIT, tooLarge));
 }
 

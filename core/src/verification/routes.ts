@@ -2,6 +2,7 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import multer from 'multer';
 import { ok, success } from '../http/envelope.js';
 import { requireAdmin } from '../http/admin.js';
+import { bodyLimit, formBody, jsonBody } from '../http/parsers.js';
 import type { Logger } from 'pino';
 import { isPlainJson, readJson } from '../http/body.js';
 import type { FastRoute } from '../http/fast-routes.js';
@@ -29,8 +30,8 @@ export const defaultRedirects: LoginRedirects = {
       : `/login/complete?request_id=${encodeURIComponent(flow.id)}`,
 };
 
-const form = express.urlencoded({ extended: false, limit: '100kb', parameterLimit: 100 });
-const json = express.json({ limit: '100kb' });
+const form = formBody('100kb');
+const json = jsonBody('100kb');
 
 /** Multipart only for methods that take files (FACE photo), in memory with the method's limits. */
 function multipartFor(verification: VerificationService): RequestHandler {
@@ -39,7 +40,7 @@ function multipartFor(verification: VerificationService): RequestHandler {
     const method = verification.method(String(req.params.method));
     const files = method.files ?? [];
     if (!files.length) return next(verificationError('INVALID_FIELD', `${method.id} does not take multipart bodies`));
-    multer({
+    const upload = multer({
       storage: multer.memoryStorage(),
       limits: {
         fileSize: Math.max(...files.map((f) => f.maxBytes)),
@@ -47,7 +48,10 @@ function multipartFor(verification: VerificationService): RequestHandler {
         fields: 50,
         fieldSize: 16_384,
       },
-    }).fields(files.map((f) => ({ name: f.name, maxCount: 1 })))(req, res, next);
+    }).fields(files.map((f) => ({ name: f.name, maxCount: 1 })));
+    // Every file at its limit plus room for the text fields: more is refused from the header.
+    const most = files.reduce((sum, f) => sum + f.maxBytes, 0) + 64 * 1024;
+    bodyLimit(most)(req, res, (err?: unknown) => (err ? next(err) : upload(req, res, next)));
   };
 }
 
