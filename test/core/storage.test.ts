@@ -115,6 +115,56 @@ function storageSuite(dialect: 'sqlite' | 'postgres', databaseUrl: () => string)
       expect([byPhone.status, byPhone.code]).to.deep.equal([409, 'USER_EXISTS']);
     });
 
+    it("identifiers are one namespace: a username may not be another user's email or phone, in any case", async () => {
+      const email = `${unique('dan-')}@example.com`;
+      const phone = `+1556${String(Date.now()).slice(-7)}`;
+      const first = await newUser({ email, phone });
+      const asEmail = await apiErrorOf(users().create({ username: email.toUpperCase() }));
+      expect([asEmail.status, asEmail.code, asEmail.details]).to.deep.equal([
+        409,
+        'USER_EXISTS',
+        { field: 'username' },
+      ]);
+      expect((await apiErrorOf(users().create({ username: phone }))).code).to.equal('USER_EXISTS');
+      // The other way round: an email equal to an existing username.
+      const named = await users().create({ username: `${unique('erin-')}@example.com` });
+      const byName = await apiErrorOf(newUser({ email: named.username }));
+      expect([byName.code, byName.details]).to.deep.equal(['USER_EXISTS', { field: 'email' }]);
+      // Nothing was stored by the refusals, and both still sign in by their identifiers.
+      expect(await users().findByIdentifier(email)).to.deep.equal(first);
+      expect(await users().findByIdentifier(named.username)).to.deep.equal(named);
+    });
+
+    it('creations racing for one identifier: exactly one wins, the others are 409', async () => {
+      const shared = `${unique('race-')}@example.com`;
+      const attempts = await Promise.allSettled([
+        users().create({ username: shared }),
+        users().create({ username: unique('r1-'), email: shared }),
+        users().create({ username: unique('r2-'), email: shared.toUpperCase() }),
+        users().create({ username: shared.toUpperCase() }),
+      ]);
+      expect(attempts.filter((a) => a.status === 'fulfilled')).to.have.length(1);
+      for (const a of attempts.filter((x): x is PromiseRejectedResult => x.status === 'rejected')) {
+        expect((a.reason as ApiError).code).to.equal('USER_EXISTS');
+      }
+    });
+
+    it('rows an earlier release let collide: the lookup prefers username, then email, then phone', async () => {
+      const { sql } = gatehouse.container.cradle;
+      const shared = `${unique('legacy-')}@example.com`;
+      const now = dialect === 'postgres' ? new Date() : '2026-01-01 00:00:00.000 +00:00';
+      const byEmail = { id: randomUUID(), username: unique('le-'), email: shared, phone: null };
+      const byName = { id: randomUUID(), username: shared, email: null, phone: null };
+      for (const row of [byEmail, byName]) {
+        await sql.exec(
+          `INSERT INTO users (id, username, email, phone, status, created_at, updated_at)
+           VALUES (:id, :username, :email, :phone, 'active', :now, :now)`,
+          { ...row, now },
+        );
+      }
+      expect((await users().findByIdentifier(shared))?.id).to.equal(byName.id);
+    });
+
     it('a duplicate names the field that collides', async () => {
       const email = `${unique('carol-')}@example.com`;
       const first = await newUser({ email });
@@ -455,5 +505,39 @@ describe('storage', function () {
   describe('PostgreSQL', () => {
     const db = withPostgresDatabase();
     storageSuite('postgres', () => db.url);
+  });
+});
+
+describe('migration 006: user identifiers from existing users', () => {
+  it("copies every identifier in lower case; where two collide, the username keeps it (the lookup's precedence)", async () => {
+    const gatehouse = await buildApp(testConfig([], { database: { url: 'sqlite::memory:' } }), { migrate: false });
+    try {
+      const { sequelize, sql } = gatehouse.container.cradle;
+      const qi = sequelize.getQueryInterface();
+      const before = MIGRATIONS.slice(
+        0,
+        MIGRATIONS.findIndex((m) => m.name === '006-user-identifiers'),
+      );
+      for (const m of before) await m.up({ name: m.name, context: qi });
+      const insert = (id: string, username: string, email: string | null, at: string) =>
+        sql.exec(
+          `INSERT INTO users (id, username, email, phone, status, created_at, updated_at)
+           VALUES (:id, :username, :email, NULL, 'active', :at, :at)`,
+          { id, username, email, at },
+        );
+      await insert('u-old', 'Old', 'shared@example.com', '2025-01-01 00:00:00.000 +00:00');
+      await insert('u-new', 'shared@example.com', null, '2025-06-01 00:00:00.000 +00:00');
+      const m006 = MIGRATIONS.find((m) => m.name === '006-user-identifiers')!;
+      await m006.up({ name: m006.name, context: qi });
+      const rows = await sql.select<{ value: string; user_id: string }>(
+        'SELECT value, user_id FROM user_identifiers ORDER BY value',
+      );
+      expect(rows).to.deep.equal([
+        { value: 'old', user_id: 'u-old' },
+        { value: 'shared@example.com', user_id: 'u-new' },
+      ]);
+    } finally {
+      await gatehouse.close();
+    }
   });
 });

@@ -6,6 +6,7 @@ import { m002Stores } from './migrations/002-stores.js';
 import { m003LoginFlows } from './migrations/003-login-flows.js';
 import { m004OAuth } from './migrations/004-oauth.js';
 import { m005TokenParents } from './migrations/005-token-parents.js';
+import { m006UserIdentifiers } from './migrations/006-user-identifiers.js';
 
 export interface Migration {
   name: string;
@@ -17,7 +18,14 @@ export interface Migration {
  * Every migration, in order. An explicit list rather than a glob: a stale file in dist/
  * can never run by accident.
  */
-export const MIGRATIONS: Migration[] = [m001Users, m002Stores, m003LoginFlows, m004OAuth, m005TokenParents];
+export const MIGRATIONS: Migration[] = [
+  m001Users,
+  m002Stores,
+  m003LoginFlows,
+  m004OAuth,
+  m005TokenParents,
+  m006UserIdentifiers,
+];
 
 function migrator(sequelize: Sequelize, logger: Logger): Umzug<QueryInterface> {
   return new Umzug({

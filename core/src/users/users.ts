@@ -19,6 +19,12 @@ function invalid(field: string, what: string): ApiError {
   return new ApiError(400, 'INVALID_FIELD', `${field} ${what}`, { field });
 }
 
+function exists(field: string): ApiError {
+  return new ApiError(409, 'USER_EXISTS', `a user with this ${field} already exists`, {
+    field,
+  });
+}
+
 interface UserRow {
   id: string;
   username: string;
@@ -56,20 +62,38 @@ export class UserService {
     const phone = input.phone ? String(input.phone).trim() : null;
     if (phone !== null && !E164.test(phone)) throw invalid('phone', 'must be an E.164 number such as +15551234567');
     const user: UserRecord = { id: randomUUID(), username, email, phone, status: 'active' };
+    // One namespace for all three: a username may not be another user's email or phone, or a
+    // sign-in with that identifier could reach either account.
+    const identifiers = new Map<string, string>();
+    for (const [field, value] of [
+      ['phone', phone],
+      ['email', email],
+      ['username', username],
+    ] as const) {
+      if (value !== null) identifiers.set(value.toLowerCase(), field);
+    }
+    const taken = await this.sql.one<{ value: string }>(
+      'SELECT value FROM user_identifiers WHERE value IN (:values) LIMIT 1',
+      { values: [...identifiers.keys()] },
+    );
+    if (taken) throw exists(identifiers.get(taken.value) ?? 'username');
     const now = timestamp(this.sql, new Date());
     try {
-      await this.sql.exec(
-        `INSERT INTO users (id, username, email, phone, status, created_at, updated_at)
-         VALUES (:id, :username, :email, :phone, :status, :now, :now)`,
-        { ...user, now },
-      );
+      await this.sql.tx(async (db) => {
+        await db.exec(
+          `INSERT INTO users (id, username, email, phone, status, created_at, updated_at)
+           VALUES (:id, :username, :email, :phone, :status, :now, :now)`,
+          { ...user, now },
+        );
+        for (const value of identifiers.keys()) {
+          await db.exec('INSERT INTO user_identifiers (value, user_id) VALUES (:value, :id)', { value, id: user.id });
+        }
+      });
       return user;
     } catch (err) {
+      // A creation that raced this one took an identifier between the check and the insert.
       const unique = uniqueViolation(err);
-      if (unique) {
-        const field = unique.column ?? 'username';
-        throw new ApiError(409, 'USER_EXISTS', `a user with this ${field} already exists`, { field });
-      }
+      if (unique) throw exists(unique.column && unique.column !== 'value' ? unique.column : 'username, email or phone');
       throw err;
     }
   }
@@ -79,12 +103,17 @@ export class UserService {
     return row ? toRecord(row) : null;
   }
 
-  /** Finds a user by username, email or phone (the `identifier` of a first login stage). */
+  /**
+   * Finds a user by username, email or phone (the `identifier` of a first login stage). New
+   * users cannot collide across the three; for rows an earlier release let collide, the
+   * precedence is fixed: a username match, then an email, then a phone.
+   */
   async findByIdentifier(identifier: string): Promise<UserRecord | null> {
     const value = identifier.trim();
     if (!value) return null;
     const row = await this.sql.one<UserRow>(
-      `SELECT ${COLUMNS} FROM users WHERE username = :value OR email = :lower OR phone = :value LIMIT 1`,
+      `SELECT ${COLUMNS} FROM users WHERE username = :value OR email = :lower OR phone = :value
+       ORDER BY CASE WHEN username = :value THEN 0 WHEN email = :lower THEN 1 ELSE 2 END LIMIT 1`,
       { value, lower: value.toLowerCase() },
     );
     return row ? toRecord(row) : null;
