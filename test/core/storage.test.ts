@@ -345,6 +345,7 @@ function storageSuite(dialect: 'sqlite' | 'postgres', databaseUrl: () => string)
         {
           id: 'string',
           at: clock.now(),
+          count: 1,
           type: 'verification.success',
           key: 'k1',
           userId,
@@ -358,6 +359,7 @@ function storageSuite(dialect: 'sqlite' | 'postgres', databaseUrl: () => string)
         {
           id: 'string',
           at: t0,
+          count: 1,
           type: 'verification.failure',
           key: null,
           userId,
@@ -369,6 +371,23 @@ function storageSuite(dialect: 'sqlite' | 'postgres', databaseUrl: () => string)
           data: {},
         },
       ]);
+    });
+
+    it('aggregated events: repeats in one window count up one row; count() adds them; a new window starts a row', async () => {
+      const key = `agg-${randomUUID()}`;
+      const repeat = () => events().record({ type: 'client_auth.failure', key, ip: '10.9.9.9', aggregateSeconds: 60 });
+      clock.set(new Date('2026-03-01T11:00:05Z'));
+      for (let i = 0; i < 3; i++) await repeat();
+      clock.advance(20);
+      await repeat();
+      const rows = await history().recent({ key });
+      expect(rows.map((r) => [r.count, r.at.toISOString()])).to.deep.equal([[4, '2026-03-01T11:00:25.000Z']]);
+      expect(await history().count({ key })).to.equal(4);
+      clock.advance(60);
+      await repeat();
+      expect((await history().recent({ key })).map((r) => r.count)).to.deep.equal([1, 4]);
+      expect(await history().count({ key })).to.equal(5);
+      expect(await history().count({ key, since: new Date('2026-03-01T11:01:00Z') })).to.equal(1);
     });
 
     it('counts and filters by type, user, method, ip, key and time; limits', async () => {

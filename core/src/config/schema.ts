@@ -186,6 +186,8 @@ const verificationSchema = z.strictObject({
   exchange_ttl: z.number().int().positive().default(600),
   /** Wrong proofs allowed per exchange before it is burned. */
   max_attempts: z.number().int().positive().default(5),
+  /** Initiations (each a new exchange: resends included) one login flow may make. */
+  max_initiations_per_flow: z.number().int().positive().default(20),
   /** Lifetime of an AUTHENTICATED status_id, in seconds, to continue the login. */
   status_ttl: z.number().int().positive().default(120),
   /** Lifetime of a login flow (request_id), in seconds. */

@@ -58,7 +58,7 @@ export class ClientAuthenticator {
     if (!client || !secrets) {
       // Spend the same comparison as for a known client, then fail alike.
       safeEqual(sha256(presented ?? ''), sha256('unknown-client'));
-      return this.fail(clientId, ip, 'unknown client');
+      return this.unknownClient(ip);
     }
     if (client.authMethod === 'none') {
       // Not counted: a public client has no secret to guess, and counting would let anyone lock it out.
@@ -98,7 +98,7 @@ export class ClientAuthenticator {
     await this.throttle(clientId, ip);
     const client = this.deps.clients.get(clientId);
     const secrets = this.deps.clients.secretsOf(clientId);
-    if (!client || !secrets) return this.fail(clientId, ip, 'unknown client');
+    if (!client || !secrets) return this.unknownClient(ip);
     let payload: JWTPayload;
     try {
       const options = {
@@ -156,6 +156,21 @@ export class ClientAuthenticator {
     throw new OAuthError('invalid_client', 'too many failed client authentications; retry later', 429, {
       'Retry-After': String(Math.ceil((until - now) / 1000)),
     });
+  }
+
+  /**
+   * An unregistered client id: no secret to guess, so nothing to throttle; one row a minute per
+   * address counts them, since anyone can send any number of made-up ids.
+   */
+  private async unknownClient(ip: string): Promise<never> {
+    await this.deps.events.record({
+      type: 'client_auth.failure',
+      key: `client-unknown:${sha256(ip)}`,
+      ip,
+      reason: 'unknown client',
+      aggregateSeconds: 60,
+    });
+    throw invalidClient('unknown client');
   }
 
   /**

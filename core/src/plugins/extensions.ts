@@ -184,7 +184,10 @@ export interface EventQuery {
 
 export interface StoredEvent {
   id: string;
+  /** When it happened (for an aggregated event: its latest repeat). */
   at: Date;
+  /** How many times (1 unless recorded with `aggregateSeconds`). */
+  count: number;
   type: string;
   key: string | null;
   userId: string | null;
@@ -296,6 +299,13 @@ export interface NewEvent {
   outcome?: string | null;
   reason?: string | null;
   data?: JsonObject;
+  /**
+   * Repeats of this event (same type, key, user, method, client, address, outcome and reason)
+   * within a window of this many seconds count up one row instead of adding one each: for
+   * events anyone can cause without an account (an unknown client id, a guess for an unknown
+   * user). `history.count` adds the counts up.
+   */
+  aggregateSeconds?: number;
 }
 
 /** Append-only event log: verification outcomes, FDS verdicts, deliveries. */

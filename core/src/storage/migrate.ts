@@ -7,6 +7,7 @@ import { m003LoginFlows } from './migrations/003-login-flows.js';
 import { m004OAuth } from './migrations/004-oauth.js';
 import { m005TokenParents } from './migrations/005-token-parents.js';
 import { m006UserIdentifiers } from './migrations/006-user-identifiers.js';
+import { m007BoundedWrites } from './migrations/007-bounded-writes.js';
 
 export interface Migration {
   name: string;
@@ -25,6 +26,7 @@ export const MIGRATIONS: Migration[] = [
   m004OAuth,
   m005TokenParents,
   m006UserIdentifiers,
+  m007BoundedWrites,
 ];
 
 function migrator(sequelize: Sequelize, logger: Logger): Umzug<QueryInterface> {

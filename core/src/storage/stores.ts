@@ -13,6 +13,7 @@ import type {
   StoredRecord,
 } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
+import { sha256 } from '../util/crypto.js';
 import { dateOrNull, num, parseJson, type Params, type Sql } from './sql.js';
 
 interface CredentialRow {
@@ -151,6 +152,7 @@ interface EventRow {
   outcome: string | null;
   reason: string | null;
   data: string;
+  count?: unknown;
 }
 
 /** The append-only event log, and read access to it for FDS rules. */
@@ -161,12 +163,19 @@ export class EventStore implements EventLog, History {
   ) {}
 
   async record(e: NewEvent): Promise<void> {
+    const at = this.clock.now().getTime();
+    const fields = [e.type, e.key, e.userId, e.method, e.clientId, e.ip, e.outcome, e.reason].map((v) => v ?? null);
+    // An aggregated event's id is its fields and time window: a repeat lands on the same row.
+    const id = e.aggregateSeconds
+      ? sha256(JSON.stringify([...fields, Math.floor(at / (e.aggregateSeconds * 1000))])).slice(0, 36)
+      : randomUUID();
     await this.sql.exec(
-      `INSERT INTO events (id, at, type, key, user_id, method, client_id, ip, outcome, reason, data)
-       VALUES (:id, :at, :type, :key, :userId, :method, :clientId, :ip, :outcome, :reason, :data)`,
+      `INSERT INTO events (id, at, type, key, user_id, method, client_id, ip, outcome, reason, data, count)
+       VALUES (:id, :at, :type, :key, :userId, :method, :clientId, :ip, :outcome, :reason, :data, 1)
+       ${e.aggregateSeconds ? 'ON CONFLICT (id) DO UPDATE SET count = events.count + 1, at = excluded.at' : ''}`,
       {
-        id: randomUUID(),
-        at: this.clock.now().getTime(),
+        id,
+        at,
         type: e.type,
         key: e.key ?? null,
         userId: e.userId ?? null,
@@ -211,13 +220,13 @@ export class EventStore implements EventLog, History {
     // With a limit the count stops there: a user with a million failures costs no more rows.
     const row = q.limit
       ? await this.sql.one<{ n: unknown }>(
-          `SELECT COUNT(*) AS n FROM (SELECT 1 FROM events ${clause} LIMIT :limit) t`,
+          `SELECT COALESCE(SUM(c), 0) AS n FROM (SELECT count AS c FROM events ${clause} LIMIT :limit) t`,
           {
             ...params,
             limit: q.limit,
           },
         )
-      : await this.sql.one<{ n: unknown }>(`SELECT COUNT(*) AS n FROM events ${clause}`, params);
+      : await this.sql.one<{ n: unknown }>(`SELECT COALESCE(SUM(count), 0) AS n FROM events ${clause}`, params);
     return num(row?.n ?? 0);
   }
 
@@ -233,6 +242,7 @@ export class EventStore implements EventLog, History {
     return rows.map((r) => ({
       id: r.id,
       at: new Date(num(r.at)),
+      count: num(r.count ?? 1),
       type: r.type,
       key: r.key,
       userId: r.user_id,

@@ -143,9 +143,11 @@ export class MemoryEvents implements History {
   constructor(private readonly clock: Clock) {}
 
   async record(e: NewEvent): Promise<void> {
-    this.events.push({
+    const at = this.clock.now();
+    const event: StoredEvent = {
       id: randomUUID(),
-      at: this.clock.now(),
+      at,
+      count: 1,
       type: e.type,
       key: e.key ?? null,
       userId: e.userId ?? null,
@@ -155,7 +157,22 @@ export class MemoryEvents implements History {
       outcome: e.outcome ?? null,
       reason: e.reason ?? null,
       data: e.data ?? {},
-    });
+    };
+    // As the database does: a repeat in the same window counts up the row it shares.
+    const window = e.aggregateSeconds ? e.aggregateSeconds * 1000 : 0;
+    const same = window
+      ? this.events.find(
+          (x) =>
+            Math.floor(x.at.getTime() / window) === Math.floor(at.getTime() / window) &&
+            (['type', 'key', 'userId', 'method', 'clientId', 'ip', 'outcome', 'reason'] as const).every(
+              (f) => x[f] === event[f],
+            ),
+        )
+      : undefined;
+    if (same) {
+      same.count += 1;
+      same.at = at;
+    } else this.events.push(event);
   }
 
   private match(q: EventQuery): StoredEvent[] {
@@ -172,8 +189,8 @@ export class MemoryEvents implements History {
       .reverse();
   }
   async count(q: EventQuery): Promise<number> {
-    const n = this.match(q).length;
-    return q.limit === undefined ? n : Math.min(n, q.limit);
+    const rows = this.match(q);
+    return (q.limit === undefined ? rows : rows.slice(0, q.limit)).reduce((n, e) => n + e.count, 0);
   }
   async recent(q: EventQuery): Promise<StoredEvent[]> {
     return this.match(q).slice(0, q.limit ?? 100);

@@ -129,6 +129,15 @@ export class LoginFlowStore {
     return row ? toFlow(row) : null;
   }
 
+  /** Counts one initiation against the flow's budget; false once `max` were made. */
+  async reserveInitiation(id: string, max: number): Promise<boolean> {
+    const rows = await this.sql.write(
+      'UPDATE login_flows SET initiations = initiations + 1 WHERE id = :id AND initiations < :max RETURNING id',
+      { id, max },
+    );
+    return rows.length > 0;
+  }
+
   /** completed → finished, once: exactly one response (code or token) per login. */
   async finish(id: string): Promise<boolean> {
     const rows = await this.sql.write(

@@ -138,6 +138,10 @@ export class VerificationService {
     if (flow.methods.includes(method.id)) {
       throw verificationError('METHOD_NOT_ENABLED', `${method.id} was already used in this login`);
     }
+    // Every initiation writes an exchange and a status: a flow gets a bounded number of them.
+    if (!(await this.deps.flows.reserveInitiation(flow.id, this.deps.config.verification.max_initiations_per_flow))) {
+      throw verificationError('TOO_MANY_INITIATIONS');
+    }
     const usage = fields.usage_type;
     if (usage !== undefined && usage !== 'INITIAL_AUTHENTICATION' && usage !== 'MULTIFACTOR_AUTHENTICATION') {
       throw verificationError(
@@ -213,6 +217,8 @@ export class VerificationService {
       method: method.id,
       clientId: flow.clientId,
       ip: request.ip,
+      // Initiations for no user are anyone's to make: counted on one row a minute.
+      ...(user ? {} : { aggregateSeconds: 60 }),
     });
     return {
       exchange_id: { exchange_id: exchangeId, expires_at: expiresAt.toISOString() },
@@ -507,6 +513,8 @@ export class VerificationService {
     const { request } = who;
     await this.deps.services.events.record({
       type,
+      // Outcomes for no user (unknown identifiers) are anyone's to cause: one row a minute each.
+      ...(who.userId === null ? { aggregateSeconds: 60 } : {}),
       userId: who.userId,
       method: who.method,
       clientId: who.clientId,
