@@ -30,6 +30,9 @@ import { openDatabase } from './storage/database.js';
 import { openDriver } from './storage/drivers.js';
 import { migrate } from './storage/migrate.js';
 import { startPurgeJob } from './maintenance.js';
+import { DELIVERY_JOB, deliveryJob, toPayload, type QueuedDelivery } from './jobs/delivery.js';
+import { JobQueue } from './jobs/queue.js';
+import type { OutboundMessage } from './plugins/extensions.js';
 import { Sql } from './storage/sql.js';
 import { credentialStore, EventStore, recordStore } from './storage/stores.js';
 import { UserService } from './users/users.js';
@@ -77,6 +80,7 @@ export interface Cradle {
   sessions: SessionStore;
   sso: SingleSignOn;
   clientAuth: ClientAuthenticator;
+  jobs: JobQueue;
 }
 
 /** Values of one request, registered in its scope (see requestScope). */
@@ -106,11 +110,31 @@ export interface Gatehouse {
   beginShutdown(): void;
   /** Starts the background purge of expired rows (maintenance.purge_interval_seconds). */
   startBackgroundJobs(): void;
+  /**
+   * Resolves once the work requests left running after their answers has finished here: sign-in
+   * initiations completing, and first attempts of queued deliveries. Tests wait on it.
+   */
+  idle(): Promise<void>;
   /** Releases the database. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
 
-function makeServices({ clock, secretBox, users, sql, events, extensions }: Cradle): Services {
+/** Sends through a registered channel that carries this kind of message. */
+function deliverWith(extensions: Extensions) {
+  return async (id: string, message: OutboundMessage) => {
+    const channel = checkedChannel(extensions, id, message);
+    await channel.send(message);
+  };
+}
+
+function checkedChannel(extensions: Extensions, id: string, message: OutboundMessage) {
+  const channel = extensions.channels.get(id);
+  if (!channel) throw new Error(`no delivery channel "${id}" is registered`);
+  if (!channel.kinds.includes(message.kind)) throw new Error(`delivery channel "${id}" does not send ${message.kind}`);
+  return channel;
+}
+
+function makeServices({ clock, secretBox, users, sql, events, extensions, jobs }: Cradle): Services {
   return {
     clock,
     secrets: {
@@ -125,17 +149,29 @@ function makeServices({ clock, secretBox, users, sql, events, extensions }: Crad
     history: events,
     channels: {
       get: (id) => extensions.channels.get(id),
-      deliver: async (id, message) => {
-        const channel = extensions.channels.get(id);
-        if (!channel) throw new Error(`no delivery channel "${id}" is registered`);
-        if (!channel.kinds.includes(message.kind))
-          throw new Error(`delivery channel "${id}" does not send ${message.kind}`);
-        await channel.send(message);
+      deliver: deliverWith(extensions),
+      enqueue: async (id, message, opts) => {
+        checkedChannel(extensions, id, message);
+        const job: QueuedDelivery = {
+          channel: id,
+          message,
+          ...(opts.secrets ? { secrets: opts.secrets } : {}),
+          ...(opts.about ? { about: opts.about } : {}),
+        };
+        await jobs.enqueue({ kind: DELIVERY_JOB, payload: toPayload(job), expiresAt: opts.expiresAt });
       },
     },
     heavy: runHeavy,
     http: httpHelpers,
   };
+}
+
+/** Background initiations queue deliveries, and deliveries may finish more: wait until both are quiet. */
+async function settle(c: Cradle): Promise<void> {
+  do {
+    await c.verification.idle();
+    await c.jobs.idle();
+  } while (c.verification.busy);
 }
 
 function isLoaded(c: GatehouseConfig | LoadedConfig): c is LoadedConfig {
@@ -175,6 +211,9 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       sql: asValue(sql),
       events: asFunction(({ sql, clock }: Cradle) => new EventStore(sql, clock)).singleton(),
       services: asFunction(makeServices).singleton(),
+      jobs: asFunction(
+        ({ sql, clock, secretBox, events, logger }: Cradle) => new JobQueue({ sql, clock, secretBox, events, logger }),
+      ).singleton(),
       flows: asFunction(({ sql, clock }: Cradle) => new LoginFlowStore(sql, clock)).singleton(),
       exchanges: asFunction(({ sql, clock }: Cradle) => new ExchangeStore(sql, clock)).singleton(),
       statuses: asFunction(({ sql, clock }: Cradle) => new StatusStore(sql, clock)).singleton(),
@@ -230,6 +269,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       recordStore(sql, clock, name),
     );
     container.cradle.notifier.check();
+    container.cradle.jobs.register(deliveryJob(deliverWith(extensions)));
 
     let draining = false;
     let jobs: { stop(): Promise<void> } | null = null;
@@ -357,6 +397,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         draining = true;
       },
       startBackgroundJobs: () => {
+        c.jobs.start();
         const m = config.maintenance;
         if (jobs || m.purge_interval_seconds === 0) return;
         jobs = startPurgeJob(sql, clock, logger, {
@@ -366,8 +407,11 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
           eventRetentionDays: m.event_retention_days,
         });
       },
+      idle: () => settle(c),
       close: async () => {
         await jobs?.stop();
+        await settle(c);
+        await c.jobs.stop();
         await container.cradle.notifier.drain();
         await container.dispose();
         await sql.close();

@@ -5,7 +5,7 @@ export { z } from 'zod';
 export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';
 export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution } from './plugins/api.js';
 export type * from './plugins/extensions.js';
-export type { Services, Clock } from './services.js';
+export type { Services, Clock, DeliveryOptions } from './services.js';
 export { ApiError, BootError, ProtocolError, isBootError, isProtocolError } from './errors.js';
 export * from './methods/code-method.js';
 export { OAuthError } from './oauth/errors.js';

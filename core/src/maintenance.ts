@@ -28,6 +28,8 @@ function targets(
     { table: 'login_flows', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'plugin_records', key: 'key', where: 'expires_at IS NOT NULL AND expires_at < :now', params: expired },
     { table: 'events', key: 'id', where: 'at < :cutoff', params: { cutoff: eventCutoff } },
+    // Jobs given up stay a day past their expiry, for whoever investigates.
+    { table: 'jobs', key: 'id', where: 'expires_at < :graceNow', params: { graceNow: now - 86_400_000 } },
   ];
 }
 

@@ -21,6 +21,16 @@ export interface Clock {
   now(): Date;
 }
 
+/** How a queued message is sent and recorded. */
+export interface DeliveryOptions {
+  /** Give up past this (a code past its expiry is worth nothing). */
+  expiresAt: Date;
+  /** Strings a provider's error must never carry into logs (the code in the message). */
+  secrets?: string[];
+  /** Who and what the message is about, for its outcome event. */
+  about?: { userId?: string | null; method?: string | null; clientId?: string | null; key?: string | null };
+}
+
 export const systemClock: Clock = { now: () => new Date() };
 
 /**
@@ -55,6 +65,13 @@ export interface Services {
   readonly channels: {
     /** Sends through the named delivery channel; rejects if it is unknown or the send fails. */
     deliver(channelId: string, message: OutboundMessage): Promise<void>;
+    /**
+     * Sends in the background: the message is stored (encrypted) and sent at once, then retried
+     * with back-off until `expiresAt`; the outcome is an event (`delivery.done` /
+     * `delivery.failed`). Resolves once stored, so the caller answers without waiting for the
+     * provider. Rejects at once if the channel is unknown or does not send this kind.
+     */
+    enqueue(channelId: string, message: OutboundMessage, opts: DeliveryOptions): Promise<void>;
     get(channelId: string): DeliveryChannel | undefined;
   };
   /**

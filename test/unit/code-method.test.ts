@@ -39,8 +39,10 @@ class FailingChannel implements DeliveryChannel {
   readonly id = 'broken';
   readonly kinds: DeliveryChannel['kinds'] = ['sms'];
   attempts = 0;
+  readonly texts: string[] = [];
   async send(message: OutboundMessage): Promise<void> {
     this.attempts++;
+    this.texts.push(message.text);
     throw new Error(`provider rejected: ${message.text}`);
   }
 }
@@ -66,6 +68,7 @@ async function initiateOk(method: AuthMethod, services: FakeServices, user = fak
     initiateContext({ services, user, method: METHOD, mediumId: mediumId ?? null }),
   );
   if (!outcome.ok) throw new Error(`initiate failed: ${outcome.code}`);
+  await services.settle(); // the message goes out after the answer
   return { user, state: outcome.state as JsonObject, response: outcome.response as JsonObject };
 }
 
@@ -164,6 +167,7 @@ describe('createCodeMethod', () => {
       const { method, services } = setup({ code_ttl: 600 });
       const user = fakeUser();
       const outcome = await method.initiate(initiateContext({ services, user, method: METHOD, ttlSeconds: 90 }));
+      await services.settle();
       expect(outcome.ok).to.equal(true);
       const state = (outcome as { state: JsonObject }).state;
       expect(state['code_expires_at']).to.equal(services.clock.now().getTime() + 90_000);
@@ -267,16 +271,52 @@ describe('createCodeMethod', () => {
     });
   });
 
-  describe('delivery failure', () => {
-    it('answers 502, records no send and keeps the code out of the logs', async () => {
+  describe('delivery', () => {
+    it('answers before the provider does: the initiation resolves while the send is still pending', async () => {
+      let release!: () => void;
+      const held: OutboundMessage[] = [];
+      const slow: DeliveryChannel = {
+        id: 'slow',
+        kinds: ['sms'],
+        send: (message) =>
+          new Promise<void>((resolve) => {
+            held.push(message);
+            release = resolve;
+          }),
+      };
+      const services = fakeServices({ channels: [slow] });
+      const method = createCodeMethod(spec, services, codeMethodOptions.parse({ channel: 'slow' }));
+      const outcome = await method.initiate(initiateContext({ services, user: fakeUser(), method: METHOD }));
+      expect(outcome).to.deep.include({ ok: true });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(held).to.have.length(1); // handed to the provider, which has not answered yet
+      release();
+      await services.settle();
+      expect(services.eventLog.events.map((e) => e.type)).to.include('delivery.done');
+    });
+
+    it('a failed send is recorded (delivery.failed) with the code blanked out, never logged', async () => {
+      const broken = new FailingChannel();
+      const services = fakeServices({ channels: [broken] });
+      const method = createCodeMethod(spec, services, codeMethodOptions.parse({ channel: 'broken' }));
+      const outcome = await method.initiate(initiateContext({ services, user: fakeUser(), method: METHOD }));
+      expect(outcome).to.deep.include({ ok: true });
+      await services.settle();
+      expect(broken.attempts).to.equal(1);
+      const failed = services.eventLog.events.find((e) => e.type === 'delivery.failed');
+      expect(failed?.reason).to.equal('provider rejected: Code [code], valid 5 min.');
+      const code = /\d{6}/.exec(broken.texts[0]!)![0];
+      expect(JSON.stringify(services.eventLog.events)).not.to.include(code);
+    });
+
+    it('enrollment sends at once: a failure answers 502, records no send and keeps the code out of the logs', async () => {
       const broken = new FailingChannel();
       const services = fakeServices({ channels: [broken] });
       const method = createCodeMethod(spec, services, codeMethodOptions.parse({ channel: 'broken' }));
       const logged: unknown[] = [];
-      const ctx = initiateContext({ services, user: fakeUser(), method: METHOD });
+      const ctx = enrollmentContext({ services, user: fakeUser(), method: METHOD, body: { phone: '+15551239999' } });
       ctx.logger = { warn: (...args: unknown[]) => void logged.push(args) } as unknown as typeof ctx.logger;
-
-      const outcome = await method.initiate(ctx);
+      const outcome = await method.enrollment!.initiate(ctx);
       expect(outcome).to.deep.include({ ok: false, code: 'DELIVERY_FAILED', status: 502 });
       expect(broken.attempts).to.equal(1);
       expect(services.eventLog.events).to.have.length(0);
@@ -285,7 +325,7 @@ describe('createCodeMethod', () => {
       expect(JSON.stringify(logged)).not.to.match(/\d{6}/);
     });
 
-    it('answers 502 when the channel does not exist', async () => {
+    it('answers 502 at once when the channel does not exist', async () => {
       const services = fakeServices();
       const method = createCodeMethod(spec, services, codeMethodOptions.parse({ channel: 'missing' }));
       const outcome = await method.initiate(initiateContext({ services, user: fakeUser(), method: METHOD }));
@@ -317,6 +357,7 @@ describe('createCodeMethod', () => {
         .add({ type: 'medium', data: { address: '+4930999999' } });
       for (const mediumId of ['no-such-id', notMedium.id, foreign.id]) {
         const outcome = await method.initiate(initiateContext({ services, user, method: METHOD, mediumId }));
+        await services.settle();
         expect(outcome, mediumId).to.deep.include({ ok: false, code: 'MEDIUM_NOT_FOUND', status: 404 });
       }
       expect(channel.sent).to.have.length(0);

@@ -84,6 +84,8 @@ export async function initiate(
   const res = await v.http
     .post(`/verification-srv/authentication/${method}/initiation`)
     .send({ request_id: requestId, usage_type: usage, ...who, ...extra });
+  // A first-stage initiation finishes (and its message goes out) after the answer.
+  await v.gatehouse.idle();
   const data = dataOf<{ exchange_id: { exchange_id: string }; status_id: string }>(res);
   return { exchangeId: data.exchange_id.exchange_id, statusId: data.status_id, data: data as Record<string, unknown> };
 }

@@ -19,6 +19,7 @@ import type {
   VerifyOutcome,
 } from '../plugins/extensions.js';
 import type { Services } from '../services.js';
+import { scrubbed } from '../jobs/delivery.js';
 
 /** Credential type under which enrolled destinations (extra phones, addresses) are stored. */
 const MEDIUM = 'medium';
@@ -142,8 +143,19 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
     return toDestination >= options.max_sends || toUser >= options.max_sends;
   };
 
-  /** Generates, sends and records a code; returns what to keep for checking it, or a failure. */
-  const sendCode = async (ctx: MethodContext, address: string, expiresAt: number): Promise<IssuedCode | Failure> => {
+  /**
+   * Generates, sends and records a code; returns what to keep for checking it, or a failure.
+   * `queued`: the message goes to the background queue (retried, outcome recorded) and the
+   * caller answers without waiting for the provider: a login initiation must take as long for
+   * a real user as for an unknown one. Otherwise the send is awaited (enrollment, where the user
+   * binding a new destination wants to hear that it failed).
+   */
+  const sendCode = async (
+    ctx: MethodContext,
+    address: string,
+    expiresAt: number,
+    queued: boolean,
+  ): Promise<IssuedCode | Failure> => {
     if (await throttled(address, ctx.user.id)) {
       return fail('TOO_MANY_SENDS', 429, 'Too many codes were sent; try again later');
     }
@@ -156,17 +168,26 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
           .replaceAll('{code}', spec.formatCode ? spec.formatCode(code) : code)
           .replaceAll('{minutes}', String(minutes))
       : rendered.text;
+    const message = {
+      kind: spec.kind,
+      to: address,
+      ...(rendered.subject !== undefined ? { subject: rendered.subject } : {}),
+      text,
+    };
+    // The provider's error may echo the message; the code must never reach the logs.
+    const secrets = spec.formatCode ? [code, spec.formatCode(code)] : [code];
     try {
-      await services.channels.deliver(options.channel, {
-        kind: spec.kind,
-        to: address,
-        ...(rendered.subject !== undefined ? { subject: rendered.subject } : {}),
-        text,
-      });
+      if (queued) {
+        await services.channels.enqueue(options.channel, message, {
+          expiresAt: new Date(expiresAt),
+          secrets,
+          about: { userId: ctx.user.id, method: spec.id, clientId: ctx.clientId, key: destinationKey(address) },
+        });
+      } else {
+        await services.channels.deliver(options.channel, message);
+      }
     } catch (err) {
-      // The provider's error may echo the message; the code must never reach the logs.
-      let reason = (err instanceof Error ? err.message : String(err)).replaceAll(code, '[code]');
-      if (spec.formatCode) reason = reason.replaceAll(spec.formatCode(code), '[code]');
+      const reason = scrubbed(err, secrets).message;
       ctx.logger.warn({ method: spec.id, channel: options.channel, reason }, 'one-time code delivery failed');
       return fail('DELIVERY_FAILED', 502, 'The code could not be delivered');
     }
@@ -232,7 +253,7 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
         services.clock.now().getTime() + options.code_ttl * 1000,
         ctx.exchangeExpiresAt.getTime(),
       );
-      const issued = await sendCode(ctx, address, expiresAt);
+      const issued = await sendCode(ctx, address, expiresAt, true);
       if ('ok' in issued) return issued;
       const mediumText = spec.mask(address);
       return { ok: true, state: { ...issued, medium: mediumText }, response: { medium_text: mediumText } };
@@ -247,7 +268,7 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
       async initiate(ctx: EnrollmentContext): Promise<EnrollmentOutcome> {
         const address = enrollmentAddress(ctx.body);
         if (!address) return fail('INVALID_FIELD', 400, 'A valid address is required');
-        const issued = await sendCode(ctx, address, services.clock.now().getTime() + options.code_ttl * 1000);
+        const issued = await sendCode(ctx, address, services.clock.now().getTime() + options.code_ttl * 1000, false);
         if ('ok' in issued) return issued;
         return { ok: true, pending: { address, ...issued }, response: { medium_text: spec.mask(address) } };
       },

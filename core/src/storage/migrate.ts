@@ -8,6 +8,7 @@ import { m004OAuth } from './migrations/004-oauth.js';
 import { m005TokenParents } from './migrations/005-token-parents.js';
 import { m006UserIdentifiers } from './migrations/006-user-identifiers.js';
 import { m007BoundedWrites } from './migrations/007-bounded-writes.js';
+import { m008Jobs } from './migrations/008-jobs.js';
 
 export interface Migration {
   name: string;
@@ -27,6 +28,7 @@ export const MIGRATIONS: Migration[] = [
   m005TokenParents,
   m006UserIdentifiers,
   m007BoundedWrites,
+  m008Jobs,
 ];
 
 function migrator(sequelize: Sequelize, logger: Logger): Umzug<QueryInterface> {

@@ -30,6 +30,7 @@ import type {
 } from '../plugins/extensions.js';
 import { cryptoHelpers, httpHelpers, type Clock, type Services } from '../services.js';
 import { SecretBox } from '../util/crypto.js';
+import { sendQueued, type QueuedDelivery } from '../jobs/delivery.js';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 
@@ -258,6 +259,8 @@ export interface FakeServices extends Services {
   eventLog: MemoryEvents;
   channelMap: Map<string, DeliveryChannel>;
   users: Services['users'] & { add(user: UserRecord): void };
+  /** Waits for every message handed to `channels.enqueue` (one attempt each, no retries here). */
+  settle(): Promise<void>;
 }
 
 /** Services backed by memory; `channels` defaults to one CapturingChannel with id 'capture'. */
@@ -268,6 +271,12 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
   const eventLog = new MemoryEvents(clock);
   const channelMap = new Map((opts.channels ?? [new CapturingChannel()]).map((c) => [c.id, c]));
   const userMap = new Map<string, UserRecord>();
+  const pending = new Set<Promise<void>>();
+  const deliver = async (id: string, message: OutboundMessage) => {
+    const channel = channelMap.get(id);
+    if (!channel) throw new Error(`unknown delivery channel ${id}`);
+    await channel.send(message);
+  };
   return {
     clock,
     credentialRows,
@@ -286,11 +295,24 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     history: eventLog,
     channels: {
       get: (id) => channelMap.get(id),
-      deliver: async (id, message) => {
-        const channel = channelMap.get(id);
-        if (!channel) throw new Error(`unknown delivery channel ${id}`);
-        await channel.send(message);
+      deliver,
+      // As the server's queue does, minus the retries: answer first, send after, record the outcome.
+      enqueue: async (id, message, opts) => {
+        if (!channelMap.get(id)?.kinds.includes(message.kind)) throw new Error(`unknown delivery channel ${id}`);
+        const job: QueuedDelivery = { channel: id, message, secrets: opts.secrets ?? [], about: opts.about ?? {} };
+        const sending = new Promise<void>((resolve) => setImmediate(resolve))
+          .then(() => sendQueued(deliver, job))
+          .then(
+            () => eventLog.record({ ...job.about, type: 'delivery.done', outcome: 'done' }),
+            (err: Error) =>
+              eventLog.record({ ...job.about, type: 'delivery.failed', outcome: 'failed', reason: err.message }),
+          )
+          .finally(() => pending.delete(sending));
+        pending.add(sending);
       },
+    },
+    settle: async () => {
+      while (pending.size) await Promise.allSettled([...pending]);
     },
     heavy: (work) => work(),
     http: httpHelpers,

@@ -22,6 +22,7 @@ import { phantomUser } from './context.js';
 import { SPEC_METHOD_FIELDS, VERIFY_STEPS, type StepDeps, type VerifyState } from './pipeline.js';
 import type { NoticeFacts, SecurityNotifier } from './notifier.js';
 import { offered } from './stages.js';
+import { sha256 } from '../util/crypto.js';
 import type { StatusStore } from './statuses.js';
 
 export interface InitiateInput {
@@ -34,6 +35,15 @@ export interface VerifyInput extends InitiateInput {
   malformed: string[];
   keys: string[];
   files: UploadedFile[];
+}
+
+/** What one initiation is about: shared by its steps before and after the answer. */
+interface InitiationFacts {
+  method: AuthMethod;
+  flow: LoginFlow;
+  request: RequestFacts;
+  logger: Logger;
+  expiresAt: Date;
 }
 
 export interface ContinueResult {
@@ -52,6 +62,8 @@ export class VerificationService {
   private readonly fdsRules: FdsRule[];
   private readonly attemptGuards: FdsRule[];
   private readonly sessionChecks: FdsRule[];
+  /** First-stage initiations still finishing after their answer, by exchange key. */
+  private readonly background = new Map<string, Promise<void>>();
 
   constructor(
     private readonly deps: {
@@ -138,10 +150,6 @@ export class VerificationService {
     if (flow.methods.includes(method.id)) {
       throw verificationError('METHOD_NOT_ENABLED', `${method.id} was already used in this login`);
     }
-    // Every initiation writes an exchange and a status: a flow gets a bounded number of them.
-    if (!(await this.deps.flows.reserveInitiation(flow.id, this.deps.config.verification.max_initiations_per_flow))) {
-      throw verificationError('TOO_MANY_INITIATIONS');
-    }
     const usage = fields.usage_type;
     if (usage !== undefined && usage !== 'INITIAL_AUTHENTICATION' && usage !== 'MULTIFACTOR_AUTHENTICATION') {
       throw verificationError(
@@ -149,24 +157,99 @@ export class VerificationService {
         'usage_type must be INITIAL_AUTHENTICATION or MULTIFACTOR_AUTHENTICATION',
       );
     }
-    let user = await this.initiatingUser(flow, fields, method, request, logger);
-    // Before the user is known (first stage), every refusal must look like an unknown identifier.
-    const firstStage = !flow.userId;
+    // Every initiation writes an exchange and a status: a flow gets a bounded number of them.
+    if (!(await this.deps.flows.reserveInitiation(flow.id, this.deps.config.verification.max_initiations_per_flow))) {
+      throw verificationError('TOO_MANY_INITIATIONS');
+    }
     const now = this.deps.clock.now();
     const expiresAt = new Date(
       Math.min(now.getTime() + this.deps.config.verification.exchange_ttl * 1000, flow.expiresAt.getTime()),
     );
+    const facts = { method, flow, request, logger, expiresAt };
+    return flow.userId ? this.initiateKnown(fields, facts) : this.initiateFirstStage(fields, facts);
+  }
 
-    if (user) {
-      const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger);
-      if (fds.action === 'deny') {
-        if (!firstStage) throw fdsBlocked(fds.retryAfter);
-        user = null; // a phantom exchange: recorded as a verdict, answered like any other
+  /**
+   * After the first stage the user is known: every check runs before the answer, which carries
+   * the precise refusal (METHOD_NOT_ENABLED, FDS_BLOCKED, TOO_MANY_SENDS…) and method extras
+   * such as `medium_text`.
+   */
+  private async initiateKnown(fields: Record<string, string>, facts: InitiationFacts): Promise<JsonObject> {
+    const { method, flow, request, logger, expiresAt } = facts;
+    const user = await this.flowUser(flow, fields, method, request, logger);
+    const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger);
+    if (fds.action === 'deny') throw fdsBlocked(fds.retryAfter);
+    const { exchangeId, statusId, exchange } = await this.newExchange(user, facts);
+    let extra: JsonObject = {};
+    if (!exchange.revokedAt) {
+      const outcome = await method.initiate({
+        ...this.methodContext(user, method.id, flow.clientId, request, logger),
+        mediumId: fields.medium_id ?? null,
+        exchangeExpiresAt: expiresAt,
+      });
+      if (!outcome.ok) {
+        await this.deps.exchanges.revoke(exchange.key, 'initiation_failed');
+        throw new ApiError(outcome.status, outcome.code, outcome.message);
       }
+      if (outcome.state) await this.deps.exchanges.setState(exchange.key, outcome.state);
+      extra = outcome.response ?? {};
     }
+    await this.recordInitiated(user, facts);
+    return {
+      exchange_id: { exchange_id: exchangeId, expires_at: expiresAt.toISOString() },
+      sub: user.id,
+      status_id: statusId,
+      ...extra,
+    };
+  }
 
-    // The status_id is derived from the exchange_id under the server key, so verification can
-    // return it without storing it in clear.
+  /**
+   * The first stage names the user by an identifier, and the answer must not tell whether it
+   * exists (decision 7). Before the answer, a real and an unknown identifier do the same work:
+   * a lookup, an exchange and a status. What differs (is the method set up, the FDS rules, the
+   * method's own initiation and the send it starts) runs after the answer; any refusal there
+   * turns the exchange into a phantom, which fails verification like a wrong proof.
+   */
+  private async initiateFirstStage(fields: Record<string, string>, facts: InitiationFacts): Promise<JsonObject> {
+    const identifier = fields.identifier ?? fields.sub;
+    if (!identifier) throw verificationError('FIELD_MISSING', 'missing: identifier', { fields: ['identifier'] });
+    const found = fields.identifier
+      ? await this.deps.services.users.findByIdentifier(identifier)
+      : await this.deps.services.users.findById(identifier);
+    const user = found?.status === 'active' ? found : null;
+    const { exchangeId, statusId, exchange } = await this.newExchange(user, facts);
+    await this.recordInitiated(null, facts);
+    if (user && !exchange.revokedAt)
+      this.inBackground(exchange.key, () => this.completeFirstStage(user, exchange.key, facts));
+    return {
+      exchange_id: { exchange_id: exchangeId, expires_at: facts.expiresAt.toISOString() },
+      status_id: statusId,
+    };
+  }
+
+  /** The rest of a first-stage initiation for a real user, after the answer went out. */
+  private async completeFirstStage(user: UserRecord, exchangeKey: string, facts: InitiationFacts): Promise<void> {
+    const { method, flow, request, logger, expiresAt } = facts;
+    const ctx = this.methodContext(user, method.id, flow.clientId, request, logger);
+    const refuse = async (why: string) => {
+      logger.info(
+        { method: method.id, why },
+        'first-stage initiation refused; the exchange answers as for an unknown user',
+      );
+      await this.deps.exchanges.forgetUser(exchangeKey);
+    };
+    if (!(await method.isEnrolled(ctx))) return refuse('not_enrolled');
+    const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger);
+    if (fds.action === 'deny') return refuse(`fds:${fds.reasons.join(',')}`);
+    // A chosen medium would confirm the account exists before it is known: never at this stage.
+    const outcome = await method.initiate({ ...ctx, mediumId: null, exchangeExpiresAt: expiresAt });
+    if (!outcome.ok) return refuse(outcome.code);
+    if (outcome.state) await this.deps.exchanges.setState(exchangeKey, outcome.state);
+  }
+
+  /** A new exchange and its status. The status_id is derived from the exchange_id under the server key. */
+  private async newExchange(user: UserRecord | null, facts: InitiationFacts) {
+    const { method, flow, expiresAt } = facts;
     const exchangeId = this.deps.services.crypto.randomToken(32);
     const statusId = this.statusIdOf(exchangeId);
     const statusKey = await this.deps.statuses.create({
@@ -187,45 +270,43 @@ export class VerificationService {
       maxAttempts: this.deps.config.verification.max_attempts,
       expiresAt,
     });
-    let extra: JsonObject = {};
-    if (user && !exchange.revokedAt) {
-      const outcome = await method.initiate({
-        ...this.methodContext(user, method.id, flow.clientId, request, logger),
-        // A chosen medium would confirm the account exists before it is known.
-        mediumId: firstStage ? null : (fields.medium_id ?? null),
-        exchangeExpiresAt: expiresAt,
-      });
-      if (!outcome.ok && firstStage) {
-        logger.warn(
-          { method: method.id, code: outcome.code },
-          'first-stage initiation failed; answering as for an unknown user',
-        );
-        await this.deps.exchanges.forgetUser(exchange.key);
-      } else if (!outcome.ok) {
-        await this.deps.exchanges.revoke(exchange.key, 'initiation_failed');
-        throw new ApiError(outcome.status, outcome.code, outcome.message);
-      }
-      if (outcome.ok && outcome.state) await this.deps.exchanges.setState(exchange.key, outcome.state);
-      if (outcome.ok) extra = outcome.response ?? {};
-    }
-    // Before the user is known, a real user's answer must look like a phantom's (decision 7):
-    // no method extras such as medium_text.
-    if (!flow.userId) extra = {};
-    await this.deps.services.events.record({
+    return { exchangeId, statusId, exchange };
+  }
+
+  /** The initiation as an event; before the user is known it names none (one row a minute). */
+  private recordInitiated(user: UserRecord | null, facts: InitiationFacts): Promise<void> {
+    return this.deps.services.events.record({
       type: 'verification.initiated',
       userId: user?.id ?? null,
-      method: method.id,
-      clientId: flow.clientId,
-      ip: request.ip,
-      // Initiations for no user are anyone's to make: counted on one row a minute.
+      method: facts.method.id,
+      clientId: facts.flow.clientId,
+      ip: facts.request.ip,
       ...(user ? {} : { aggregateSeconds: 60 }),
     });
-    return {
-      exchange_id: { exchange_id: exchangeId, expires_at: expiresAt.toISOString() },
-      ...(flow.userId ? { sub: flow.userId } : {}),
-      status_id: statusId,
-      ...extra,
-    };
+  }
+
+  /** Work started by a request that outlives its answer: tracked per exchange, awaited by `idle`. */
+  private inBackground(exchangeKey: string, work: () => Promise<void>): void {
+    const run: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(work)
+      .catch((err: unknown) => {
+        this.deps.logger.error({ err }, 'first-stage initiation failed after the answer');
+        return this.deps.exchanges.forgetUser(exchangeKey);
+      })
+      .finally(() => {
+        if (this.background.get(exchangeKey) === run) this.background.delete(exchangeKey);
+      });
+    this.background.set(exchangeKey, run);
+  }
+
+  /** Whether initiations are still finishing after their answers on this node. */
+  get busy(): boolean {
+    return this.background.size > 0;
+  }
+
+  /** Resolves when every initiation finishing after its answer (on this node) has finished. */
+  async idle(): Promise<void> {
+    while (this.background.size) await Promise.allSettled([...this.background.values()]);
   }
 
   private async activeFlow(requestId: string | undefined): Promise<LoginFlow> {
@@ -237,43 +318,32 @@ export class VerificationService {
     return flow;
   }
 
-  /**
-   * The user of an initiation: the flow's user after the first stage, else the identifier's.
-   * At the first stage an unknown, disabled or not-enrolled identifier yields null (a phantom
-   * exchange), so the response does not reveal which accounts exist.
-   */
-  private async initiatingUser(
+  /** The user of a flow past its first stage: active, with the method set up. */
+  private async flowUser(
     flow: LoginFlow,
     fields: Record<string, string>,
     method: AuthMethod,
     request: RequestFacts,
     logger: Logger,
-  ): Promise<UserRecord | null> {
-    if (flow.userId) {
-      if (fields.sub && fields.sub !== flow.userId)
-        throw verificationError('INVALID_FIELD', 'sub does not match the login');
-      const user = await this.deps.services.users.findById(flow.userId);
-      if (!user) throw verificationError('USER_NOT_FOUND');
-      if (user.status !== 'active') throw verificationError('USER_DISABLED');
-      if (!(await method.isEnrolled(this.methodContext(user, method.id, flow.clientId, request, logger)))) {
-        throw verificationError('METHOD_NOT_ENABLED', `${method.id} is not set up for this user`);
-      }
-      return user;
+  ): Promise<UserRecord> {
+    if (fields.sub && fields.sub !== flow.userId)
+      throw verificationError('INVALID_FIELD', 'sub does not match the login');
+    const user = await this.deps.services.users.findById(flow.userId!);
+    if (!user) throw verificationError('USER_NOT_FOUND');
+    if (user.status !== 'active') throw verificationError('USER_DISABLED');
+    if (!(await method.isEnrolled(this.methodContext(user, method.id, flow.clientId, request, logger)))) {
+      throw verificationError('METHOD_NOT_ENABLED', `${method.id} is not set up for this user`);
     }
-    const identifier = fields.identifier ?? fields.sub;
-    if (!identifier) throw verificationError('FIELD_MISSING', 'missing: identifier', { fields: ['identifier'] });
-    const user = fields.identifier
-      ? await this.deps.services.users.findByIdentifier(identifier)
-      : await this.deps.services.users.findById(identifier);
-    if (!user || user.status !== 'active') return null;
-    const enrolled = await method.isEnrolled(this.methodContext(user, method.id, flow.clientId, request, logger));
-    return enrolled ? user : null;
+    return user;
   }
 
   // ─────────────── verification ───────────────
 
   async verify(methodId: string, input: VerifyInput): Promise<{ status_id: string; sub: string }> {
     const method = this.method(methodId);
+    // An initiation still finishing on this node settles first (its code, or its refusal).
+    const id = input.fields.exchange_id;
+    if (id && this.background.size) await this.background.get(sha256(id));
     const state: VerifyState = { method, ...input };
     const stepDeps: StepDeps = {
       findExchange: (id) => this.deps.exchanges.find(id),

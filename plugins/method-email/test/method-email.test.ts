@@ -30,6 +30,7 @@ describe('@gatehouse/method-email', () => {
     const method = methods[0]!;
     const user = fakeUser({ email: 'Alice@Example.com' });
     const outcome = await method.initiate(initiateContext({ services, user, method: 'EMAIL' }));
+    await services.settle();
     expect(outcome).to.deep.include({ ok: true, response: { medium_text: 'a***@example.com' } });
 
     expect(channel.sent).to.have.length(1);

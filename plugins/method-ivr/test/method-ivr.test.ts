@@ -33,6 +33,7 @@ describe('@gatehouse/method-ivr', () => {
     const method = methods[0]!;
     const user = fakeUser({ phone: '+447911123456' });
     const outcome = await method.initiate(initiateContext({ services, user, method: 'IVR' }));
+    await services.settle();
     expect(outcome).to.deep.include({ ok: true, response: { medium_text: '+4*******3456' } });
 
     expect(channel.sent).to.have.length(1);
@@ -53,6 +54,7 @@ describe('@gatehouse/method-ivr', () => {
   it('spells the code in a configured message too', async () => {
     const { channel, services, methods } = await setup({ message: 'Code: {code}. Valid {minutes} minutes.' });
     await methods[0]!.initiate(initiateContext({ services, user: fakeUser(), method: 'IVR' }));
+    await services.settle();
     expect(channel.sent[0]!.text).to.match(/^Code: (\d, ){5}\d\. Valid 5 minutes\.$/);
   });
 });

@@ -36,6 +36,7 @@ describe('@gatehouse/method-sms', () => {
     const method = methods[0]!;
     const user = fakeUser({ phone: '+15551230000' });
     const outcome = await method.initiate(initiateContext({ services, user, method: 'SMS' }));
+    await services.settle();
     expect(outcome).to.deep.include({ ok: true, response: { medium_text: '+1******0000' } });
 
     expect(channel.sent).to.have.length(1);
