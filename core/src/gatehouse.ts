@@ -45,6 +45,7 @@ import { defaultRedirects, verificationFastRoutes, verificationRoutes } from './
 import { AssertionReplayStore } from './oauth/assertions.js';
 import { authorizeRoutes, browserBinding, RESUME_PATH } from './oauth/authorize.js';
 import { loginPageRoutes } from './login/routes.js';
+import { DeviceCookie } from './http/device.js';
 import { ClientAuthenticator } from './oauth/client-auth.js';
 import { ClientRegistry } from './oauth/clients.js';
 import { assertionAudiences, oauthEndpoints, oauthFastRoutes, oauthRoutes, type OAuthDeps } from './oauth/endpoints.js';
@@ -276,6 +277,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     const c = container.cradle;
     const issuerPath = new URL(config.issuer).pathname.replace(/\/+$/, '');
     const binding = browserBinding(config.issuer);
+    const device = new DeviceCookie(binding.secure);
     const app = express();
     app.disable('x-powered-by');
     app.set('trust proxy', config.server.trust_proxy);
@@ -337,6 +339,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
           };
         },
         now: () => clock.now(),
+        device,
         mayContinue: async (req, requestId) => {
           const flow = await c.flows.get(requestId);
           return !flow || binding.isBound(req, flow);
@@ -360,6 +363,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         issuer: config.issuer,
         clock,
         isBound: (req, flow) => binding.isBound(req, flow),
+        device,
       }),
     );
     app.use(
@@ -367,6 +371,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         issuer: config.issuer,
         clients: c.clients,
         sso: c.sso,
+        device,
         tokens: c.tokens,
         sessions: c.sessions,
         flows: c.flows,
@@ -383,7 +388,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
 
     return {
       app: withFastRoutes({
-        routes: [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification)],
+        routes: [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, device)],
         fallback: app,
         logger,
         trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,

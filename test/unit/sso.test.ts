@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createLogger } from '@gatehouse/core';
-import { FakeClock, fakeUser } from '@gatehouse/core/testing';
+import { FakeClock, fakeRequest, fakeUser } from '@gatehouse/core/testing';
 import { SingleSignOn, type SsoVerifier } from '../../core/dist/oauth/sso.js';
 import type { Session } from '../../core/dist/oauth/sessions.js';
 
@@ -8,7 +8,7 @@ describe('SingleSignOn: what a session is worth to an app', function () {
   const clock = new FakeClock();
   const now = () => Math.floor(clock.now().getTime() / 1000);
   const alice = fakeUser();
-  const request = { ip: '203.0.113.5', userAgent: 'ua', acceptLanguage: 'en', deviceId: null, requestId: 'r' };
+  const request = fakeRequest();
   const logger = createLogger('silent');
   const demoApp = [['PASSWORD'], ['TOTP', 'SMS', 'BACKUPCODE']];
 

@@ -157,7 +157,14 @@ describe('security notices to users', function () {
       const facts = {
         method: 'PASSWORD',
         clientId: 'app1',
-        request: { ip: '198.51.100.7', userAgent: '', acceptLanguage: '', deviceId: null, requestId: 'r' },
+        request: {
+          ip: '198.51.100.7',
+          userAgent: '',
+          acceptLanguage: '',
+          deviceId: null,
+          deviceKey: null,
+          requestId: 'r',
+        },
       };
       await Promise.all(Array.from({ length: 10 }, () => notifier.notify(record, 'sign_in_blocked', facts)));
       expect(await noticesTo(user.email)).to.have.length(1);
@@ -180,7 +187,14 @@ describe('security notices to users', function () {
       const facts = {
         method: 'PASSWORD',
         clientId: 'app1',
-        request: { ip: '198.51.100.9', userAgent: '', acceptLanguage: '', deviceId: null, requestId: 'r1' },
+        request: {
+          ip: '198.51.100.9',
+          userAgent: '',
+          acceptLanguage: '',
+          deviceId: null,
+          deviceKey: null,
+          requestId: 'r1',
+        },
       };
       const users = v.gatehouse.container.cradle.users;
       await notifier.notify((await users.findById(phoneOnly))!, 'sign_in_blocked', facts);
@@ -242,7 +256,7 @@ describe('security notices to users', function () {
     const facts = {
       method: 'TOTP',
       clientId: 'app1',
-      request: { ip: '', userAgent: '', acceptLanguage: '', deviceId: null, requestId: 'r' },
+      request: { ip: '', userAgent: '', acceptLanguage: '', deviceId: null, deviceKey: null, requestId: 'r' },
     };
     void notifier.notify(user, 'code_reuse', facts);
     await notifier.drain();

@@ -1,4 +1,5 @@
 import express, { type Request, type Response, type Router } from 'express';
+import type { DeviceCookie } from '../http/device.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { Clock } from '../services.js';
@@ -18,6 +19,8 @@ export interface LoginPageDeps {
   clock?: Clock;
   /** Whether this browser holds the flow's binding cookie (set by /authorize). */
   isBound?: (req: Request, flow: LoginFlow) => boolean;
+  /** Given to every browser that opens the page (failed sign-ins are told apart by it). */
+  device?: DeviceCookie;
 }
 
 interface PageError {
@@ -97,6 +100,7 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     if (!methods.length) return showError(res, ERRORS.noMethod);
 
     pageHeaders(res, redirectSources(client.redirectUris));
+    deps.device?.ensure(req, res);
     res.send(
       renderLoginPage({
         base,

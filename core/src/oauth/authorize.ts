@@ -10,6 +10,7 @@ import { OAuthError } from './errors.js';
 import { parseStrictQuery } from './form.js';
 import { WindowLimiter } from '../http/rate-limit.js';
 import { formBody } from '../http/parsers.js';
+import type { DeviceCookie } from '../http/device.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import { consentPage, errorPage, formPostPage } from './pages.js';
 import { resolveScope } from './services.js';
@@ -77,6 +78,8 @@ export interface AuthorizeDeps {
   clients: ClientRegistry;
   /** Decides what an existing browser session is worth to the request's app. */
   sso: SingleSignOn;
+  /** The hosted page's device cookie, for the facts the session-phase FDS rules see. */
+  device?: DeviceCookie;
   tokens: TokenService;
   sessions: SessionStore;
   flows: LoginFlowStore;
@@ -141,7 +144,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
         loginStages: client.loginStages,
         prompt: request.prompt,
         maxAge: request.max_age,
-        request: requestFacts(req),
+        request: requestFacts(req, undefined, deps.device),
         logger: req.log,
       });
       if (request.prompt.includes('none')) {

@@ -24,8 +24,14 @@ export interface RequestFacts {
   ip: string;
   userAgent: string;
   acceptLanguage: string;
-  /** `X-Device-Id` header, when the client sends one. */
+  /** `X-Device-Id` header, when the client sends one. Client-chosen: a context signal, not proof. */
   deviceId: string | null;
+  /**
+   * A hash of the device cookie the server set on the hosted login page (null without one):
+   * unguessable and not settable by another site, so a rule may trust that a request carrying
+   * a key seen at a user's earlier success comes from that user's browser.
+   */
+  deviceKey: string | null;
   requestId: string;
 }
 

@@ -65,6 +65,7 @@ export function fakeRequest(overrides: Partial<RequestFacts> = {}): RequestFacts
     userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36',
     acceptLanguage: 'en-US,en;q=0.9',
     deviceId: null,
+    deviceKey: null,
     requestId: randomUUID(),
     ...overrides,
   };

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { DeviceCookie } from '../http/device.js';
 import type { RequestFacts, UserRecord } from '../plugins/extensions.js';
 
 /** The client address of an express request: `req.ip` honours `trust proxy` only. */
@@ -13,6 +14,7 @@ export function clientIp(req: IncomingMessage & { ip?: string | undefined }): st
 export function requestFacts(
   req: IncomingMessage & { ip?: string | undefined },
   ip: string = clientIp(req),
+  device?: DeviceCookie,
 ): RequestFacts {
   const header = (name: string) => {
     const v = req.headers[name];
@@ -23,6 +25,7 @@ export function requestFacts(
     userAgent: header('user-agent').slice(0, 512),
     acceptLanguage: header('accept-language').slice(0, 256),
     deviceId: header('x-device-id').slice(0, 128) || null,
+    deviceKey: device?.keyOf(req) ?? null,
     requestId: String(req.id ?? ''),
   };
 }

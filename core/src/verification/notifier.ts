@@ -38,7 +38,7 @@ function text(notice: SecurityNotice, facts: NoticeFacts, at: Date): string {
     case 'code_reuse':
       return `Someone tried to sign in to your account at ${when}${where} with a ${facts.method} code that had already been used. ${tail}`;
     case 'sign_in_blocked':
-      return `A sign-in to your account (${facts.method}) at ${when}${where} was blocked by our security checks. If it was you, wait a while and try again. ${tail}`;
+      return `A sign-in to your account (${facts.method}) at ${when}${where} was blocked by our security checks. If it was you, wait a while and try again: a device you signed in from before is not held back by failed attempts made elsewhere. ${tail}`;
     case 'sign_in_challenged':
       return `A sign-in to your account at ${when}${where} came from a new device or place and needed an extra verification step. ${tail}`;
   }

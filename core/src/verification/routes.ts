@@ -3,6 +3,7 @@ import multer from 'multer';
 import { ok, success } from '../http/envelope.js';
 import { requireAdmin } from '../http/admin.js';
 import { bodyLimit, formBody, jsonBody } from '../http/parsers.js';
+import type { DeviceCookie } from '../http/device.js';
 import type { Logger } from 'pino';
 import { isPlainJson, readJson } from '../http/body.js';
 import type { FastRoute } from '../http/fast-routes.js';
@@ -92,7 +93,7 @@ function verificationStep(
  * Initiation and verification with a JSON body, outside express (decision 11): the hot
  * requests of a login. Forms and multipart bodies still go through express.
  */
-export function verificationFastRoutes(verification: VerificationService): FastRoute[] {
+export function verificationFastRoutes(verification: VerificationService, device?: DeviceCookie): FastRoute[] {
   const fast = (
     path: string,
     handle: (method: string, body: unknown, request: RequestFacts, logger: Logger) => Promise<unknown>,
@@ -105,7 +106,7 @@ export function verificationFastRoutes(verification: VerificationService): FastR
         await handle(
           params.method!,
           await readJson(req),
-          requestFacts(req, ip),
+          requestFacts(req, ip, device),
           lazyLogger(() => req.log),
         ),
       ),
@@ -139,6 +140,8 @@ export function verificationRoutes(deps: {
   redirects?: LoginRedirects;
   /** Whether this browser may continue the login flow (the OAuth flow's cookie binding). */
   mayContinue?: (req: Request, requestId: string) => Promise<boolean>;
+  /** The hosted page's device cookie, read into the facts FDS rules see. */
+  device?: DeviceCookie;
 }): Router {
   const { verification, enrollment, users } = deps;
   const redirects = deps.redirects ?? defaultRedirects;
@@ -147,7 +150,16 @@ export function verificationRoutes(deps: {
   // Initiation and verification: the same functions serve express (forms, multipart) and the
   // fast path (JSON, see verificationFastRoutes).
   router.post(INITIATION_PATH, json, form, async (req, res) =>
-    ok(res, await initiation(verification, String(req.params.method), req.body, requestFacts(req), req.log)),
+    ok(
+      res,
+      await initiation(
+        verification,
+        String(req.params.method),
+        req.body,
+        requestFacts(req, undefined, deps.device),
+        req.log,
+      ),
+    ),
   );
 
   router.post(VERIFICATION_PATH, json, form, multipartFor(verification), async (req, res) =>
@@ -158,7 +170,7 @@ export function verificationRoutes(deps: {
         String(req.params.method),
         req.body,
         uploadedFiles(req),
-        requestFacts(req),
+        requestFacts(req, undefined, deps.device),
         req.log,
       ),
     ),

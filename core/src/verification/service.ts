@@ -585,6 +585,8 @@ export class VerificationService {
       type,
       // Outcomes for no user (unknown identifiers) are anyone's to cause: one row a minute each.
       ...(who.userId === null ? { aggregateSeconds: 60 } : {}),
+      // The device (cookie hash): velocity tells the user's known devices from strangers by it.
+      key: request.deviceKey,
       userId: who.userId,
       method: who.method,
       clientId: who.clientId,

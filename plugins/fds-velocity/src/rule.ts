@@ -21,18 +21,53 @@ export function velocityRule(options: VelocityOptions): FdsRule {
     // Lockout and back-off must hold for wrong proofs too, not only for right ones.
     guardsAttempts: true,
     async evaluate(ctx: FdsContext): Promise<FdsVerdict> {
-      return (await factorVerdict(ctx, options)) ?? (await windowVerdict(ctx, options)) ?? { action: 'allow' };
+      const device = await knownDevice(ctx);
+      return (
+        (await factorVerdict(ctx, options, device)) ??
+        (await windowVerdict(ctx, options, device)) ?? { action: 'allow' }
+      );
     },
   };
 }
 
-/** Lock and back-off, from the failures on this factor since its last success. */
-async function factorVerdict(ctx: FdsContext, options: VelocityOptions): Promise<FdsVerdict | null> {
+/**
+ * A device the user already proved this factor from (a success carrying its device key): its
+ * attempts are counted on their own, so strangers' failures cannot hold it back.
+ */
+async function knownDevice(ctx: FdsContext): Promise<string | null> {
+  const device = ctx.request.deviceKey;
+  if (!device) return null;
+  const seen = await ctx.history.count({
+    types: [SUCCESS],
+    userId: ctx.user.id,
+    method: ctx.method,
+    key: device,
+    limit: 1,
+  });
+  return seen > 0 ? device : null;
+}
+
+/**
+ * Lock and back-off, from the consecutive failures on this factor since its last success:
+ * every failure for an unknown device (strangers share one count, so a guesser gains nothing
+ * by switching addresses), or only this device's own for a device the user already proved
+ * the factor from.
+ */
+async function factorVerdict(
+  ctx: FdsContext,
+  options: VelocityOptions,
+  device: string | null,
+): Promise<FdsVerdict | null> {
   const factor = { userId: ctx.user.id, method: ctx.method };
   const [lastSuccess] = await ctx.history.recent({ types: [SUCCESS, UNLOCKED], ...factor, limit: 1 });
   // A success (or an operator's unlock) resets only its own factor. `since` is at-or-after, so a failure in the very
   // millisecond of the success still counts: the count errs on the strict side.
-  const failures: EventQuery = { types: [FAILURE], ...factor, ...(lastSuccess ? { since: lastSuccess.at } : {}) };
+  const failures: EventQuery = {
+    types: [FAILURE],
+    ...factor,
+    ...(device ? { key: device } : {}),
+    ...(lastSuccess ? { since: lastSuccess.at } : {}),
+  };
   // Nothing past lockout_failures changes the outcome, so the count may stop there.
   const consecutive = await ctx.history.count({ ...failures, limit: options.lockout_failures });
 
@@ -59,16 +94,24 @@ interface WindowCheck {
   query: EventQuery;
 }
 
-/** Failures in the sliding window per user, per IP and per factor; more than the maximum denies. */
-async function windowVerdict(ctx: FdsContext, options: VelocityOptions): Promise<FdsVerdict | null> {
+/**
+ * Failures in the sliding window per user, per IP and per factor; more than the maximum denies.
+ * For a known device the per-user counts are that device's own (as for the back-off).
+ */
+async function windowVerdict(
+  ctx: FdsContext,
+  options: VelocityOptions,
+  device: string | null,
+): Promise<FdsVerdict | null> {
   const since = new Date(ctx.now.getTime() - options.window_seconds * 1000);
+  const mine = device ? { key: device } : {};
   const checks: WindowCheck[] = [
-    { reason: 'user', max: options.max_failures_per_user, query: { userId: ctx.user.id } },
+    { reason: 'user', max: options.max_failures_per_user, query: { userId: ctx.user.id, ...mine } },
     { reason: 'ip', max: options.max_failures_per_ip, query: { ip: ctx.request.ip } },
     {
       reason: 'user_method',
       max: options.max_failures_per_user_method,
-      query: { userId: ctx.user.id, method: ctx.method },
+      query: { userId: ctx.user.id, method: ctx.method, ...mine },
     },
   ];
   const counts = await Promise.all(

@@ -25,13 +25,22 @@ async function setup(options: Record<string, unknown> = {}): Promise<Setup> {
   return { services, rule: fdsRules[0]!, user: fakeUser() };
 }
 
+interface Where {
+  method?: string;
+  ip?: string;
+  user?: UserRecord;
+  /** The device key (hash of the hosted page's device cookie) of the request. */
+  device?: string;
+}
+
 async function record(
   s: Setup,
   type: 'verification.failure' | 'verification.success',
-  opts: { method?: string; ip?: string; user?: UserRecord } = {},
+  opts: Where = {},
 ): Promise<void> {
   await s.services.eventLog.record({
     type,
+    key: opts.device ?? null,
     userId: (opts.user ?? s.user).id,
     method: opts.method ?? 'TOTP',
     ip: opts.ip ?? HOME_IP,
@@ -42,23 +51,20 @@ async function record(
 }
 
 /** Records `n` failures one second apart (the clock ends on the last one). */
-async function failures(s: Setup, n: number, opts: { method?: string; ip?: string; user?: UserRecord } = {}) {
+async function failures(s: Setup, n: number, opts: Where = {}) {
   for (let i = 0; i < n; i++) {
     if (i > 0) s.services.clock.advance(1);
     await record(s, 'verification.failure', opts);
   }
 }
 
-function evaluate(
-  s: Setup,
-  opts: { method?: string; ip?: string; user?: UserRecord; phase?: 'initiation' | 'verification' } = {},
-) {
+function evaluate(s: Setup, opts: Where & { phase?: 'initiation' | 'verification' } = {}) {
   return s.rule.evaluate(
     fdsContext({
       services: s.services,
       user: opts.user ?? s.user,
       method: opts.method ?? 'TOTP',
-      request: { ip: opts.ip ?? HOME_IP },
+      request: { ip: opts.ip ?? HOME_IP, deviceKey: opts.device ?? null },
       ...(opts.phase ? { phase: opts.phase } : {}),
     }),
   );
@@ -367,6 +373,57 @@ describe('@gatehouse/fds-velocity', () => {
           types.every((t) => ['verification.failure', 'verification.success', 'factor.unlocked'].includes(t)),
         );
       }
+    });
+  });
+
+  describe('strangers cannot lock the user out of a known device (issue 8)', () => {
+    const HOME = 'device-key-home';
+    const STRANGER_IP = '198.51.100.7';
+
+    it('failures from unknown devices back off every unknown device, but not a device the user proved the factor from', async () => {
+      const s = await setup(noWindowLimits);
+      await record(s, 'verification.success', { device: HOME });
+      s.services.clock.advance(60);
+      await failures(s, 8, { ip: STRANGER_IP });
+      // Strangers share one count: switching address or device does not help them.
+      expect(await evaluate(s, { ip: STRANGER_IP })).to.include({ action: 'deny', reason: 'velocity.backoff' });
+      expect(await evaluate(s, { ip: '192.0.2.99', device: 'fresh-device' })).to.include({ action: 'deny' });
+      // The user's own browser goes through.
+      expect(await evaluate(s, { device: HOME })).to.deep.equal({ action: 'allow' });
+    });
+
+    it('a known device has its own back-off and its own lock', async () => {
+      const s = await setup({ ...noWindowLimits, lockout_failures: 10 });
+      await record(s, 'verification.success', { device: HOME });
+      await failures(s, 7, { device: HOME });
+      expect(await evaluate(s, { device: HOME })).to.include({ action: 'deny', reason: 'velocity.backoff' });
+      s.services.clock.advance(3600);
+      await failures(s, 3, { device: HOME });
+      expect(await evaluate(s, { device: HOME })).to.include({ action: 'deny', reason: 'velocity.factor_locked' });
+    });
+
+    it('the NIST lock at lockout_failures holds strangers, while the known device still signs in', async () => {
+      const s = await setup({ ...noWindowLimits, lockout_failures: 100 });
+      await record(s, 'verification.success', { device: HOME });
+      await failures(s, 100, { ip: STRANGER_IP });
+      s.services.clock.advance(3600);
+      expect(await evaluate(s, { ip: STRANGER_IP })).to.include({ reason: 'velocity.factor_locked' });
+      expect(await evaluate(s, { device: HOME })).to.deep.equal({ action: 'allow' });
+    });
+
+    it('a device is known per factor: a password success does not make it known for TOTP', async () => {
+      const s = await setup(noWindowLimits);
+      await record(s, 'verification.success', { method: 'PASSWORD', device: HOME });
+      await failures(s, 8, { ip: STRANGER_IP });
+      expect(await evaluate(s, { device: HOME })).to.include({ action: 'deny', reason: 'velocity.backoff' });
+    });
+
+    it("the per-user window counts only the known device's own failures for it", async () => {
+      const s = await setup({ max_failures_per_user: 3, max_failures_per_user_method: 3, free_failures: 1000 });
+      await record(s, 'verification.success', { device: HOME });
+      await failures(s, 5, { ip: STRANGER_IP });
+      expect(await evaluate(s, { ip: '192.0.2.1' })).to.include({ action: 'deny', reason: 'velocity.user' });
+      expect(await evaluate(s, { device: HOME })).to.deep.equal({ action: 'allow' });
     });
   });
 });
