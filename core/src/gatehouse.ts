@@ -43,15 +43,17 @@ import { ExchangeStore } from './verification/exchanges.js';
 import { LoginFlowStore } from './verification/flows.js';
 import { defaultRedirects, verificationFastRoutes, verificationRoutes } from './verification/routes.js';
 import { AssertionReplayStore } from './oauth/assertions.js';
-import { authorizeRoutes, browserBinding, RESUME_PATH } from './oauth/authorize.js';
+import { authorizeRoutes, browserBinding, RESUME_PATH, sessionCookieName } from './oauth/authorize.js';
+import { endSessionRoutes, logoutCsrf } from './oauth/end-session.js';
 import { loginPageRoutes } from './login/routes.js';
-import { DeviceCookie } from './http/device.js';
+import { DeviceCookie, readCookie } from './http/device.js';
 import { ClientAuthenticator } from './oauth/client-auth.js';
 import { ClientRegistry } from './oauth/clients.js';
 import { assertionAudiences, oauthEndpoints, oauthFastRoutes, oauthRoutes, type OAuthDeps } from './oauth/endpoints.js';
 import { KeyStore } from './oauth/keys.js';
 import { SessionStore } from './oauth/sessions.js';
 import { SingleSignOn } from './oauth/sso.js';
+import { LogoutService } from './oauth/logout.js';
 import { TokenService } from './oauth/tokens.js';
 import { VerificationService } from './verification/service.js';
 import { StatusStore } from './verification/statuses.js';
@@ -80,6 +82,7 @@ export interface Cradle {
   tokens: TokenService;
   sessions: SessionStore;
   sso: SingleSignOn;
+  logout: LogoutService;
   clientAuth: ClientAuthenticator;
   jobs: JobQueue;
 }
@@ -231,15 +234,15 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       ).singleton(),
       verification: asFunction((c: Cradle) => new VerificationService(c)).singleton(),
       enrollment: asFunction(
-        ({ extensions, services, sql, clock, tokens, sessions }: Cradle) =>
+        ({ extensions, services, sql, clock, tokens, logout }: Cradle) =>
           new EnrollmentService({
             extensions,
             services,
             pending: recordStore(sql, clock, 'gatehouse:enrollment'),
             // Tokens and browser sessions: whoever held the old credential loses both.
             revokeGrants: async (userId, reason) => {
+              await logout.endUserSessions(userId, reason);
               await tokens.revokeSubject(userId, reason);
-              await sessions.revokeUser(userId);
             },
           }),
       ).singleton(),
@@ -250,6 +253,10 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         ({ sql, clock, keys, config }: Cradle) => new TokenService(sql, clock, keys, config.issuer),
       ).singleton(),
       sessions: asFunction(({ sql, clock }: Cradle) => new SessionStore(sql, clock)).singleton(),
+      logout: asFunction(
+        ({ config, sessions, tokens, clients, keys, jobs, events, clock, logger }: Cradle) =>
+          new LogoutService({ issuer: config.issuer, sessions, tokens, clients, keys, jobs, events, clock, logger }),
+      ).singleton(),
       sso: asFunction(
         ({ users, verification, clock }: Cradle) => new SingleSignOn({ users, verifier: verification, clock }),
       ).singleton(),
@@ -271,6 +278,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     );
     container.cradle.notifier.check();
     container.cradle.jobs.register(deliveryJob(deliverWith(extensions)));
+    container.cradle.jobs.register(container.cradle.logout.noticeJob());
 
     let draining = false;
     let jobs: { stop(): Promise<void> } | null = null;
@@ -319,7 +327,15 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         },
       }),
     );
-    app.use(adminRoutes({ token: config.admin.token, users: container.cradle.users, events: container.cradle.events }));
+    app.use(
+      adminRoutes({
+        token: config.admin.token,
+        users: c.users,
+        events: c.events,
+        sessions: c.sessions,
+        logout: c.logout,
+      }),
+    );
     app.use(
       verificationRoutes({
         verification: c.verification,
@@ -364,6 +380,13 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         clock,
         isBound: (req, flow) => binding.isBound(req, flow),
         device,
+        signedIn: async (req, flow) => {
+          const cookie = readCookie(req, sessionCookieName(config.issuer));
+          const session = flow.userId ? await c.sessions.get(cookie) : null;
+          if (!session || session.userId !== flow.userId) return null;
+          const user = await c.users.findById(session.userId);
+          return user ? { name: user.username, csrf: logoutCsrf(cookie!) } : null;
+        },
       }),
     );
     app.use(
@@ -374,12 +397,31 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         device,
         tokens: c.tokens,
         sessions: c.sessions,
+        logout: c.logout,
         flows: c.flows,
         consents: recordStore(sql, clock, 'gatehouse:consent'),
         clock,
         flowTtlSeconds: config.verification.flow_ttl,
         sessionTtlSeconds: config.oauth.session_ttl,
         perIpPerMinute: config.oauth.authorize_per_ip_per_minute,
+      }),
+    );
+    app.use(
+      endSessionRoutes({
+        issuer: config.issuer,
+        clients: c.clients,
+        sessions: c.sessions,
+        logout: c.logout,
+        flows: c.flows,
+        sessionCookie: sessionCookieName(config.issuer),
+        isBound: (req, flow) => binding.isBound(req, flow),
+        clearSession: (res) =>
+          res.clearCookie(sessionCookieName(config.issuer), {
+            path: '/',
+            secure: binding.secure,
+            sameSite: 'lax',
+            httpOnly: true,
+          }),
       }),
     );
     for (const route of extensions.routes.values()) app.use(route.path, route.router);

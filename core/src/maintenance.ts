@@ -23,6 +23,7 @@ function targets(
     { table: 'oauth_grants', key: 'id', where: 'expires_at < :graceNow', params: { graceNow: now - 86_400_000 } },
     { table: 'oauth_assertions', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'sessions', key: 'id', where: 'expires_at < :now', params: expired },
+    { table: 'session_clients', key: 'sid', where: 'expires_at < :now', params: expired },
     { table: 'exchanges', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'verification_statuses', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'login_flows', key: 'id', where: 'expires_at < :now', params: expired },

@@ -36,6 +36,9 @@ const ROUTES: Route[] = [
   { family: 'authorize resume', method: 'GET', path: '/api/oauth2/authorize/resume?request_id=x' },
   { family: 'consent', method: 'POST', path: '/login/consent' },
   { family: 'login page', method: 'GET', path: '/login?request_id=abc' },
+  { family: 'end session', method: 'GET', path: '/session/end_session?id_token_hint=a.b.c&client_id=web' },
+  { family: 'end session', method: 'POST', path: '/session/end_session' },
+  { family: 'admin', method: 'GET', path: '/admin/users/nobody/sessions' },
   { family: 'discovery', method: 'GET', path: '/.well-known/openid-configuration' },
   { family: 'health', method: 'GET', path: '/health/ready' },
 ];

@@ -163,6 +163,7 @@ describe('two nodes on one PostgreSQL database', function () {
       scope: ['openid', 'offline_access'],
       codeChallenge: null,
       codeChallengeMethod: null,
+      sid: null,
       nonce: null,
       authTime: Math.floor(Date.now() / 1000),
       amr: ['pwd'],

@@ -23,7 +23,9 @@ describe('SingleSignOn: what a session is worth to an app', function () {
   }
   const session = (methods: [string, number][]): Session => ({
     key: 'k',
+    sid: 's',
     userId: alice.id,
+    createdAt: clock.now(),
     authTime: now(),
     amr: [],
     methods: methods.map(([method, age]) => ({ method, amr: [], at: now() - age })),

@@ -108,6 +108,12 @@ const appSchema = z
     /** Public keys for private_key_jwt client authentication. */
     jwks: z.strictObject({ keys: z.array(jwkSchema).min(1) }).optional(),
     redirect_uris: z.array(absoluteUrl({ noFragment: true })).default([]),
+    /** Where RP-Initiated Logout may send the browser afterwards (exact match). */
+    post_logout_redirect_uris: z.array(absoluteUrl({ noFragment: true })).default([]),
+    /** OpenID Connect Back-Channel Logout: POSTed a logout token when a session with this app ends. */
+    backchannel_logout_uri: absoluteUrl({ noFragment: true }).optional(),
+    /** Whether the app needs `sid` in logout tokens (Gatehouse always sends it). */
+    backchannel_logout_session_required: z.boolean().default(false),
     grant_types: z.array(z.string().min(1)).default(['authorization_code']),
     response_types: z.array(z.string().min(1)).default(['code']),
     scopes: z.array(z.string().min(1)).default(['openid']),

@@ -2,6 +2,8 @@ import express, { type RequestHandler, type Router } from 'express';
 import { jsonBody } from './parsers.js';
 import { ApiError } from '../errors.js';
 import type { EventLog } from '../plugins/extensions.js';
+import type { LogoutService } from '../oauth/logout.js';
+import type { SessionStore } from '../oauth/sessions.js';
 import type { UserService } from '../users/users.js';
 import { safeEqual } from '../util/crypto.js';
 import { ok } from './envelope.js';
@@ -20,7 +22,13 @@ export function requireAdmin(token: string | undefined): RequestHandler {
   };
 }
 
-export function adminRoutes(opts: { token: string | undefined; users: UserService; events: EventLog }): Router {
+export function adminRoutes(opts: {
+  token: string | undefined;
+  users: UserService;
+  events: EventLog;
+  sessions: SessionStore;
+  logout: LogoutService;
+}): Router {
   const router = express.Router();
   router.use('/admin', requireAdmin(opts.token), jsonBody('20kb'));
   router.post('/admin/users', async (req, res) => {
@@ -44,6 +52,47 @@ export function adminRoutes(opts: { token: string | undefined; users: UserServic
     const user = await opts.users.findById(req.params.id);
     if (!user) throw new ApiError(404, 'USER_NOT_FOUND', 'no such user');
     ok(res, user);
+  });
+  const userOf = async (id: string) => {
+    const user = await opts.users.findById(id);
+    if (!user) throw new ApiError(404, 'USER_NOT_FOUND', 'no such user');
+    return user;
+  };
+  /** A user's live browser sessions: when, how, and which apps they reached. */
+  router.get('/admin/users/:id/sessions', async (req, res) => {
+    const user = await userOf(req.params.id);
+    const sessions = await opts.sessions.ofUser(user.id);
+    ok(
+      res,
+      await Promise.all(
+        sessions.map(async (s) => ({
+          sid: s.sid,
+          created_at: s.createdAt.toISOString(),
+          expires_at: s.expiresAt.toISOString(),
+          auth_time: s.authTime,
+          amr: s.amr,
+          methods: s.methods.map((m) => ({ method: m.method, at: m.at })),
+          clients: await opts.sessions.clientsOf(s.sid),
+        })),
+      ),
+    );
+  });
+  /** Ends one session: its tokens are revoked and its apps get back-channel logout notices. */
+  router.delete('/admin/users/:id/sessions/:sid', async (req, res) => {
+    const user = await userOf(req.params.id);
+    const mine = (await opts.sessions.ofUser(user.id)).some((s) => s.sid === req.params.sid);
+    if (!mine || !(await opts.logout.endSession(req.params.sid, 'admin'))) {
+      throw new ApiError(404, 'SESSION_NOT_FOUND', 'no such live session for this user');
+    }
+    req.log.info({ userId: user.id }, 'session ended by admin');
+    ok(res, { ended: 1 });
+  });
+  /** Ends every session of a user ("sign out everywhere"). */
+  router.delete('/admin/users/:id/sessions', async (req, res) => {
+    const user = await userOf(req.params.id);
+    const ended = await opts.logout.endUserSessions(user.id, 'admin');
+    req.log.info({ userId: user.id, ended }, 'sessions ended by admin');
+    ok(res, { ended });
   });
   /**
    * Lifts a lockout of one factor (e.g. after 100 consecutive failures) once the operator has

@@ -241,6 +241,9 @@ button:disabled { opacity: .6; cursor: progress; }
 .message.error { padding: .6rem .75rem; border-radius: .4rem; background: #fdecec; color: #8a1c1c; }
 .message.info { padding: .6rem .75rem; border-radius: .4rem; background: #eaf2fd; color: #1b4580; }
 .note { color: var(--muted); font-size: .875rem; margin: 1rem 0 0; }
+.signed-in p { margin: -1rem 0 1.25rem; color: var(--muted); font-size: .9375rem; }
+.signed-in button { width: auto; padding: 0; margin: 0 0 0 .25rem; border: 0; background: none; color: var(--accent);
+  font-weight: 400; text-decoration: underline; }
 [hidden] { display: none !important; }
 `,
   'text/css; charset=utf-8',

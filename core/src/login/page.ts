@@ -39,6 +39,8 @@ export interface LoginView {
   userId: string | null;
   /** At least one; the first is chosen by default. */
   methods: MethodView[];
+  /** This browser's session user, when the flow resumed from it: offered a way out ("Not you?"). */
+  signedIn?: { name: string; csrf: string } | null;
 }
 
 /** The page skeleton: the shared style sheet and, where the page needs one, its script asset. */
@@ -98,6 +100,18 @@ function secretField(first: MethodView): SafeHtml {
   </div>`;
 }
 
+/** "Signed in as …": signing out starts this sign-in again from its first stage, for someone else. */
+function signedInAs(view: LoginView, who: { name: string; csrf: string }): SafeHtml {
+  return html`<form class="signed-in" method="post" action="${view.base}/session/end_session">
+    <p>
+      Signed in as <strong>${who.name}</strong>.
+      <input type="hidden" name="csrf" value="${who.csrf}" />
+      <input type="hidden" name="request_id" value="${view.requestId}" />
+      <button type="submit" name="confirm" value="yes" id="gh-sign-out">Not you? Sign out</button>
+    </p>
+  </form>`;
+}
+
 /** The page of the flow's current stage. Credential inputs have no name: only login.js sends them. */
 export function renderLoginPage(view: LoginView): string {
   const first = view.methods[0]!;
@@ -123,6 +137,7 @@ export function renderLoginPage(view: LoginView): string {
   >
     <p class="step">Step ${view.step} of ${view.steps}</p>
     <h1>Sign in to ${view.appName}</h1>
+    ${view.signedIn ? signedInAs(view, view.signedIn) : ''}
     <noscript><p class="message error">This page needs JavaScript to sign you in.</p></noscript>
     <form id="gh-form" method="post" novalidate>
       ${identifier} ${methodChoice(view.methods)} ${secretField(first)}

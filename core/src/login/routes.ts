@@ -21,6 +21,8 @@ export interface LoginPageDeps {
   isBound?: (req: Request, flow: LoginFlow) => boolean;
   /** Given to every browser that opens the page (failed sign-ins are told apart by it). */
   device?: DeviceCookie;
+  /** This browser's signed-in user, when it is the flow's (for "Not you? Sign out"). */
+  signedIn?: (req: Request, flow: LoginFlow) => Promise<{ name: string; csrf: string } | null>;
 }
 
 interface PageError {
@@ -110,6 +112,7 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
         steps: flow.stages.length,
         userId: flow.userId,
         methods,
+        signedIn: (await deps.signedIn?.(req, flow)) ?? null,
       }),
     );
   });

@@ -14,7 +14,8 @@ import type { DeviceCookie } from '../http/device.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import { consentPage, errorPage, formPostPage } from './pages.js';
 import { resolveScope } from './services.js';
-import type { SessionStore } from './sessions.js';
+import type { LogoutService } from './logout.js';
+import type { Session, SessionStore } from './sessions.js';
 import type { SingleSignOn } from './sso.js';
 import type { TokenService } from './tokens.js';
 
@@ -37,6 +38,11 @@ export interface AuthorizationRequest {
   code_challenge_method: string | null;
   prompt: string[];
   max_age: number | null;
+}
+
+/** The browser session (SSO) cookie: `__Host-` and Secure on https. */
+export function sessionCookieName(issuer: string): string {
+  return browserBinding(issuer).cookieName('gh_session');
 }
 
 /**
@@ -82,6 +88,7 @@ export interface AuthorizeDeps {
   device?: DeviceCookie;
   tokens: TokenService;
   sessions: SessionStore;
+  logout: LogoutService;
   flows: LoginFlowStore;
   consents: RecordStore;
   clock: Clock;
@@ -100,8 +107,8 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
   const router = express.Router();
   const page = { base: new URL(deps.issuer).pathname.replace(/\/+$/, '') };
   const binding = browserBinding(deps.issuer);
-  const { secure, cookieName, flowCookie } = binding;
-  const SESSION_COOKIE = cookieName('gh_session');
+  const { secure, flowCookie } = binding;
+  const SESSION_COOKIE = sessionCookieName(deps.issuer);
   const cookieOptions = (maxAgeSeconds: number) => ({
     httpOnly: true,
     secure,
@@ -213,18 +220,21 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
     const { flow, request } = bound;
     const client = deps.clients.get(request.client_id);
     if (!client) return errorPage(res, page, 400, 'invalid_client', 'The app is no longer registered.');
-    const sessionId = await deps.sessions.create({
+    const created = await deps.sessions.create({
       userId: flow.userId!,
       authTime: authTimeOf(flow),
       methods: flow.completions,
       ttlSeconds: deps.sessionTtlSeconds,
       replaces: readCookie(req, SESSION_COOKIE) ?? null,
     });
-    res.cookie(SESSION_COOKIE, sessionId, cookieOptions(deps.sessionTtlSeconds));
+    // Another user signed in in this browser: the previous user's session ends everywhere.
+    if (created.ended) await deps.logout.endSession(created.ended.sid, 'replaced');
+    res.cookie(SESSION_COOKIE, created.cookie, cookieOptions(deps.sessionTtlSeconds));
+    const session = await deps.sessions.get(created.cookie);
     if (request.prompt.includes('consent') || (await needsConsent(client, flow.userId!, request))) {
       return res.redirect(303, `${page.base}${CONSENT_PATH}?request_id=${encodeURIComponent(flow.id)}`);
     }
-    await finish(res, flow, client, request, req.log);
+    await finish(res, flow, client, request, session, req.log);
   });
 
   router.get(CONSENT_PATH, async (req, res) => {
@@ -271,7 +281,8 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
       );
     }
     await deps.consents.put(`${flow.userId}:${client.clientId}`, { scopes: request.scope });
-    await finish(res, flow, client, request, req.log);
+    const session = await deps.sessions.get(readCookie(req, SESSION_COOKIE));
+    await finish(res, flow, client, request, session?.userId === flow.userId ? session : null, req.log);
   });
 
   /** When the user of a completed flow authenticated, in seconds (now if the flow lacks it). */
@@ -295,17 +306,24 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
     return !request.scope.every((s) => scopes.includes(s));
   }
 
-  /** Issues the code (or the implicit token) once per flow and sends the browser back. */
+  /**
+   * Issues the code (or the implicit token) once per flow and sends the browser back. The
+   * session it came from is named in the grant (`sid`), and the app is recorded on it, so that
+   * logging out reaches both.
+   */
   async function finish(
     res: Response,
     flow: LoginFlow,
     client: OAuthClient,
     request: AuthorizationRequest,
+    session: Session | null,
     log: Logger,
   ) {
     if (!(await deps.flows.finish(flow.id)))
       return errorPage(res, page, 400, 'invalid_request', 'This sign-in is already finished.');
     forgetFlow(res, flow);
+    if (session) await deps.sessions.addClient(session, client.clientId);
+    const sid = session?.sid ?? null;
     const authTime = authTimeOf(flow);
     if (request.response_type === 'code') {
       const code = await deps.tokens.createCode({
@@ -319,6 +337,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
         nonce: request.nonce,
         authTime,
         amr: flow.amr,
+        sid,
         ttlSeconds: client.codeTtl,
         grantTtlSeconds: client.refreshTokenTtl,
       });
@@ -332,7 +351,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
       grantType: 'implicit',
       refreshToken: false,
       idToken: { nonce: request.nonce, authTime, amr: flow.amr },
-      grantData: { auth_time: authTime, amr: flow.amr },
+      grantData: { auth_time: authTime, amr: flow.amr, ...(sid ? { sid } : {}) },
     });
     log.info({ client: client.clientId }, 'implicit access token issued');
     return respond(res, request, {
@@ -520,6 +539,28 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
     throw fail('invalid_request', 'nonce is required for tokens issued from the authorization endpoint');
   }
   return base;
+}
+
+/**
+ * The authorization endpoint's URL for a stored request, to start it again (after "Not you?"):
+ * the parameters as validated, `prompt=none` left out since the user is now at the page.
+ */
+export function authorizeUrlOf(request: AuthorizationRequest): string {
+  const q = new URLSearchParams({ client_id: request.client_id, response_type: request.response_type });
+  if (request.redirect_uri_sent !== false) q.set('redirect_uri', request.redirect_uri);
+  q.set('response_mode', request.response_mode);
+  q.set('scope', request.scope.join(' '));
+  const optional: [string, string | number | null][] = [
+    ['state', request.state],
+    ['nonce', request.nonce],
+    ['code_challenge', request.code_challenge],
+    ['code_challenge_method', request.code_challenge ? request.code_challenge_method : null],
+    ['max_age', request.max_age],
+  ];
+  for (const [k, v] of optional) if (v !== null) q.set(k, String(v));
+  const prompt = request.prompt.filter((p) => p !== 'none');
+  if (prompt.length) q.set('prompt', prompt.join(' '));
+  return `/api/oauth2/authorize/?${q.toString()}`;
 }
 
 /** A failure that goes back to the (already validated) redirect URI. */

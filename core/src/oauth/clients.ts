@@ -13,6 +13,9 @@ export interface OAuthClient {
   /** Public clients authenticate with nothing but their id and must use PKCE. */
   isPublic: boolean;
   redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  /** Back-Channel Logout endpoint, if the app registered one. */
+  backchannelLogoutUri: string | null;
   grantTypes: string[];
   responseTypes: string[];
   scopes: string[];
@@ -57,6 +60,8 @@ export class ClientRegistry {
           authMethod,
           isPublic: authMethod === 'none',
           redirectUris: app.redirect_uris,
+          postLogoutRedirectUris: app.post_logout_redirect_uris,
+          backchannelLogoutUri: app.backchannel_logout_uri ?? null,
           grantTypes: app.grant_types,
           responseTypes: app.response_types,
           scopes: app.scopes,

@@ -50,6 +50,7 @@ export function endpointUrls(issuer: string) {
     introspection_endpoint: `${base}/token/introspect`,
     revocation_endpoint: `${base}/oauth2/revoke/`,
     userinfo_endpoint: `${base}/userinfo`,
+    end_session_endpoint: `${base}/session/end_session`,
     jwks_uri: `${base}/.well-known/jwks.json`,
   };
 }
@@ -309,6 +310,8 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'issuer' | 'clients' | 'exte
     ...(algs ? { introspection_endpoint_auth_signing_alg_values_supported: algs.signing } : {}),
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [SIGNING_ALG],
     claims_supported: [
@@ -320,6 +323,7 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'issuer' | 'clients' | 'exte
       'auth_time',
       'nonce',
       'amr',
+      'sid',
       'azp',
       'at_hash',
       'c_hash',

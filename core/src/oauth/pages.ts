@@ -54,3 +54,32 @@ export function formPostPage(res: Response, ctx: PageContext, action: string, fi
   </main>`;
   res.send(layout(ctx.base, 'Continue', body, 'form-post'));
 }
+
+/** RP-Initiated Logout without proof of who asks: the user confirms (a CSRF-bound form). */
+export function logoutConfirmPage(
+  res: Response,
+  ctx: PageContext,
+  input: { appName: string | null; fields: Record<string, string>; redirectUris: string[] },
+): void {
+  pageHeaders(res, redirectSources(input.redirectUris));
+  const body = html`<main class="card">
+    <h1>Sign out?</h1>
+    <p>${input.appName ? `${input.appName} asks to sign you out.` : 'You are about to sign out.'}</p>
+    <form method="post" action="${ctx.base}/session/end_session">
+      ${Object.entries(input.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
+      <button class="primary" name="confirm" value="yes">Sign out</button>
+    </form>
+    <p class="note">To stay signed in, close this page.</p>
+  </main>`;
+  res.send(layout(ctx.base, 'Sign out?', body, null));
+}
+
+/** After a logout that has nowhere to go back to. */
+export function signedOutPage(res: Response, ctx: PageContext, appName: string | null): void {
+  pageHeaders(res);
+  const body = html`<main class="card">
+    <h1>You are signed out</h1>
+    <p>${appName ? `You are signed out of ${appName} and every app you signed in to here.` : 'You are signed out of every app you signed in to here.'}</p>
+  </main>`;
+  res.send(layout(ctx.base, 'Signed out', body, null));
+}

@@ -99,6 +99,8 @@ export interface NewCode {
   nonce: string | null;
   authTime: number;
   amr: string[];
+  /** The browser session the sign-in belongs to: in the ID token, and what logout revokes. */
+  sid: string | null;
   ttlSeconds: number;
   /** Absolute lifetime of the grant the code opens (the client's refresh token lifetime). */
   grantTtlSeconds: number;
@@ -185,6 +187,17 @@ export class TokenService {
     return grants.length;
   }
 
+  /** Revokes the grants a session's sign-in led to (logout): those whose data names its sid. */
+  async revokeSession(subject: string, sid: string, reason: string): Promise<number> {
+    const grants = await this.sql.select<{ id: string; data: string }>(
+      'SELECT id, data FROM oauth_grants WHERE subject = :subject AND revoked_at IS NULL',
+      { subject },
+    );
+    const mine = grants.filter((g) => parseJson<JsonObject>(g.data).sid === sid);
+    for (const g of mine) await this.revokeGrant(g.id, reason);
+    return mine.length;
+  }
+
   // ─────────── codes ───────────
 
   async createCode(input: NewCode): Promise<string> {
@@ -193,7 +206,7 @@ export class TokenService {
       subject: input.subject,
       scope: input.scope,
       ttlSeconds: input.grantTtlSeconds,
-      data: { auth_time: input.authTime, amr: input.amr },
+      data: { auth_time: input.authTime, amr: input.amr, ...(input.sid ? { sid: input.sid } : {}) },
     });
     const code = randomToken(32); // 256 bits (CS EnsureMinimumAuthorizationCodeLength: ≥ 128)
     const now = this.clock.now().getTime();
@@ -280,6 +293,7 @@ export class TokenService {
     const sub = input.subject ?? client.clientId;
     const authTime = input.idToken?.authTime ?? (input.grantData?.auth_time as number | undefined);
     const amr = input.idToken?.amr ?? (input.grantData?.amr as string[] | undefined) ?? [];
+    const sid = (grant?.data.sid ?? input.grantData?.sid) as string | undefined;
 
     let accessToken: string;
     if (client.tokenFormat === 'jwt') {
@@ -358,6 +372,7 @@ export class TokenService {
           ...(id.nonce ? { nonce: id.nonce } : {}),
           ...(id.authTime ? { auth_time: id.authTime } : {}),
           ...(id.amr?.length ? { amr: id.amr } : {}),
+          ...(sid ? { sid } : {}),
           azp: client.clientId,
           at_hash: halfHash(accessToken),
           ...(id.code ? { c_hash: halfHash(id.code) } : {}),

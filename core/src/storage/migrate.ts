@@ -9,6 +9,7 @@ import { m005TokenParents } from './migrations/005-token-parents.js';
 import { m006UserIdentifiers } from './migrations/006-user-identifiers.js';
 import { m007BoundedWrites } from './migrations/007-bounded-writes.js';
 import { m008Jobs } from './migrations/008-jobs.js';
+import { m009Logout } from './migrations/009-logout.js';
 
 export interface Migration {
   name: string;
@@ -29,6 +30,7 @@ export const MIGRATIONS: Migration[] = [
   m006UserIdentifiers,
   m007BoundedWrites,
   m008Jobs,
+  m009Logout,
 ];
 
 function migrator(sequelize: Sequelize, logger: Logger): Umzug<QueryInterface> {

@@ -35,6 +35,8 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     authMethod,
     isPublic: authMethod === 'none',
     redirectUris: ['https://app.example.test/callback'],
+    postLogoutRedirectUris: [],
+    backchannelLogoutUri: null,
     grantTypes: ['authorization_code', 'refresh_token'],
     responseTypes: ['code'],
     scopes: ['openid', 'profile', 'email', 'offline_access'],
