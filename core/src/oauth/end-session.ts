@@ -21,7 +21,10 @@ export function logoutCsrf(sessionCookie: string): string {
 }
 
 class LogoutRefused extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -50,7 +53,8 @@ export function endSessionRoutes(deps: {
 
   const handle = async (req: Request, res: Response, params: Record<string, string>, confirmed: boolean) => {
     const hint = params.id_token_hint ? await deps.logout.readIdTokenHint(params.id_token_hint) : null;
-    if (params.id_token_hint && !hint) throw new LogoutRefused(400, 'The id_token_hint is not an ID token of this server.');
+    if (params.id_token_hint && !hint)
+      throw new LogoutRefused(400, 'The id_token_hint is not an ID token of this server.');
     const client = clientOf(params, hint);
     const returnTo = params.post_logout_redirect_uri;
     if (returnTo && !client?.postLogoutRedirectUris.includes(returnTo)) {
@@ -64,7 +68,11 @@ export function endSessionRoutes(deps: {
       const fields = Object.fromEntries(PARAMS.filter((k) => params[k] !== undefined).map((k) => [k, params[k]!]));
       return logoutConfirmPage(res, page, {
         appName: client?.name ?? null,
-        fields: { ...fields, csrf: logoutCsrf(cookie!), ...(params.request_id ? { request_id: params.request_id } : {}) },
+        fields: {
+          ...fields,
+          csrf: logoutCsrf(cookie!),
+          ...(params.request_id ? { request_id: params.request_id } : {}),
+        },
         redirectUris: client?.postLogoutRedirectUris ?? [],
       });
     }

@@ -79,7 +79,9 @@ export function signedOutPage(res: Response, ctx: PageContext, appName: string |
   pageHeaders(res);
   const body = html`<main class="card">
     <h1>You are signed out</h1>
-    <p>${appName ? `You are signed out of ${appName} and every app you signed in to here.` : 'You are signed out of every app you signed in to here.'}</p>
+    <p>
+      ${appName ? `You are signed out of ${appName} and every app you signed in to here.` : 'You are signed out of every app you signed in to here.'}
+    </p>
   </main>`;
   res.send(layout(ctx.base, 'Signed out', body, null));
 }

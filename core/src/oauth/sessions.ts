@@ -104,7 +104,8 @@ export class SessionStore {
         expires,
       },
     );
-    if (same) await this.sql.exec('UPDATE session_clients SET expires_at = :expires WHERE sid = :sid', { sid, expires });
+    if (same)
+      await this.sql.exec('UPDATE session_clients SET expires_at = :expires WHERE sid = :sid', { sid, expires });
     return { cookie, sid, ended: previous && !same ? previous : null };
   }
 
