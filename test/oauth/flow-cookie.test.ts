@@ -3,6 +3,18 @@ import { parseConfig } from '@gatehouse/core';
 import { MAX_FLOW_COOKIES } from '../../core/dist/oauth/authorize.js';
 import { Browser, WEB, WEB_CB, authorizePath, obtainCode, pkcePair, startServer, type OAuthServer } from './support.js';
 
+/** An authorization request of the web client (a new PKCE challenge each time). */
+const webAuthorize = (extra: Record<string, string> = {}) =>
+  authorizePath({
+    response_type: 'code',
+    client_id: WEB.id,
+    redirect_uri: WEB_CB,
+    scope: 'openid',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    ...extra,
+  });
+
 /** A finished sign-in leaves no flow cookie behind (busy browsers would hit the header limit). */
 describe('OAuth: flow cookies', () => {
   let server: OAuthServer;
@@ -23,17 +35,7 @@ describe('OAuth: flow cookies', () => {
     const browser = new Browser(server);
     const started: string[] = [];
     for (let i = 0; i < MAX_FLOW_COOKIES + 5; i++) {
-      const res = await browser.get(
-        authorizePath({
-          response_type: 'code',
-          client_id: WEB.id,
-          redirect_uri: WEB_CB,
-          scope: 'openid',
-          state: `s${i}`,
-          code_challenge: pkcePair().challenge,
-          code_challenge_method: 'S256',
-        }),
-      );
+      const res = await browser.get(webAuthorize({ state: `s${i}` }));
       expect(res.status).to.equal(303);
       started.push(new URL(res.headers.get('location')!, server.url('/')).searchParams.get('request_id')!);
     }
@@ -45,14 +47,7 @@ describe('OAuth: flow cookies', () => {
   });
 
   it('flow cookies with invalid names are ignored, and 300 of them get a bounded number of clears', async () => {
-    const params = authorizePath({
-      response_type: 'code',
-      client_id: WEB.id,
-      redirect_uri: WEB_CB,
-      scope: 'openid',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-    });
+    const params = webAuthorize();
     const invalid = Array.from({ length: 12 }, (_, i) => `gh_flow_a b${i}=x`).join('; ');
     const many = Array.from({ length: 300 }, (_, i) => `gh_flow_${i.toString(16).padStart(16, '0')}=v`).join('; ');
     for (const cookie of [invalid, many, `${many}; ${invalid}`]) {
@@ -71,20 +66,7 @@ describe('OAuth: flow cookies', () => {
     expect(limit).to.equal(300);
     const limited = await startServer({ minimal: true });
     try {
-      const start = () =>
-        fetch(
-          limited.url(
-            authorizePath({
-              response_type: 'code',
-              client_id: WEB.id,
-              redirect_uri: WEB_CB,
-              scope: 'openid',
-              code_challenge: pkcePair().challenge,
-              code_challenge_method: 'S256',
-            }),
-          ),
-          { redirect: 'manual' },
-        );
+      const start = () => fetch(limited.url(webAuthorize()), { redirect: 'manual' });
       const statuses: number[] = [];
       for (let i = 0; i < limit; i++) statuses.push((await start()).status);
       expect(new Set(statuses)).to.deep.equal(new Set([303]));

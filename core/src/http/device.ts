@@ -1,26 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomToken, sha256 } from '../util/crypto.js';
+import { readCookie } from './cookies.js';
 
 const VALUE = /^[A-Za-z0-9_-]{43}$/;
 /** Chrome keeps a cookie at most 400 days. */
 const MAX_AGE_SECONDS = 400 * 86_400;
-
-/** The value of cookie `name` in a Cookie header, or undefined. */
-export function readCookie(req: IncomingMessage, name: string): string | undefined {
-  const header = req.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) {
-      try {
-        return decodeURIComponent(part.slice(eq + 1).trim());
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
-}
 
 /**
  * The browser's device cookie: a random value the server sets on the hosted login page, so that

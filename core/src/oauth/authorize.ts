@@ -10,6 +10,7 @@ import { OAuthError } from './errors.js';
 import { parseStrictQuery } from './form.js';
 import { WindowLimiter } from '../http/rate-limit.js';
 import { formBody } from '../http/parsers.js';
+import { readCookie } from '../http/cookies.js';
 import type { DeviceCookie } from '../http/device.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import { consentPage, errorPage, formPostPage } from './pages.js';
@@ -405,22 +406,6 @@ function flowCookieNames(req: Request, prefix: string): string[] {
     .split(';')
     .map((part) => part.slice(0, Math.max(part.indexOf('='), 0)).trim())
     .filter((name) => name.startsWith(prefix) && COOKIE_NAME.test(name));
-}
-
-export function readCookie(req: Request, name: string): string | undefined {
-  const header = req.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) {
-      try {
-        return decodeURIComponent(part.slice(eq + 1).trim());
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
 }
 
 /** RFC 8252 §7.3: for a loopback IP redirect URI any port is accepted; otherwise byte-identical. */

@@ -1,6 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { formBody } from '../http/parsers.js';
-import { readCookie } from '../http/device.js';
+import { readCookie } from '../http/cookies.js';
 import { safeEqual, sha256 } from '../util/crypto.js';
 import type { LoginFlow, LoginFlowStore } from '../verification/flows.js';
 import { authorizeUrlOf, type AuthorizationRequest } from './authorize.js';
