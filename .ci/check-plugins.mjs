@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 // Checks the plugin packages against the core's contract (one line per problem, exit 1 if any):
-// - @gatehouse/core is a peerDependency of every plugin, never a regular dependency
+// - @gatehouse-auth/core is a peerDependency of every plugin, never a regular dependency
 //   (two copies of the core in node_modules would mean two registries);
-// - plugin code imports only the public API: '@gatehouse/core', plus '@gatehouse/core/testing'
+// - plugin code imports only the public API: '@gatehouse-auth/core', plus '@gatehouse-auth/core/testing'
 //   in tests; never another deep path, never a relative path into core/.
 // Usage: node .ci/check-plugins.mjs [repository root, default: the working directory]
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-const CORE = '@gatehouse/core';
+const CORE = '@gatehouse-auth/core';
 const SOURCE = /\.(?:[cm]?[jt]s|tsx|jsx)$/;
 const SKIP_DIRS = new Set(['node_modules', 'dist']);
 

@@ -6,7 +6,7 @@
  * fills oauth_tokens with synthetic tokens through its storage (scenario h, see lib/seed-tokens.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { buildApp, createLogger, listen, parseConfig } from '@gatehouse/core';
+import { buildApp, createLogger, listen, parseConfig } from '@gatehouse-auth/core';
 import {
   ADMIN_TOKEN,
   API_SCOPE,
@@ -56,10 +56,10 @@ const config = parseConfig(
     oauth: { authorize_per_ip_per_minute: 0 },
     plugins: [
       // Default argon2id cost (64 MiB, t=3, p=4): the password scenario measures the real thing.
-      { name: '@gatehouse/method-password' },
-      { name: '@gatehouse/method-totp' },
-      { name: '@gatehouse/grant-client-credentials' },
-      { name: '@gatehouse/grant-authorization-code' },
+      { name: '@gatehouse-auth/method-password' },
+      { name: '@gatehouse-auth/method-totp' },
+      { name: '@gatehouse-auth/grant-client-credentials' },
+      { name: '@gatehouse-auth/grant-authorization-code' },
     ],
     apps: [
       {

@@ -7,7 +7,7 @@
 
 /**
  * Brands that survive a second copy of this module (a plugin bundling or resolving its own
- * @gatehouse/core): `instanceof` would fail across copies, `Symbol.for` does not.
+ * @gatehouse-auth/core): `instanceof` would fail across copies, `Symbol.for` does not.
  */
 const PROTOCOL_ERROR = Symbol.for('gatehouse.ProtocolError');
 const BOOT_ERROR = Symbol.for('gatehouse.BootError');

@@ -1,5 +1,5 @@
 /**
- * @gatehouse/core — the public API. Plugins import only from here (never a deep path).
+ * @gatehouse-auth/core — the public API. Plugins import only from here (never a deep path).
  */
 export { z } from 'zod';
 export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import * as oauth from 'oauth4webapi';
 import { generate } from 'otplib';
 import { chromium, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core';
-import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse/core';
+import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** The verification tests' delivery channel: keeps every message in its exported `sent`. */
@@ -340,12 +340,12 @@ describe('hosted login page (Chromium)', function () {
         secrets: { encryption_key: KEY },
         admin: { token: ADMIN_TOKEN },
         plugins: [
-          { name: '@gatehouse/method-password', options: { memory_cost: 1024, time_cost: 2 } },
-          { name: '@gatehouse/method-totp' },
+          { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
+          { name: '@gatehouse-auth/method-totp' },
           { path: CAPTURE_CHANNEL },
-          { name: '@gatehouse/method-sms', options: { channel: 'capture' } },
-          { name: '@gatehouse/grant-authorization-code' },
-          { name: '@gatehouse/grant-refresh-token' },
+          { name: '@gatehouse-auth/method-sms', options: { channel: 'capture' } },
+          { name: '@gatehouse-auth/grant-authorization-code' },
+          { name: '@gatehouse-auth/grant-refresh-token' },
         ],
         apps: [
           {

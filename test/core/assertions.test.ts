@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { buildApp, createLogger, type Gatehouse } from '@gatehouse/core';
+import { buildApp, createLogger, type Gatehouse } from '@gatehouse-auth/core';
 import { testConfig } from '../support/config.js';
 import { withPostgresDatabase } from '../support/postgres.js';
 

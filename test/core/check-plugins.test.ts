@@ -19,40 +19,41 @@ function fakeRepo(files: Record<string, string | object>): string {
 }
 
 const goodPackage = (name: string) => ({
-  name: `@gatehouse/${name}`,
+  name: `@gatehouse-auth/${name}`,
   version: '0.1.0',
   type: 'module',
-  peerDependencies: { '@gatehouse/core': '^0.1.0' },
+  peerDependencies: { '@gatehouse-auth/core': '^0.1.0' },
   dependencies: { otplib: '^13.0.0' },
-  devDependencies: { '@gatehouse/core': '*' },
+  devDependencies: { '@gatehouse-auth/core': '*' },
 });
 
 /** A clean tree; `changes` replace or add files. */
 function repo(changes: Record<string, string | object> = {}): string {
   return fakeRepo({
-    'core/package.json': { name: '@gatehouse/core', version: '0.1.0' },
+    'core/package.json': { name: '@gatehouse-auth/core', version: '0.1.0' },
     'core/src/index.ts': 'export const x = 1;\n',
     'plugins/method-a/package.json': goodPackage('method-a'),
     'plugins/method-a/src/index.ts': [
-      "import { definePlugin, z } from '@gatehouse/core';",
-      "import type { AuthMethod } from '@gatehouse/core';",
+      "import { definePlugin, z } from '@gatehouse-auth/core';",
+      "import type { AuthMethod } from '@gatehouse-auth/core';",
       "import { helper } from './helper.js';",
-      '// an old note: we used to import @gatehouse/core/dist/services.js here',
-      "/* import x from '@gatehouse/core/src/errors.js'; */",
+      '// an old note: we used to import @gatehouse-auth/core/dist/services.js here',
+      "/* import x from '@gatehouse-auth/core/src/errors.js'; */",
       "const url = 'https://example.com/a//b';",
       'export default definePlugin({ name: "a", apiVersion: "^1", register() {} });',
       '',
     ].join('\n'),
-    'plugins/method-a/src/helper.ts': 'export const helper = () => \'from "@gatehouse/core/x" in a string is fine\';\n',
+    'plugins/method-a/src/helper.ts':
+      'export const helper = () => \'from "@gatehouse-auth/core/x" in a string is fine\';\n',
     'plugins/method-a/test/a.test.ts': [
       "import { expect } from 'chai';",
-      "import { fakeServices } from '@gatehouse/core/testing';",
+      "import { fakeServices } from '@gatehouse-auth/core/testing';",
       "import plugin from '../src/index.js';",
       '',
     ].join('\n'),
     'plugins/fds-b/package.json': goodPackage('fds-b'),
     'plugins/fds-b/src/index.js': "export * from './rule.js';\n",
-    'plugins/fds-b/dist/index.js': "import '@gatehouse/core/dist/ignored-build-output.js';\n",
+    'plugins/fds-b/dist/index.js': "import '@gatehouse-auth/core/dist/ignored-build-output.js';\n",
     ...changes,
   });
 }
@@ -88,21 +89,21 @@ describe('.ci/check-plugins.mjs', () => {
     expect(check(bad, { asCwd: true })).to.deep.include({ status: 1 });
   });
 
-  it('fails when a plugin lists @gatehouse/core in dependencies', () => {
-    const pkg = { ...goodPackage('fds-b'), dependencies: { '@gatehouse/core': '^0.1.0' } };
+  it('fails when a plugin lists @gatehouse-auth/core in dependencies', () => {
+    const pkg = { ...goodPackage('fds-b'), dependencies: { '@gatehouse-auth/core': '^0.1.0' } };
     expect(check(make({ 'plugins/fds-b/package.json': pkg }))).to.deep.equal({
       status: 1,
       stdout: '',
-      stderr: 'plugins/fds-b/package.json: lists @gatehouse/core in dependencies; it must be a peerDependency\n',
+      stderr: 'plugins/fds-b/package.json: lists @gatehouse-auth/core in dependencies; it must be a peerDependency\n',
     });
   });
 
-  it('fails when a plugin lacks @gatehouse/core in peerDependencies', () => {
+  it('fails when a plugin lacks @gatehouse-auth/core in peerDependencies', () => {
     const { peerDependencies: _omit, ...pkg } = goodPackage('method-a');
     expect(check(make({ 'plugins/method-a/package.json': pkg }))).to.deep.equal({
       status: 1,
       stdout: '',
-      stderr: 'plugins/method-a/package.json: does not list @gatehouse/core in peerDependencies\n',
+      stderr: 'plugins/method-a/package.json: does not list @gatehouse-auth/core in peerDependencies\n',
     });
   });
 
@@ -113,32 +114,35 @@ describe('.ci/check-plugins.mjs', () => {
 
   it('fails on a deep import of core in src, naming file and line', () => {
     const root = make({
-      'plugins/method-a/src/helper.ts': "import type { Sql } from '@gatehouse/core/dist/storage/sql.js';\nexport {};\n",
+      'plugins/method-a/src/helper.ts':
+        "import type { Sql } from '@gatehouse-auth/core/dist/storage/sql.js';\nexport {};\n",
     });
     expect(check(root)).to.deep.equal({
       status: 1,
       stdout: '',
       stderr:
-        "plugins/method-a/src/helper.ts:1: imports the deep path '@gatehouse/core/dist/storage/sql.js'; import from '@gatehouse/core'\n",
+        "plugins/method-a/src/helper.ts:1: imports the deep path '@gatehouse-auth/core/dist/storage/sql.js'; import from '@gatehouse-auth/core'\n",
     });
   });
 
-  it('fails on a deep import in a test, other than @gatehouse/core/testing', () => {
+  it('fails on a deep import in a test, other than @gatehouse-auth/core/testing', () => {
     const root = make({
       'plugins/method-a/test/deep.test.ts':
-        "import { x } from '@gatehouse/core/testing';\nimport { y } from '@gatehouse/core/src/errors.js';\n",
+        "import { x } from '@gatehouse-auth/core/testing';\nimport { y } from '@gatehouse-auth/core/src/errors.js';\n",
     });
     expect(check(root).stderr).to.equal(
-      "plugins/method-a/test/deep.test.ts:2: imports the deep path '@gatehouse/core/src/errors.js'; import from '@gatehouse/core'\n",
+      "plugins/method-a/test/deep.test.ts:2: imports the deep path '@gatehouse-auth/core/src/errors.js'; import from '@gatehouse-auth/core'\n",
     );
   });
 
-  it('allows @gatehouse/core/testing only under test/', () => {
-    const root = make({ 'plugins/fds-b/src/rule.js': "export { fakeServices } from '@gatehouse/core/testing';\n" });
+  it('allows @gatehouse-auth/core/testing only under test/', () => {
+    const root = make({
+      'plugins/fds-b/src/rule.js': "export { fakeServices } from '@gatehouse-auth/core/testing';\n",
+    });
     expect(check(root)).to.deep.equal({
       status: 1,
       stdout: '',
-      stderr: "plugins/fds-b/src/rule.js:1: imports '@gatehouse/core/testing', which only tests may use\n",
+      stderr: "plugins/fds-b/src/rule.js:1: imports '@gatehouse-auth/core/testing', which only tests may use\n",
     });
   });
 
@@ -157,24 +161,24 @@ describe('.ci/check-plugins.mjs', () => {
     });
     const lines = check(root).stderr.trimEnd().split('\n');
     expect(lines).to.deep.equal([
-      "plugins/method-a/src/nested/deep.ts:3: imports '../../../../core/src/errors.js', a path into core/; import from '@gatehouse/core'",
-      "plugins/method-a/src/nested/deep.ts:4: imports '../../../../core/dist/index.js', a path into core/; import from '@gatehouse/core'",
-      "plugins/method-a/src/nested/deep.ts:5: imports '../../../../core/src/gatehouse.js', a path into core/; import from '@gatehouse/core'",
-      "plugins/method-a/src/nested/deep.ts:6: imports '../../../../core', a path into core/; import from '@gatehouse/core'",
+      "plugins/method-a/src/nested/deep.ts:3: imports '../../../../core/src/errors.js', a path into core/; import from '@gatehouse-auth/core'",
+      "plugins/method-a/src/nested/deep.ts:4: imports '../../../../core/dist/index.js', a path into core/; import from '@gatehouse-auth/core'",
+      "plugins/method-a/src/nested/deep.ts:5: imports '../../../../core/src/gatehouse.js', a path into core/; import from '@gatehouse-auth/core'",
+      "plugins/method-a/src/nested/deep.ts:6: imports '../../../../core', a path into core/; import from '@gatehouse-auth/core'",
     ]);
   });
 
   it('reports every problem, one line each', () => {
     const root = make({
-      'plugins/fds-b/package.json': { name: 'b', dependencies: { '@gatehouse/core': '*' } },
-      'plugins/method-a/src/helper.ts': "import '@gatehouse/core/dist/x.js';\n",
+      'plugins/fds-b/package.json': { name: 'b', dependencies: { '@gatehouse-auth/core': '*' } },
+      'plugins/method-a/src/helper.ts': "import '@gatehouse-auth/core/dist/x.js';\n",
     });
     const run = check(root);
     expect(run.status).to.equal(1);
     expect(run.stderr.trimEnd().split('\n')).to.deep.equal([
-      'plugins/fds-b/package.json: lists @gatehouse/core in dependencies; it must be a peerDependency',
-      'plugins/fds-b/package.json: does not list @gatehouse/core in peerDependencies',
-      "plugins/method-a/src/helper.ts:1: imports the deep path '@gatehouse/core/dist/x.js'; import from '@gatehouse/core'",
+      'plugins/fds-b/package.json: lists @gatehouse-auth/core in dependencies; it must be a peerDependency',
+      'plugins/fds-b/package.json: does not list @gatehouse-auth/core in peerDependencies',
+      "plugins/method-a/src/helper.ts:1: imports the deep path '@gatehouse-auth/core/dist/x.js'; import from '@gatehouse-auth/core'",
     ]);
   });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BootError, loadConfigFile, parseConfig, resolveConfigFile } from '@gatehouse/core';
+import { BootError, loadConfigFile, parseConfig, resolveConfigFile } from '@gatehouse-auth/core';
 import { TEST_ENCRYPTION_KEY } from '../support/config.js';
 import { REPO_ROOT } from '../support/paths.js';
 
@@ -57,7 +57,7 @@ describe('config: parseConfig', () => {
         issuer: 'https://id.example',
         server: { port: 8443, trust_proxy: 1 },
         secrets: { encryption_key: TEST_ENCRYPTION_KEY },
-        plugins: [{ name: '@gatehouse/method-totp' }, { path: './local', options: { a: 1 } }],
+        plugins: [{ name: '@gatehouse-auth/method-totp' }, { path: './local', options: { a: 1 } }],
         apps: [app({ login_stages: [['PASSWORD'], ['TOTP', 'SMS']] })],
       },
       {},
@@ -66,7 +66,7 @@ describe('config: parseConfig', () => {
     expect(config.server).to.deep.include({ host: '0.0.0.0', port: 8443, trust_proxy: 1, shutdown_timeout_ms: 10_000 });
     expect(config.secrets.encryption_key).to.equal(TEST_ENCRYPTION_KEY);
     expect(config.plugins).to.deep.equal([
-      { name: '@gatehouse/method-totp', options: {} },
+      { name: '@gatehouse-auth/method-totp', options: {} },
       { path: './local', options: { a: 1 } },
     ]);
     // Other issues add app settings; these are the ones this core defines.

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ApiError, BootError, isBootError, isProtocolError, OAuthError } from '@gatehouse/core';
+import { ApiError, BootError, isBootError, isProtocolError, OAuthError } from '@gatehouse-auth/core';
 
 describe('error brands', () => {
   it('recognise protocol and boot errors by brand, also from another copy of the core', () => {

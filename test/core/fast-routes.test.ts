@@ -7,7 +7,7 @@
 import http, { type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { ApiError, createLogger, OAuthError } from '@gatehouse/core';
+import { ApiError, createLogger, OAuthError } from '@gatehouse-auth/core';
 import { sendReply, withFastRoutes, type Endpoint, type FastRoute } from '../../core/dist/http/fast-routes.js';
 import { LogCapture } from '../support/log-capture.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildApp, createLogger, type Gatehouse } from '@gatehouse/core';
+import { buildApp, createLogger, type Gatehouse } from '@gatehouse-auth/core';
 import { TEST_ADMIN_TOKEN, testConfig } from '../support/config.js';
 import { fixturePlugin } from '../support/paths.js';
 import { LogCapture } from '../support/log-capture.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse/core';
-import { FakeClock } from '@gatehouse/core/testing';
+import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-auth/core';
+import { FakeClock } from '@gatehouse-auth/core/testing';
 
 describe('signing keys', () => {
   let gatehouse: Gatehouse;

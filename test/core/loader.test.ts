@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { BootError, buildApp, type Gatehouse } from '@gatehouse/core';
+import { BootError, buildApp, type Gatehouse } from '@gatehouse-auth/core';
 // resolvePlugins is internal (not part of the public API): the compiled module is tested directly.
 import { resolvePlugins } from '../../core/dist/plugins/loader.js';
 import { runCli, type CliResult } from '../support/cli.js';
@@ -164,6 +164,14 @@ describe('plugin loader', () => {
       expect(err.code).to.equal('PLUGIN_NOT_FOUND');
       expect(err.message).to.equal(
         'plugin @acme/does-not-exist (plugins[1]): package not found; install it with npm install @acme/does-not-exist',
+      );
+    });
+
+    it("a name in the @gatehouse scope (another project's on npm) is never loaded: the error names ours", async () => {
+      const err = await buildFailure([{ name: '@gatehouse/method-totp' }]);
+      expect(err.code).to.equal('PLUGIN_NOT_FOUND');
+      expect(err.message).to.equal(
+        "plugin @gatehouse/method-totp (plugins[0]): Gatehouse's packages are @gatehouse-auth/method-totp; the @gatehouse scope on npm belongs to another project",
       );
     });
 

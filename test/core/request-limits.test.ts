@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import { buildApp, createLogger, listen, type RunningServer } from '@gatehouse/core';
+import { buildApp, createLogger, listen, type RunningServer } from '@gatehouse-auth/core';
 import { testConfig } from '../support/config.js';
 
 /** Opens a socket, runs `talk`, and resolves with everything the server sent until it closed. */

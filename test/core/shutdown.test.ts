@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { buildApp, listen, type Gatehouse, type RunningServer } from '@gatehouse/core';
+import { buildApp, listen, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 import { spawnCli } from '../support/cli.js';
 import { testConfig } from '../support/config.js';
 import { fixtureConfig, fixturePlugin } from '../support/paths.js';

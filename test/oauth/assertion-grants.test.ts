@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import supertest from 'supertest';
-import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse/core';
+import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-auth/core';
 import { assertionXml, encode, makeKeyPairs, sign, type KeyPair } from '../../plugins/grant-saml2-bearer/test/idp.js';
 
 const ISSUER = 'https://login.example.test';
@@ -42,9 +42,9 @@ describe('OAuth: assertion and exchange grants over HTTP', function () {
         log: { level: 'silent' },
         secrets: { encryption_key: Buffer.alloc(32, 21).toString('base64') },
         plugins: [
-          { name: '@gatehouse/grant-jwt-bearer' },
-          { name: '@gatehouse/grant-saml2-bearer' },
-          { name: '@gatehouse/grant-token-exchange' },
+          { name: '@gatehouse-auth/grant-jwt-bearer' },
+          { name: '@gatehouse-auth/grant-saml2-bearer' },
+          { name: '@gatehouse-auth/grant-token-exchange' },
         ],
         apps: [
           {

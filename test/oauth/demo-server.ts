@@ -7,8 +7,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { generate } from 'otplib';
-import { buildApp, createLogger, listen, loadConfigFile, type Gatehouse, type RunningServer } from '@gatehouse/core';
-import { FakeClock } from '@gatehouse/core/testing';
+import {
+  buildApp,
+  createLogger,
+  listen,
+  loadConfigFile,
+  type Gatehouse,
+  type RunningServer,
+} from '@gatehouse-auth/core';
+import { FakeClock } from '@gatehouse-auth/core/testing';
 import type { Browser } from './support.js';
 import { completeStage, freePort, locationOf, pkcePair, postForm, basic, type Site } from './support.js';
 
@@ -44,7 +51,7 @@ export async function startDemoServer(opts: { trustProxy?: boolean } = {}): Prom
   loaded.config.server.trust_proxy = opts.trustProxy ?? false;
   // Cheap hashing: the suite checks behaviour, not cost.
   for (const plugin of loaded.config.plugins) {
-    if (plugin.name === '@gatehouse/method-password' || plugin.name === '@gatehouse/method-backupcode') {
+    if (plugin.name === '@gatehouse-auth/method-password' || plugin.name === '@gatehouse-auth/method-backupcode') {
       plugin.options = { ...plugin.options, memory_cost: 1024, time_cost: 2 };
     }
   }

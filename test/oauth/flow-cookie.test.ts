@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseConfig } from '@gatehouse/core';
+import { parseConfig } from '@gatehouse-auth/core';
 import { MAX_FLOW_COOKIES } from '../../core/dist/oauth/authorize.js';
 import { Browser, WEB, WEB_CB, authorizePath, obtainCode, pkcePair, startServer, type OAuthServer } from './support.js';
 

@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT, generateKeyPair, type JWTPayload } from 'jose';
-import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse/core';
+import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 import {
   Browser,
   basic,
@@ -100,10 +100,10 @@ describe('logout: RP-initiated, hosted, admin and back-channel (issue 8)', funct
         secrets: { encryption_key: Buffer.alloc(32, 3).toString('base64') },
         admin: { token: ADMIN },
         plugins: [
-          { name: '@gatehouse/method-password', options: { memory_cost: 1024, time_cost: 2 } },
-          { name: '@gatehouse/method-totp' },
-          { name: '@gatehouse/grant-authorization-code' },
-          { name: '@gatehouse/grant-refresh-token' },
+          { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
+          { name: '@gatehouse-auth/method-totp' },
+          { name: '@gatehouse-auth/grant-authorization-code' },
+          { name: '@gatehouse-auth/grant-refresh-token' },
         ],
         apps: [
           app(RP, { post_logout_redirect_uris: [BYE], backchannel_logout_uri: sink.url('/rp/logout') }),

@@ -11,7 +11,7 @@ import net from 'node:net';
 import { expect } from 'chai';
 import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { generate } from 'otplib';
-import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse/core';
+import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 
 export const ADMIN_TOKEN = 'oauth-suite-admin-token-0123456789abcdef0123';
 const KEY = Buffer.alloc(32, 11).toString('base64');
@@ -222,12 +222,12 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
       secrets: { encryption_key: KEY },
       admin: { token: ADMIN_TOKEN },
       plugins: [
-        { name: '@gatehouse/method-password', options: lowCost },
-        { name: '@gatehouse/method-totp' },
-        { name: '@gatehouse/grant-authorization-code' },
-        { name: '@gatehouse/grant-refresh-token' },
-        { name: '@gatehouse/grant-client-credentials' },
-        { name: '@gatehouse/grant-password' },
+        { name: '@gatehouse-auth/method-password', options: lowCost },
+        { name: '@gatehouse-auth/method-totp' },
+        { name: '@gatehouse-auth/grant-authorization-code' },
+        { name: '@gatehouse-auth/grant-refresh-token' },
+        { name: '@gatehouse-auth/grant-client-credentials' },
+        { name: '@gatehouse-auth/grant-password' },
       ],
       apps: suiteApps(key, opts),
     },

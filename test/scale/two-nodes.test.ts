@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import supertest from 'supertest';
-import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse/core';
+import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-auth/core';
 import { withPostgresDatabase } from '../support/postgres.js';
 
 const KEY = Buffer.alloc(32, 11).toString('base64');
@@ -25,10 +25,10 @@ function config(url: string) {
       admin: { token: ADMIN },
       maintenance: { purge_interval_seconds: 0 },
       plugins: [
-        { name: '@gatehouse/method-password', options: { memory_cost: 1024, time_cost: 2 } },
-        { name: '@gatehouse/grant-authorization-code' },
-        { name: '@gatehouse/grant-refresh-token' },
-        { name: '@gatehouse/grant-client-credentials' },
+        { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
+        { name: '@gatehouse-auth/grant-authorization-code' },
+        { name: '@gatehouse-auth/grant-refresh-token' },
+        { name: '@gatehouse-auth/grant-client-credentials' },
       ],
       apps: [
         {

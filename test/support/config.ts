@@ -1,4 +1,4 @@
-import { parseConfig, type GatehouseConfig } from '@gatehouse/core';
+import { parseConfig, type GatehouseConfig } from '@gatehouse-auth/core';
 
 /** A fixed 32-byte key (base64) so tests never generate a key file under ./data. */
 export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');

@@ -11,7 +11,7 @@ import {
   type DeliveryChannel,
   type JsonObject,
   type OutboundMessage,
-} from '@gatehouse/core';
+} from '@gatehouse-auth/core';
 import {
   CapturingChannel,
   enrollmentContext,
@@ -20,7 +20,7 @@ import {
   initiateContext,
   verifyContext,
   type FakeServices,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 
 const METHOD = 'TESTCODE';
 

@@ -24,7 +24,7 @@ describe('verification: refusals that reveal nothing', () => {
       plugins: [
         ...defaultPlugins(),
         {
-          name: '@gatehouse/fds-velocity',
+          name: '@gatehouse-auth/fds-velocity',
           options: {
             lockout_failures: 3,
             free_failures: 100,

@@ -16,7 +16,7 @@ describe('verification: strangers cannot lock a user out of a known device', () 
   before(async () => {
     v = await startVerificationApp({
       stages: [['PASSWORD'], ['TOTP']],
-      plugins: [...defaultPlugins(), { name: '@gatehouse/fds-velocity' }],
+      plugins: [...defaultPlugins(), { name: '@gatehouse-auth/fds-velocity' }],
       notifications: { email_channel: 'capture', min_interval_seconds: 0 },
     });
     alice = await passwordUser(v, 'lockout');

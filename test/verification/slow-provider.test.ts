@@ -54,10 +54,10 @@ describe('verification: the first stage never waits for the delivery provider', 
     v = await startVerificationApp({
       stages: [['SMS', 'PASSWORD'], ['TOTP']],
       plugins: [
-        { name: '@gatehouse/method-password', options: { memory_cost: 1024, time_cost: 2 } },
-        { name: '@gatehouse/method-totp' },
+        { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
+        { name: '@gatehouse-auth/method-totp' },
         {
-          name: '@gatehouse/channel-webhook',
+          name: '@gatehouse-auth/channel-webhook',
           options: {
             endpoints: [
               // No retries inside the channel: the job queue's retry is what is tested.
@@ -65,7 +65,7 @@ describe('verification: the first stage never waits for the delivery provider', 
             ],
           },
         },
-        { name: '@gatehouse/method-sms', options: { channel: 'sms-provider' } },
+        { name: '@gatehouse-auth/method-sms', options: { channel: 'sms-provider' } },
       ],
     });
     user = await passwordUser(v, 'slowsms');

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import supertest from 'supertest';
-import { buildApp, createLogger, parseConfig, type Clock, type Gatehouse } from '@gatehouse/core';
+import { buildApp, createLogger, parseConfig, type Clock, type Gatehouse } from '@gatehouse-auth/core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const FIXTURES = path.join(here, 'fixtures');
@@ -34,12 +34,12 @@ export function defaultPlugins(): NonNullable<AppOptions['plugins']> {
   const lowCost = { memory_cost: 1024, time_cost: 2 };
   return [
     { path: path.join(FIXTURES, 'capture-channel.js') },
-    { name: '@gatehouse/method-password', options: lowCost },
-    { name: '@gatehouse/method-totp' },
-    { name: '@gatehouse/method-backupcode', options: lowCost },
-    { name: '@gatehouse/method-sms', options: { channel: 'capture', max_sends: 50 } },
-    { name: '@gatehouse/method-email', options: { channel: 'capture', max_sends: 50 } },
-    { name: '@gatehouse/method-ivr', options: { channel: 'capture', max_sends: 50 } },
+    { name: '@gatehouse-auth/method-password', options: lowCost },
+    { name: '@gatehouse-auth/method-totp' },
+    { name: '@gatehouse-auth/method-backupcode', options: lowCost },
+    { name: '@gatehouse-auth/method-sms', options: { channel: 'capture', max_sends: 50 } },
+    { name: '@gatehouse-auth/method-email', options: { channel: 'capture', max_sends: 50 } },
+    { name: '@gatehouse-auth/method-ivr', options: { channel: 'capture', max_sends: 50 } },
   ];
 }
 

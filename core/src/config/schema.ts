@@ -66,7 +66,7 @@ const adminSchema = z.strictObject({
 
 const pluginEntrySchema = z
   .strictObject({
-    /** npm package name, e.g. @gatehouse/method-totp */
+    /** npm package name, e.g. @gatehouse-auth/method-totp */
     name: z.string().min(1).optional(),
     /** or a path to a plugin package/module, relative to the config file */
     path: z.string().min(1).optional(),

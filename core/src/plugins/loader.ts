@@ -145,6 +145,8 @@ export async function registerPlugins(
   return infos;
 }
 
+const FOREIGN_SCOPE = '@gatehouse/';
+
 function locate(entry: PluginEntry, baseDir: string, where: string): string {
   if (entry.path) {
     const target = path.resolve(baseDir, entry.path);
@@ -160,6 +162,13 @@ function locate(entry: PluginEntry, baseDir: string, where: string): string {
     }
   }
   const name = entry.name!;
+  // The @gatehouse scope on the public registry is an unrelated project's: never load from it.
+  if (name.startsWith(FOREIGN_SCOPE)) {
+    throw new BootError(
+      'PLUGIN_NOT_FOUND',
+      `plugin ${name} (${where}): Gatehouse's packages are ${name.replace(FOREIGN_SCOPE, '@gatehouse-auth/')}; the ${FOREIGN_SCOPE.slice(0, -1)} scope on npm belongs to another project`,
+    );
+  }
   // Resolve from the working directory first (an operator's own node_modules), then from core.
   for (const from of [path.join(process.cwd(), 'noop.js'), import.meta.filename]) {
     const found = resolvePackage(name, from);

@@ -1,5 +1,5 @@
 /**
- * `@gatehouse/core/testing`: in-memory fakes of the core services, so a plugin can be
+ * `@gatehouse-auth/core/testing`: in-memory fakes of the core services, so a plugin can be
  * unit-tested with no server and no database. Not for production use.
  */
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -1,8 +1,8 @@
 /**
- * @gatehouse/channel-outbox — a delivery channel that keeps messages in the database instead of
+ * @gatehouse-auth/channel-outbox — a delivery channel that keeps messages in the database instead of
  * sending them, for development and tests. Optionally exposes GET /dev/outbox/latest?to=...
  */
-import { definePlugin } from '@gatehouse/core';
+import { definePlugin } from '@gatehouse-auth/core';
 import { outboxChannel } from './outbox-channel.js';
 import { outboxOptions, type OutboxOptions } from './options.js';
 import { outboxRouter } from './outbox-route.js';
@@ -14,7 +14,7 @@ export { outboxOptions, type OutboxOptions } from './options.js';
 export const OUTBOX_ROUTE_PATH = '/dev/outbox';
 
 export default definePlugin<OutboxOptions>({
-  name: '@gatehouse/channel-outbox',
+  name: '@gatehouse-auth/channel-outbox',
   apiVersion: '^1',
   options: outboxOptions,
   register(api, options) {

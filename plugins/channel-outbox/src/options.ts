@@ -1,9 +1,9 @@
-import { z } from '@gatehouse/core';
+import { z } from '@gatehouse-auth/core';
 
 /** The message kinds a delivery channel can carry. */
 export const MESSAGE_KINDS = ['sms', 'email', 'voice', 'push'] as const;
 
-/** Options of `@gatehouse/channel-outbox`. */
+/** Options of `@gatehouse-auth/channel-outbox`. */
 export const outboxOptions = z
   .strictObject({
     /** Channel id that methods name to deliver through this outbox. */

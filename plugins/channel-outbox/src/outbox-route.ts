@@ -1,4 +1,4 @@
-import { ApiError, type RecordStore, type Services } from '@gatehouse/core';
+import { ApiError, type RecordStore, type Services } from '@gatehouse-auth/core';
 import { latestMessage } from './outbox-channel.js';
 
 /** GET /latest?to=<address>: the newest stored message for one address, in the API envelope. */

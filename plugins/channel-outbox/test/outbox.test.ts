@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import express from 'express';
 import { pino } from 'pino';
 import request from 'supertest';
-import { ApiError, type OutboundMessage } from '@gatehouse/core';
-import { fakeServices, registerWithFakes, type Registered } from '@gatehouse/core/testing';
+import { ApiError, type OutboundMessage } from '@gatehouse-auth/core';
+import { fakeServices, registerWithFakes, type Registered } from '@gatehouse-auth/core/testing';
 import plugin, { latestMessage, OUTBOX_ROUTE_PATH } from '../src/index.js';
 
 const sms = (to: string, text: string): OutboundMessage => ({ kind: 'sms', to, text });
@@ -24,7 +24,7 @@ function appFor(registered: Registered): express.Express {
   return app;
 }
 
-describe('@gatehouse/channel-outbox', () => {
+describe('@gatehouse-auth/channel-outbox', () => {
   describe('options', () => {
     it('registers one channel with the defaults and no route', async () => {
       const registered = await registerWithFakes(plugin);

@@ -1,8 +1,8 @@
 /**
- * @gatehouse/channel-smtp — sends email messages (codes, notices) through an SMTP server with
+ * @gatehouse-auth/channel-smtp — sends email messages (codes, notices) through an SMTP server with
  * nodemailer. `send` resolves once the server accepted the message and rejects otherwise.
  */
-import { definePlugin } from '@gatehouse/core';
+import { definePlugin } from '@gatehouse-auth/core';
 import { smtpOptions, type SmtpOptions } from './options.js';
 import { createSmtpTransport, smtpChannel } from './smtp-channel.js';
 
@@ -10,7 +10,7 @@ export { smtpOptions, type SmtpOptions } from './options.js';
 export { smtpChannel, createSmtpTransport, DEFAULT_SUBJECT, type SmtpTransport } from './smtp-channel.js';
 
 export default definePlugin<SmtpOptions>({
-  name: '@gatehouse/channel-smtp',
+  name: '@gatehouse-auth/channel-smtp',
   apiVersion: '^1',
   options: smtpOptions,
   register(api, options) {

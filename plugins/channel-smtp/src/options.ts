@@ -1,11 +1,11 @@
-import { z } from '@gatehouse/core';
+import { z } from '@gatehouse-auth/core';
 
 /** A bare address (`a@b.example`): no spaces, commas or angle brackets, so never two recipients. */
 export const BARE_ADDRESS = /^[^\s@,;<>"()]+@[^\s@,;<>"()]+$/;
 /** A display name with an address: `Gatehouse <no-reply@example.com>`. */
 const NAMED_ADDRESS = /^[^\r\n<>]*<[^\s@,;<>"()]+@[^\s@,;<>"()]+>$/;
 
-/** Options of `@gatehouse/channel-smtp`. */
+/** Options of `@gatehouse-auth/channel-smtp`. */
 export const smtpOptions = z.strictObject({
   /** Channel id that methods name to deliver through this server. */
   id: z.string().min(1).default('smtp'),

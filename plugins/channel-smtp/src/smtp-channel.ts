@@ -1,4 +1,4 @@
-import type { DeliveryChannel } from '@gatehouse/core';
+import type { DeliveryChannel } from '@gatehouse-auth/core';
 import nodemailer from 'nodemailer';
 import { BARE_ADDRESS, type SmtpOptions } from './options.js';
 import { smtpDeliveryError } from './smtp-error.js';

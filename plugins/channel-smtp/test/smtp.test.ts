@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
-import type { DeliveryChannel } from '@gatehouse/core';
-import { registerWithFakes } from '@gatehouse/core/testing';
+import type { DeliveryChannel } from '@gatehouse-auth/core';
+import { registerWithFakes } from '@gatehouse-auth/core/testing';
 import plugin, { DEFAULT_SUBJECT } from '../src/index.js';
 
 interface Received {
@@ -93,7 +93,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
   expect.fail('expected the promise to reject');
 }
 
-describe('@gatehouse/channel-smtp', () => {
+describe('@gatehouse-auth/channel-smtp', () => {
   let server: TestServer | undefined;
   afterEach(async () => {
     await server?.close();

@@ -1,8 +1,8 @@
 /**
- * @gatehouse/channel-webhook — delivers messages (SMS, voice/IVR, push, email) by POSTing signed
+ * @gatehouse-auth/channel-webhook — delivers messages (SMS, voice/IVR, push, email) by POSTing signed
  * JSON to provider endpoints. One channel is registered per configured endpoint.
  */
-import { definePlugin } from '@gatehouse/core';
+import { definePlugin } from '@gatehouse-auth/core';
 import { webhookOptions, type WebhookOptions } from './options.js';
 import { webhookChannel } from './webhook-channel.js';
 
@@ -14,7 +14,7 @@ export { retryDelayMs, parseRetryAfter, isRetryableStatus, MAX_RETRY_AFTER_MS } 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 export default definePlugin<WebhookOptions>({
-  name: '@gatehouse/channel-webhook',
+  name: '@gatehouse-auth/channel-webhook',
   apiVersion: '^1',
   options: webhookOptions,
   register(api, options) {

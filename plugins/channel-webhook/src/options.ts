@@ -1,4 +1,4 @@
-import { z } from '@gatehouse/core';
+import { z } from '@gatehouse-auth/core';
 
 const MESSAGE_KINDS = ['sms', 'email', 'voice', 'push'] as const;
 
@@ -26,7 +26,7 @@ export const endpointOptions = z.strictObject({
   backoff_ms: z.number().int().min(0).default(200),
 });
 
-/** Options of `@gatehouse/channel-webhook`. */
+/** Options of `@gatehouse-auth/channel-webhook`. */
 export const webhookOptions = z
   .strictObject({ endpoints: z.array(endpointOptions).min(1) })
   .superRefine((options, ctx) => {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DeliveryChannel, JsonObject, OutboundMessage, PluginApi, Services } from '@gatehouse/core';
+import type { DeliveryChannel, JsonObject, OutboundMessage, PluginApi, Services } from '@gatehouse-auth/core';
 import type { EndpointOptions } from './options.js';
 import { IDEMPOTENCY_HEADER, SIGNATURE_HEADER, signPayload, TIMESTAMP_HEADER } from './signature.js';
 import { isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry.js';

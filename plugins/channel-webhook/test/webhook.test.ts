@@ -3,8 +3,8 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import type { DeliveryChannel } from '@gatehouse/core';
-import { fakeServices, registerWithFakes, silentLogger, type FakeServices } from '@gatehouse/core/testing';
+import type { DeliveryChannel } from '@gatehouse-auth/core';
+import { fakeServices, registerWithFakes, silentLogger, type FakeServices } from '@gatehouse-auth/core/testing';
 import plugin, {
   endpointOptions,
   parseRetryAfter,
@@ -101,7 +101,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
 
 const sms = { kind: 'sms' as const, to: '+15551230000', text: 'Your code is 493817' };
 
-describe('@gatehouse/channel-webhook', () => {
+describe('@gatehouse-auth/channel-webhook', () => {
   let provider: Provider | undefined;
   afterEach(async () => {
     await provider?.close();

@@ -1,5 +1,5 @@
 import { BlockList } from 'node:net';
-import type { FdsContext, FdsRule, FdsVerdict } from '@gatehouse/core';
+import type { FdsContext, FdsRule, FdsVerdict } from '@gatehouse-auth/core';
 import { parseAddress, parseRange } from './address.js';
 import type { IpListOptions } from './options.js';
 

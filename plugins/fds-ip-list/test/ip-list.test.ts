@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { z, type FdsRule } from '@gatehouse/core';
-import { fakeServices, fakeUser, fdsContext, registerWithFakes } from '@gatehouse/core/testing';
+import { z, type FdsRule } from '@gatehouse-auth/core';
+import { fakeServices, fakeUser, fdsContext, registerWithFakes } from '@gatehouse-auth/core/testing';
 import plugin, { ipListOptions, parseAddress, parseRange } from '../src/index.js';
 
 async function ruleWith(options: Record<string, unknown>): Promise<FdsRule> {
@@ -20,7 +20,7 @@ const DENIED = { action: 'deny', reason: 'ip_list.denied' };
 const NOT_ALLOWED = { action: 'deny', reason: 'ip_list.not_allowed' };
 const BAD_IP = { action: 'deny', reason: 'ip_list.bad_ip' };
 
-describe('@gatehouse/fds-ip-list', () => {
+describe('@gatehouse-auth/fds-ip-list', () => {
   describe('options', () => {
     it('defaults to two empty lists', () => {
       expect(ipListOptions.parse(undefined)).to.deep.equal({ allow: [], deny: [] });

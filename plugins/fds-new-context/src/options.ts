@@ -1,8 +1,8 @@
-import { z } from '@gatehouse/core';
+import { z } from '@gatehouse-auth/core';
 
 const action = z.enum(['allow', 'step_up', 'deny']);
 
-/** Options of @gatehouse/fds-new-context; every key has a default. */
+/** Options of @gatehouse-auth/fds-new-context; every key has a default. */
 export const newContextOptions = z
   .strictObject({
     /** The verdict each signal asks for; the strictest among the signals present wins. */

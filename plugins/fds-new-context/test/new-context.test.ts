@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { EventQuery, FdsRule, History, RequestFacts, UserRecord } from '@gatehouse/core';
-import { fakeServices, fakeUser, fdsContext, registerWithFakes, type FakeServices } from '@gatehouse/core/testing';
+import type { EventQuery, FdsRule, History, RequestFacts, UserRecord } from '@gatehouse-auth/core';
+import { fakeServices, fakeUser, fdsContext, registerWithFakes, type FakeServices } from '@gatehouse-auth/core/testing';
 import plugin, { newContextOptions } from '../src/index.js';
 import { UA } from './user-agents.js';
 
@@ -61,7 +61,7 @@ function evaluate(
 
 const ALLOW = { action: 'allow' };
 
-describe('@gatehouse/fds-new-context', () => {
+describe('@gatehouse-auth/fds-new-context', () => {
   describe('options', () => {
     it('has the documented defaults', () => {
       expect(newContextOptions.parse(undefined)).to.deep.equal({

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { deviceKey, hourDistance, networkPrefix, primaryLanguage } from '../src/index.js';
 import { UA } from './user-agents.js';
 
-describe('@gatehouse/fds-new-context helpers', () => {
+describe('@gatehouse-auth/fds-new-context helpers', () => {
   describe('deviceKey', () => {
     it('is browser family, OS name and platform type, lower case', () => {
       expect(deviceKey({ userAgent: UA.chrome120Linux })).to.equal('ua:chrome|linux|desktop');

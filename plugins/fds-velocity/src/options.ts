@@ -1,8 +1,8 @@
-import { z } from '@gatehouse/core';
+import { z } from '@gatehouse-auth/core';
 
 const count = () => z.number().int().min(1);
 
-/** Options of @gatehouse/fds-velocity; every key has a default. */
+/** Options of @gatehouse-auth/fds-velocity; every key has a default. */
 export const velocityOptions = z
   .strictObject({
     /** Length of the sliding window for the per-user, per-IP and per-factor counts. */

@@ -1,4 +1,4 @@
-import type { EventQuery, FdsContext, FdsRule, FdsVerdict } from '@gatehouse/core';
+import type { EventQuery, FdsContext, FdsRule, FdsVerdict } from '@gatehouse-auth/core';
 import { backoffSeconds, secondsLeft } from './backoff.js';
 import type { VelocityOptions } from './options.js';
 

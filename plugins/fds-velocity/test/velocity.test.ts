@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { EventQuery, FdsRule, FdsVerdict, History, UserRecord } from '@gatehouse/core';
-import { fakeServices, fakeUser, fdsContext, registerWithFakes, type FakeServices } from '@gatehouse/core/testing';
+import type { EventQuery, FdsRule, FdsVerdict, History, UserRecord } from '@gatehouse-auth/core';
+import { fakeServices, fakeUser, fdsContext, registerWithFakes, type FakeServices } from '@gatehouse-auth/core/testing';
 import plugin, { backoffSeconds, secondsLeft, velocityOptions } from '../src/index.js';
 
 const HOME_IP = '203.0.113.10';
@@ -70,7 +70,7 @@ function evaluate(s: Setup, opts: Where & { phase?: 'initiation' | 'verification
   );
 }
 
-describe('@gatehouse/fds-velocity', () => {
+describe('@gatehouse-auth/fds-velocity', () => {
   describe('options', () => {
     it('has the documented defaults', () => {
       expect(velocityOptions.parse(undefined)).to.deep.equal({

@@ -5,7 +5,7 @@ import {
   type GrantHandler,
   type Services,
   type TokenResponse,
-} from '@gatehouse/core';
+} from '@gatehouse-auth/core';
 import { checkPkce } from './pkce.js';
 
 export const AUTHORIZATION_CODE = 'authorization_code';

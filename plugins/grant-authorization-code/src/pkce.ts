@@ -1,4 +1,4 @@
-import { OAuthError, type AuthorizationCode, type OAuthClient, type Services } from '@gatehouse/core';
+import { OAuthError, type AuthorizationCode, type OAuthClient, type Services } from '@gatehouse-auth/core';
 
 /** RFC 7636 §4.1: 43–128 characters from the unreserved set. */
 const VERIFIER_FORMAT = /^[A-Za-z0-9\-._~]{43,128}$/;

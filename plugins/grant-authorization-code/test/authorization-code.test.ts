@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import type { OAuthError } from '@gatehouse/core';
-import { type GrantHandler, type OAuthClient, type TokenResponse } from '@gatehouse/core';
+import type { OAuthError } from '@gatehouse-auth/core';
+import { type GrantHandler, type OAuthClient, type TokenResponse } from '@gatehouse-auth/core';
 import {
   fakeClient,
   fakeOAuth,
@@ -12,7 +12,7 @@ import {
   type FakeServices,
   type NewFakeCode,
   expectOAuthError,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin, { authorizationCodeGrant, wantsRefreshToken } from '../src/index.js';
 
 const REDIRECT = 'https://app.example.test/callback';
@@ -56,7 +56,7 @@ function redeem(s: Setup, params: Record<string, string | undefined>, client: OA
 
 const codeRow = (s: Setup, key: string) => s.oauth.codeRows.get(key)!;
 
-describe('@gatehouse/grant-authorization-code', () => {
+describe('@gatehouse-auth/grant-authorization-code', () => {
   it('registers one handler for authorization_code with its parameters', async () => {
     const { handler } = await setup();
     expect(handler.grantType).to.equal('authorization_code');

@@ -1,4 +1,4 @@
-import { OAuthError, type GrantContext, type GrantHandler, type TokenResponse } from '@gatehouse/core';
+import { OAuthError, type GrantContext, type GrantHandler, type TokenResponse } from '@gatehouse-auth/core';
 import { serviceSubjectOf } from './subject.js';
 
 export const CLIENT_CREDENTIALS = 'client_credentials';

@@ -1,4 +1,4 @@
-import { OAuthError, type OAuthClient } from '@gatehouse/core';
+import { OAuthError, type OAuthClient } from '@gatehouse-auth/core';
 
 export const SERVICE_SUBJECT_TYPES = ['enterprise', 'user'] as const;
 export type ServiceSubjectType = (typeof SERVICE_SUBJECT_TYPES)[number];

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type GrantHandler, type OAuthClient } from '@gatehouse/core';
+import { type GrantHandler, type OAuthClient } from '@gatehouse-auth/core';
 import {
   fakeClient,
   fakeOAuth,
@@ -8,7 +8,7 @@ import {
   registerWithFakes,
   type FakeOAuth,
   expectOAuthError,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin from '../src/index.js';
 
 const SERVICE_CLIENT = fakeClient({
@@ -34,7 +34,7 @@ function request(s: Setup, params: Record<string, string | undefined>, client: O
   return s.handler.handle(grantContext({ client, oauth: s.oauth, params }));
 }
 
-describe('@gatehouse/grant-client-credentials', () => {
+describe('@gatehouse-auth/grant-client-credentials', () => {
   it('registers one handler for client_credentials with its parameters', async () => {
     const { handler } = await setup();
     expect(handler.grantType).to.equal('client_credentials');

@@ -1,4 +1,4 @@
-import { OAuthError, type OAuthClient } from '@gatehouse/core';
+import { OAuthError, type OAuthClient } from '@gatehouse-auth/core';
 import {
   createLocalJWKSet,
   decodeJwt,

@@ -1,4 +1,4 @@
-import { OAuthError, type Clock, type GrantContext, type GrantHandler, type TokenResponse } from '@gatehouse/core';
+import { OAuthError, type Clock, type GrantContext, type GrantHandler, type TokenResponse } from '@gatehouse-auth/core';
 import { verifyAssertion } from './assertion.js';
 
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';

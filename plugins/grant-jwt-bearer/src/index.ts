@@ -1,4 +1,4 @@
-import { definePlugin, z } from '@gatehouse/core';
+import { definePlugin, z } from '@gatehouse-auth/core';
 import { jwtBearerGrant } from './grant.js';
 
 export { jwtBearerGrant, JWT_BEARER } from './grant.js';
@@ -12,15 +12,15 @@ export {
 } from './assertion.js';
 
 /**
- * @gatehouse/grant-jwt-bearer: the RFC 7523 JWT bearer assertion grant. A confidential client
+ * @gatehouse-auth/grant-jwt-bearer: the RFC 7523 JWT bearer assertion grant. A confidential client
  * trades a JWT signed by one of its `assertion_issuers` for tokens of the user named in `sub`.
  *
  * @example
  * plugins:
- *   - name: '@gatehouse/grant-jwt-bearer'
+ *   - name: '@gatehouse-auth/grant-jwt-bearer'
  */
 export default definePlugin({
-  name: '@gatehouse/grant-jwt-bearer',
+  name: '@gatehouse-auth/grant-jwt-bearer',
   apiVersion: '^1',
   options: z.strictObject({}).default({}),
   register(api) {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type GrantHandler, type OAuthClient } from '@gatehouse/core';
+import { type GrantHandler, type OAuthClient } from '@gatehouse-auth/core';
 import {
   fakeClient,
   fakeOAuth,
@@ -8,7 +8,7 @@ import {
   registerWithFakes,
   type FakeOAuth,
   expectOAuthError,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import plugin from '../src/index.js';
 
@@ -127,7 +127,7 @@ async function expectRejected(s: Setup, assertion: string, description: string, 
   expect(s.oauth.issued).to.deep.equal([]);
 }
 
-describe('@gatehouse/grant-jwt-bearer', () => {
+describe('@gatehouse-auth/grant-jwt-bearer', () => {
   it('registers one handler for the RFC 7523 grant type with its parameters', async () => {
     const { handler } = await setup();
     expect(handler.grantType).to.equal(GRANT);

@@ -5,10 +5,10 @@ import {
   type OAuthClient,
   type Services,
   type TokenResponse,
-} from '@gatehouse/core';
+} from '@gatehouse-auth/core';
 
 export const PASSWORD = 'password';
-/** The verification method that checks the password (@gatehouse/method-password). */
+/** The verification method that checks the password (@gatehouse-auth/method-password). */
 export const PASSWORD_METHOD = 'PASSWORD';
 
 /**

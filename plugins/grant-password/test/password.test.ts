@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type GrantHandler, type OAuthClient } from '@gatehouse/core';
+import { type GrantHandler, type OAuthClient } from '@gatehouse-auth/core';
 import {
   fakeClient,
   fakeOAuth,
@@ -10,7 +10,7 @@ import {
   type FakeOAuthOptions,
   type FakeServices,
   expectOAuthError,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin from '../src/index.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -41,7 +41,7 @@ function request(s: Setup, params: Record<string, string | undefined>, client: O
   return s.handler.handle(grantContext({ client, oauth: s.oauth, params }));
 }
 
-describe('@gatehouse/grant-password', () => {
+describe('@gatehouse-auth/grant-password', () => {
   it('registers one handler for password with its parameters', async () => {
     const { handler } = await setup();
     expect(handler.grantType).to.equal('password');

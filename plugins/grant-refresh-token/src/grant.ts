@@ -6,7 +6,7 @@ import {
   type JsonObject,
   type StoredToken,
   type TokenResponse,
-} from '@gatehouse/core';
+} from '@gatehouse-auth/core';
 
 export const REFRESH_TOKEN = 'refresh_token';
 

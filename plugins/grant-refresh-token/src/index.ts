@@ -1,18 +1,18 @@
-import { definePlugin, z } from '@gatehouse/core';
+import { definePlugin, z } from '@gatehouse-auth/core';
 import { refreshTokenGrant } from './grant.js';
 
 export { refreshTokenGrant, authenticationOf, REFRESH_TOKEN } from './grant.js';
 
 /**
- * @gatehouse/grant-refresh-token: refresh with rotation; presenting a rotated token again
+ * @gatehouse-auth/grant-refresh-token: refresh with rotation; presenting a rotated token again
  * revokes the whole grant; scope may only narrow; the grant's absolute expiry bounds the family.
  *
  * @example
  * plugins:
- *   - name: '@gatehouse/grant-refresh-token'
+ *   - name: '@gatehouse-auth/grant-refresh-token'
  */
 export default definePlugin({
-  name: '@gatehouse/grant-refresh-token',
+  name: '@gatehouse-auth/grant-refresh-token',
   apiVersion: '^1',
   options: z.strictObject({}).default({}),
   register(api) {

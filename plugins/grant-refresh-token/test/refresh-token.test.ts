@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { OAuthError } from '@gatehouse/core';
-import { type GrantHandler, type OAuthClient, type TokenResponse } from '@gatehouse/core';
+import type { OAuthError } from '@gatehouse-auth/core';
+import { type GrantHandler, type OAuthClient, type TokenResponse } from '@gatehouse-auth/core';
 import {
   fakeClient,
   fakeOAuth,
@@ -10,7 +10,7 @@ import {
   type FakeOAuth,
   type FakeServices,
   expectOAuthError,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin, { authenticationOf } from '../src/index.js';
 
 const AUTH_TIME = 1767268800;
@@ -52,7 +52,7 @@ function refresh(s: Setup, params: Record<string, string | undefined>, client: O
 
 const active = async (s: Setup, token: string) => (await s.oauth.inspect(token)).active;
 
-describe('@gatehouse/grant-refresh-token', () => {
+describe('@gatehouse-auth/grant-refresh-token', () => {
   it('registers one handler for refresh_token with its parameters', async () => {
     const { handler } = await setup();
     expect(handler.grantType).to.equal('refresh_token');

@@ -1,4 +1,4 @@
-import { OAuthError } from '@gatehouse/core';
+import { OAuthError } from '@gatehouse-auth/core';
 
 /** Bigger than any bearer assertion an IdP sends; stops a client making us parse megabytes. */
 export const MAX_ASSERTION_CHARS = 100_000;

@@ -1,4 +1,4 @@
-import { OAuthError, type Clock, type GrantContext, type GrantHandler, type TokenResponse } from '@gatehouse/core';
+import { OAuthError, type Clock, type GrantContext, type GrantHandler, type TokenResponse } from '@gatehouse-auth/core';
 import { checkClaims } from './claims.js';
 import { decodeAssertion } from './encoding.js';
 import { IssuerKeys } from './keys.js';

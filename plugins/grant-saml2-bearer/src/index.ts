@@ -1,4 +1,4 @@
-import { definePlugin, z } from '@gatehouse/core';
+import { definePlugin, z } from '@gatehouse-auth/core';
 import { saml2BearerGrant } from './grant.js';
 
 export { saml2BearerGrant, SAML2_BEARER, type Saml2BearerSettings } from './grant.js';
@@ -7,16 +7,16 @@ export { checkClaims, BEARER_METHOD, type AssertionClaims, type ClaimChecks } fr
 export { AssertionRejected } from './rejection.js';
 
 /**
- * @gatehouse/grant-saml2-bearer: the RFC 7522 SAML 2.0 bearer assertion grant. A client trades an
+ * @gatehouse-auth/grant-saml2-bearer: the RFC 7522 SAML 2.0 bearer assertion grant. A client trades an
  * assertion signed by one of its `saml_issuers` for an access token for the NameID's user.
  *
  * @example
  * plugins:
- *   - name: '@gatehouse/grant-saml2-bearer'
+ *   - name: '@gatehouse-auth/grant-saml2-bearer'
  *     options: { clock_skew_seconds: 60 }
  */
 export default definePlugin({
-  name: '@gatehouse/grant-saml2-bearer',
+  name: '@gatehouse-auth/grant-saml2-bearer',
   apiVersion: '^1',
   options: z
     .strictObject({

@@ -1,5 +1,5 @@
 import { X509Certificate, type KeyObject } from 'node:crypto';
-import type { OAuthClient } from '@gatehouse/core';
+import type { OAuthClient } from '@gatehouse-auth/core';
 
 /** A bare base64 DER body (pasted without the PEM armour) is wrapped into PEM. */
 function toPem(certificate: string): string {

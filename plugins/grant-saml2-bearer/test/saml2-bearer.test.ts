@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type GrantHandler, type OAuthClient } from '@gatehouse/core';
+import { type GrantHandler, type OAuthClient } from '@gatehouse-auth/core';
 import {
   fakeClient,
   fakeOAuth,
@@ -9,7 +9,7 @@ import {
   type FakeOAuth,
   type FakeClock,
   expectOAuthError,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin from '../src/index.js';
 import {
   ENVELOPED,
@@ -107,7 +107,7 @@ const expectSamlError = (promise: Promise<unknown>, code: string, description?: 
 
 const BAD_SIGNATURE = 'assertion is not signed by a trusted issuer';
 
-describe('@gatehouse/grant-saml2-bearer', function () {
+describe('@gatehouse-auth/grant-saml2-bearer', function () {
   this.timeout(30_000);
 
   before(() => {

@@ -1,4 +1,4 @@
-import { OAuthError, type JsonValue, type OAuthClient, type OAuthServices } from '@gatehouse/core';
+import { OAuthError, type JsonValue, type OAuthClient, type OAuthServices } from '@gatehouse-auth/core';
 
 const invalidActor = () => new OAuthError('invalid_request', 'the actor_token is invalid');
 

@@ -9,7 +9,7 @@ import {
   type OAuthServices,
   type StoredToken,
   type TokenResponse,
-} from '@gatehouse/core';
+} from '@gatehouse-auth/core';
 import { acceptActorToken } from './actor.js';
 import { acceptSubjectToken } from './subject.js';
 import { resolveAudience } from './targets.js';

@@ -1,20 +1,20 @@
-import { definePlugin, z } from '@gatehouse/core';
+import { definePlugin, z } from '@gatehouse-auth/core';
 import { tokenExchangeGrant } from './grant.js';
 
 export { tokenExchangeGrant, exchangedClaims, TOKEN_EXCHANGE } from './grant.js';
 export { resolveAudience } from './targets.js';
 
 /**
- * @gatehouse/grant-token-exchange: RFC 8693 token exchange for down-scoped access tokens and
+ * @gatehouse-auth/grant-token-exchange: RFC 8693 token exchange for down-scoped access tokens and
  * annotator tokens (an ID token as actor_token becomes the `act` claim). Targets are limited to
  * the app's `audiences`; the subject token must be an active access token of or for the client.
  *
  * @example
  * plugins:
- *   - name: '@gatehouse/grant-token-exchange'
+ *   - name: '@gatehouse-auth/grant-token-exchange'
  */
 export default definePlugin({
-  name: '@gatehouse/grant-token-exchange',
+  name: '@gatehouse-auth/grant-token-exchange',
   apiVersion: '^1',
   options: z.strictObject({}).default({}),
   register(api) {

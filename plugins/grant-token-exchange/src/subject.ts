@@ -6,7 +6,7 @@ import {
   type OAuthClient,
   type OAuthServices,
   type StoredToken,
-} from '@gatehouse/core';
+} from '@gatehouse-auth/core';
 
 /** An active access token this client may exchange, with what the new token inherits. */
 export interface SubjectToken {

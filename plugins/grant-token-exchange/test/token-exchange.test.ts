@@ -7,7 +7,7 @@ import {
   type GrantHandler,
   type JsonObject,
   type OAuthClient,
-} from '@gatehouse/core';
+} from '@gatehouse-auth/core';
 import {
   fakeClient,
   fakeOAuth,
@@ -16,7 +16,7 @@ import {
   registerWithFakes,
   type FakeOAuth,
   expectOAuthError,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin, { TOKEN_EXCHANGE } from '../src/index.js';
 
 const FILE = 'https://files.example.test/file/1';
@@ -81,7 +81,7 @@ async function expectRefused(s: Setup, params: Record<string, string | undefined
 
 const grantIdOf = (s: Setup, token: string) => s.oauth.tokenRow(token)!.grantId;
 
-describe('@gatehouse/grant-token-exchange', () => {
+describe('@gatehouse-auth/grant-token-exchange', () => {
   it('registers one handler for the token-exchange grant with the RFC 8693 parameters', async () => {
     const { handler } = await setup();
     expect(handler.grantType).to.equal('urn:ietf:params:oauth:grant-type:token-exchange');

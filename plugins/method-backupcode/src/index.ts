@@ -1,9 +1,9 @@
 /**
- * @gatehouse/method-backupcode — the BACKUPCODE verification method: a set of single-use
+ * @gatehouse-auth/method-backupcode — the BACKUPCODE verification method: a set of single-use
  * recovery codes (60 bits each), shown once and stored as argon2id hashes.
  */
 import { randomBytes } from 'node:crypto';
-import { definePlugin, z, type AuthMethod } from '@gatehouse/core';
+import { definePlugin, z, type AuthMethod } from '@gatehouse-auth/core';
 import { argon2Hasher, type CodeHasher } from './hasher.js';
 import { backupCodeMethod } from './method.js';
 
@@ -44,7 +44,7 @@ export async function createBackupCodeMethod(
 }
 
 export default definePlugin({
-  name: '@gatehouse/method-backupcode',
+  name: '@gatehouse-auth/method-backupcode',
   apiVersion: '^1',
   options: backupCodeOptions,
   async register(api, options) {

@@ -1,4 +1,4 @@
-import type { AuthMethod, EnrollmentHandlers, NewCredential, VerifyContext, VerifyOutcome } from '@gatehouse/core';
+import type { AuthMethod, EnrollmentHandlers, NewCredential, VerifyContext, VerifyOutcome } from '@gatehouse-auth/core';
 import { formatCode, generateCode, lookupId, normalizeCode } from './codes.js';
 import type { CodeHasher } from './hasher.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { AuthMethod, EnrollmentHandlers, VerifyOutcome } from '@gatehouse/core';
+import type { AuthMethod, EnrollmentHandlers, VerifyOutcome } from '@gatehouse-auth/core';
 import {
   enrollmentContext,
   fakeServices,
@@ -7,7 +7,7 @@ import {
   initiateContext,
   registerWithFakes,
   verifyContext,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin, {
   argon2Hasher,
   createBackupCodeMethod,
@@ -53,7 +53,7 @@ const rows = (s: Setup) => s.services.credentialRows.rows.filter((c) => c.userId
 const enrolled = (s: Setup) =>
   s.method.isEnrolled(initiateContext({ services: s.services, user: s.user, method: METHOD }));
 
-describe('@gatehouse/method-backupcode', () => {
+describe('@gatehouse-auth/method-backupcode', () => {
   it('registers one method with the spec id, amr and fields', async () => {
     const { method } = await setup();
     expect(method.id).to.equal('BACKUPCODE');

@@ -5,10 +5,10 @@
  * user alone controls), so it must not count as a second factor at AAL2: use this method for
  * account recovery or low-assurance logins only.
  */
-import { codeMethodOptions, createCodeMethod, definePlugin, maskEmail, normalizeEmail } from '@gatehouse/core';
+import { codeMethodOptions, createCodeMethod, definePlugin, maskEmail, normalizeEmail } from '@gatehouse-auth/core';
 
 export default definePlugin({
-  name: '@gatehouse/method-email',
+  name: '@gatehouse-auth/method-email',
   apiVersion: '^1',
   options: codeMethodOptions,
   register(api, options) {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { JsonObject } from '@gatehouse/core';
+import type { JsonObject } from '@gatehouse-auth/core';
 import {
   CapturingChannel,
   enrollmentContext,
@@ -8,10 +8,10 @@ import {
   initiateContext,
   registerWithFakes,
   verifyContext,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin from '../src/index.js';
 
-describe('@gatehouse/method-email', () => {
+describe('@gatehouse-auth/method-email', () => {
   async function setup() {
     const channel = new CapturingChannel('smtp', ['email']);
     const services = fakeServices({ channels: [channel] });

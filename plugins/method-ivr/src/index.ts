@@ -2,7 +2,7 @@
  * IVR: a one-time code read out in a voice call to the user's phone (or another enrolled phone).
  * NIST 800-63B treats the phone as a restricted authenticator: offer an alternative where possible.
  */
-import { codeMethodOptions, createCodeMethod, definePlugin, maskPhone, normalizePhone } from '@gatehouse/core';
+import { codeMethodOptions, createCodeMethod, definePlugin, maskPhone, normalizePhone } from '@gatehouse-auth/core';
 
 /** `123456` → `1, 2, 3, 4, 5, 6`: a speech engine reads digits one by one, with pauses. */
 export function spellDigits(code: string): string {
@@ -10,7 +10,7 @@ export function spellDigits(code: string): string {
 }
 
 export default definePlugin({
-  name: '@gatehouse/method-ivr',
+  name: '@gatehouse-auth/method-ivr',
   apiVersion: '^1',
   options: codeMethodOptions,
   register(api, options) {

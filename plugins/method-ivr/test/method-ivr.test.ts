@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { JsonObject } from '@gatehouse/core';
+import type { JsonObject } from '@gatehouse-auth/core';
 import {
   CapturingChannel,
   fakeServices,
@@ -7,10 +7,10 @@ import {
   initiateContext,
   registerWithFakes,
   verifyContext,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin, { spellDigits } from '../src/index.js';
 
-describe('@gatehouse/method-ivr', () => {
+describe('@gatehouse-auth/method-ivr', () => {
   async function setup(options: Record<string, unknown> = {}) {
     const channel = new CapturingChannel('voice-gateway', ['voice']);
     const services = fakeServices({ channels: [channel] });

@@ -1,9 +1,9 @@
 /**
- * @gatehouse/method-password — the PASSWORD verification method: argon2id hashes, NIST
+ * @gatehouse-auth/method-password — the PASSWORD verification method: argon2id hashes, NIST
  * SP 800-63B length rules and a list of common/breached passwords, no composition rules.
  */
 import { randomBytes } from 'node:crypto';
-import { definePlugin, z, type AuthMethod } from '@gatehouse/core';
+import { definePlugin, z, type AuthMethod } from '@gatehouse-auth/core';
 import { argon2Hasher, type PasswordHasher } from './hasher.js';
 import { passwordMethod } from './method.js';
 
@@ -49,7 +49,7 @@ export async function createPasswordMethod(
 }
 
 export default definePlugin({
-  name: '@gatehouse/method-password',
+  name: '@gatehouse-auth/method-password',
   apiVersion: '^1',
   options: passwordOptions,
   async register(api, options) {

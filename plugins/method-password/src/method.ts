@@ -1,4 +1,4 @@
-import type { AuthMethod, EnrollmentHandlers, VerifyOutcome } from '@gatehouse/core';
+import type { AuthMethod, EnrollmentHandlers, VerifyOutcome } from '@gatehouse-auth/core';
 import type { PasswordHasher } from './hasher.js';
 import { checkNewPassword, normalizePassword, type PasswordPolicy } from './policy.js';
 

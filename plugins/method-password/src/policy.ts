@@ -1,4 +1,4 @@
-import type { EnrollmentOutcome } from '@gatehouse/core';
+import type { EnrollmentOutcome } from '@gatehouse-auth/core';
 import { isCommonPassword } from './common-passwords.js';
 
 /** NFKC, which NIST SP 800-63B allows, so the same password typed on different keyboards matches. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { dictionary } from '@zxcvbn-ts/language-common';
-import type { AuthMethod, EnrollmentHandlers, JsonObject } from '@gatehouse/core';
+import type { AuthMethod, EnrollmentHandlers, JsonObject } from '@gatehouse-auth/core';
 import {
   enrollmentContext,
   fakeServices,
@@ -9,7 +9,7 @@ import {
   registerWithFakes,
   verifyContext,
   type FakeServices,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin, {
   argon2Hasher,
   createPasswordMethod,
@@ -48,7 +48,7 @@ function storedRows(services: FakeServices, userId: string) {
   return services.credentialRows.rows.filter((c) => c.userId === userId && c.method === METHOD);
 }
 
-describe('@gatehouse/method-password', () => {
+describe('@gatehouse-auth/method-password', () => {
   it('registers one method with the spec id, amr and fields', async () => {
     const { method } = await setup();
     expect(method.id).to.equal('PASSWORD');

@@ -2,10 +2,10 @@
  * SMS: a one-time code sent by text message to the user's phone (or another enrolled phone).
  * NIST 800-63B treats SMS as a restricted authenticator: offer an alternative where possible.
  */
-import { codeMethodOptions, createCodeMethod, definePlugin, maskPhone, normalizePhone } from '@gatehouse/core';
+import { codeMethodOptions, createCodeMethod, definePlugin, maskPhone, normalizePhone } from '@gatehouse-auth/core';
 
 export default definePlugin({
-  name: '@gatehouse/method-sms',
+  name: '@gatehouse-auth/method-sms',
   apiVersion: '^1',
   options: codeMethodOptions,
   register(api, options) {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { JsonObject } from '@gatehouse/core';
+import type { JsonObject } from '@gatehouse-auth/core';
 import {
   CapturingChannel,
   fakeServices,
@@ -7,10 +7,10 @@ import {
   initiateContext,
   registerWithFakes,
   verifyContext,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin from '../src/index.js';
 
-describe('@gatehouse/method-sms', () => {
+describe('@gatehouse-auth/method-sms', () => {
   async function setup() {
     const channel = new CapturingChannel('sms-gateway', ['sms']);
     const services = fakeServices({ channels: [channel] });

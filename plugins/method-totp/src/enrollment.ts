@@ -1,4 +1,4 @@
-import type { EnrollmentContext, EnrollmentHandlers, EnrollmentOutcome, Services } from '@gatehouse/core';
+import type { EnrollmentContext, EnrollmentHandlers, EnrollmentOutcome, Services } from '@gatehouse-auth/core';
 import { generateSecret, generateURI } from 'otplib';
 import QRCode from 'qrcode';
 import { isWellFormed, matchTimeStep, PERIOD_SECONDS } from './codes.js';

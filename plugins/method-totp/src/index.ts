@@ -1,8 +1,8 @@
 /**
- * @gatehouse/method-totp — the TOTP verification method (RFC 6238, otplib v13): seeds
+ * @gatehouse-auth/method-totp — the TOTP verification method (RFC 6238, otplib v13): seeds
  * encrypted at rest, ±1 time step on the server clock, each time step accepted once.
  */
-import { definePlugin, z } from '@gatehouse/core';
+import { definePlugin, z } from '@gatehouse-auth/core';
 import { totpMethod } from './method.js';
 
 export const totpOptions = z
@@ -20,7 +20,7 @@ export { totpMethod } from './method.js';
 export { SEED_CREDENTIAL, type TotpSettings } from './settings.js';
 
 export default definePlugin({
-  name: '@gatehouse/method-totp',
+  name: '@gatehouse-auth/method-totp',
   apiVersion: '^1',
   options: totpOptions,
   register(api, options) {

@@ -1,4 +1,4 @@
-import type { AuthMethod, Credential, Services, VerifyContext, VerifyOutcome } from '@gatehouse/core';
+import type { AuthMethod, Credential, Services, VerifyContext, VerifyOutcome } from '@gatehouse-auth/core';
 import { isWellFormed, matchTimeStep } from './codes.js';
 import { totpEnrollment } from './enrollment.js';
 import { SEED_CREDENTIAL, type TotpSettings } from './settings.js';

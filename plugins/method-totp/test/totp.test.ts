@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { generate } from 'otplib';
-import type { AuthMethod, EnrollmentHandlers, JsonObject, VerifyOutcome } from '@gatehouse/core';
+import type { AuthMethod, EnrollmentHandlers, JsonObject, VerifyOutcome } from '@gatehouse-auth/core';
 import {
   enrollmentContext,
   fakeServices,
@@ -9,7 +9,7 @@ import {
   registerWithFakes,
   verifyContext,
   type FakeServices,
-} from '@gatehouse/core/testing';
+} from '@gatehouse-auth/core/testing';
 import plugin from '../src/index.js';
 
 const METHOD = 'TOTP';
@@ -73,7 +73,7 @@ function seeds(s: Setup) {
 const enrolled = (s: Setup) =>
   s.method.isEnrolled(initiateContext({ services: s.services, user: s.user, method: METHOD }));
 
-describe('@gatehouse/method-totp', () => {
+describe('@gatehouse-auth/method-totp', () => {
   it('registers one method with the spec id, amr and fields', async () => {
     const { method } = await setup();
     expect(method.id).to.equal('TOTP');
