@@ -1,4 +1,5 @@
 import { asFunction, asValue, createContainer, InjectionMode, type AwilixContainer } from 'awilix';
+import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
@@ -30,6 +31,7 @@ import { openDatabase } from './storage/database.js';
 import { openDriver } from './storage/drivers.js';
 import { migrate } from './storage/migrate.js';
 import { startPurgeJob } from './maintenance.js';
+import { checkComposition } from './plugins/composition.js';
 import { DELIVERY_JOB, deliveryJob, toPayload, type QueuedDelivery } from './jobs/delivery.js';
 import { JobQueue } from './jobs/queue.js';
 import type { OutboundMessage } from './plugins/extensions.js';
@@ -154,6 +156,7 @@ function makeServices({ clock, secretBox, users, sql, events, extensions, jobs }
     history: events,
     channels: {
       get: (id) => extensions.channels.get(id),
+      ids: () => extensions.channels.ids(),
       deliver: deliverWith(extensions),
       enqueue: async (id, message, opts) => {
         checkedChannel(extensions, id, message);
@@ -177,6 +180,22 @@ async function settle(c: Cradle): Promise<void> {
     await c.verification.idle();
     await c.jobs.idle();
   } while (c.verification.busy);
+}
+
+/**
+ * `config check`: composes the server exactly as `start` does (plugins imported, checked,
+ * registered, their checks and the composition checks run), but on an in-memory database and a
+ * throwaway key, then closes it. Fails with the error `start` would give.
+ */
+export async function checkConfig(loaded: LoadedConfig): Promise<{ plugins: LoadedPluginInfo[] }> {
+  const config: GatehouseConfig = {
+    ...loaded.config,
+    database: { ...loaded.config.database, url: 'sqlite::memory:' },
+    secrets: { ...loaded.config.secrets, encryption_key: randomBytes(32).toString('base64') },
+  };
+  const app = await buildApp({ ...loaded, config }, { logger: createLogger('silent') });
+  await app.close();
+  return { plugins: app.plugins };
 }
 
 function isLoaded(c: GatehouseConfig | LoadedConfig): c is LoadedConfig {
@@ -277,6 +296,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     const plugins = await registerPlugins(resolved, extensions, services, logger, (name) =>
       recordStore(sql, clock, name),
     );
+    checkComposition(config, extensions, logger);
     container.cradle.notifier.check();
     container.cradle.jobs.register(deliveryJob(deliverWith(extensions)));
     container.cradle.jobs.register(container.cradle.logout.noticeJob());

@@ -73,6 +73,8 @@ export interface Services {
      */
     enqueue(channelId: string, message: OutboundMessage, opts: DeliveryOptions): Promise<void>;
     get(channelId: string): DeliveryChannel | undefined;
+    /** The ids of the registered channels. */
+    ids(): string[];
   };
   /**
    * Runs CPU-heavy work (password hashing) with at most cores − 1 tasks at once, so a burst of

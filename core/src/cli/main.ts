@@ -5,9 +5,8 @@ import { parseArgs } from 'node:util';
 import { runPrimary } from '../cluster.js';
 import { loadConfigFile, resolveConfigFile, type LoadedConfig } from '../config/load.js';
 import { isBootError, isProtocolError } from '../errors.js';
-import { buildApp } from '../gatehouse.js';
+import { buildApp, checkConfig } from '../gatehouse.js';
 import { createLogger } from '../http/logging.js';
-import { resolvePlugins } from '../plugins/loader.js';
 import { exitOnSignals, listen } from '../server.js';
 import { openDatabase } from '../storage/database.js';
 import { migrate } from '../storage/migrate.js';
@@ -22,7 +21,7 @@ const USAGE = `Usage: gatehouse <command> [--config FILE]
 Commands:
   start                 serve HTTP (default config: config/default.yaml or $GATEHOUSE_CONFIG)
   migrate               apply pending database migrations and exit
-  config check          validate the config and the plugins it names
+  config check          compose the server as start would (plugins registered and checked), without serving
   plugins               list the plugins the config loads, with versions
   users create --username NAME [--email EMAIL] [--phone +E164]
   users list [--json]
@@ -82,7 +81,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'config check': {
       const cfg = loaded();
-      const plugins = await resolvePlugins(cfg.config.plugins, cfg.baseDir);
+      const { plugins } = await checkConfig(cfg);
       process.stdout.write(`config OK: ${cfg.file} (${plugins.length} plugins, ${cfg.config.apps.length} apps)\n`);
       return 0;
     }

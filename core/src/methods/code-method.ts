@@ -18,6 +18,7 @@ import type {
   VerifyContext,
   VerifyOutcome,
 } from '../plugins/extensions.js';
+import type { PluginApi } from '../plugins/api.js';
 import type { Services } from '../services.js';
 import { scrubbed } from '../jobs/delivery.js';
 
@@ -25,7 +26,7 @@ import { scrubbed } from '../jobs/delivery.js';
 const MEDIUM = 'medium';
 
 /** Options every code method accepts in its plugin config. */
-export const codeMethodOptions = z.object({
+export const codeMethodOptions = z.strictObject({
   /** Id of the delivery channel that carries the code. */
   channel: z.string().min(1),
   code_length: z.number().int().min(6).max(10).default(6),
@@ -102,6 +103,28 @@ interface IssuedCode {
 type Failure = { ok: false; code: string; status: number; message: string };
 
 const fail = (code: string, status: number, message: string): Failure => ({ ok: false, code, status, message });
+
+/**
+ * Adds a one-time-code method, with a start-up check that `options.channel` names a registered
+ * channel that carries its kind of message (otherwise the first sign-in would find out).
+ *
+ * @example
+ * register(api, options) {
+ *   addCodeMethod(api, { id: 'SMS', kind: 'sms', amr: ['sms'], addressOf, normalizeAddress, mask, render }, options);
+ * }
+ */
+export function addCodeMethod(api: PluginApi, spec: CodeMethodSpec, options: CodeMethodOptions): void {
+  api.methods.add(createCodeMethod(spec, api.services, options));
+  api.check(() => {
+    const channel = api.services.channels.get(options.channel);
+    const known = () => api.services.channels.ids().join(', ') || 'none';
+    if (!channel)
+      throw new Error(`options.channel: no delivery channel "${options.channel}" is registered (known: ${known()})`);
+    if (!channel.kinds.includes(spec.kind)) {
+      throw new Error(`options.channel: delivery channel "${options.channel}" does not send ${spec.kind} messages`);
+    }
+  });
+}
 
 /**
  * Builds a one-time-code method: `initiate` sends a fresh code to the user's destination,

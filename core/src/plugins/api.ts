@@ -62,4 +62,10 @@ export interface PluginApi {
   readonly services: Services;
   /** This plugin's own durable records (namespaced by its name). */
   readonly records: RecordStore;
+  /**
+   * A check that runs once every plugin has registered (start-up and `config check` alike):
+   * throw to stop start-up, with a message naming the option, e.g. that the delivery channel
+   * named in `options.channel` is not registered.
+   */
+  check(fn: () => void | Promise<void>): void;
 }

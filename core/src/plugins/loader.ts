@@ -10,6 +10,7 @@ import { BootError, isBootError } from '../errors.js';
 import type { Services } from '../services.js';
 import { PLUGIN_API_VERSION, type GatehousePlugin, type PluginApi, type RouteContribution } from './api.js';
 import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
+import { channelProblems, fdsRuleProblems, grantProblems, methodProblems, routeProblems } from './contract.js';
 import { Registry } from './registry.js';
 
 /** Everything plugins can add, one registry per kind. */
@@ -23,17 +24,19 @@ export interface Extensions {
 
 export function createExtensions(): Extensions {
   return {
-    methods: new Registry<AuthMethod>('method', (m) => m.id),
-    grants: new Registry<GrantHandler>('grant', (g) => g.grantType),
-    fdsRules: new Registry<FdsRule>('FDS rule', (r) => r.id),
-    channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id),
-    routes: new Registry<RouteContribution>('route', (r) => r.path),
+    methods: new Registry<AuthMethod>('method', (m) => m.id, methodProblems),
+    grants: new Registry<GrantHandler>('grant', (g) => g.grantType, grantProblems),
+    fdsRules: new Registry<FdsRule>('FDS rule', (r) => r.id, fdsRuleProblems),
+    channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
+    routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
   };
 }
 
 /** A plugin imported and checked, ready to register. */
 export interface ResolvedPlugin {
   plugin: GatehousePlugin<unknown>;
+  /** Its entry in `plugins:` (registration order may differ: dependencies first). */
+  index: number;
   version: string;
   source: string;
   options: unknown;
@@ -95,7 +98,7 @@ export async function resolvePlugins(entries: PluginEntry[], baseDir: string): P
       }
       options = parsed.data;
     }
-    resolved.push({ plugin, version: packageVersion(file), source: file, options });
+    resolved.push({ plugin, index, version: packageVersion(file), source: file, options });
   }
   return orderByDependencies(resolved);
 }
@@ -109,7 +112,8 @@ export async function registerPlugins(
   recordsFor: (plugin: string) => RecordStore,
 ): Promise<LoadedPluginInfo[]> {
   const infos: LoadedPluginInfo[] = [];
-  for (const { plugin, version, source, options } of plugins) {
+  const checks: { plugin: string; where: string; run: () => void | Promise<void> }[] = [];
+  for (const { plugin, index, version, source, options } of plugins) {
     const contributes: Record<string, string[]> = {};
     const point = <T>(kind: keyof Extensions, registry: Registry<T>, idOf: (item: T) => string) => ({
       add(item: T) {
@@ -127,6 +131,7 @@ export async function registerPlugins(
       routes: point('routes', extensions.routes, (r) => r.path),
       services,
       records: recordsFor(plugin.name),
+      check: (run) => void checks.push({ plugin: plugin.name, where: `plugins[${index}]`, run }),
     };
     try {
       await plugin.register(api, options);
@@ -141,6 +146,16 @@ export async function registerPlugins(
       );
     }
     infos.push({ name: plugin.name, version, apiVersion: plugin.apiVersion, source, contributes });
+  }
+  for (const check of checks) {
+    try {
+      await check.run();
+    } catch (err) {
+      if (isBootError(err)) throw err;
+      throw new BootError('PLUGIN_CHECK_FAILED', `plugin ${check.plugin} (${check.where}): ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
   }
   return infos;
 }

@@ -7,12 +7,18 @@ export class Registry<T> {
   constructor(
     readonly kind: string,
     private readonly idOf: (item: T) => string,
+    /** What the item lacks (required functions, fields); empty when it is whole. */
+    private readonly problemsOf: (item: Record<string, unknown>) => string[] = () => [],
   ) {}
 
   add(item: T, owner: string): void {
-    const id = this.idOf(item);
+    const id = item && typeof item === 'object' ? this.idOf(item) : undefined;
     if (typeof id !== 'string' || id === '') {
       throw new BootError('PLUGIN_INVALID', `plugin ${owner}: a ${this.kind} without an id`);
+    }
+    const problems = this.problemsOf(item as Record<string, unknown>);
+    if (problems.length) {
+      throw new BootError('PLUGIN_INVALID', `plugin ${owner}: ${this.kind} "${id}" ${problems.join(', ')}`);
     }
     const existing = this.items.get(id);
     if (existing) {

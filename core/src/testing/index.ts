@@ -31,6 +31,7 @@ import type {
 import { cryptoHelpers, httpHelpers, type Clock, type Services } from '../services.js';
 import { SecretBox } from '../util/crypto.js';
 import { sendQueued, type QueuedDelivery } from '../jobs/delivery.js';
+import { channelProblems, fdsRuleProblems, grantProblems, methodProblems, routeProblems } from '../plugins/contract.js';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 
@@ -296,6 +297,7 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     history: eventLog,
     channels: {
       get: (id) => channelMap.get(id),
+      ids: () => [...channelMap.keys()],
       deliver,
       // As the server's queue does, minus the retries: answer first, send after, record the outcome.
       enqueue: async (id, message, opts) => {
@@ -344,19 +346,33 @@ export async function registerWithFakes<O>(
     routes: [],
     records: new MemoryRecords(services.clock),
   };
+  // The same contract the server checks at start-up: a missing function fails here too.
+  const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
+    add(item: T) {
+      const problems = problemsOf(item as Record<string, unknown>);
+      if (problems.length) throw new Error(`${kind} ${problems.join(', ')}`);
+      list.push(item);
+    },
+  });
+  const checks: (() => void | Promise<void>)[] = [];
   const api: PluginApi = {
     plugin: { name: plugin.name, version: '0.0.0-test' },
     logger: silentLogger,
-    methods: { add: (m) => void out.methods.push(m) },
-    grants: { add: (g) => void out.grants.push(g) },
-    fdsRules: { add: (r) => void out.fdsRules.push(r) },
-    channels: { add: (c) => void out.channels.push(c) },
-    routes: { add: (r) => void out.routes.push(r) },
+    methods: point(out.methods, 'method', methodProblems),
+    grants: point(out.grants, 'grant', grantProblems),
+    fdsRules: point(out.fdsRules, 'FDS rule', fdsRuleProblems),
+    channels: point(out.channels, 'delivery channel', channelProblems),
+    routes: point(out.routes, 'route', routeProblems),
     services,
     records: out.records,
+    check: (run) => void checks.push(run),
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);
   await plugin.register(api, options);
+  // Checks see the fakes' channels plus the ones this plugin added, as the server would.
+  for (const channel of out.channels)
+    if (!services.channelMap.has(channel.id)) services.channelMap.set(channel.id, channel);
+  for (const check of checks) await check();
   return { api, ...out };
 }
 

@@ -1,4 +1,11 @@
-import type { DeliveryChannel, JsonObject, MessageKind, OutboundMessage, RecordStore, Services } from '@gatehouse-auth/core';
+import type {
+  DeliveryChannel,
+  JsonObject,
+  MessageKind,
+  OutboundMessage,
+  RecordStore,
+  Services,
+} from '@gatehouse-auth/core';
 
 /** Key prefix of every message stored for `to`; `records.list(prefix)` returns them newest first. */
 export function outboxPrefix(to: string): string {

@@ -1,4 +1,12 @@
-import type { FdsAction, FdsContext, FdsRule, FdsVerdict, JsonValue, RequestFacts, StoredEvent } from '@gatehouse-auth/core';
+import type {
+  FdsAction,
+  FdsContext,
+  FdsRule,
+  FdsVerdict,
+  JsonValue,
+  RequestFacts,
+  StoredEvent,
+} from '@gatehouse-auth/core';
 import type { NewContextOptions, SignalName } from './options.js';
 import { deviceKey, hourDistance, networkPrefix, primaryLanguage } from './signals.js';
 

@@ -12,7 +12,7 @@ import { backupCodeMethod } from './method.js';
  * carries 60 random bits, and a set of codes is hashed in one request.
  */
 export const backupCodeOptions = z
-  .object({
+  .strictObject({
     /** Codes per set. */
     count: z.int().min(1).max(50).default(10),
     /** Argon2id memory cost in KiB. */

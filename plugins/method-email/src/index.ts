@@ -5,30 +5,28 @@
  * user alone controls), so it must not count as a second factor at AAL2: use this method for
  * account recovery or low-assurance logins only.
  */
-import { codeMethodOptions, createCodeMethod, definePlugin, maskEmail, normalizeEmail } from '@gatehouse-auth/core';
+import { codeMethodOptions, addCodeMethod, definePlugin, maskEmail, normalizeEmail } from '@gatehouse-auth/core';
 
 export default definePlugin({
   name: '@gatehouse-auth/method-email',
   apiVersion: '^1',
   options: codeMethodOptions,
   register(api, options) {
-    api.methods.add(
-      createCodeMethod(
-        {
-          id: 'EMAIL',
-          kind: 'email',
-          amr: ['otp'],
-          addressOf: (user) => user.email,
-          normalizeAddress: normalizeEmail,
-          mask: maskEmail,
-          render: (code, minutes) => ({
-            subject: 'Your verification code',
-            text: `Your verification code is ${code}. It expires in ${minutes} minutes.\n\nIf you did not try to sign in, ignore this message.`,
-          }),
-        },
-        api.services,
-        options,
-      ),
+    addCodeMethod(
+      api,
+      {
+        id: 'EMAIL',
+        kind: 'email',
+        amr: ['otp'],
+        addressOf: (user) => user.email,
+        normalizeAddress: normalizeEmail,
+        mask: maskEmail,
+        render: (code, minutes) => ({
+          subject: 'Your verification code',
+          text: `Your verification code is ${code}. It expires in ${minutes} minutes.\n\nIf you did not try to sign in, ignore this message.`,
+        }),
+      },
+      options,
     );
   },
 });

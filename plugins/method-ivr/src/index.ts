@@ -2,7 +2,7 @@
  * IVR: a one-time code read out in a voice call to the user's phone (or another enrolled phone).
  * NIST 800-63B treats the phone as a restricted authenticator: offer an alternative where possible.
  */
-import { codeMethodOptions, createCodeMethod, definePlugin, maskPhone, normalizePhone } from '@gatehouse-auth/core';
+import { codeMethodOptions, addCodeMethod, definePlugin, maskPhone, normalizePhone } from '@gatehouse-auth/core';
 
 /** `123456` → `1, 2, 3, 4, 5, 6`: a speech engine reads digits one by one, with pauses. */
 export function spellDigits(code: string): string {
@@ -14,22 +14,20 @@ export default definePlugin({
   apiVersion: '^1',
   options: codeMethodOptions,
   register(api, options) {
-    api.methods.add(
-      createCodeMethod(
-        {
-          id: 'IVR',
-          kind: 'voice',
-          amr: ['tel'],
-          addressOf: (user) => user.phone,
-          normalizeAddress: normalizePhone,
-          mask: maskPhone,
-          // Said twice: a listener who missed a digit the first time need not call again.
-          render: (code) => ({ text: `Your code is ${spellDigits(code)}. Again: ${spellDigits(code)}.` }),
-          formatCode: spellDigits,
-        },
-        api.services,
-        options,
-      ),
+    addCodeMethod(
+      api,
+      {
+        id: 'IVR',
+        kind: 'voice',
+        amr: ['tel'],
+        addressOf: (user) => user.phone,
+        normalizeAddress: normalizePhone,
+        mask: maskPhone,
+        // Said twice: a listener who missed a digit the first time need not call again.
+        render: (code) => ({ text: `Your code is ${spellDigits(code)}. Again: ${spellDigits(code)}.` }),
+        formatCode: spellDigits,
+      },
+      options,
     );
   },
 });

@@ -8,7 +8,7 @@ import { argon2Hasher, type PasswordHasher } from './hasher.js';
 import { passwordMethod } from './method.js';
 
 export const passwordOptions = z
-  .object({
+  .strictObject({
     /** Shortest accepted password, in Unicode code points (NIST: at least 8). */
     min_length: z.int().min(8).max(64).default(8),
     /** Longest accepted password, in Unicode code points (NIST: allow at least 64). */

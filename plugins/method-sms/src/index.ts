@@ -2,29 +2,27 @@
  * SMS: a one-time code sent by text message to the user's phone (or another enrolled phone).
  * NIST 800-63B treats SMS as a restricted authenticator: offer an alternative where possible.
  */
-import { codeMethodOptions, createCodeMethod, definePlugin, maskPhone, normalizePhone } from '@gatehouse-auth/core';
+import { codeMethodOptions, addCodeMethod, definePlugin, maskPhone, normalizePhone } from '@gatehouse-auth/core';
 
 export default definePlugin({
   name: '@gatehouse-auth/method-sms',
   apiVersion: '^1',
   options: codeMethodOptions,
   register(api, options) {
-    api.methods.add(
-      createCodeMethod(
-        {
-          id: 'SMS',
-          kind: 'sms',
-          amr: ['sms'],
-          addressOf: (user) => user.phone,
-          normalizeAddress: normalizePhone,
-          mask: maskPhone,
-          render: (code, minutes) => ({
-            text: `Your verification code is ${code}. It expires in ${minutes} minutes.`,
-          }),
-        },
-        api.services,
-        options,
-      ),
+    addCodeMethod(
+      api,
+      {
+        id: 'SMS',
+        kind: 'sms',
+        amr: ['sms'],
+        addressOf: (user) => user.phone,
+        normalizeAddress: normalizePhone,
+        mask: maskPhone,
+        render: (code, minutes) => ({
+          text: `Your verification code is ${code}. It expires in ${minutes} minutes.`,
+        }),
+      },
+      options,
     );
   },
 });

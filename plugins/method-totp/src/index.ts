@@ -6,7 +6,7 @@ import { definePlugin, z } from '@gatehouse-auth/core';
 import { totpMethod } from './method.js';
 
 export const totpOptions = z
-  .object({
+  .strictObject({
     /** Issuer shown in the authenticator app (otpauth URI). */
     issuer: z.string().min(1).default('Gatehouse'),
     /** Code length; most apps only support 6. */

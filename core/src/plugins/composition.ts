@@ -1,0 +1,51 @@
+import type { Logger } from 'pino';
+import type { GatehouseConfig } from '../config/schema.js';
+import { BootError } from '../errors.js';
+import type { Extensions } from './loader.js';
+
+const known = (ids: string[]) => (ids.length ? ids.join(', ') : 'none');
+
+/**
+ * What the config asks of the registered extensions, checked once every plugin registered: a
+ * login stage naming no method, or an FDS rule that would never run, stops start-up (and
+ * `config check`) with one line naming the key.
+ */
+export function checkComposition(config: GatehouseConfig, extensions: Extensions, logger: Logger): void {
+  const methods = extensions.methods.ids();
+  config.apps.forEach((app, i) =>
+    app.login_stages.forEach((stage, j) =>
+      stage.forEach((method, k) => {
+        if (!extensions.methods.has(method)) {
+          throw new BootError(
+            'CONFIG_INVALID',
+            `apps[${i}].login_stages[${j}][${k}]: no method "${method}" is registered (known: ${known(methods)})`,
+          );
+        }
+      }),
+    ),
+  );
+
+  const rules = extensions.fdsRules.ids();
+  const listed = config.verification.fds_rules;
+  if (!listed) {
+    if (rules.length)
+      logger.info({ fds_rules: rules }, 'FDS rules run in plugin order (verification.fds_rules is not set)');
+    return;
+  }
+  listed.forEach((id, i) => {
+    if (!extensions.fdsRules.has(id)) {
+      throw new BootError(
+        'CONFIG_INVALID',
+        `verification.fds_rules[${i}]: no FDS rule "${id}" is registered (known: ${known(rules)})`,
+      );
+    }
+  });
+  // A fraud rule that loads and never runs is a hole nobody sees.
+  const unlisted = rules.find((id) => !listed.includes(id));
+  if (unlisted) {
+    throw new BootError(
+      'CONFIG_INVALID',
+      `verification.fds_rules: FDS rule "${unlisted}" (plugin ${extensions.fdsRules.ownerOf(unlisted)}) is registered but not listed, so it would never run; add it to the list or remove the plugin`,
+    );
+  }
+}
