@@ -26,12 +26,16 @@ import {
   systemClock,
   type Clock,
   type Services,
+  type UserDirectory,
 } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { openDriver } from './storage/drivers.js';
 import { migrate } from './storage/migrate.js';
 import { startPurgeJob } from './maintenance.js';
 import { checkComposition } from './plugins/composition.js';
+import { REPLACEABLE_SERVICES } from './plugins/contract.js';
+import { argon2Hashing, type PasswordHashing } from './hashing.js';
+import { BootError } from './errors.js';
 import { DELIVERY_JOB, deliveryJob, toPayload, type QueuedDelivery } from './jobs/delivery.js';
 import { JobQueue } from './jobs/queue.js';
 import type { OutboundMessage } from './plugins/extensions.js';
@@ -61,7 +65,7 @@ import { TokenService } from './oauth/tokens.js';
 import { VerificationService } from './verification/service.js';
 import { StatusStore } from './verification/statuses.js';
 
-/** What the container holds. Singletons only; per-request values live in a request scope. */
+/** What the container holds: singletons only. Per-request data travels in the request context, never in here. */
 export interface Cradle {
   config: GatehouseConfig;
   logger: Logger;
@@ -70,6 +74,10 @@ export interface Cradle {
   secretBox: SecretBox;
   extensions: Extensions;
   users: UserService;
+  /** Replaceable by a plugin (`provides: ['userDirectory']`). */
+  userDirectory: UserDirectory;
+  /** Replaceable by a plugin (`provides: ['passwordHashing']`). */
+  passwordHashing: PasswordHashing;
   sql: Sql;
   events: EventStore;
   services: Services;
@@ -88,11 +96,6 @@ export interface Cradle {
   logout: LogoutService;
   clientAuth: ClientAuthenticator;
   jobs: JobQueue;
-}
-
-/** Values of one request, registered in its scope (see requestScope). */
-export interface RequestCradle extends Cradle {
-  requestId: string;
 }
 
 export interface BuildOptions {
@@ -141,7 +144,13 @@ function checkedChannel(extensions: Extensions, id: string, message: OutboundMes
   return channel;
 }
 
-function makeServices({ clock, secretBox, users, sql, events, extensions, jobs }: Cradle): Services {
+/**
+ * What plugins get as `api.services`. The replaceable services (`userDirectory`,
+ * `passwordHashing`) and those plugins provide are read from the container at each use, so a
+ * replacement registered by a plugin is what everyone uses.
+ */
+function makeServices(container: AwilixContainer<Cradle>, provided: ReadonlyMap<string, string>): Services {
+  const { clock, secretBox, sql, events, extensions, jobs } = container.cradle;
   return {
     clock,
     secrets: {
@@ -150,7 +159,17 @@ function makeServices({ clock, secretBox, users, sql, events, extensions, jobs }
       mac: (v) => secretBox.mac(v),
     },
     crypto: cryptoHelpers,
-    users: { findById: (id) => users.findById(id), findByIdentifier: (i) => users.findByIdentifier(i) },
+    get users() {
+      return container.cradle.userDirectory;
+    },
+    get passwordHashing() {
+      return container.cradle.passwordHashing;
+    },
+    resolve: <T>(name: string): T => {
+      // Only services meant for plugins: never the core's own (sql, secretBox…).
+      if (!provided.has(name) && !(name in REPLACEABLE_SERVICES)) throw new Error(`no service "${name}" is provided`);
+      return container.resolve<T>(name as keyof Cradle & string);
+    },
     credentials: (userId, method) => credentialStore(sql, clock, userId, method),
     events,
     history: events,
@@ -224,6 +243,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     const sql = new Sql(await openDriver(sequelize, config.database.url, config.database.pool_max));
 
     const container = createContainer<Cradle>({ strict: true, injectionMode: InjectionMode.PROXY });
+    /** Services plugins provided (new ones or replacements), and by whom. */
+    const provided = new Map<string, string>();
     container.register({
       config: asValue(config),
       logger: asValue(logger),
@@ -234,7 +255,12 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       users: asFunction(({ sql }: Cradle) => new UserService(sql)).singleton(),
       sql: asValue(sql),
       events: asFunction(({ sql, clock }: Cradle) => new EventStore(sql, clock)).singleton(),
-      services: asFunction(makeServices).singleton(),
+      userDirectory: asFunction(({ users }: Cradle): UserDirectory => ({
+        findById: (id) => users.findById(id),
+        findByIdentifier: (i) => users.findByIdentifier(i),
+      })).singleton(),
+      passwordHashing: asValue(argon2Hashing(runHeavy)),
+      services: asFunction(() => makeServices(container, provided)).singleton(),
       jobs: asFunction(
         ({ sql, clock, secretBox, events, logger }: Cradle) => new JobQueue({ sql, clock, secretBox, events, logger }),
       ).singleton(),
@@ -293,9 +319,28 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       ).singleton(),
     });
     const { extensions, services, clock } = container.cradle;
-    const plugins = await registerPlugins(resolved, extensions, services, logger, (name) =>
-      recordStore(sql, clock, name),
-    );
+    const plugins = await registerPlugins(resolved, {
+      extensions,
+      services,
+      logger,
+      recordsFor: (name) => recordStore(sql, clock, name),
+      provide: (name, service, owner) => {
+        const first = provided.get(name);
+        if (first)
+          throw new BootError(
+            'PLUGIN_DUPLICATE_ID',
+            `plugin ${owner}: service "${name}" is already provided by plugin ${first}`,
+          );
+        if (name in container.registrations && !(name in REPLACEABLE_SERVICES)) {
+          throw new BootError(
+            'PLUGIN_INVALID',
+            `plugin ${owner}: "${name}" is a core service a plugin may not replace`,
+          );
+        }
+        provided.set(name, owner);
+        container.register({ [name]: asValue(service) } as never);
+      },
+    });
     checkComposition(config, extensions, logger);
     container.cradle.notifier.check();
     container.cradle.jobs.register(deliveryJob(deliverWith(extensions)));
@@ -311,21 +356,6 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     app.disable('x-powered-by');
     app.set('trust proxy', config.server.trust_proxy);
     app.use(httpLogger(logger));
-    // A request scope for per-request values, created only when a handler asks for it
-    // (res.locals.scope), so the hot endpoints pay nothing for it.
-    app.use((req, res, next) => {
-      let scope: AwilixContainer<RequestCradle> | undefined;
-      Object.defineProperty(res.locals, 'scope', {
-        get: () => {
-          if (!scope) {
-            scope = container.createScope<RequestCradle>();
-            scope.register({ requestId: asValue(String(req.id)) });
-          }
-          return scope;
-        },
-      });
-      next();
-    });
     const oauthDeps: OAuthDeps = {
       issuer: config.issuer,
       clock,

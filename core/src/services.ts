@@ -16,6 +16,7 @@ import type {
   UserRecord,
 } from './plugins/extensions.js';
 import { randomDigits, randomToken, safeEqual, SecretBox, sha256 } from './util/crypto.js';
+import type { PasswordHashing } from './hashing.js';
 
 export interface Clock {
   now(): Date;
@@ -53,10 +54,8 @@ export interface Services {
     /** Constant-time string comparison. */
     safeEqual(a: string, b: string): boolean;
   };
-  readonly users: {
-    findById(id: string): Promise<UserRecord | null>;
-    findByIdentifier(identifier: string): Promise<UserRecord | null>;
-  };
+  /** The user directory (service `userDirectory`, which a plugin may replace). */
+  readonly users: UserDirectory;
   /** The credentials one user enrolled for one method. */
   credentials(userId: string, method: string): CredentialStore;
   readonly events: EventLog;
@@ -87,6 +86,20 @@ export interface Services {
     /** JSON body parser middleware with the core's limits. */
     json(): RequestHandler;
   };
+  /** Slow salted hashing for passwords and codes (service `passwordHashing`, replaceable). */
+  readonly passwordHashing: PasswordHashing;
+  /**
+   * A service by name: one another plugin provides (`api.provide`), or a core one. Throws when
+   * none is registered under that name.
+   */
+  resolve<T>(name: string): T;
+}
+
+/** Finding users by id or by what they sign in with. */
+export interface UserDirectory {
+  findById(id: string): Promise<UserRecord | null>;
+  /** Username, email or phone. */
+  findByIdentifier(identifier: string): Promise<UserRecord | null>;
 }
 
 export const cryptoHelpers: Services['crypto'] = { randomToken, randomDigits, sha256, safeEqual };

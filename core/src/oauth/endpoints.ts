@@ -79,6 +79,15 @@ export interface OAuthEndpoints {
   tokenMethodNotAllowed: Endpoint;
 }
 
+/** The parameters every grant receives, whatever it declares. */
+const COMMON_PARAMETERS = ['grant_type', 'client_id'];
+
+function pick(params: Record<string, string>, declared: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of [...COMMON_PARAMETERS, ...declared]) if (params[name] !== undefined) out[name] = params[name];
+  return out;
+}
+
 export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
   const urls = endpointUrls(deps.issuer);
   const audiences = assertionAudiences(deps.issuer);
@@ -101,7 +110,9 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
     const logger = lazyLogger(() => req.log);
     const result = await handler.handle({
       client,
-      params,
+      // Only what the grant declares (RFC 6749 §3.2: other parameters are ignored), so no
+      // grant acts on a parameter its documentation and the metadata do not name.
+      params: pick(params, handler.parameters),
       request,
       logger,
       oauth: oauthServices({

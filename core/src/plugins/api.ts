@@ -27,6 +27,12 @@ export interface GatehousePlugin<O = Record<string, unknown>> {
   apiVersion: string;
   /** Names of plugins that must be loaded too; they register first. */
   dependencies?: string[];
+  /**
+   * Services this plugin adds or replaces with `api.provide` (a core one such as
+   * `passwordHashing` or `userDirectory`, or a new one). Such plugins register before the
+   * others, so every plugin sees the replacement.
+   */
+  provides?: string[];
   /** Schema of this plugin's `options` in the config; errors name the key. */
   options?: ZodType<O>;
   /** Called once at start-up; add extensions through `api`. Must not keep per-request state. */
@@ -68,4 +74,10 @@ export interface PluginApi {
    * named in `options.channel` is not registered.
    */
   check(fn: () => void | Promise<void>): void;
+  /**
+   * Adds a service under `name` (others get it with `services.resolve(name)`), or replaces a
+   * core one; the name must be in the plugin's `provides`. A replacement is checked against the
+   * service's contract at once.
+   */
+  provide(name: string, service: unknown): void;
 }

@@ -55,3 +55,9 @@ export function routeProblems(r: Shape): string[] {
     ...fn(r, 'router'),
   ];
 }
+
+/** The core services a plugin may replace (`provides`), with what a replacement must have. */
+export const REPLACEABLE_SERVICES: Record<string, (service: Shape) => string[]> = {
+  passwordHashing: (s) => fn(s, 'withCost'),
+  userDirectory: (s) => [...fn(s, 'findById'), ...fn(s, 'findByIdentifier')],
+};

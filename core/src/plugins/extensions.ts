@@ -283,7 +283,10 @@ export interface GrantContext {
 export interface GrantHandler {
   /** The `grant_type` value this handler serves. */
   grantType: string;
-  /** Request parameters it reads (documentation and metadata). */
+  /**
+   * The request parameters it reads. The core passes it only these (and `grant_type`,
+   * `client_id`): any other parameter is ignored, as RFC 6749 §3.2 asks.
+   */
   parameters: string[];
   /**
    * Returns the token response; a client-facing failure is thrown as an OAuthError

@@ -10,7 +10,14 @@ import { BootError, isBootError } from '../errors.js';
 import type { Services } from '../services.js';
 import { PLUGIN_API_VERSION, type GatehousePlugin, type PluginApi, type RouteContribution } from './api.js';
 import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
-import { channelProblems, fdsRuleProblems, grantProblems, methodProblems, routeProblems } from './contract.js';
+import {
+  channelProblems,
+  fdsRuleProblems,
+  grantProblems,
+  methodProblems,
+  REPLACEABLE_SERVICES,
+  routeProblems,
+} from './contract.js';
 import { Registry } from './registry.js';
 
 /** Everything plugins can add, one registry per kind. */
@@ -103,13 +110,20 @@ export async function resolvePlugins(entries: PluginEntry[], baseDir: string): P
   return orderByDependencies(resolved);
 }
 
+/** What registration needs from the composition root. */
+export interface RegistrationDeps {
+  extensions: Extensions;
+  services: Services;
+  logger: Logger;
+  recordsFor: (plugin: string) => RecordStore;
+  /** Registers a service a plugin provides (it throws for a duplicate or a protected name). */
+  provide: (name: string, service: unknown, owner: string) => void;
+}
+
 /** Calls each plugin's register with its own options, child logger and extension points. */
 export async function registerPlugins(
   plugins: ResolvedPlugin[],
-  extensions: Extensions,
-  services: Services,
-  logger: Logger,
-  recordsFor: (plugin: string) => RecordStore,
+  { extensions, services, logger, recordsFor, provide }: RegistrationDeps,
 ): Promise<LoadedPluginInfo[]> {
   const infos: LoadedPluginInfo[] = [];
   const checks: { plugin: string; where: string; run: () => void | Promise<void> }[] = [];
@@ -132,7 +146,23 @@ export async function registerPlugins(
       services,
       records: recordsFor(plugin.name),
       check: (run) => void checks.push({ plugin: plugin.name, where: `plugins[${index}]`, run }),
+      provide: (name, service) => {
+        if (!plugin.provides?.includes(name)) {
+          throw new BootError(
+            'PLUGIN_INVALID',
+            `plugin ${plugin.name}: provides service "${name}" without naming it in provides`,
+          );
+        }
+        const problems = REPLACEABLE_SERVICES[name]?.((service ?? {}) as Record<string, unknown>) ?? [];
+        if (problems.length) {
+          throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: service "${name}" ${problems.join(', ')}`);
+        }
+        provide(name, service, plugin.name);
+        (contributes.services ??= []).push(name);
+        promised.delete(name);
+      },
     };
+    const promised = new Set(plugin.provides ?? []);
     try {
       await plugin.register(api, options);
     } catch (err) {
@@ -143,6 +173,12 @@ export async function registerPlugins(
         {
           cause: err,
         },
+      );
+    }
+    if (promised.size) {
+      throw new BootError(
+        'PLUGIN_INVALID',
+        `plugin ${plugin.name}: names ${[...promised].join(', ')} in provides but did not provide it`,
       );
     }
     infos.push({ name: plugin.name, version, apiVersion: plugin.apiVersion, source, contributes });
@@ -236,6 +272,7 @@ function checkShape(plugin: GatehousePlugin<unknown>, label: string, where: stri
     if (typeof plugin.register !== 'function') problems.push('has no register function');
     if (plugin.dependencies !== undefined && !Array.isArray(plugin.dependencies))
       problems.push('dependencies is not a list');
+    if (plugin.provides !== undefined && !Array.isArray(plugin.provides)) problems.push('provides is not a list');
   }
   if (problems.length) {
     throw new BootError('PLUGIN_INVALID', `plugin ${label} (${where}): not a Gatehouse plugin: ${problems.join(', ')}`);
@@ -271,7 +308,12 @@ function orderByDependencies(plugins: ResolvedPlugin[]): ResolvedPlugin[] {
     state.set(name, 'done');
     ordered.push(p);
   };
-  for (const p of plugins) visit(p, []);
+  // Plugins that provide services first: every other plugin then sees the replacement.
+  const providersFirst = [
+    ...plugins.filter((p) => p.plugin.provides?.length),
+    ...plugins.filter((p) => !p.plugin.provides?.length),
+  ];
+  for (const p of providersFirst) visit(p, []);
   return ordered;
 }
 

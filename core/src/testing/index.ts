@@ -31,7 +31,15 @@ import type {
 import { cryptoHelpers, httpHelpers, type Clock, type Services } from '../services.js';
 import { SecretBox } from '../util/crypto.js';
 import { sendQueued, type QueuedDelivery } from '../jobs/delivery.js';
-import { channelProblems, fdsRuleProblems, grantProblems, methodProblems, routeProblems } from '../plugins/contract.js';
+import {
+  channelProblems,
+  fdsRuleProblems,
+  grantProblems,
+  methodProblems,
+  REPLACEABLE_SERVICES,
+  routeProblems,
+} from '../plugins/contract.js';
+import { argon2Hashing, type PasswordHashing } from '../hashing.js';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 
@@ -263,6 +271,8 @@ export interface FakeServices extends Services {
   users: Services['users'] & { add(user: UserRecord): void };
   /** Waits for every message handed to `channels.enqueue` (one attempt each, no retries here). */
   settle(): Promise<void>;
+  /** Services plugins provided (`api.provide`), by name; `resolve` reads them. */
+  provided: Map<string, unknown>;
 }
 
 /** Services backed by memory; `channels` defaults to one CapturingChannel with id 'capture'. */
@@ -274,6 +284,8 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
   const channelMap = new Map((opts.channels ?? [new CapturingChannel()]).map((c) => [c.id, c]));
   const userMap = new Map<string, UserRecord>();
   const pending = new Set<Promise<void>>();
+  const provided = new Map<string, unknown>();
+  const hashing = argon2Hashing();
   const deliver = async (id: string, message: OutboundMessage) => {
     const channel = channelMap.get(id);
     if (!channel) throw new Error(`unknown delivery channel ${id}`);
@@ -319,6 +331,15 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     },
     heavy: (work) => work(),
     http: httpHelpers,
+    // Real argon2id: tests pass a low cost. Replaced like on the server when a plugin provides one.
+    get passwordHashing() {
+      return (provided.get('passwordHashing') as PasswordHashing | undefined) ?? hashing;
+    },
+    provided,
+    resolve: <T>(name: string): T => {
+      if (!provided.has(name)) throw new Error(`no service "${name}" is provided`);
+      return provided.get(name) as T;
+    },
   };
 }
 
@@ -366,6 +387,12 @@ export async function registerWithFakes<O>(
     services,
     records: out.records,
     check: (run) => void checks.push(run),
+    provide: (name, service) => {
+      if (!plugin.provides?.includes(name)) throw new Error(`provides service "${name}" without naming it in provides`);
+      const problems = REPLACEABLE_SERVICES[name]?.((service ?? {}) as Record<string, unknown>) ?? [];
+      if (problems.length) throw new Error(`service "${name}" ${problems.join(', ')}`);
+      services.provided.set(name, service);
+    },
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);
   await plugin.register(api, options);

@@ -3,8 +3,7 @@
  * recovery codes (60 bits each), shown once and stored as argon2id hashes.
  */
 import { randomBytes } from 'node:crypto';
-import { definePlugin, z, type AuthMethod } from '@gatehouse-auth/core';
-import { argon2Hasher, type CodeHasher } from './hasher.js';
+import { definePlugin, z, type AuthMethod, type SecretHasher } from '@gatehouse-auth/core';
 import { backupCodeMethod } from './method.js';
 
 /**
@@ -27,18 +26,10 @@ export const backupCodeOptions = z
 export type BackupCodeOptions = z.infer<typeof backupCodeOptions>;
 
 export { backupCodeMethod, CODE_CREDENTIAL } from './method.js';
-export { argon2Hasher, type CodeHasher, type Argon2Cost } from './hasher.js';
 export { formatCode, normalizeCode, lookupId } from './codes.js';
 
-/** Builds the method from parsed options; `hasher` defaults to argon2id with the configured cost. */
-export async function createBackupCodeMethod(
-  options: BackupCodeOptions,
-  hasher: CodeHasher = argon2Hasher({
-    memoryCost: options.memory_cost,
-    timeCost: options.time_cost,
-    parallelism: options.parallelism,
-  }),
-): Promise<AuthMethod> {
+/** Builds the method from parsed options and a hasher with their cost. */
+export async function createBackupCodeMethod(options: BackupCodeOptions, hasher: SecretHasher): Promise<AuthMethod> {
   const dummyHash = await hasher.hash(randomBytes(16).toString('base64url'));
   return backupCodeMethod({ hasher, count: options.count, dummyHash });
 }
@@ -48,13 +39,12 @@ export default definePlugin({
   apiVersion: '^1',
   options: backupCodeOptions,
   async register(api, options) {
-    // Hashing shares the core's limit for CPU-heavy work, so logins cannot starve other endpoints.
-    const cost = { memoryCost: options.memory_cost, timeCost: options.time_cost, parallelism: options.parallelism };
-    api.methods.add(
-      await createBackupCodeMethod(
-        options,
-        argon2Hasher(cost, (work) => api.services.heavy(work)),
-      ),
-    );
+    // The core's hashing service (argon2id off the event loop, bounded), or a plugin's replacement.
+    const hasher = api.services.passwordHashing.withCost({
+      memoryCost: options.memory_cost,
+      timeCost: options.time_cost,
+      parallelism: options.parallelism,
+    });
+    api.methods.add(await createBackupCodeMethod(options, hasher));
   },
 });

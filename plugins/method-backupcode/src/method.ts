@@ -1,12 +1,18 @@
-import type { AuthMethod, EnrollmentHandlers, NewCredential, VerifyContext, VerifyOutcome } from '@gatehouse-auth/core';
+import type {
+  AuthMethod,
+  EnrollmentHandlers,
+  NewCredential,
+  VerifyContext,
+  VerifyOutcome,
+  SecretHasher,
+} from '@gatehouse-auth/core';
 import { formatCode, generateCode, lookupId, normalizeCode } from './codes.js';
-import type { CodeHasher } from './hasher.js';
 
 /** Credential type of one backup code: label = lookup id, secret = argon2id hash of the code. */
 export const CODE_CREDENTIAL = 'code';
 
 export interface BackupCodeMethodDeps {
-  hasher: CodeHasher;
+  hasher: SecretHasher;
   /** Codes per set. */
   count: number;
   /**
@@ -46,7 +52,7 @@ export function backupCodeMethod({ hasher, count, dummyHash }: BackupCodeMethodD
   };
 }
 
-async function verifyCode(ctx: VerifyContext, hasher: CodeHasher, dummyHash: string): Promise<VerifyOutcome> {
+async function verifyCode(ctx: VerifyContext, hasher: SecretHasher, dummyHash: string): Promise<VerifyOutcome> {
   const code = normalizeCode(ctx.fields.pass_code ?? '');
   if (code === null) return { ok: false, reason: 'malformed' };
   const all = await ctx.credentials.list(CODE_CREDENTIAL);

@@ -3,8 +3,7 @@
  * SP 800-63B length rules and a list of common/breached passwords, no composition rules.
  */
 import { randomBytes } from 'node:crypto';
-import { definePlugin, z, type AuthMethod } from '@gatehouse-auth/core';
-import { argon2Hasher, type PasswordHasher } from './hasher.js';
+import { definePlugin, z, type AuthMethod, type SecretHasher } from '@gatehouse-auth/core';
 import { passwordMethod } from './method.js';
 
 export const passwordOptions = z
@@ -25,21 +24,13 @@ export const passwordOptions = z
 export type PasswordOptions = z.infer<typeof passwordOptions>;
 
 export { passwordMethod, PASSWORD_CREDENTIAL } from './method.js';
-export { argon2Hasher, type PasswordHasher, type Argon2Cost } from './hasher.js';
 export { isCommonPassword } from './common-passwords.js';
 
 /**
- * Builds the method from parsed options; `hasher` defaults to argon2id with the configured cost.
- * The dummy hash for unenrolled users is made with the same hasher, so both paths cost the same.
+ * Builds the method from parsed options and a hasher with their cost. The dummy hash for
+ * unenrolled users is made with the same hasher, so both paths cost the same.
  */
-export async function createPasswordMethod(
-  options: PasswordOptions,
-  hasher: PasswordHasher = argon2Hasher({
-    memoryCost: options.memory_cost,
-    timeCost: options.time_cost,
-    parallelism: options.parallelism,
-  }),
-): Promise<AuthMethod> {
+export async function createPasswordMethod(options: PasswordOptions, hasher: SecretHasher): Promise<AuthMethod> {
   const dummyHash = await hasher.hash(randomBytes(32).toString('base64url'));
   return passwordMethod({
     hasher,
@@ -53,13 +44,12 @@ export default definePlugin({
   apiVersion: '^1',
   options: passwordOptions,
   async register(api, options) {
-    // Hashing shares the core's limit for CPU-heavy work, so logins cannot starve other endpoints.
-    const cost = { memoryCost: options.memory_cost, timeCost: options.time_cost, parallelism: options.parallelism };
-    api.methods.add(
-      await createPasswordMethod(
-        options,
-        argon2Hasher(cost, (work) => api.services.heavy(work)),
-      ),
-    );
+    // The core's hashing service (argon2id off the event loop, bounded), or a plugin's replacement.
+    const hasher = api.services.passwordHashing.withCost({
+      memoryCost: options.memory_cost,
+      timeCost: options.time_cost,
+      parallelism: options.parallelism,
+    });
+    api.methods.add(await createPasswordMethod(options, hasher));
   },
 });

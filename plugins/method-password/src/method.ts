@@ -1,12 +1,11 @@
-import type { AuthMethod, EnrollmentHandlers, VerifyOutcome } from '@gatehouse-auth/core';
-import type { PasswordHasher } from './hasher.js';
+import type { AuthMethod, EnrollmentHandlers, SecretHasher, VerifyOutcome } from '@gatehouse-auth/core';
 import { checkNewPassword, normalizePassword, type PasswordPolicy } from './policy.js';
 
 /** Credential type under which the single argon2id hash is stored. */
 export const PASSWORD_CREDENTIAL = 'password';
 
 export interface PasswordMethodDeps {
-  hasher: PasswordHasher;
+  hasher: SecretHasher;
   policy: PasswordPolicy;
   /**
    * A hash of a random value made with the same cost parameters, checked when the user has no
