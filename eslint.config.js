@@ -15,6 +15,11 @@ export default tseslint.config(
     },
   },
   {
+    // Page modules of methods run in the browser.
+    files: ['**/page.js', '**/client/**/*.js'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['**/test/**', 'test/**', 'bench/**', '.ci/**'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-unused-expressions': 'off' },
   },

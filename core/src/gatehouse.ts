@@ -49,7 +49,17 @@ import { ExchangeStore } from './verification/exchanges.js';
 import { LoginFlowStore } from './verification/flows.js';
 import { defaultRedirects, verificationFastRoutes, verificationRoutes } from './verification/routes.js';
 import { AssertionReplayStore } from './oauth/assertions.js';
-import { authorizeRoutes, browserBinding, RESUME_PATH, sessionCookieName } from './oauth/authorize.js';
+import {
+  authorizeRoutes,
+  authorizeUrlOf,
+  browserBinding,
+  flowFormToken,
+  RESUME_PATH,
+  sessionCookieName,
+  type AuthorizationRequest,
+} from './oauth/authorize.js';
+import { PageModules } from './login/modules.js';
+import { requestFacts } from './verification/context.js';
 import { endSessionRoutes, logoutCsrf } from './oauth/end-session.js';
 import { loginPageRoutes } from './login/routes.js';
 import { DeviceCookie } from './http/device.js';
@@ -431,13 +441,27 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         clock,
         isBound: (req, flow) => binding.isBound(req, flow),
         device,
-        signedIn: async (req, flow) => {
+        who: async (req, flow) => {
+          const user = flow.userId ? await c.users.findById(flow.userId) : null;
+          if (!user) return null;
           const cookie = readCookie(req, sessionCookieName(config.issuer));
-          const session = flow.userId ? await c.sessions.get(cookie) : null;
-          if (!session || session.userId !== flow.userId) return null;
-          const user = await c.users.findById(session.userId);
-          return user ? { name: user.username, csrf: logoutCsrf(cookie!) } : null;
+          const session = await c.sessions.get(cookie);
+          const request = flow.params.oauth as unknown as AuthorizationRequest | undefined;
+          return {
+            name: user.username,
+            signOutCsrf: session?.userId === user.id ? logoutCsrf(cookie!) : null,
+            restartUrl: request ? `${issuerPath}${authorizeUrlOf(request)}` : null,
+          };
         },
+        cancelCsrf: (req, flow) => (flow.params.oauth ? flowFormToken(config.issuer, req, flow) : null),
+        findUser: (id) => c.users.findById(id),
+        isEnrolled: (req, user, method, clientId) =>
+          c.verification.isEnrolled(user, method, clientId, requestFacts(req, undefined, device), req.log),
+        lastUsed: async (userId, methods) => {
+          const recent = await c.events.recent({ types: ['verification.success'], userId, limit: 50 });
+          return recent.find((e) => e.method !== null && methods.includes(e.method))?.method ?? null;
+        },
+        modules: new PageModules(extensions.methods.values()),
       }),
     );
     app.use(

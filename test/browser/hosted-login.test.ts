@@ -47,6 +47,10 @@ const SMS_CLIENT_ID = 'shop-sms';
 const PARTNER_ID = 'partner';
 /** A password-only app: its session must not sign anyone in to the two-factor shop. */
 const BLOG_ID = 'blog';
+/** An app whose second stage offers third-party methods: one with a page module, one plain. */
+const DEVICES_ID = 'devices';
+const QUESTION_ID = 'question-only';
+const FIXTURE_PLUGINS = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/plugins');
 const PARTNER_NAME = 'Partner';
 const PHONE = '+15551230000';
 /** Markup characters in the name check that the page escapes it. */
@@ -346,6 +350,8 @@ describe('hosted login page (Chromium)', function () {
           { name: '@gatehouse-auth/method-sms', options: { channel: 'capture' } },
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/grant-refresh-token' },
+          { path: path.join(FIXTURE_PLUGINS, 'device-check') },
+          { path: path.join(FIXTURE_PLUGINS, 'plain-question.js') },
         ],
         apps: [
           {
@@ -373,6 +379,20 @@ describe('hosted login page (Chromium)', function () {
             scopes: ['openid', 'profile'],
             login_stages: [['PASSWORD'], ['TOTP']],
             consent_required: true,
+          },
+          {
+            client_id: DEVICES_ID,
+            client_secret: 'devices-secret-0123456789abcdef0123456789ab',
+            redirect_uris: [shop.redirectUri],
+            scopes: ['openid', 'profile'],
+            login_stages: [['PASSWORD'], ['DEVICECHECK', 'QUESTION', 'TOTP']],
+          },
+          {
+            client_id: QUESTION_ID,
+            client_secret: 'question-secret-0123456789abcdef0123456789a',
+            redirect_uris: [shop.redirectUri],
+            scopes: ['openid', 'profile'],
+            login_stages: [['PASSWORD'], ['QUESTION']],
           },
           {
             client_id: BLOG_ID,
@@ -434,7 +454,7 @@ describe('hosted login page (Chromium)', function () {
     expect(await text('.step')).to.equal('Step 1 of 2');
     expect(await page.locator('#gh-identifier').getAttribute('autocomplete')).to.equal('username');
     expect(await page.locator('#gh-methods').isVisible()).to.equal(false);
-    const secret = page.locator('#gh-secret');
+    const secret = page.locator('#gh-PASSWORD-password');
     expect(await secret.getAttribute('type')).to.equal('password');
     expect(await secret.getAttribute('autocomplete')).to.equal('current-password');
     expect(await page.getByRole('textbox', { name: 'Password' }).count()).to.equal(1);
@@ -460,9 +480,9 @@ describe('hosted login page (Chromium)', function () {
     await page.locator('#gh-message.error').waitFor();
     expect(await text('#gh-message')).to.equal(GENERIC);
     expect(page.url()).to.equal(loginUrl);
-    expect(await page.locator('#gh-secret').inputValue()).to.equal('');
+    expect(await page.locator('#gh-PASSWORD-password').inputValue()).to.equal('');
     expect(await page.locator('#gh-identifier').inputValue()).to.equal(alice.username);
-    expect(await focusedId()).to.equal('gh-secret');
+    expect(await focusedId()).to.equal('gh-PASSWORD-password');
     const flow = await gatehouse.container.cradle.flows.get(requestId);
     expect(flow).to.include({ stage: 0, status: 'active', userId: null });
   });
@@ -522,7 +542,7 @@ describe('hosted login page (Chromium)', function () {
     const code = page.getByRole('textbox', { name: 'Code from your authenticator app' });
     expect(await code.getAttribute('autocomplete')).to.equal('one-time-code');
     expect(await code.getAttribute('inputmode')).to.equal('numeric');
-    expect(await focusedId()).to.equal('gh-secret');
+    expect(await focusedId()).to.equal('gh-TOTP-pass_code');
 
     await totpStage(alice, atRedirectUri(request));
     const loginMs = Date.now() - started;
@@ -693,7 +713,7 @@ describe('hosted login page (Chromium)', function () {
     await page.getByRole('button', { name: 'Send code' }).click();
     await page.locator('#gh-message.info').waitFor();
     expect(await text('#gh-message')).to.equal('We sent a code to +1******0000.');
-    expect(await focusedId()).to.equal('gh-secret');
+    expect(await focusedId()).to.equal('gh-SMS-pass_code');
     expect(await code.getAttribute('inputmode')).to.equal('numeric');
     expect(await page.getByRole('button', { name: 'Send a new code' }).count()).to.equal(1);
 
@@ -728,11 +748,133 @@ describe('hosted login page (Chromium)', function () {
     ]);
     expect(await page.getByRole('radio', { name: 'Password' }).isChecked()).to.equal(true);
     await page.getByRole('radio', { name: 'Authenticator app' }).check();
-    const secret = page.locator('#gh-secret');
-    expect(await text('#gh-secret-label')).to.equal('Code from your authenticator app');
+    const secret = page.locator('#gh-TOTP-pass_code');
+    expect(await text('label[for="gh-TOTP-pass_code"]')).to.equal('Code from your authenticator app');
     expect(await secret.getAttribute('type')).to.equal('text');
     expect(await secret.getAttribute('autocomplete')).to.equal('one-time-code');
     expect(await secret.getAttribute('inputmode')).to.equal('numeric');
+  });
+
+  /** An app of the shop's site that authenticates with a secret (only its authorization request matters here). */
+  const siteApp = (clientId: string): TestApp => ({
+    client: { client_id: clientId },
+    auth: oauth.None(),
+    redirectUri: shop.redirectUri,
+  });
+
+  it('a method with its own page module signs in with nothing typed; the user is named with a way out', async () => {
+    const bob = await enrolUser('browser-bob-devices');
+    const { request } = await openLogin(siteApp(DEVICES_ID));
+    await passwordStage(bob);
+    // Only what bob can use: DEVICECHECK (anyone) and TOTP, not QUESTION (not set up); the first, as he used none.
+    const values = await Promise.all(
+      (await page.locator('input[name="method"]').all()).map((r) => r.getAttribute('value')),
+    );
+    expect(values).to.deep.equal(['DEVICECHECK', 'TOTP']);
+    expect(await page.getByRole('radio', { name: 'This device' }).isChecked()).to.equal(true);
+    expect(await text('section.method:not([hidden]) .note')).to.equal(
+      'Confirms it is this browser, with nothing to type.',
+    );
+    expect(await text('.signed-in')).to.match(/^Signing in as browser-bob-devices\.\s+Not you\?$/);
+    expect(await page.locator('#gh-not-you').getAttribute('href')).to.match(
+      /^\/api\/oauth2\/authorize\/\?client_id=devices&/,
+    );
+    await Promise.all([
+      page.waitForURL(atRedirectUri(request)),
+      page.getByRole('button', { name: 'Continue' }).click(),
+    ]);
+    expect(callbackOf(request).searchParams.get('code')).to.be.a('string');
+  });
+
+  it('once the user is known: only the methods they set up, the one used last chosen first; a plain form for a method that describes nothing', async () => {
+    const carl = await enrolUser('browser-carl-question');
+    await gatehouse.container.cradle.services
+      .credentials(carl.id, 'QUESTION')
+      .add({ type: 'question', data: { answer: 'green' } });
+    // carl signs in with TOTP once.
+    const first = await openLogin(siteApp(DEVICES_ID));
+    await passwordStage(carl);
+    await page.getByRole('radio', { name: 'Authenticator app' }).check();
+    await totpStage(carl, atRedirectUri(first.request));
+    await context!.clearCookies();
+
+    await openLogin(siteApp(DEVICES_ID));
+    await passwordStage(carl);
+    const values = await Promise.all(
+      (await page.locator('input[name="method"]').all()).map((r) => r.getAttribute('value')),
+    );
+    expect(values).to.deep.equal(['DEVICECHECK', 'QUESTION', 'TOTP']);
+    expect(await page.getByRole('radio', { name: 'Authenticator app' }).isChecked()).to.equal(true);
+    // QUESTION declared no page: its id as the label, one input per verify field.
+    await page.getByRole('radio', { name: 'QUESTION' }).check();
+    const answer = page.getByRole('textbox', { name: 'Favourite colour' });
+    await answer.fill('blue');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.locator('#gh-message.error').waitFor();
+    expect(await text('#gh-message')).to.equal(GENERIC);
+    await answer.fill('green');
+    await Promise.all([
+      page.waitForURL((u) => u.href.startsWith(shop.redirectUri)),
+      page.getByRole('button', { name: 'Continue' }).click(),
+    ]);
+  });
+
+  it('a stage with nothing set up for the user says so, with the way back to the app', async () => {
+    const dana = await enrolUser('browser-dana-nothing');
+    const { request } = await openLogin(siteApp(QUESTION_ID));
+    await page.getByRole('textbox', { name: 'Username, email or phone' }).fill(dana.username);
+    await page.getByRole('textbox', { name: 'Password' }).fill(PASSWORD);
+    const [next] = await Promise.all([
+      page.waitForResponse((r) => new URL(r.url()).pathname === '/login' && r.request().method() === 'GET'),
+      page.keyboard.press('Enter'),
+    ]);
+    expect(next.status()).to.equal(409);
+    expect(await text('h1')).to.equal('No way to sign in to this app yet');
+    await Promise.all([
+      page.waitForURL(atRedirectUri(request)),
+      page.getByRole('button', { name: /Cancel and go back/ }).click(),
+    ]);
+    const callback = callbackOf(request);
+    expect(callback.searchParams.get('error')).to.equal('access_denied');
+    expect(callback.searchParams.get('state')).to.equal(request.state);
+  });
+
+  it('"Cancel and go back" at the first stage answers access_denied with the state; the sign-in is over', async () => {
+    const { request, requestId } = await openLogin();
+    await Promise.all([
+      page.waitForURL(atRedirectUri(request)),
+      page.getByRole('button', { name: /Cancel and go back/ }).click(),
+    ]);
+    const callback = callbackOf(request);
+    expect(callback.searchParams.get('error')).to.equal('access_denied');
+    expect(callback.searchParams.get('iss')).to.equal(issuer);
+    expect((await gatehouse.container.cradle.flows.get(requestId))!.status).to.equal('cancelled');
+  });
+
+  it('page modules are served from the plugin under a versioned, immutable path, and nothing else is', async () => {
+    await openLogin(siteApp(DEVICES_ID));
+    // No module on a page whose methods have none.
+    expect(await page.locator('script[type="module"]').count()).to.equal(0);
+    const flow = await gatehouse.container.cradle.flows.create({
+      clientId: DEVICES_ID,
+      stages: [['DEVICECHECK']],
+      ttlSeconds: 600,
+    });
+    await page.goto(`${issuer}/login?request_id=${flow.id}`);
+    const module = (await page.locator('script[type="module"]').getAttribute('src'))!;
+    expect(module).to.match(/^\/login\/methods\/DEVICECHECK\/[0-9a-f]{16}\/page\.js$/);
+    const res = await fetch(`${issuer}${module}`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('text/javascript; charset=utf-8');
+    expect(res.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
+    expect((await fetch(`${issuer}${module.replace('page.js', 'answer.js')}`)).status).to.equal(200);
+    for (const other of [
+      module.replace(/[0-9a-f]{16}/, '0000000000000000'),
+      module.replace('page.js', 'index.js'),
+      module.replace('page.js', '..%2Findex.js'),
+    ]) {
+      expect((await fetch(`${issuer}${other}`)).status, other).to.equal(404);
+    }
   });
 
   it('unknown, expired and completed requests, an unknown app and a foreign redirect_uri get an error page, never a redirect', async () => {

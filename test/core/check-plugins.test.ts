@@ -182,3 +182,31 @@ describe('.ci/check-plugins.mjs', () => {
     ]);
   });
 });
+
+describe('.ci/check-core-names.mjs: the core names no method', () => {
+  const NAMES = path.join(REPO_ROOT, '.ci', 'check-core-names.mjs');
+  const run = (root: string) => spawnSync(process.execPath, [NAMES, root], { encoding: 'utf8' });
+
+  it('passes on the repository itself', () => {
+    const result = run(REPO_ROOT);
+    expect(result.stderr).to.equal('');
+    expect(result.status).to.equal(0);
+  });
+
+  it('fails on a method id in code, naming the line; comments do not count', () => {
+    const root = fakeRepo({
+      'core/src/ok.ts': "/** e.g. 'TOTP' */\nexport const a = 1; // not 'PASSWORD' either\n",
+      'core/src/bad.ts': "export const x = 1;\nif (method.id === 'PASSWORD') revoke();\nconst s = `FIDO2`;\n",
+    });
+    try {
+      const result = run(root);
+      expect(result.status).to.equal(1);
+      expect(result.stderr.trim().split('\n')).to.deep.equal([
+        'core/src/bad.ts:2: names method PASSWORD; methods come from the registry',
+        'core/src/bad.ts:3: names method FIDO2; methods come from the registry',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

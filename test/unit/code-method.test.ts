@@ -33,6 +33,7 @@ const spec: CodeMethodSpec = {
   normalizeAddress: normalizePhone,
   mask: maskPhone,
   render: (code, minutes) => ({ text: `Code ${code}, valid ${minutes} min.` }),
+  page: { label: 'Test code', codeLabel: 'The test code', send: 'Send code', sendAgain: 'Send again' },
 };
 
 class FailingChannel implements DeliveryChannel {

@@ -19,20 +19,20 @@ function asset(body: string, contentType: string): Asset {
 export const LOGIN_JS: Asset = asset(
   String.raw`// Gatehouse hosted login page. Walks one stage: initiate the chosen method, verify its proof,
 // then continue the login with a real form POST so the browser follows the server's 303.
+// Every method is described by the server (its section of the form); a method with a browser
+// module registers a driver with window.GatehouseLogin.register(id, driver) and runs its own
+// ceremony through the context it is given (initiate, verify, say).
 'use strict';
 (function () {
   const $ = (id) => document.getElementById(id);
   const root = $('gh-login');
   const form = $('gh-form');
   const identifier = $('gh-identifier');
-  const secret = $('gh-secret');
-  const secretRow = $('gh-secret-row');
-  const secretLabel = $('gh-secret-label');
   const send = $('gh-send');
   const submit = $('gh-submit');
   const message = $('gh-message');
   const done = $('gh-done');
-  if (!root || !form || !secret || !done) return;
+  if (!root || !form || !done) return;
 
   const requestId = root.dataset.requestId;
   const sub = root.dataset.sub || '';
@@ -41,12 +41,26 @@ export const LOGIN_JS: Asset = asset(
   // After these the exchange is spent: the next try starts a new one.
   const SPENT = ['TOO_MANY_ATTEMPTS', 'EXCHANGE_EXPIRED', 'EXCHANGE_USED', 'EXCHANGE_INVALID', 'WRONG_FLOW_STAGE'];
 
+  const drivers = new Map();
+  window.GatehouseLogin = {
+    register(id, driver) {
+      drivers.set(id, driver);
+      render();
+    },
+  };
+
   let exchange = null; // { id, method }
   let busy = false;
   let finished = false;
 
-  const chosen = () => form.querySelector('input[name="method"]:checked');
-  const kindOf = (m) => m.dataset.kind; // password | code | send
+  /** The chosen method: its section and what it needs. */
+  function current() {
+    const radio = form.querySelector('input[name="method"]:checked');
+    const section = Array.prototype.find.call(form.querySelectorAll('section.method'), (s) => s.dataset.method === radio.value);
+    const inputs = Array.prototype.slice.call(section.querySelectorAll('input[data-field]'));
+    const d = section.dataset;
+    return { id: d.method, label: d.label, sends: d.sends, again: d.again, driven: d.driven === 'yes', section, inputs };
+  }
 
   function say(text, isError) {
     message.textContent = text;
@@ -58,22 +72,16 @@ export const LOGIN_JS: Asset = asset(
     return t.charAt(0).toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? '' : '.');
   }
 
-  /** Shows the fields the chosen method needs at this point. */
+  /** Shows the chosen method's section, and its inputs once there is something to type. */
   function render() {
-    const m = chosen();
-    const kind = kindOf(m);
-    const waitingForCode = kind === 'send' && !exchange;
-    secretLabel.textContent = m.dataset.label;
-    secret.type = kind === 'password' ? 'password' : 'text';
-    secret.autocomplete = kind === 'password' ? 'current-password' : 'one-time-code';
-    if (kind === 'password') secret.removeAttribute('inputmode');
-    else secret.inputMode = m.dataset.inputmode || 'numeric';
-    secretRow.hidden = waitingForCode;
-    secret.required = !waitingForCode;
-    send.hidden = kind !== 'send';
-    send.textContent = exchange ? 'Send a new code' : 'Send code';
-    send.classList.toggle('primary', waitingForCode);
-    submit.hidden = waitingForCode;
+    const m = current();
+    form.querySelectorAll('section.method').forEach((s) => (s.hidden = s !== m.section));
+    const waiting = Boolean(m.sends) && !exchange;
+    m.section.querySelectorAll('[data-input]').forEach((row) => (row.hidden = waiting));
+    send.hidden = !m.sends;
+    send.textContent = exchange ? m.again : m.sends;
+    send.classList.toggle('primary', waiting);
+    submit.hidden = waiting;
   }
 
   function setBusy(on) {
@@ -81,6 +89,13 @@ export const LOGIN_JS: Asset = asset(
     form.setAttribute('aria-busy', on ? 'true' : 'false');
     submit.disabled = on || finished;
     send.disabled = on || finished;
+  }
+
+  function focusNext() {
+    const m = current();
+    if (identifier && !identifier.value.trim()) return identifier.focus();
+    if (m.sends && !exchange) return send.focus();
+    (m.inputs[0] || submit).focus();
   }
 
   async function call(method, step, body) {
@@ -100,8 +115,8 @@ export const LOGIN_JS: Asset = asset(
     throw (payload && payload.error) || { code: 'HTTP_' + response.status, error: 'Something went wrong. Try again.' };
   }
 
-  async function initiate(m) {
-    const body = { request_id: requestId };
+  async function initiate(m, extra) {
+    const body = Object.assign({ request_id: requestId }, extra || {});
     if (sub) {
       body.usage_type = 'MULTIFACTOR_AUTHENTICATION';
       body.sub = sub;
@@ -109,30 +124,33 @@ export const LOGIN_JS: Asset = asset(
       body.usage_type = 'INITIAL_AUTHENTICATION';
       body.identifier = identifier.value.trim();
     }
-    const data = await call(m.value, 'initiation', body);
-    exchange = { id: data.exchange_id.exchange_id, method: m.value };
+    const data = await call(m.id, 'initiation', body);
+    exchange = { id: data.exchange_id.exchange_id, method: m.id };
     return data;
   }
 
-  /** Hands the AUTHENTICATED status to the login flow as a real form POST (the 303 is followed by the browser). */
-  function finish(method, data) {
+  /** Verifies the proof on the current exchange and hands the AUTHENTICATED status to the login flow. */
+  async function verify(m, fields) {
+    if (!exchange || exchange.method !== m.id) await initiate(m);
+    const data = await call(m.id, 'verification', Object.assign({ exchange_id: exchange.id }, fields));
     finished = true;
     done.elements.namedItem('status_id').value = data.status_id;
-    done.elements.namedItem('verificationType').value = method;
+    done.elements.namedItem('verificationType').value = m.id;
     done.elements.namedItem('sub').value = data.sub;
     say('Verified. Continuing…', false);
     done.submit();
   }
 
   function fail(err) {
+    const m = current();
     if (err && SPENT.includes(err.code)) {
       exchange = null;
       render();
     }
     const failed = err && err.code === 'VERIFICATION_FAILED';
-    if (failed) secret.value = '';
+    if (failed) m.inputs.forEach((input) => (input.value = ''));
     say(failed ? GENERIC : sentence(err && err.error), true);
-    (secretRow.hidden ? send : secret).focus();
+    focusNext();
   }
 
   function needsIdentifier() {
@@ -154,46 +172,72 @@ export const LOGIN_JS: Asset = asset(
     }
   }
 
+  /** What a method's browser module may do: the page's own steps, for its ceremony. */
+  function context(m) {
+    return {
+      method: m.id,
+      label: m.label,
+      section: m.section,
+      identifier: () => (identifier ? identifier.value.trim() : null),
+      initiate: (extra) => initiate(m, extra),
+      verify: (fields) => verify(m, fields),
+      status: (statusId) =>
+        fetch(api.replace('/authentication/', '/verificationstatus/') + encodeURIComponent(statusId), {
+          credentials: 'same-origin',
+        }).then((r) => r.json()).then((p) => p.data),
+      say,
+    };
+  }
+
   send.addEventListener('click', () => {
     if (needsIdentifier()) return;
-    const m = chosen();
+    const m = current();
     run(async () => {
       const data = await initiate(m);
       render();
-      secret.value = '';
+      m.inputs.forEach((input) => (input.value = ''));
       const where = data.medium_text ? ' to ' + data.medium_text : '';
-      say(sub ? 'We sent a code' + where + '.' : 'If the account can use this method, a code is on its way.', false);
-      secret.focus();
+      say(sub ? 'We sent a code' + where + '.' : 'If the account can use ' + m.label + ', a code is on its way.', false);
+      focusNext();
     });
   });
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     if (needsIdentifier()) return;
-    const m = chosen();
-    const kind = kindOf(m);
-    if (kind === 'send' && !exchange) {
+    const m = current();
+    if (m.sends && !exchange) {
       send.click();
       return;
     }
-    if (!secret.value.trim()) {
-      say(kind === 'password' ? 'Enter your password.' : 'Enter the code.', true);
-      secret.focus();
+    if (m.driven) {
+      const driver = drivers.get(m.id);
+      if (!driver) {
+        say(m.label + ' could not load. Reload the page, or choose another way.', true);
+        return;
+      }
+      run(() => driver.start(context(m)));
       return;
     }
-    const proof = kind === 'password' ? { password: secret.value } : { pass_code: secret.value.trim() };
-    run(async () => {
-      if (!exchange || exchange.method !== m.value) await initiate(m);
-      const data = await call(m.value, 'verification', { exchange_id: exchange.id, ...proof });
-      finish(m.value, data);
-    });
+    const fields = {};
+    for (const input of m.inputs) {
+      const value = input.type === 'password' ? input.value : input.value.trim();
+      if (!value) {
+        const label = form.querySelector('label[for="' + input.id + '"]');
+        say('Enter the ' + (label ? label.textContent.trim().toLowerCase() : 'answer') + '.', true);
+        input.focus();
+        return;
+      }
+      fields[input.dataset.field] = value;
+    }
+    run(() => verify(m, fields));
   });
 
   // Another method or another account needs a new exchange.
   form.addEventListener('change', (event) => {
     if (event.target.name !== 'method') return;
     exchange = null;
-    secret.value = '';
+    current().inputs.forEach((input) => (input.value = ''));
     say('', false);
     render();
   });
@@ -207,7 +251,7 @@ export const LOGIN_JS: Asset = asset(
 
   render();
   setBusy(false);
-  (identifier && !identifier.value ? identifier : secretRow.hidden ? send : secret).focus();
+  focusNext();
 })();
 `,
   'text/javascript; charset=utf-8',
@@ -241,7 +285,11 @@ button:disabled { opacity: .6; cursor: progress; }
 .message.error { padding: .6rem .75rem; border-radius: .4rem; background: #fdecec; color: #8a1c1c; }
 .message.info { padding: .6rem .75rem; border-radius: .4rem; background: #eaf2fd; color: #1b4580; }
 .note { color: var(--muted); font-size: .875rem; margin: 1rem 0 0; }
-.signed-in p { margin: -1rem 0 1.25rem; color: var(--muted); font-size: .9375rem; }
+.signed-in, .signed-in p { margin: -1rem 0 1.25rem; color: var(--muted); font-size: .9375rem; }
+.signed-in a { color: var(--accent); margin-left: .25rem; }
+.back button { width: auto; padding: 0; margin: 1.25rem 0 0; border: 0; background: none; color: var(--muted);
+  font-weight: 400; font-size: .875rem; text-decoration: underline; }
+section.method .note { margin: 0 0 .75rem; }
 .signed-in button { width: auto; padding: 0; margin: 0 0 0 .25rem; border: 0; background: none; color: var(--accent);
   font-weight: 400; text-decoration: underline; }
 [hidden] { display: none !important; }

@@ -1,31 +1,6 @@
 import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS } from './assets.js';
 import { html, trusted, type SafeHtml } from './html.js';
-
-/** How the page asks for a method's proof: a password, a code at hand, or a code it sends first. */
-export type MethodKind = 'password' | 'code' | 'send';
-
-export interface MethodView {
-  id: string;
-  label: string;
-  kind: MethodKind;
-  fieldLabel: string;
-  inputMode: 'numeric' | 'text' | null;
-}
-
-/** The methods the page knows how to drive, with their wording. Others are not offered. */
-export const PAGE_METHODS: Record<string, Omit<MethodView, 'id'>> = {
-  PASSWORD: { label: 'Password', kind: 'password', fieldLabel: 'Password', inputMode: null },
-  TOTP: {
-    label: 'Authenticator app',
-    kind: 'code',
-    fieldLabel: 'Code from your authenticator app',
-    inputMode: 'numeric',
-  },
-  BACKUPCODE: { label: 'Backup code', kind: 'code', fieldLabel: 'Backup code', inputMode: 'text' },
-  SMS: { label: 'Text message', kind: 'send', fieldLabel: 'Code from the text message', inputMode: 'numeric' },
-  EMAIL: { label: 'Email', kind: 'send', fieldLabel: 'Code from the email', inputMode: 'numeric' },
-  IVR: { label: 'Phone call', kind: 'send', fieldLabel: 'Code from the phone call', inputMode: 'numeric' },
-};
+import type { MethodView } from './methods.js';
 
 export interface LoginView {
   /** Path prefix of the issuer ('' at the root), for every URL the browser uses. */
@@ -35,16 +10,26 @@ export interface LoginView {
   /** 1-based stage number and the number of stages. */
   step: number;
   steps: number;
-  /** The flow's user once a stage identified them; null at the first stage. */
+  /** The flow's user once known; null at the first stage. */
   userId: string | null;
-  /** At least one; the first is chosen by default. */
+  /** At least one, in the stage's order. */
   methods: MethodView[];
-  /** This browser's session user, when the flow resumed from it: offered a way out ("Not you?"). */
-  signedIn?: { name: string; csrf: string } | null;
+  /** The method chosen at first (the one the user used last, when known). */
+  preselected: string;
+  /** Who is signing in, once known: a way out if it is someone else. */
+  who?: { name: string; signOutCsrf: string | null; restartUrl: string | null } | null;
+  /** The token of the "back to the app" form (OAuth flows only). */
+  cancelCsrf?: string | null;
 }
 
 /** The page skeleton: the shared style sheet and, where the page needs one, its script asset. */
-export function layout(base: string, title: string, body: SafeHtml, script: 'login' | 'form-post' | null): string {
+export function layout(
+  base: string,
+  title: string,
+  body: SafeHtml,
+  script: 'login' | 'form-post' | null,
+  modules: string[] = [],
+): string {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -55,6 +40,7 @@ export function layout(base: string, title: string, body: SafeHtml, script: 'log
         <link rel="stylesheet" href="${base}/login/assets/login.css?v=${LOGIN_CSS.version}" />
         ${script === 'login' ? html`<script src="${base}/login/assets/login.js?v=${LOGIN_JS.version}" defer></script>` : ''}
         ${script === 'form-post' ? html`<script src="${base}/login/assets/form-post.js?v=${FORM_POST_JS.version}" defer></script>` : ''}
+        ${modules.map((src) => html`<script type="module" src="${src}"></script>`)}
       </head>
       <body>
         ${body}
@@ -62,59 +48,84 @@ export function layout(base: string, title: string, body: SafeHtml, script: 'log
     </html> `.value;
 }
 
-function methodChoice(methods: MethodView[]): SafeHtml {
-  const options = methods.map(
-    (m, i) =>
+function methodChoice(view: LoginView): SafeHtml {
+  const options = view.methods.map(
+    (m) =>
       html`<label class="choice"
-        ><input
-          type="radio"
-          name="method"
-          value="${m.id}"
-          data-kind="${m.kind}"
-          data-label="${m.fieldLabel}"
-          data-inputmode="${m.inputMode ?? ''}"
-          ${i === 0 ? trusted(' checked') : ''}
-        />
+        ><input type="radio" name="method" value="${m.id}" ${m.id === view.preselected ? trusted(' checked') : ''} />
         ${m.label}</label
       >`,
   );
-  return html`<fieldset id="gh-methods" ${methods.length === 1 ? trusted(' hidden') : ''}>
+  return html`<fieldset id="gh-methods" ${view.methods.length === 1 ? trusted(' hidden') : ''}>
     <legend>Verify with</legend>
     ${options}
   </fieldset>`;
 }
 
-function secretField(first: MethodView): SafeHtml {
-  const isPassword = first.kind === 'password';
-  return html`<div class="field" id="gh-secret-row" ${first.kind === 'send' ? trusted(' hidden') : ''}>
-    <label id="gh-secret-label" for="gh-secret">${first.fieldLabel}</label>
-    <input
-      id="gh-secret"
-      type="${isPassword ? 'password' : 'text'}"
-      autocomplete="${isPassword ? 'current-password' : 'one-time-code'}"
-      ${first.inputMode ? html` inputmode="${first.inputMode}"` : ''}
-      autocapitalize="off"
-      spellcheck="false"
-      aria-describedby="gh-message"
-    />
-  </div>`;
+/** One method's part of the form: its help, its inputs; shown while it is the chosen one. */
+function methodSection(m: MethodView, chosen: boolean): SafeHtml {
+  const inputs = m.inputs.map((input) => {
+    const id = `gh-${m.id}-${input.field}`;
+    return html`<div class="field" data-input>
+      <label for="${id}">${input.label}</label>
+      <input
+        id="${id}"
+        data-field="${input.field}"
+        type="${input.type}"
+        autocomplete="${input.autocomplete}"
+        ${input.inputmode ? html` inputmode="${input.inputmode}"` : ''}
+        autocapitalize="off"
+        spellcheck="false"
+        aria-describedby="gh-message${input.help ? ` ${id}-help` : ''}"
+      />
+      ${input.help ? html`<p class="note" id="${id}-help">${input.help}</p>` : ''}
+    </div>`;
+  });
+  return html`<section
+    class="method"
+    data-method="${m.id}"
+    data-label="${m.label}"
+    data-sends="${m.sends?.button ?? ''}"
+    data-again="${m.sends?.again ?? ''}"
+    data-driven="${m.module ? 'yes' : ''}"
+    ${chosen ? '' : trusted(' hidden')}
+  >
+    ${m.help ? html`<p class="note">${m.help}</p>` : ''} ${inputs}
+  </section>`;
 }
 
-/** "Signed in as …": signing out starts this sign-in again from its first stage, for someone else. */
-function signedInAs(view: LoginView, who: { name: string; csrf: string }): SafeHtml {
-  return html`<form class="signed-in" method="post" action="${view.base}/session/end_session">
-    <p>
-      Signed in as <strong>${who.name}</strong>.
-      <input type="hidden" name="csrf" value="${who.csrf}" />
-      <input type="hidden" name="request_id" value="${view.requestId}" />
-      <button type="submit" name="confirm" value="yes" id="gh-sign-out">Not you? Sign out</button>
-    </p>
+/** "Signed in as …": signing out (or starting over) lets someone else sign in to this app. */
+function whoLine(view: LoginView): SafeHtml {
+  const who = view.who;
+  if (!who) return html``;
+  if (who.signOutCsrf) {
+    return html`<form class="signed-in" method="post" action="${view.base}/session/end_session">
+      <p>
+        Signed in as <strong>${who.name}</strong>.
+        <input type="hidden" name="csrf" value="${who.signOutCsrf}" />
+        <input type="hidden" name="request_id" value="${view.requestId}" />
+        <button type="submit" name="confirm" value="yes" id="gh-sign-out">Not you? Sign out</button>
+      </p>
+    </form>`;
+  }
+  return html`<p class="signed-in">
+    Signing in as <strong>${who.name}</strong>.
+    ${who.restartUrl ? html`<a href="${who.restartUrl}" id="gh-not-you">Not you?</a>` : ''}
+  </p>`;
+}
+
+/** The way back to the app: the app hears that the user cancelled (access_denied). */
+function backToApp(view: LoginView): SafeHtml {
+  if (!view.cancelCsrf) return html``;
+  return html`<form class="back" method="post" action="${view.base}/login/cancel">
+    <input type="hidden" name="request_id" value="${view.requestId}" />
+    <input type="hidden" name="csrf" value="${view.cancelCsrf}" />
+    <button type="submit" id="gh-cancel">Cancel and go back to ${view.appName}</button>
   </form>`;
 }
 
-/** The page of the flow's current stage. Credential inputs have no name: only login.js sends them. */
+/** The page of the flow's current stage. Inputs have no name: only login.js sends them. */
 export function renderLoginPage(view: LoginView): string {
-  const first = view.methods[0]!;
   const identifier = view.userId
     ? ''
     : html`<div class="field">
@@ -137,17 +148,13 @@ export function renderLoginPage(view: LoginView): string {
   >
     <p class="step">Step ${view.step} of ${view.steps}</p>
     <h1>Sign in to ${view.appName}</h1>
-    ${view.signedIn ? signedInAs(view, view.signedIn) : ''}
+    ${whoLine(view)}
     <noscript><p class="message error">This page needs JavaScript to sign you in.</p></noscript>
     <form id="gh-form" method="post" novalidate>
-      ${identifier} ${methodChoice(view.methods)} ${secretField(first)}
+      ${identifier} ${methodChoice(view)} ${view.methods.map((m) => methodSection(m, m.id === view.preselected))}
       <p id="gh-message" class="message" aria-live="polite" aria-atomic="true"></p>
-      <button type="button" id="gh-send" ${first.kind === 'send' ? trusted(' class="primary"') : trusted(' hidden')}>
-        Send code
-      </button>
-      <button type="submit" id="gh-submit" class="primary" disabled${first.kind === 'send' ? trusted(' hidden') : ''}>
-        Continue
-      </button>
+      <button type="button" id="gh-send" hidden>Send code</button>
+      <button type="submit" id="gh-submit" class="primary" disabled>Continue</button>
     </form>
     <form id="gh-done" method="post" action="${view.base}/login-srv/verification/login" hidden>
       <input type="hidden" name="requestId" value="${view.requestId}" />
@@ -155,8 +162,24 @@ export function renderLoginPage(view: LoginView): string {
       <input type="hidden" name="verificationType" value="" />
       <input type="hidden" name="sub" value="" />
     </form>
+    ${backToApp(view)}
   </main>`;
-  return layout(view.base, `Sign in to ${view.appName}`, body, 'login');
+  const modules = view.methods.map((m) => m.module).filter((m): m is string => m !== null);
+  return layout(view.base, `Sign in to ${view.appName}`, body, 'login', modules);
+}
+
+/** A page that explains why the login cannot go on, with a way back to the app when there is one. */
+export function renderProblemPage(
+  view: Pick<LoginView, 'base' | 'requestId' | 'appName' | 'cancelCsrf'>,
+  title: string,
+  text: string,
+): string {
+  const body = html`<main class="card">
+    <h1>${title}</h1>
+    <p>${text}</p>
+    ${backToApp(view as LoginView)}
+  </main>`;
+  return layout(view.base, title, body, null);
 }
 
 /** A page that explains why the login cannot go on. It never redirects and runs no script. */

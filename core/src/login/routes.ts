@@ -6,8 +6,11 @@ import type { Clock } from '../services.js';
 import type { LoginFlow, LoginFlowStore } from '../verification/flows.js';
 import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS, type Asset } from './assets.js';
 import { pageHeaders, redirectSources } from './headers.js';
-import { offered } from '../verification/stages.js';
-import { PAGE_METHODS, renderErrorPage, renderLoginPage, type MethodView } from './page.js';
+import { methodView } from './methods.js';
+import type { PageModules } from './modules.js';
+import { renderErrorPage, renderLoginPage, renderProblemPage, type LoginView } from './page.js';
+import { pickMethods } from './picker.js';
+import type { UserRecord } from '../plugins/extensions.js';
 
 export interface LoginPageDeps {
   flows: LoginFlowStore;
@@ -21,8 +24,17 @@ export interface LoginPageDeps {
   isBound?: (req: Request, flow: LoginFlow) => boolean;
   /** Given to every browser that opens the page (failed sign-ins are told apart by it). */
   device?: DeviceCookie;
-  /** This browser's signed-in user, when it is the flow's (for "Not you? Sign out"). */
-  signedIn?: (req: Request, flow: LoginFlow) => Promise<{ name: string; csrf: string } | null>;
+  /** Who the flow is for, once known, and how to get out if it is someone else. */
+  who?: (req: Request, flow: LoginFlow) => Promise<LoginView['who']>;
+  /** The token of the "back to the app" form, for flows an app started; else null. */
+  cancelCsrf?: (req: Request, flow: LoginFlow) => string | null;
+  /** The flow's user, to offer only the methods they have set up. */
+  findUser?: (id: string) => Promise<UserRecord | null>;
+  isEnrolled?: (req: Request, user: UserRecord, method: string, clientId: string) => Promise<boolean>;
+  /** Of these methods, the one the user last signed in with. */
+  lastUsed?: (userId: string, methods: string[]) => Promise<string | null>;
+  /** The browser modules of methods (`page.module`), served under /login/methods/. */
+  modules?: PageModules;
 }
 
 interface PageError {
@@ -46,6 +58,11 @@ const ERRORS = {
     status: 500,
     title: 'No way to sign in',
     text: 'None of the sign-in methods of this step is available. Contact the administrator of the app.',
+  },
+  noneSetUp: {
+    status: 409,
+    title: 'No way to sign in to this app yet',
+    text: 'Your account has none of the ways to sign in that this step asks for set up. Set one up, or ask the administrator of the app.',
   },
 } satisfies Record<string, PageError>;
 
@@ -96,10 +113,31 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     if (!client) return showError(res, ERRORS.noClient);
 
     // A method already used in this login (here or by the session) is not offered again.
-    const methods: MethodView[] = offered(flow.stages[flow.stage] ?? [], flow.methods)
-      .filter((id) => deps.extensions.methods.has(id) && Object.hasOwn(PAGE_METHODS, id))
-      .map((id) => ({ id, ...PAGE_METHODS[id]! }));
-    if (!methods.length) return showError(res, ERRORS.noMethod);
+    const user = flow.userId ? ((await deps.findUser?.(flow.userId)) ?? null) : null;
+    const picked = await pickMethods({
+      stage: (flow.stages[flow.stage] ?? []).filter((id) => deps.extensions.methods.has(id)),
+      used: flow.methods,
+      user,
+      isEnrolled: (u, id) => deps.isEnrolled?.(req, u, id, flow.clientId) ?? Promise.resolve(true),
+      lastUsed: (userId, ids) => deps.lastUsed?.(userId, ids) ?? Promise.resolve(null),
+    });
+    const cancelCsrf = deps.cancelCsrf?.(req, flow) ?? null;
+    if (!picked.preselect) {
+      const problem = user ? ERRORS.noneSetUp : ERRORS.noMethod;
+      pageHeaders(res, redirectSources(client.redirectUris));
+      return res
+        .status(problem.status)
+        .send(
+          renderProblemPage(
+            { base, requestId: flow.id, appName: client.name, cancelCsrf },
+            problem.title,
+            problem.text,
+          ),
+        );
+    }
+    const methods = picked.ids.map((id) =>
+      methodView(deps.extensions.methods.get(id)!, deps.modules?.url(base, id) ?? null),
+    );
 
     pageHeaders(res, redirectSources(client.redirectUris));
     deps.device?.ensure(req, res);
@@ -112,10 +150,14 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
         steps: flow.stages.length,
         userId: flow.userId,
         methods,
-        signedIn: (await deps.signedIn?.(req, flow)) ?? null,
+        preselected: picked.preselect,
+        who: (await deps.who?.(req, flow)) ?? null,
+        cancelCsrf,
       }),
     );
   });
+
+  if (deps.modules) router.get('/login/methods/:id/:version/:file', deps.modules.serve);
 
   return router;
 }

@@ -60,6 +60,8 @@ export interface CodeMethodSpec {
   render(code: string, minutes: number): { subject?: string; text: string };
   /** How `{code}` appears in a configured `message` template (e.g. spelled out for voice); default as is. */
   formatCode?(code: string): string;
+  /** On the hosted page: the method's name, the code input's label, and the button that sends. */
+  page: { label: string; codeLabel: string; send: string; sendAgain: string };
 }
 
 /** `+15551230000` → `+1******0000`: the country code's first digit and the last four stay visible. */
@@ -263,6 +265,18 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
     id: spec.id,
     amr: spec.amr,
     verifyFields: ['pass_code'],
+    page: {
+      label: spec.page.label,
+      sends: { button: spec.page.send, again: spec.page.sendAgain },
+      inputs: [
+        {
+          field: 'pass_code',
+          label: spec.page.codeLabel,
+          autocomplete: 'one-time-code',
+          inputmode: 'numeric',
+        },
+      ],
+    },
 
     async isEnrolled(ctx: MethodContext): Promise<boolean> {
       if (primaryAddress(ctx.user)) return true;

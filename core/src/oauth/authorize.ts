@@ -22,6 +22,7 @@ import type { TokenService } from './tokens.js';
 
 export const RESUME_PATH = '/api/oauth2/authorize/resume';
 const CONSENT_PATH = '/login/consent';
+const CANCEL_PATH = '/login/cancel';
 const PKCE_CHALLENGE = /^[A-Za-z0-9\-._~]{43,128}$/;
 
 /** The validated authorization request, kept on the login flow until the client gets its answer. */
@@ -286,6 +287,26 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
     await finish(res, flow, client, request, session?.userId === flow.userId ? session : null, req.log);
   });
 
+  // The hosted page's way back to the app: the app hears access_denied, with its state.
+  router.post(CANCEL_PATH, formBody('8kb', 20), async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const flow = typeof body.request_id === 'string' ? await deps.flows.get(body.request_id) : null;
+    const token = flow ? flowFormToken(deps.issuer, req, flow) : null;
+    if (!flow || !token || typeof body.csrf !== 'string' || !safeEqual(body.csrf, token)) {
+      return errorPage(res, page, 403, 'invalid_request', 'The form has expired. Go back to the app and start again.');
+    }
+    const request = flow.params.oauth as unknown as AuthorizationRequest;
+    if (!(await deps.flows.cancel(flow.id))) {
+      return errorPage(res, page, 400, 'invalid_request', 'This sign-in is already finished.');
+    }
+    forgetFlow(res, flow);
+    return respond(
+      res,
+      request,
+      errorParams(new OAuthError('access_denied', 'the user cancelled the sign-in'), request),
+    );
+  });
+
   /** When the user of a completed flow authenticated, in seconds (now if the flow lacks it). */
   function authTimeOf(flow: LoginFlow): number {
     return Math.floor((flow.authTime ?? deps.clock.now()).getTime() / 1000);
@@ -392,6 +413,13 @@ function errorParams(err: OAuthError, _request: AuthorizationRequest): Record<st
 /** The CSRF token of a form: an HMAC-like digest of the flow's cookie binding. */
 function csrfToken(binding: string): string {
   return sha256(`csrf:${binding}`);
+}
+
+/** The token a flow's forms (consent, cancel) must echo, for this browser; null if it is not bound. */
+export function flowFormToken(issuer: string, req: Request, flow: LoginFlow): string | null {
+  const binding = browserBinding(issuer);
+  if (typeof flow.params.binding !== 'string' || !binding.isBound(req, flow)) return null;
+  return csrfToken(readCookie(req, binding.flowCookie(flow.id))!);
 }
 
 /** Flow cookies a browser may hold at once; a new sign-in beyond that drops the oldest. */

@@ -3,6 +3,9 @@
  * `verify` would boot and then fail every request that reaches it. Returns the problems found.
  */
 
+import { existsSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+
 type Shape = Record<string, unknown>;
 
 const fn = (item: Shape, key: string) => (typeof item[key] === 'function' ? [] : [`has no ${key} function`]);
@@ -24,6 +27,7 @@ export function methodProblems(m: Shape): string[] {
     ...fn(m, 'verify'),
   ];
   if (m.files !== undefined && !Array.isArray(m.files)) problems.push('has files that are not a list');
+  if (m.page !== undefined) problems.push(...pageProblems(m.page as Shape, (m.verifyFields as string[]) ?? []));
   const enrollment = m.enrollment as Shape | undefined;
   if (enrollment !== undefined) {
     if (!enrollment || typeof enrollment !== 'object') problems.push('has an enrollment that is not an object');
@@ -32,6 +36,28 @@ export function methodProblems(m: Shape): string[] {
       for (const step of ['scan', 'verify'])
         if (enrollment[step] !== undefined) problems.push(...fn(enrollment, step).map((p) => `enrollment ${p}`));
     }
+  }
+  return problems;
+}
+
+function pageProblems(page: Shape, verifyFields: string[]): string[] {
+  if (!page || typeof page !== 'object') return ['has a page that is not an object'];
+  const problems: string[] = [];
+  if (typeof page.label !== 'string' || !page.label) problems.push('has a page without a label');
+  if (page.inputs !== undefined) {
+    if (!Array.isArray(page.inputs)) problems.push('has page.inputs that are not a list');
+    else
+      for (const input of page.inputs as Shape[]) {
+        if (!verifyFields.includes(input?.field as string))
+          problems.push(`has a page input for "${String(input?.field)}", which is not one of its verifyFields`);
+        if (typeof input?.label !== 'string' || !input.label)
+          problems.push(`has a page input "${String(input?.field)}" without a label`);
+      }
+  }
+  for (const file of [page.module, ...Object.values((page.moduleFiles as Record<string, unknown>) ?? {})]) {
+    if (file === undefined) continue;
+    if (typeof file !== 'string' || !isAbsolute(file) || !existsSync(file))
+      problems.push(`has a page module file that does not exist: ${String(file)}`);
   }
   return problems;
 }

@@ -135,7 +135,17 @@ export interface EnrollmentContext extends MethodContext {
 }
 
 export type EnrollmentOutcome =
-  | { ok: true; response: JsonObject; pending?: JsonObject | null; done?: boolean }
+  | {
+      ok: true;
+      response: JsonObject;
+      pending?: JsonObject | null;
+      done?: boolean;
+      /**
+       * The new credential replaces one the user signed in with (a new password): the core
+       * ends the user's sessions and revokes their tokens, so whoever held the old one loses them.
+       */
+      replaced?: boolean;
+    }
   | { ok: false; code: string; status: number; message: string };
 
 export interface EnrollmentHandlers {
@@ -144,6 +154,53 @@ export interface EnrollmentHandlers {
   scan?(ctx: EnrollmentContext): Promise<EnrollmentOutcome>;
   /** Confirms a pending setup (e.g. the first TOTP code); absent when initiate completes it. */
   verify?(ctx: EnrollmentContext): Promise<EnrollmentOutcome>;
+}
+
+/** One input of a method on the hosted login page; it fills the verification field `field`. */
+export interface PageInput {
+  /** The verification field it fills (one of the method's `verifyFields`). */
+  field: string;
+  /** Shown above the input: "Code from your authenticator app". */
+  label: string;
+  /** `password` hides what is typed (default `text`). */
+  type?: 'text' | 'password';
+  /** The HTML autocomplete hint: `current-password`, `one-time-code`… (default `off`). */
+  autocomplete?: string;
+  /** The HTML inputmode: `numeric` brings up a number pad for codes. */
+  inputmode?: 'numeric' | 'text' | 'decimal' | 'tel' | 'email';
+  /** A line of help under the input. */
+  help?: string;
+}
+
+/**
+ * How the hosted login page presents a method. Everything is optional but the label; a method
+ * that declares no `page` still gets a plain form built from its `verifyFields`.
+ *
+ * @example
+ * page: {
+ *   label: 'Security question',
+ *   help: 'The answer you gave when you set it up.',
+ *   inputs: [{ field: 'answer', label: 'Your answer', autocomplete: 'off' }],
+ * }
+ */
+export interface MethodPage {
+  /** The method's name for users, in the picker and in messages: "Text message". */
+  label: string;
+  /** A line of help shown with the method. */
+  help?: string;
+  /** The inputs, in order (default: one text input per verify field). */
+  inputs?: PageInput[];
+  /** The method sends something first (a code): the page shows this button, then the inputs. */
+  sends?: { button: string; again?: string };
+  /**
+   * A browser module (an ES module file, absolute path in the plugin's package) for a ceremony
+   * the page cannot do with inputs alone (WebAuthn, waiting for a device). The core serves it
+   * under a versioned path; it registers a driver with `window.GatehouseLogin.register(id, driver)`
+   * (see docs/plugins.md, "Page modules").
+   */
+  module?: string;
+  /** Files the module imports by relative URL (`./vendor.js`): name → absolute path. */
+  moduleFiles?: Record<string, string>;
 }
 
 export interface AuthMethod {
@@ -162,6 +219,8 @@ export interface AuthMethod {
   initiate(ctx: InitiateContext): Promise<InitiateOutcome>;
   verify(ctx: VerifyContext): Promise<VerifyOutcome>;
   enrollment?: EnrollmentHandlers;
+  /** How the hosted login page presents it (default: a plain form from `verifyFields`). */
+  page?: MethodPage;
 }
 
 // ───────────────────────────── fraud detection ─────────────────────────────

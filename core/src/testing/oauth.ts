@@ -58,11 +58,13 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
 export type AuthenticateUserInput = Parameters<OAuthServices['authenticateUser']>[0];
 export type AuthenticateUserResult = Awaited<ReturnType<OAuthServices['authenticateUser']>>;
 
-/** A user the default authenticateUser knows: PASSWORD with this password succeeds. */
+/** A user the default authenticateUser knows: `method` (default: any) with this password succeeds. */
 export interface FakeOAuthUser {
   identifier: string;
   userId: string;
   password: string;
+  /** The method id the password belongs to; another method is `method_not_registered`. */
+  method?: string;
   amr?: string[];
   /** Default 'active'. */
   status?: UserRecord['status'];
@@ -169,8 +171,8 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
 
   const defaultAuthenticate = (input: AuthenticateUserInput): AuthenticateUserResult => {
     const user = users.find((u) => u.identifier === input.identifier);
-    if (input.method !== 'PASSWORD') return { ok: false, reason: 'method_not_registered' };
     if (!user) return { ok: false, reason: 'unknown_user' };
+    if (user.method && input.method !== user.method) return { ok: false, reason: 'method_not_registered' };
     if (input.fields.password !== user.password) return { ok: false, reason: 'mismatch' };
     return { ok: true, userId: user.userId, amr: user.amr ?? ['pwd'] };
   };

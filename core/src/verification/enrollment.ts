@@ -70,8 +70,8 @@ export class EnrollmentService {
       }
       throw new ApiError(outcome.status, outcome.code, outcome.message);
     }
-    // A new password replaces the old one: whoever held tokens from the old one loses them.
-    if (outcome.done && method.id === 'PASSWORD') await this.deps.revokeGrants?.(user.id, 'password_changed');
+    // A replaced credential (a new password): whoever held the old one loses sessions and tokens.
+    if (outcome.done && outcome.replaced) await this.deps.revokeGrants?.(user.id, 'credential_replaced');
     if (outcome.done || outcome.pending === null) await this.deps.pending.delete(key);
     else if (outcome.pending) await this.deps.pending.put(key, outcome.pending, { ttlSeconds: PENDING_TTL_SECONDS });
     await this.deps.services.events.record({

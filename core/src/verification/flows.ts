@@ -138,6 +138,15 @@ export class LoginFlowStore {
     return rows.length > 0;
   }
 
+  /** active → cancelled (the user went back to the app), once. */
+  async cancel(id: string): Promise<boolean> {
+    const rows = await this.sql.write(
+      `UPDATE login_flows SET status = 'cancelled', updated_at = :now WHERE id = :id AND status = 'active' RETURNING id`,
+      { id, now: this.clock.now().getTime() },
+    );
+    return rows.length > 0;
+  }
+
   /** completed → finished, once: exactly one response (code or token) per login. */
   async finish(id: string): Promise<boolean> {
     const rows = await this.sql.write(

@@ -30,7 +30,7 @@ async function setup(opts: Omit<FakeOAuthOptions, 'clock'> = {}): Promise<Setup>
   const services = fakeServices();
   const oauth = fakeOAuth({
     clock: services.clock,
-    users: [{ identifier: 'alice', userId: 'user-1', password: PASSWORD }],
+    users: [{ identifier: 'alice', userId: 'user-1', password: PASSWORD, method: 'PASSWORD' }],
     ...opts,
   });
   const { grants } = await registerWithFakes(plugin, {}, services);

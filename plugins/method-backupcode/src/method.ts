@@ -41,6 +41,11 @@ export function backupCodeMethod({ hasher, count, dummyHash }: BackupCodeMethodD
     // RFC 8176 has no value for recovery codes; 'otp' (a one-time password) is the closest.
     amr: ['otp'],
     verifyFields: ['pass_code'],
+    page: {
+      label: 'Backup code',
+      help: 'One of the codes you saved when you set up your account. Each works once.',
+      inputs: [{ field: 'pass_code', label: 'Backup code', autocomplete: 'off' }],
+    },
     async isEnrolled(ctx) {
       return (await ctx.credentials.list(CODE_CREDENTIAL)).some((c) => c.usedAt === null);
     },

@@ -18,6 +18,7 @@ export default definePlugin({
         id: 'EMAIL',
         kind: 'email',
         amr: ['otp'],
+        page: { label: 'Email', codeLabel: 'Code from the email', send: 'Send code', sendAgain: 'Send a new code' },
         addressOf: (user) => user.email,
         normalizeAddress: normalizeEmail,
         mask: maskEmail,

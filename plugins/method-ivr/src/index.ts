@@ -20,6 +20,7 @@ export default definePlugin({
         id: 'IVR',
         kind: 'voice',
         amr: ['tel'],
+        page: { label: 'Phone call', codeLabel: 'Code from the phone call', send: 'Call me', sendAgain: 'Call again' },
         addressOf: (user) => user.phone,
         normalizeAddress: normalizePhone,
         mask: maskPhone,

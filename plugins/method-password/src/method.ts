@@ -27,7 +27,7 @@ export function passwordMethod({ hasher, policy, dummyHash }: PasswordMethodDeps
       if (refusal) return refusal;
       const secret = await hasher.hash(password);
       await ctx.credentials.replaceAll(PASSWORD_CREDENTIAL, [{ type: PASSWORD_CREDENTIAL, secret }]);
-      return { ok: true, done: true, response: { enrolled: true } };
+      return { ok: true, done: true, replaced: true, response: { enrolled: true } };
     },
   };
 
@@ -35,6 +35,10 @@ export function passwordMethod({ hasher, policy, dummyHash }: PasswordMethodDeps
     id: 'PASSWORD',
     amr: ['pwd'],
     verifyFields: ['password'],
+    page: {
+      label: 'Password',
+      inputs: [{ field: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' }],
+    },
     async isEnrolled(ctx) {
       return (await ctx.credentials.list(PASSWORD_CREDENTIAL)).length > 0;
     },

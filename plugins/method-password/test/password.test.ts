@@ -69,7 +69,7 @@ describe('@gatehouse-auth/method-password', () => {
     it('stores only an argon2id hash with the configured cost and reports done', async () => {
       const s = await setup();
       const out = await enroll(s, { password: GOOD });
-      expect(out).to.deep.equal({ ok: true, done: true, response: { enrolled: true } });
+      expect(out).to.deep.equal({ ok: true, done: true, replaced: true, response: { enrolled: true } });
       const rows = storedRows(s.services, s.user.id);
       expect(rows).to.have.length(1);
       expect(rows[0]!.type).to.equal('password');

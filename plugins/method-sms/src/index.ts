@@ -15,6 +15,12 @@ export default definePlugin({
         id: 'SMS',
         kind: 'sms',
         amr: ['sms'],
+        page: {
+          label: 'Text message',
+          codeLabel: 'Code from the text message',
+          send: 'Send code',
+          sendAgain: 'Send a new code',
+        },
         addressOf: (user) => user.phone,
         normalizeAddress: normalizePhone,
         mask: maskPhone,

@@ -9,6 +9,17 @@ export function totpMethod(services: Services, settings: TotpSettings): AuthMeth
     id: 'TOTP',
     amr: ['otp'],
     verifyFields: ['pass_code'],
+    page: {
+      label: 'Authenticator app',
+      inputs: [
+        {
+          field: 'pass_code',
+          label: 'Code from your authenticator app',
+          autocomplete: 'one-time-code',
+          inputmode: 'numeric',
+        },
+      ],
+    },
     async isEnrolled(ctx) {
       return (await ctx.credentials.list(SEED_CREDENTIAL)).length > 0;
     },
