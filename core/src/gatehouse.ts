@@ -33,6 +33,7 @@ import { openDriver } from './storage/drivers.js';
 import { migrate } from './storage/migrate.js';
 import { startPurgeJob } from './maintenance.js';
 import { checkComposition } from './plugins/composition.js';
+import { appSettings, type AppSettings } from './plugins/app-config.js';
 import { REPLACEABLE_SERVICES } from './plugins/contract.js';
 import { argon2Hashing, type PasswordHashing } from './hashing.js';
 import { BootError } from './errors.js';
@@ -88,6 +89,8 @@ export interface Cradle {
   userDirectory: UserDirectory;
   /** Replaceable by a plugin (`provides: ['passwordHashing']`). */
   passwordHashing: PasswordHashing;
+  /** What plugins added to each app's config, by client id (filled in once they registered). */
+  appSettings: ReadonlyMap<string, AppSettings>;
   sql: Sql;
   events: EventStore;
   services: Services;
@@ -302,7 +305,10 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             },
           }),
       ).singleton(),
-      clients: asFunction(({ config }: Cradle) => new ClientRegistry(config.apps)).singleton(),
+      appSettings: asValue(new Map<string, AppSettings>()),
+      clients: asFunction(
+        ({ config, appSettings }: Cradle) => new ClientRegistry(config.apps, appSettings),
+      ).singleton(),
       replay: asFunction(({ sql, clock }: Cradle) => new AssertionReplayStore(sql, clock)).singleton(),
       keys: asFunction(({ sql, clock, secretBox }: Cradle) => new KeyStore(sql, clock, secretBox)).singleton(),
       tokens: asFunction(
@@ -352,6 +358,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       },
     });
     checkComposition(config, extensions, logger);
+    container.register({ appSettings: asValue(appSettings(config, resolved, extensions)) });
     container.cradle.notifier.check();
     container.cradle.jobs.register(deliveryJob(deliverWith(extensions)));
     container.cradle.jobs.register(container.cradle.logout.noticeJob());

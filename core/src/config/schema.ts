@@ -90,8 +90,13 @@ const AUTH_METHODS = [
 
 const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional(), alg: z.string().optional() });
 
+/**
+ * An app. Its own keys are these; the keys plugins add (`appConfig`: a grant's trusted issuers,
+ * say) pass here and are checked once the plugins are loaded (plugins/app-config.ts), where an
+ * unknown key is refused as it would be here.
+ */
 const appSchema = z
-  .strictObject({
+  .looseObject({
     client_id: z
       .string()
       .min(1)
@@ -132,18 +137,11 @@ const appSchema = z
     id_token_ttl: z.number().int().positive().default(3600),
     /** Authorization code lifetime; RFC 6749 allows at most 10 minutes. */
     code_ttl: z.number().int().positive().max(600).default(60),
-    /** client_credentials: whom the client may act for via service_subject_type/id. */
-    service_subjects: z
-      .strictObject({ enterprise: z.array(z.string().min(1)).default([]), user: z.boolean().default(false) })
-      .default({ enterprise: [], user: false }),
-    /** Audiences (resource URLs) this client may request tokens for (token exchange). */
-    audiences: z.array(z.string().min(1)).default([]),
-    /** Trusted issuers of JWT bearer assertions (RFC 7523) for this client. */
-    assertion_issuers: z
-      .array(z.strictObject({ issuer: z.string().min(1), jwks: z.strictObject({ keys: z.array(jwkSchema).min(1) }) }))
-      .default([]),
-    /** Trusted SAML 2.0 IdPs (RFC 7522): issuer and PEM certificate. */
-    saml_issuers: z.array(z.strictObject({ issuer: z.string().min(1), certificate: z.string().min(1) })).default([]),
+    /**
+     * Per-app options of methods, by method id (`methods: { SECURITYQUESTION: {...} }`), each
+     * checked against the method's `appOptions` schema once plugins are loaded.
+     */
+    methods: z.record(methodId, z.unknown()).default({}),
   })
   .superRefine((app, ctx) => {
     // Each stage needs its own method: a stage every method of which could already be used is
@@ -266,4 +264,9 @@ export const configSchema = z
 
 export type GatehouseConfig = z.output<typeof configSchema>;
 export type AppConfig = GatehouseConfig['apps'][number];
+
+/** The keys of an app the core itself defines (the rest are plugins'). */
+export function appSchemaKeys(): string[] {
+  return Object.keys(appSchema.shape);
+}
 export type PluginEntry = GatehouseConfig['plugins'][number];

@@ -1,6 +1,7 @@
 import type { JSONWebKeySet } from 'jose';
 import type { AppConfig } from '../config/schema.js';
 import { sha256 } from '../util/crypto.js';
+import type { AppSettings } from '../plugins/app-config.js';
 
 export type ClientAuthMethod =
   'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt' | 'none';
@@ -26,10 +27,11 @@ export interface OAuthClient {
   refreshTokenTtl: number;
   idTokenTtl: number;
   codeTtl: number;
-  serviceSubjects: { enterprise: string[]; user: boolean };
-  audiences: string[];
-  assertionIssuers: { issuer: string; jwks: JSONWebKeySet }[];
-  samlIssuers: { issuer: string; certificate: string }[];
+  /**
+   * What plugins added to this app's config (`appConfig` keys), parsed, by key: a grant reads
+   * its own, e.g. `client.settings.assertion_issuers`.
+   */
+  settings: Readonly<Record<string, unknown>>;
 }
 
 /** What client authentication needs and grants never see. */
@@ -48,7 +50,7 @@ export interface ClientSecrets {
 export class ClientRegistry {
   private readonly clients = new Map<string, { client: OAuthClient; secrets: ClientSecrets }>();
 
-  constructor(apps: AppConfig[]) {
+  constructor(apps: AppConfig[], settings: ReadonlyMap<string, AppSettings> = new Map()) {
     for (const app of apps) {
       const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
       const authMethod: ClientAuthMethod =
@@ -72,10 +74,7 @@ export class ClientRegistry {
           refreshTokenTtl: app.refresh_token_ttl,
           idTokenTtl: app.id_token_ttl,
           codeTtl: app.code_ttl,
-          serviceSubjects: app.service_subjects,
-          audiences: app.audiences,
-          assertionIssuers: app.assertion_issuers as OAuthClient['assertionIssuers'],
-          samlIssuers: app.saml_issuers,
+          settings: settings.get(app.client_id)?.settings ?? {},
         },
         secrets: {
           secretDigest: app.client_secret ? sha256(app.client_secret) : (app.client_secret_sha256 ?? null),

@@ -178,9 +178,8 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
       aud: aud.length === 1 ? aud[0] : aud,
       iss: deps.issuer,
       ...(typeof t.data.jti === 'string' ? { jti: t.data.jti } : {}),
-      ...(typeof t.data.service_subject_type === 'string'
-        ? { service_subject_type: t.data.service_subject_type, service_subject_id: t.data.service_subject_id }
-        : {}),
+      // What grants add about their own tokens (client credentials: on whose behalf).
+      ...Object.assign({}, ...deps.extensions.grants.values().map((g) => g.introspectionClaims?.(t) ?? {})),
     };
   };
 

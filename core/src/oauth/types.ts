@@ -1,4 +1,4 @@
-import type { JsonObject, UserRecord } from '../plugins/extensions.js';
+import type { JsonObject, UserRecord } from '../plugins/values.js';
 import type { OAuthClient } from './clients.js';
 
 export type { OAuthClient };

@@ -35,6 +35,12 @@ export interface GatehousePlugin<O = Record<string, unknown>> {
   provides?: string[];
   /** Schema of this plugin's `options` in the config; errors name the key. */
   options?: ZodType<O>;
+  /**
+   * Keys this plugin adds to every app (`apps[i]`), with their schemas: a grant's trusted
+   * issuers, say. Parsed at start-up (defaults for apps that leave them out), then read as
+   * `client.settings[key]`. A key no plugin declares is refused.
+   */
+  appConfig?: Record<string, ZodType>;
   /** Called once at start-up; add extensions through `api`. Must not keep per-request state. */
   register(api: PluginApi, options: O): void | Promise<void>;
 }

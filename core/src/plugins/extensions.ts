@@ -3,21 +3,13 @@
  * Every object here is stateless and shared by all requests: per-request data comes in `ctx`.
  */
 import type { Logger } from 'pino';
-import type { OAuthClient, OAuthServices, TokenResponse } from '../oauth/types.js';
+import type { ZodType } from 'zod';
+import type { OAuthClient, OAuthServices, StoredToken, TokenResponse } from '../oauth/types.js';
+import type { JsonObject, UserRecord } from './values.js';
+
+export type { JsonObject, JsonValue, UserRecord } from './values.js';
 
 // ───────────────────────────── verification methods ─────────────────────────────
-
-/** JSON-safe data a method keeps between initiation and verification (stored on the exchange). */
-export type JsonObject = { [key: string]: JsonValue };
-export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
-
-export interface UserRecord {
-  id: string;
-  username: string;
-  email: string | null;
-  phone: string | null;
-  status: 'active' | 'disabled' | 'locked';
-}
 
 /** Facts about the HTTP request, for methods and FDS rules. */
 export interface RequestFacts {
@@ -81,6 +73,8 @@ export interface MethodContext {
   request: RequestFacts;
   /** The app (client) the login flow belongs to. */
   clientId: string;
+  /** This app's options for the method (`apps[i].methods.<ID>`, parsed with `appOptions`), if it has any. */
+  appOptions?: unknown;
   logger: Logger;
 }
 
@@ -221,6 +215,11 @@ export interface AuthMethod {
   enrollment?: EnrollmentHandlers;
   /** How the hosted login page presents it (default: a plain form from `verifyFields`). */
   page?: MethodPage;
+  /**
+   * Schema of this method's per-app options (`apps[i].methods.<ID>`), parsed at start-up; the
+   * method reads them in `ctx.appOptions`.
+   */
+  appOptions?: ZodType;
 }
 
 // ───────────────────────────── fraud detection ─────────────────────────────
@@ -352,6 +351,12 @@ export interface GrantHandler {
    * (`new OAuthError('invalid_grant', '...')`), anything else is a fault.
    */
   handle(ctx: GrantContext): Promise<TokenResponse>;
+  /**
+   * Claims introspection adds for a token this grant issued (read from what the grant stored
+   * with it, `token.data`), e.g. client credentials' `service_subject_type`. Return `{}` for
+   * tokens of other grants.
+   */
+  introspectionClaims?(token: StoredToken): JsonObject;
 }
 
 // ───────────────────────────── core stores lent to plugins ─────────────────────────────

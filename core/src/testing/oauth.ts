@@ -47,10 +47,7 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     refreshTokenTtl: 30 * 24 * 3600,
     idTokenTtl: 3600,
     codeTtl: 60,
-    serviceSubjects: { enterprise: [], user: false },
-    audiences: [],
-    assertionIssuers: [],
-    samlIssuers: [],
+    settings: {},
     ...overrides,
   };
 }

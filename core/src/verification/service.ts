@@ -24,6 +24,7 @@ import type { NoticeFacts, SecurityNotifier } from './notifier.js';
 import { offered } from './stages.js';
 import { sha256 } from '../util/crypto.js';
 import type { StatusStore } from './statuses.js';
+import type { AppSettings } from '../plugins/app-config.js';
 
 export interface InitiateInput {
   fields: Record<string, string>;
@@ -76,6 +77,8 @@ export class VerificationService {
       statuses: StatusStore;
       notifier: SecurityNotifier;
       logger: Logger;
+      /** Per-app options of methods, read at each use (filled in once the plugins registered). */
+      appSettings: ReadonlyMap<string, AppSettings>;
     },
   ) {
     const methods = deps.extensions.methods.values();
@@ -105,7 +108,15 @@ export class VerificationService {
     request: RequestFacts,
     logger: Logger,
   ): MethodContext {
-    return { user, credentials: this.deps.services.credentials(user.id, method), request, clientId, logger };
+    const appOptions = this.deps.appSettings.get(clientId)?.methods[method];
+    return {
+      user,
+      credentials: this.deps.services.credentials(user.id, method),
+      request,
+      clientId,
+      logger,
+      ...(appOptions !== undefined ? { appOptions } : {}),
+    };
   }
 
   /** Whether the user has the method set up now (a registered method only). */

@@ -1,4 +1,10 @@
-import { OAuthError, type GrantContext, type GrantHandler, type TokenResponse } from '@gatehouse-auth/core';
+import {
+  OAuthError,
+  type GrantContext,
+  type GrantHandler,
+  type JsonObject,
+  type TokenResponse,
+} from '@gatehouse-auth/core';
 import { serviceSubjectOf } from './subject.js';
 
 export const CLIENT_CREDENTIALS = 'client_credentials';
@@ -15,6 +21,14 @@ export function clientCredentialsGrant(): GrantHandler {
   return {
     grantType: CLIENT_CREDENTIALS,
     parameters: ['scope', 'service_subject_type', 'service_subject_id'],
+    // Introspection tells a resource server whom a client-credentials token acts for.
+    introspectionClaims: (token): JsonObject =>
+      typeof token.data.service_subject_type === 'string'
+        ? {
+            service_subject_type: token.data.service_subject_type,
+            service_subject_id: token.data.service_subject_id ?? null,
+          }
+        : {},
     async handle(ctx: GrantContext): Promise<TokenResponse> {
       const { client, params, oauth } = ctx;
       if (client.isPublic) throw new OAuthError('unauthorized_client', 'public clients may not use client_credentials');

@@ -1,8 +1,16 @@
 import { definePlugin, z } from '@gatehouse-auth/core';
 import { clientCredentialsGrant } from './grant.js';
+import { serviceSubjectsConfig } from './subject.js';
 
 export { clientCredentialsGrant, CLIENT_CREDENTIALS } from './grant.js';
-export { serviceSubjectOf, SERVICE_SUBJECT_TYPES, type ServiceSubject, type ServiceSubjectType } from './subject.js';
+export {
+  serviceSubjectOf,
+  serviceSubjectsConfig,
+  SERVICE_SUBJECT_TYPES,
+  type ServiceSubject,
+  type ServiceSubjects,
+  type ServiceSubjectType,
+} from './subject.js';
 
 /**
  * @gatehouse-auth/grant-client-credentials: machine-to-machine tokens for confidential clients, with
@@ -17,6 +25,7 @@ export default definePlugin({
   name: '@gatehouse-auth/grant-client-credentials',
   apiVersion: '^1',
   options: z.strictObject({}).default({}),
+  appConfig: { service_subjects: serviceSubjectsConfig },
   register(api) {
     api.grants.add(clientCredentialsGrant());
   },

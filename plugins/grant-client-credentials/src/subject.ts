@@ -1,4 +1,16 @@
-import { OAuthError, type OAuthClient } from '@gatehouse-auth/core';
+import { OAuthError, z, type OAuthClient } from '@gatehouse-auth/core';
+
+/** `apps[i].service_subjects`: whom the client may act for (a key this plugin adds to apps). */
+export const serviceSubjectsConfig = z
+  .strictObject({ enterprise: z.array(z.string().min(1)).default([]), user: z.boolean().default(false) })
+  .default({ enterprise: [], user: false });
+
+export type ServiceSubjects = z.output<typeof serviceSubjectsConfig>;
+
+/** The client's `service_subjects` (none when its app has no such key: a test's bare client). */
+export function serviceSubjectsOf(client: OAuthClient): ServiceSubjects {
+  return (client.settings.service_subjects as ServiceSubjects | undefined) ?? { enterprise: [], user: false };
+}
 
 export const SERVICE_SUBJECT_TYPES = ['enterprise', 'user'] as const;
 export type ServiceSubjectType = (typeof SERVICE_SUBJECT_TYPES)[number];
@@ -30,10 +42,11 @@ export function serviceSubjectOf(client: OAuthClient, params: Record<string, str
   if (!isSubjectType(type)) throw new OAuthError('invalid_request', 'service_subject_type must be enterprise or user');
   if (id === undefined) throw new OAuthError('invalid_request', 'service_subject_id is required');
   if (!SUBJECT_ID.test(id)) throw new OAuthError('invalid_request', 'service_subject_id is malformed');
-  if (type === 'enterprise' && !client.serviceSubjects.enterprise.includes(id)) {
+  const allowed = serviceSubjectsOf(client);
+  if (type === 'enterprise' && !allowed.enterprise.includes(id)) {
     throw new OAuthError('unauthorized_client', 'client may not act for this enterprise');
   }
-  if (type === 'user' && !client.serviceSubjects.user) {
+  if (type === 'user' && !allowed.user) {
     throw new OAuthError('unauthorized_client', 'client may not act for users');
   }
   return { type, id };

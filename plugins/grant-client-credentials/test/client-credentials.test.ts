@@ -15,7 +15,7 @@ const SERVICE_CLIENT = fakeClient({
   clientId: 'service-a',
   grantTypes: ['client_credentials', 'refresh_token'],
   scopes: ['openid', 'read', 'offline_access', 'write'],
-  serviceSubjects: { enterprise: ['ent-1'], user: true },
+  settings: { service_subjects: { enterprise: ['ent-1'], user: true } },
 });
 
 interface Setup {
@@ -150,7 +150,7 @@ describe('@gatehouse-auth/grant-client-credentials', () => {
       const s = await setup();
       const client = fakeClient({
         grantTypes: ['client_credentials'],
-        serviceSubjects: { enterprise: ['ent-1'], user: false },
+        settings: { service_subjects: { enterprise: ['ent-1'], user: false } },
       });
       const err = await expectOAuthError(
         request(s, { service_subject_type: 'user', service_subject_id: 'user-42' }, client),

@@ -1,4 +1,4 @@
-import { OAuthError, type OAuthClient } from '@gatehouse-auth/core';
+import { OAuthError, z, type OAuthClient } from '@gatehouse-auth/core';
 import {
   createLocalJWKSet,
   decodeJwt,
@@ -38,9 +38,30 @@ export interface VerifiedAssertion {
   usableUntil: Date;
 }
 
+/** `apps[i].assertion_issuers`: the JWT issuers an app trusts, each with its public keys (a key this plugin adds to apps). */
+export const assertionIssuersConfig = z
+  .array(
+    z.strictObject({
+      issuer: z.string().min(1),
+      jwks: z.strictObject({
+        keys: z
+          .array(z.looseObject({ kty: z.string(), kid: z.string().optional(), alg: z.string().optional() }))
+          .min(1),
+      }),
+    }),
+  )
+  .default([]);
+
+export type AssertionIssuer = { issuer: string; jwks: JSONWebKeySet };
+
+/** The client's trusted assertion issuers (none when its app names none). */
+export function assertionIssuersOf(client: OAuthClient): AssertionIssuer[] {
+  return (client.settings.assertion_issuers as AssertionIssuer[] | undefined) ?? [];
+}
+
 export interface AssertionCheck {
   /** The issuers the authenticated client trusts. */
-  issuers: OAuthClient['assertionIssuers'];
+  issuers: AssertionIssuer[];
   /** Acceptable `aud` values: the issuer and the token endpoint URLs. */
   audiences: string[];
   now: Date;

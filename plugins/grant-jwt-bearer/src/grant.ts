@@ -1,5 +1,5 @@
 import { OAuthError, type Clock, type GrantContext, type GrantHandler, type TokenResponse } from '@gatehouse-auth/core';
-import { verifyAssertion } from './assertion.js';
+import { assertionIssuersOf, verifyAssertion } from './assertion.js';
 
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
@@ -21,7 +21,7 @@ export function jwtBearerGrant(deps: { clock: Clock }): GrantHandler {
       if (!params.assertion) throw new OAuthError('invalid_request', 'assertion is required');
       const now = deps.clock.now();
       const assertion = await verifyAssertion(params.assertion, {
-        issuers: client.assertionIssuers,
+        issuers: assertionIssuersOf(client),
         audiences: oauth.assertionAudiences,
         now,
       });

@@ -1,9 +1,12 @@
 import { definePlugin, z } from '@gatehouse-auth/core';
 import { jwtBearerGrant } from './grant.js';
+import { assertionIssuersConfig } from './assertion.js';
 
 export { jwtBearerGrant, JWT_BEARER } from './grant.js';
 export {
   verifyAssertion,
+  assertionIssuersConfig,
+  assertionIssuersOf,
   ASSERTION_ALGORITHMS,
   CLOCK_TOLERANCE_SECONDS,
   MAX_ASSERTION_LIFETIME_SECONDS,
@@ -23,6 +26,7 @@ export default definePlugin({
   name: '@gatehouse-auth/grant-jwt-bearer',
   apiVersion: '^1',
   options: z.strictObject({}).default({}),
+  appConfig: { assertion_issuers: assertionIssuersConfig },
   register(api) {
     api.grants.add(jwtBearerGrant({ clock: api.services.clock }));
   },

@@ -57,7 +57,7 @@ function partnerClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     clientId: 'partner-app',
     grantTypes: [GRANT, 'refresh_token'],
     scopes: ['openid', 'profile', 'read', 'offline_access'],
-    assertionIssuers: [{ issuer: PARTNER, jwks: keys.partnerJwks }],
+    settings: { assertion_issuers: [{ issuer: PARTNER, jwks: keys.partnerJwks }] },
     ...overrides,
   });
 }
@@ -189,10 +189,12 @@ describe('@gatehouse-auth/grant-jwt-bearer', () => {
     it('uses the issuer of the assertion among several trusted ones', async () => {
       const s = await setup();
       const client = partnerClient({
-        assertionIssuers: [
-          { issuer: PARTNER, jwks: keys.partnerJwks },
-          { issuer: OTHER_ISSUER, jwks: keys.otherIssuerJwks },
-        ],
+        settings: {
+          assertion_issuers: [
+            { issuer: PARTNER, jwks: keys.partnerJwks },
+            { issuer: OTHER_ISSUER, jwks: keys.otherIssuerJwks },
+          ],
+        },
       });
       const assertion = await sign(claims(s.now(), { iss: OTHER_ISSUER }), { key: keys.otherIssuer, kid: 'other-1' });
       await request(s, { assertion, scope: 'read' }, client);
@@ -202,10 +204,12 @@ describe('@gatehouse-auth/grant-jwt-bearer', () => {
     it('the same jti from two different issuers are two assertions', async () => {
       const s = await setup();
       const client = partnerClient({
-        assertionIssuers: [
-          { issuer: PARTNER, jwks: keys.partnerJwks },
-          { issuer: OTHER_ISSUER, jwks: keys.otherIssuerJwks },
-        ],
+        settings: {
+          assertion_issuers: [
+            { issuer: PARTNER, jwks: keys.partnerJwks },
+            { issuer: OTHER_ISSUER, jwks: keys.otherIssuerJwks },
+          ],
+        },
       });
       const now = s.now();
       await request(s, { assertion: await sign(claims(now, { jti: 'shared' })) }, client);
@@ -260,7 +264,9 @@ describe('@gatehouse-auth/grant-jwt-bearer', () => {
 
     it('an issuer trusted by another client only → invalid_grant', async () => {
       const s = await setup();
-      const client = partnerClient({ assertionIssuers: [{ issuer: OTHER_ISSUER, jwks: keys.otherIssuerJwks }] });
+      const client = partnerClient({
+        settings: { assertion_issuers: [{ issuer: OTHER_ISSUER, jwks: keys.otherIssuerJwks }] },
+      });
       const err = await expectOAuthError(
         request(s, { assertion: await sign(claims(s.now())) }, client),
         'invalid_grant',
@@ -282,10 +288,12 @@ describe('@gatehouse-auth/grant-jwt-bearer', () => {
     it('a key of another trusted issuer → invalid_grant', async () => {
       const s = await setup();
       const client = partnerClient({
-        assertionIssuers: [
-          { issuer: PARTNER, jwks: keys.partnerJwks },
-          { issuer: OTHER_ISSUER, jwks: keys.otherIssuerJwks },
-        ],
+        settings: {
+          assertion_issuers: [
+            { issuer: PARTNER, jwks: keys.partnerJwks },
+            { issuer: OTHER_ISSUER, jwks: keys.otherIssuerJwks },
+          ],
+        },
       });
       const assertion = await sign(claims(s.now()), { key: keys.otherIssuer, kid: 'other-1' });
       const err = await expectOAuthError(request(s, { assertion }, client), 'invalid_grant');

@@ -1,4 +1,5 @@
 import { definePlugin, z } from '@gatehouse-auth/core';
+import { samlIssuersConfig } from './keys.js';
 import { saml2BearerGrant } from './grant.js';
 
 export { saml2BearerGrant, SAML2_BEARER, type Saml2BearerSettings } from './grant.js';
@@ -24,6 +25,7 @@ export default definePlugin({
       clock_skew_seconds: z.number().int().min(0).max(300).default(60),
     })
     .default({ clock_skew_seconds: 60 }),
+  appConfig: { saml_issuers: samlIssuersConfig },
   register(api, options) {
     api.grants.add(saml2BearerGrant({ clock: api.services.clock, clockSkewSeconds: options.clock_skew_seconds }));
   },

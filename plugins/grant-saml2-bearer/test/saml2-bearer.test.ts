@@ -70,7 +70,7 @@ async function setup(options: unknown = {}): Promise<Setup> {
     clientId: 'partner',
     grantTypes: [GRANT, 'refresh_token'],
     scopes: ['openid', 'profile', 'offline_access', 'reports.read'],
-    samlIssuers: [{ issuer: IDP, certificate: trusted.certificate }],
+    settings: { saml_issuers: [{ issuer: IDP, certificate: trusted.certificate }] },
   });
   return { oauth, clock: services.clock, handler: grants[0]!, client, replayCalls };
 }
@@ -182,10 +182,12 @@ describe('@gatehouse-auth/grant-saml2-bearer', function () {
       const s = await setup();
       const client = {
         ...s.client,
-        samlIssuers: [
-          { issuer: IDP, certificate: trusted.certificate },
-          { issuer: IDP, certificate: rollover.certificate },
-        ],
+        settings: {
+          saml_issuers: [
+            { issuer: IDP, certificate: trusted.certificate },
+            { issuer: IDP, certificate: rollover.certificate },
+          ],
+        },
       };
       await request(s, { assertion: encode(signedXml({}, rollover)) }, client);
       expect(s.oauth.issued[0]!.subject).to.equal('user-alice');
@@ -270,7 +272,7 @@ describe('@gatehouse-auth/grant-saml2-bearer', function () {
         'invalid_grant',
         'assertion issuer is not trusted by this client',
       );
-      const noIssuers = { ...s.client, samlIssuers: [] };
+      const noIssuers = { ...s.client, settings: { saml_issuers: [] } };
       await expectSamlError(request(s, { assertion: encode(signedXml()) }, noIssuers), 'invalid_grant');
     });
 
@@ -278,10 +280,12 @@ describe('@gatehouse-auth/grant-saml2-bearer', function () {
       const s = await setup();
       const client = {
         ...s.client,
-        samlIssuers: [
-          { issuer: IDP, certificate: trusted.certificate },
-          { issuer: 'https://evil.example.test', certificate: attacker.certificate },
-        ],
+        settings: {
+          saml_issuers: [
+            { issuer: IDP, certificate: trusted.certificate },
+            { issuer: 'https://evil.example.test', certificate: attacker.certificate },
+          ],
+        },
       };
       // Signed by the attacker's (trusted, but for another issuer) key, claiming to be IDP.
       const forged = sign(assertionXml(fields()), attacker);

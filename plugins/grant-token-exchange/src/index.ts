@@ -1,4 +1,5 @@
 import { definePlugin, z } from '@gatehouse-auth/core';
+import { audiencesConfig } from './targets.js';
 import { tokenExchangeGrant } from './grant.js';
 
 export { tokenExchangeGrant, exchangedClaims, TOKEN_EXCHANGE } from './grant.js';
@@ -17,6 +18,7 @@ export default definePlugin({
   name: '@gatehouse-auth/grant-token-exchange',
   apiVersion: '^1',
   options: z.strictObject({}).default({}),
+  appConfig: { audiences: audiencesConfig },
   register(api) {
     api.grants.add(tokenExchangeGrant(api.services.clock));
   },

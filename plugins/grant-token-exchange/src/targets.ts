@@ -1,4 +1,4 @@
-import { OAuthError, type OAuthClient } from '@gatehouse-auth/core';
+import { OAuthError, z, type OAuthClient } from '@gatehouse-auth/core';
 
 const invalidTarget = (description: string) => new OAuthError('invalid_target', description);
 
@@ -19,6 +19,14 @@ function isResourceUri(value: string): boolean {
  * the core's default (the client id) applies. The core refuses repeated parameters, so there is
  * at most one of each.
  */
+/** `apps[i].audiences`: the resources an app may request tokens for (a key this plugin adds to apps). */
+export const audiencesConfig = z.array(z.string().min(1)).default([]);
+
+/** The client's permitted audiences (none when its app names none). */
+export function audiencesOf(client: OAuthClient): string[] {
+  return (client.settings.audiences as string[] | undefined) ?? [];
+}
+
 export function resolveAudience(
   client: OAuthClient,
   params: { resource?: string; audience?: string },
@@ -29,7 +37,8 @@ export function resolveAudience(
   }
   const targets = [resource, audience].filter((t): t is string => t !== undefined);
   if (targets.length === 0) return undefined;
-  if (targets.some((t) => !client.audiences.includes(t))) {
+  const audiences = audiencesOf(client);
+  if (targets.some((t) => !audiences.includes(t))) {
     throw invalidTarget('this client may not request tokens for the given resource or audience');
   }
   return [...new Set(targets)];

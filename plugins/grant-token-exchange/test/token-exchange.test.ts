@@ -50,7 +50,7 @@ async function setup(): Promise<Setup> {
   });
   const client = fakeClient({
     grantTypes: ['authorization_code', 'refresh_token', TOKEN_EXCHANGE],
-    audiences: [FILE, 'annotations'],
+    settings: { audiences: [FILE, 'annotations'] },
   });
   const { grants } = await registerWithFakes(plugin, {}, services);
   const { access_token } = await oauth.issue({
@@ -288,7 +288,10 @@ describe('@gatehouse-auth/grant-token-exchange', () => {
     ] as const) {
       it(`${name}, even if listed`, async () => {
         const s = await setup();
-        const client = { ...s.client, audiences: [...s.client.audiences, resource] };
+        const client = {
+          ...s.client,
+          settings: { audiences: [...(s.client.settings.audiences as string[]), resource] },
+        };
         await expectOAuthError(
           exchange(s, { resource }, client),
           'invalid_target',
@@ -301,7 +304,7 @@ describe('@gatehouse-auth/grant-token-exchange', () => {
 
     it('a listed audience needs no URI form', async () => {
       const s = await setup();
-      const client = { ...s.client, audiences: ['file 1'] };
+      const client = { ...s.client, settings: { audiences: ['file 1'] } };
       await exchange(s, { audience: 'file 1' }, client);
       expect(s.oauth.issued[0]!.audience).to.deep.equal(['file 1']);
     });
@@ -309,7 +312,7 @@ describe('@gatehouse-auth/grant-token-exchange', () => {
     it('a client with no audiences may not name any target', async () => {
       const s = await setup();
       await expectOAuthError(
-        exchange(s, { audience: 'annotations' }, { ...s.client, audiences: [] }),
+        exchange(s, { audience: 'annotations' }, { ...s.client, settings: { audiences: [] } }),
         'invalid_target',
         400,
       );

@@ -1,0 +1,72 @@
+import type { ZodType } from 'zod';
+import { describeIssue } from '../config/load.js';
+import type { AppConfig, GatehouseConfig } from '../config/schema.js';
+import { appSchemaKeys } from '../config/schema.js';
+import { BootError } from '../errors.js';
+import type { Extensions, ResolvedPlugin } from './loader.js';
+
+/** What plugins contributed to one app's config, parsed (defaults filled in). */
+export interface AppSettings {
+  /** Keys plugins add to apps (`appConfig`), by key. */
+  settings: Record<string, unknown>;
+  /** Per-app method options (`apps[i].methods.<ID>`, checked with the method's `appOptions`), by method id. */
+  methods: Record<string, unknown>;
+}
+
+function parse(schema: ZodType, value: unknown, path: (string | number)[]): unknown {
+  const result = schema.safeParse(value, { reportInput: true });
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  throw new BootError('CONFIG_INVALID', describeIssue({ ...issue, path: [...path, ...issue.path] }));
+}
+
+/**
+ * Checks and parses what plugins add to the apps' config: each key a plugin declares in
+ * `appConfig` with its schema (defaults for apps that leave it out), and each app's
+ * `methods.<ID>` with the method's `appOptions`. A key no one declares is refused, as the core's
+ * own keys are: with one line naming it.
+ */
+export function appSettings(
+  config: GatehouseConfig,
+  plugins: ResolvedPlugin[],
+  extensions: Extensions,
+): Map<string, AppSettings> {
+  const core = new Set(appSchemaKeys());
+  const owners = new Map<string, { plugin: string; schema: ZodType }>();
+  for (const { plugin } of plugins) {
+    for (const [key, schema] of Object.entries(plugin.appConfig ?? {})) {
+      const owner = owners.get(key)?.plugin ?? (core.has(key) ? 'the core' : null);
+      if (owner)
+        throw new BootError(
+          'PLUGIN_INVALID',
+          `plugin ${plugin.name}: the app key "${key}" belongs to ${owner === 'the core' ? owner : `plugin ${owner}`}`,
+        );
+      owners.set(key, { plugin: plugin.name, schema });
+    }
+  }
+  const out = new Map<string, AppSettings>();
+  config.apps.forEach((app: AppConfig, i) => {
+    const unknown = Object.keys(app).find((key) => !core.has(key) && !owners.has(key));
+    if (unknown) {
+      throw new BootError(
+        'CONFIG_INVALID',
+        `apps[${i}].${unknown}: is not a known key (neither the core nor a loaded plugin adds it)`,
+      );
+    }
+    const settings: Record<string, unknown> = {};
+    for (const [key, { schema }] of owners) settings[key] = parse(schema, app[key], ['apps', i, key]);
+    const methods: Record<string, unknown> = {};
+    for (const method of extensions.methods.values()) {
+      if (method.appOptions)
+        methods[method.id] = parse(method.appOptions, app.methods[method.id], ['apps', i, 'methods', method.id]);
+    }
+    for (const id of Object.keys(app.methods)) {
+      const method = extensions.methods.get(id);
+      if (!method) throw new BootError('CONFIG_INVALID', `apps[${i}].methods.${id}: no method "${id}" is registered`);
+      if (!method.appOptions)
+        throw new BootError('CONFIG_INVALID', `apps[${i}].methods.${id}: method ${id} takes no per-app options`);
+    }
+    out.set(app.client_id, { settings, methods });
+  });
+  return out;
+}
