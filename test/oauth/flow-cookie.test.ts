@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parseConfig } from '@gatehouse-auth/core';
-import { MAX_FLOW_COOKIES } from '../../core/dist/oauth/authorize.js';
+import { MAX_FLOW_COOKIES } from '../../core/dist/oauth/authorize/index.js';
 import { Browser, WEB, WEB_CB, authorizePath, obtainCode, pkcePair, startServer, type OAuthServer } from './support.js';
 
 /** An authorization request of the web client (a new PKCE challenge each time). */

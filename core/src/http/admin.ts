@@ -2,6 +2,7 @@ import express, { type RequestHandler, type Router } from 'express';
 import { jsonBody } from './parsers.js';
 import { ApiError } from '../errors.js';
 import type { EventLog } from '../plugins/extensions.js';
+import type { GatehouseConfig } from '../config/schema.js';
 import type { LogoutService } from '../oauth/logout.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { UserService } from '../users/users.js';
@@ -22,15 +23,18 @@ export function requireAdmin(token: string | undefined): RequestHandler {
   };
 }
 
-export function adminRoutes(opts: {
-  token: string | undefined;
+/** What the admin API uses (the container's cradle provides it). */
+export interface AdminDeps {
+  config: GatehouseConfig;
   users: UserService;
   events: EventLog;
   sessions: SessionStore;
   logout: LogoutService;
-}): Router {
+}
+
+export function adminRoutes(opts: AdminDeps): Router {
   const router = express.Router();
-  router.use('/admin', requireAdmin(opts.token), jsonBody('20kb'));
+  router.use('/admin', requireAdmin(opts.config.admin.token), jsonBody('20kb'));
   router.post('/admin/users', async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const user = await opts.users.create({

@@ -1,5 +1,11 @@
 import type { Response } from 'express';
-import type { Reply } from './fast-routes.js';
+
+/** What an endpoint answers: a JSON body (or none), its status and extra headers. */
+export interface Reply {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
 
 /**
  * Answers of the Gatehouse API carry secrets (exchange and status ids, TOTP seeds and QR codes,

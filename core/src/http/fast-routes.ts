@@ -2,14 +2,10 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Logger } from 'pino';
 import proxyaddr from 'proxy-addr';
 import { errorReply } from './error-handler.js';
-import { httpLogger } from './logging.js';
+import type { Reply } from './envelope.js';
 
-/** What an endpoint answers: a JSON body (or none), its status and extra headers. */
-export interface Reply {
-  status: number;
-  headers?: Record<string, string>;
-  body?: unknown;
-}
+export type { Reply } from './envelope.js';
+import { httpLogger } from './logging.js';
 
 /**
  * An endpoint that needs no framework: the raw request, the client address (trust proxy

@@ -10,31 +10,40 @@ import { methodView } from './methods.js';
 import type { PageModules } from './modules.js';
 import { renderErrorPage, renderLoginPage, renderProblemPage, type LoginView } from './page.js';
 import { pickMethods } from './picker.js';
-import type { UserRecord } from '../plugins/extensions.js';
+import type { GatehouseConfig } from '../config/schema.js';
+import { readCookie } from '../http/cookies.js';
+import {
+  authorizeUrlOf,
+  flowFormToken,
+  sessionCookieName,
+  type AuthorizationRequest,
+  type BrowserBinding,
+} from '../oauth/authorize/index.js';
+import { logoutCsrf } from '../oauth/end-session.js';
+import type { SessionStore } from '../oauth/sessions.js';
+import type { History } from '../plugins/extensions.js';
+import type { UserService } from '../users/users.js';
+import { requestFacts } from '../verification/context.js';
+import type { VerificationService } from '../verification/service.js';
 
+/** What the hosted login page uses (the container's cradle provides it). */
 export interface LoginPageDeps {
+  config: GatehouseConfig;
   flows: LoginFlowStore;
   clients: ClientRegistry;
   extensions: Extensions;
-  /** The public base URL; its path is the prefix of every URL the page uses. */
-  issuer: string;
-  /** The server clock for flow expiry (default: system time). */
-  clock?: Clock;
+  clock: Clock;
   /** Whether this browser holds the flow's binding cookie (set by /authorize). */
-  isBound?: (req: Request, flow: LoginFlow) => boolean;
+  binding: BrowserBinding;
   /** Given to every browser that opens the page (failed sign-ins are told apart by it). */
-  device?: DeviceCookie;
-  /** Who the flow is for, once known, and how to get out if it is someone else. */
-  who?: (req: Request, flow: LoginFlow) => Promise<LoginView['who']>;
-  /** The token of the "back to the app" form, for flows an app started; else null. */
-  cancelCsrf?: (req: Request, flow: LoginFlow) => string | null;
-  /** The flow's user, to offer only the methods they have set up. */
-  findUser?: (id: string) => Promise<UserRecord | null>;
-  isEnrolled?: (req: Request, user: UserRecord, method: string, clientId: string) => Promise<boolean>;
-  /** Of these methods, the one the user last signed in with. */
-  lastUsed?: (userId: string, methods: string[]) => Promise<string | null>;
+  device: DeviceCookie;
+  users: UserService;
+  sessions: SessionStore;
+  events: History;
+  /** Whether the user has a method set up (to offer only those). */
+  verification: Pick<VerificationService, 'isEnrolled'>;
   /** The browser modules of methods (`page.module`), served under /login/methods/. */
-  modules?: PageModules;
+  pageModules: PageModules;
 }
 
 interface PageError {
@@ -89,8 +98,29 @@ function sendAsset(res: Response, asset: Asset): void {
  * continues the flow with a form POST to /login-srv/verification/login.
  */
 export function loginPageRoutes(deps: LoginPageDeps): Router {
-  const base = new URL(deps.issuer).pathname.replace(/\/+$/, '');
+  const base = new URL(deps.config.issuer).pathname.replace(/\/+$/, '');
+  const sessionCookie = sessionCookieName(deps.config.issuer);
   const router = express.Router();
+
+  /** Who the flow is for, once known, and how to get out if it is someone else. */
+  const whoOf = async (req: Request, flow: LoginFlow): Promise<LoginView['who']> => {
+    const user = flow.userId ? await deps.users.findById(flow.userId) : null;
+    if (!user) return null;
+    const cookie = readCookie(req, sessionCookie);
+    const session = await deps.sessions.get(cookie);
+    const request = flow.params.oauth as unknown as AuthorizationRequest | undefined;
+    return {
+      name: user.username,
+      signOutCsrf: session?.userId === user.id ? logoutCsrf(cookie!) : null,
+      restartUrl: request ? `${base}${authorizeUrlOf(request)}` : null,
+    };
+  };
+
+  /** Of these methods, the one the user last signed in with. */
+  const lastUsed = async (userId: string, methods: string[]) => {
+    const recent = await deps.events.recent({ types: ['verification.success'], userId, limit: 50 });
+    return recent.find((e) => e.method !== null && methods.includes(e.method))?.method ?? null;
+  };
 
   const showError = (res: Response, error: PageError) => {
     pageHeaders(res);
@@ -105,23 +135,25 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     const requestId = req.query.request_id;
     if (typeof requestId !== 'string' || !requestId || requestId.length > 200) return showError(res, ERRORS.missing);
     const flow = await deps.flows.get(requestId);
-    const problem = flowProblem(flow, deps.clock?.now() ?? new Date());
+    const problem = flowProblem(flow, deps.clock.now());
     if (problem || !flow) return showError(res, problem ?? ERRORS.unknown);
     // A sign-in link sent by someone else must not log this browser in for them.
-    if (deps.isBound && !deps.isBound(req, flow)) return showError(res, ERRORS.otherBrowser);
+    if (!deps.binding.isBound(req, flow)) return showError(res, ERRORS.otherBrowser);
     const client = deps.clients.get(flow.clientId);
     if (!client) return showError(res, ERRORS.noClient);
 
     // A method already used in this login (here or by the session) is not offered again.
-    const user = flow.userId ? ((await deps.findUser?.(flow.userId)) ?? null) : null;
+    const user = flow.userId ? await deps.users.findById(flow.userId) : null;
     const picked = await pickMethods({
       stage: (flow.stages[flow.stage] ?? []).filter((id) => deps.extensions.methods.has(id)),
       used: flow.methods,
       user,
-      isEnrolled: (u, id) => deps.isEnrolled?.(req, u, id, flow.clientId) ?? Promise.resolve(true),
-      lastUsed: (userId, ids) => deps.lastUsed?.(userId, ids) ?? Promise.resolve(null),
+      isEnrolled: (u, id) =>
+        deps.verification.isEnrolled(u, id, flow.clientId, requestFacts(req, undefined, deps.device), req.log),
+      lastUsed,
     });
-    const cancelCsrf = deps.cancelCsrf?.(req, flow) ?? null;
+    // The way back to the app, for flows an app started.
+    const cancelCsrf = flow.params.oauth ? flowFormToken(deps.config.issuer, req, flow) : null;
     if (!picked.preselect) {
       const problem = user ? ERRORS.noneSetUp : ERRORS.noMethod;
       pageHeaders(res, redirectSources(client.redirectUris));
@@ -136,11 +168,11 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
         );
     }
     const methods = picked.ids.map((id) =>
-      methodView(deps.extensions.methods.get(id)!, deps.modules?.url(base, id) ?? null),
+      methodView(deps.extensions.methods.get(id)!, deps.pageModules.url(base, id)),
     );
 
     pageHeaders(res, redirectSources(client.redirectUris));
-    deps.device?.ensure(req, res);
+    deps.device.ensure(req, res);
     res.send(
       renderLoginPage({
         base,
@@ -151,13 +183,13 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
         userId: flow.userId,
         methods,
         preselected: picked.preselect,
-        who: (await deps.who?.(req, flow)) ?? null,
+        who: await whoOf(req, flow),
         cancelCsrf,
       }),
     );
   });
 
-  if (deps.modules) router.get('/login/methods/:id/:version/:file', deps.modules.serve);
+  router.get('/login/methods/:id/:version/:file', deps.pageModules.serve);
 
   return router;
 }

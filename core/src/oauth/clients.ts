@@ -1,7 +1,7 @@
 import type { JSONWebKeySet } from 'jose';
 import type { AppConfig } from '../config/schema.js';
 import { sha256 } from '../util/crypto.js';
-import type { AppSettings } from '../plugins/app-config.js';
+import type { AppSettings } from '../plugins/values.js';
 
 export type ClientAuthMethod =
   'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt' | 'none';

@@ -2,8 +2,14 @@ import express, { type Request, type Response, type Router } from 'express';
 import { formBody } from '../http/parsers.js';
 import { readCookie } from '../http/cookies.js';
 import { safeEqual, sha256 } from '../util/crypto.js';
-import type { LoginFlow, LoginFlowStore } from '../verification/flows.js';
-import { authorizeUrlOf, type AuthorizationRequest } from './authorize.js';
+import type { GatehouseConfig } from '../config/schema.js';
+import type { LoginFlowStore } from '../verification/flows.js';
+import {
+  authorizeUrlOf,
+  sessionCookieName,
+  type AuthorizationRequest,
+  type BrowserBinding,
+} from './authorize/index.js';
 import type { ClientRegistry, OAuthClient } from './clients.js';
 import { parseStrictQuery } from './form.js';
 import type { IdTokenHint, LogoutService } from './logout.js';
@@ -37,19 +43,22 @@ class LogoutRefused extends Error {
  * The hosted login page's "Not you?" posts here with its `request_id`: after signing out, the
  * same authorization request starts again from its first stage.
  */
-export function endSessionRoutes(deps: {
-  issuer: string;
+/** What the end-session endpoint uses (the container's cradle provides it). */
+export interface EndSessionDeps {
+  config: GatehouseConfig;
   clients: ClientRegistry;
   sessions: SessionStore;
   logout: LogoutService;
   flows: LoginFlowStore;
-  sessionCookie: string;
-  /** Whether this browser holds a flow's binding cookie. */
-  isBound(req: Request, flow: LoginFlow): boolean;
-  clearSession(res: Response): void;
-}): Router {
+  binding: BrowserBinding;
+}
+
+export function endSessionRoutes(deps: EndSessionDeps): Router {
+  const sessionCookie = sessionCookieName(deps.config.issuer);
+  const clearSession = (res: Response) =>
+    res.clearCookie(sessionCookie, { path: '/', secure: deps.binding.secure, sameSite: 'lax', httpOnly: true });
   const router = express.Router();
-  const page = { base: new URL(deps.issuer).pathname.replace(/\/+$/, '') };
+  const page = { base: new URL(deps.config.issuer).pathname.replace(/\/+$/, '') };
 
   const handle = async (req: Request, res: Response, params: Record<string, string>, confirmed: boolean) => {
     const hint = params.id_token_hint ? await deps.logout.readIdTokenHint(params.id_token_hint) : null;
@@ -60,7 +69,7 @@ export function endSessionRoutes(deps: {
     if (returnTo && !client?.postLogoutRedirectUris.includes(returnTo)) {
       throw new LogoutRefused(400, 'The post_logout_redirect_uri is not registered for this app.');
     }
-    const cookie = readCookie(req, deps.sessionCookie);
+    const cookie = readCookie(req, sessionCookie);
     const session = await deps.sessions.get(cookie);
     // A valid hint for this browser's user proves the app asks for this user's logout.
     const hinted = Boolean(hint && session && hint.sub === session.userId);
@@ -80,7 +89,7 @@ export function endSessionRoutes(deps: {
       throw new LogoutRefused(403, 'The form has expired. Sign out again.');
     }
     if (session) await deps.logout.endSession(session.sid, hinted ? 'rp_initiated' : 'user');
-    deps.clearSession(res);
+    clearSession(res);
     res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
 
     const restart = params.request_id ? await restartOf(req, params.request_id) : null;
@@ -107,7 +116,7 @@ export function endSessionRoutes(deps: {
   /** "Not you?": the authorization request of a flow this browser started, from its start. */
   async function restartOf(req: Request, requestId: string): Promise<string | null> {
     const flow = await deps.flows.get(requestId);
-    if (!flow || flow.status !== 'active' || !flow.params.oauth || !deps.isBound(req, flow)) return null;
+    if (!flow || flow.status !== 'active' || !flow.params.oauth || !deps.binding.isBound(req, flow)) return null;
     return `${page.base}${authorizeUrlOf(flow.params.oauth as unknown as AuthorizationRequest)}`;
   }
 

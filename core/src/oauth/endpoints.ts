@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { GatehouseConfig } from '../config/schema.js';
 import express, { type Request, type Response, type Router } from 'express';
 import { formBody } from '../http/parsers.js';
 import { sendReply, type Endpoint, type FastRoute, type Reply } from '../http/fast-routes.js';
@@ -29,11 +30,12 @@ export const PATHS = {
   jwks: ['/.well-known/jwks.json'],
 };
 
+/** What the token, introspection, revocation, userinfo and metadata endpoints use (the cradle provides it). */
 export interface OAuthDeps {
-  issuer: string;
+  config: GatehouseConfig;
   clock: Clock;
   clients: ClientRegistry;
-  authenticator: ClientAuthenticator;
+  clientAuth: ClientAuthenticator;
   tokens: TokenService;
   keys: KeyStore;
   replay: AssertionReplayStore;
@@ -89,11 +91,11 @@ function pick(params: Record<string, string>, declared: string[]): Record<string
 }
 
 export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
-  const urls = endpointUrls(deps.issuer);
-  const audiences = assertionAudiences(deps.issuer);
+  const urls = endpointUrls(deps.config.issuer);
+  const audiences = assertionAudiences(deps.config.issuer);
 
   const authenticate = (req: IncomingMessage, params: Record<string, string>, ip: string): Promise<OAuthClient> =>
-    deps.authenticator.authenticate({ params, authorization: req.headers.authorization }, ip);
+    deps.clientAuth.authenticate({ params, authorization: req.headers.authorization }, ip);
 
   // ── token endpoint (RFC 6749 §3.2) ──
   const token: Endpoint = async (req, ip) => {
@@ -116,7 +118,7 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
       request,
       logger,
       oauth: oauthServices({
-        issuer: deps.issuer,
+        issuer: deps.config.issuer,
         tokenEndpoint: urls.token_endpoint,
         assertionAudiences: audiences,
         tokens: deps.tokens,
@@ -176,7 +178,7 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
       nbf: Math.floor(t.createdAt.getTime() / 1000),
       sub: t.subject ?? t.clientId,
       aud: aud.length === 1 ? aud[0] : aud,
-      iss: deps.issuer,
+      iss: deps.config.issuer,
       ...(typeof t.data.jti === 'string' ? { jti: t.data.jti } : {}),
       // What grants add about their own tokens (client credentials: on whose behalf).
       ...Object.assign({}, ...deps.extensions.grants.values().map((g) => g.introspectionClaims?.(t) ?? {})),
@@ -286,7 +288,7 @@ function visibleTo(info: TokenInfo, caller: OAuthClient | 'bearer'): boolean {
 }
 
 /** Generated from what is registered: grant plugins, clients, methods. Never hand-written. */
-export function buildMetadata(deps: Pick<OAuthDeps, 'issuer' | 'clients' | 'extensions'>): Record<string, unknown> {
+export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions'>): Record<string, unknown> {
   const clients = deps.clients.all();
   const registeredGrants = deps.extensions.grants.ids();
   const usedGrants = new Set(clients.flatMap((c) => c.grantTypes));
@@ -306,8 +308,8 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'issuer' | 'clients' | 'exte
   const usesJwtAuth = authMethods.some((m) => m === 'private_key_jwt' || m === 'client_secret_jwt');
   const algs = usesJwtAuth ? { signing: CLIENT_AUTH_SIGNING_ALGS } : null;
   return {
-    issuer: deps.issuer,
-    ...endpointUrls(deps.issuer),
+    issuer: deps.config.issuer,
+    ...endpointUrls(deps.config.issuer),
     scopes_supported: [...new Set(clients.flatMap((c) => c.scopes))],
     response_types_supported: responseTypes.length ? responseTypes : ['code'],
     response_modes_supported: ['query', 'fragment', 'form_post'],

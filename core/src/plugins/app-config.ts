@@ -5,13 +5,9 @@ import { appSchemaKeys } from '../config/schema.js';
 import { BootError } from '../errors.js';
 import type { Extensions, ResolvedPlugin } from './loader.js';
 
-/** What plugins contributed to one app's config, parsed (defaults filled in). */
-export interface AppSettings {
-  /** Keys plugins add to apps (`appConfig`), by key. */
-  settings: Record<string, unknown>;
-  /** Per-app method options (`apps[i].methods.<ID>`, checked with the method's `appOptions`), by method id. */
-  methods: Record<string, unknown>;
-}
+import type { AppSettings } from './values.js';
+
+export type { AppSettings } from './values.js';
 
 function parse(schema: ZodType, value: unknown, path: (string | number)[]): unknown {
   const result = schema.safeParse(value, { reportInput: true });

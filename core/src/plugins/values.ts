@@ -11,3 +11,11 @@ export interface UserRecord {
   phone: string | null;
   status: 'active' | 'disabled' | 'locked';
 }
+
+/** What plugins contributed to one app's config, parsed (defaults filled in). */
+export interface AppSettings {
+  /** Keys plugins add to apps (`appConfig`), by key. */
+  settings: Record<string, unknown>;
+  /** Per-app method options (`apps[i].methods.<ID>`, checked with the method's `appOptions`), by method id. */
+  methods: Record<string, unknown>;
+}

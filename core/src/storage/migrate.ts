@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
 import type { QueryInterface, Sequelize } from 'sequelize';
-import { SequelizeStorage, Umzug, type MigrationParams } from 'umzug';
+import { SequelizeStorage, Umzug } from 'umzug';
+import type { Migration } from './migration.js';
+
+export type { Migration } from './migration.js';
 import { m001Users } from './migrations/001-users.js';
 import { m002Stores } from './migrations/002-stores.js';
 import { m003LoginFlows } from './migrations/003-login-flows.js';
@@ -10,12 +13,6 @@ import { m006UserIdentifiers } from './migrations/006-user-identifiers.js';
 import { m007BoundedWrites } from './migrations/007-bounded-writes.js';
 import { m008Jobs } from './migrations/008-jobs.js';
 import { m009Logout } from './migrations/009-logout.js';
-
-export interface Migration {
-  name: string;
-  up(params: MigrationParams<QueryInterface>): Promise<void>;
-  down(params: MigrationParams<QueryInterface>): Promise<void>;
-}
 
 /**
  * Every migration, in order. An explicit list rather than a glob: a stale file in dist/

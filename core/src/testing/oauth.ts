@@ -23,8 +23,7 @@ import {
 } from '../oauth/types.js';
 import type { GrantContext, JsonObject, RequestFacts } from '../plugins/extensions.js';
 import { randomToken, sha256 } from '../util/crypto.js';
-// Used only inside functions: index.ts re-exports this module, so top-level use would hit the cycle.
-import { FakeClock, fakeRequest, silentLogger } from './index.js';
+import { FakeClock, fakeRequest, silentLogger } from './basics.js';
 
 /** A registered client with test defaults: confidential, authorization_code + refresh_token, opaque tokens. */
 export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {

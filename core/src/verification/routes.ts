@@ -4,6 +4,10 @@ import { ok, success } from '../http/envelope.js';
 import { requireAdmin } from '../http/admin.js';
 import { bodyLimit, formBody, jsonBody } from '../http/parsers.js';
 import type { DeviceCookie } from '../http/device.js';
+import type { GatehouseConfig } from '../config/schema.js';
+import type { TokenService } from '../oauth/tokens.js';
+import type { Clock } from '../services.js';
+import type { LoginFlowStore } from './flows.js';
 import type { Logger } from 'pino';
 import { isPlainJson, readJson } from '../http/body.js';
 import type { FastRoute } from '../http/fast-routes.js';
@@ -127,24 +131,53 @@ export type BearerResolver = (
 /** The scope a user's access token needs to manage its own sign-in methods (first-party apps). */
 export const MANAGE_METHODS_SCOPE = 'gatehouse.methods';
 
-export function verificationRoutes(deps: {
+/** What the verification, continuation and setup routes use (the container's cradle provides it). */
+export interface VerificationRouteDeps {
+  config: GatehouseConfig;
   verification: VerificationService;
   enrollment: EnrollmentService;
   users: UserService;
-  adminToken: string | undefined;
-  /** Accepts a user's own access token for enrollment (recently authenticated). */
-  resolveBearer?: BearerResolver;
-  /** How recent the user's authentication must be to change methods (ASVS 5 7.5.1). */
-  maxAuthAgeSeconds?: number;
-  now?: () => Date;
-  redirects?: LoginRedirects;
-  /** Whether this browser may continue the login flow (the OAuth flow's cookie binding). */
-  mayContinue?: (req: Request, requestId: string) => Promise<boolean>;
+  /** A user's own access token may manage their methods (recently authenticated). */
+  tokens: TokenService;
+  flows: LoginFlowStore;
+  clock: Clock;
+  /** Whether this browser may continue a login flow (the OAuth flow's cookie binding). */
+  binding: { isBound(req: Request, flow: LoginFlow): boolean };
   /** The hosted page's device cookie, read into the facts FDS rules see. */
-  device?: DeviceCookie;
-}): Router {
+  device: DeviceCookie;
+  /** Where the browser goes after a stage. */
+  loginRedirects: LoginRedirects;
+}
+
+/** How recent the user's authentication must be to change methods with their own token (ASVS 5 7.5.1). */
+const MAX_AUTH_AGE_SECONDS = 900;
+
+/** Who a user's access token belongs to and when they last authenticated. */
+function bearerResolver(tokens: TokenService): BearerResolver {
+  return async (token) => {
+    const info = await tokens.inspect(token);
+    if (!info.active || info.token?.kind !== 'access' || !info.token.subject) return null;
+    const authTime = info.token.data.auth_time ?? info.grant?.data.auth_time;
+    const amr = info.token.data.amr ?? info.grant?.data.amr;
+    return {
+      userId: info.token.subject,
+      authTime: typeof authTime === 'number' ? authTime : null,
+      scope: info.token.scope,
+      amr: Array.isArray(amr) ? amr.filter((v): v is string => typeof v === 'string') : [],
+    };
+  };
+}
+
+export function verificationRoutes(deps: VerificationRouteDeps): Router {
+  const adminToken = deps.config.admin.token;
+  const resolveBearer = bearerResolver(deps.tokens);
+  const now = () => deps.clock.now();
+  const mayContinue = async (req: Request, requestId: string) => {
+    const flow = await deps.flows.get(requestId);
+    return !flow || deps.binding.isBound(req, flow);
+  };
   const { verification, enrollment, users } = deps;
-  const redirects = deps.redirects ?? defaultRedirects;
+  const redirects = deps.loginRedirects;
   const router = express.Router();
 
   // Initiation and verification: the same functions serve express (forms, multipart) and the
@@ -183,7 +216,7 @@ export function verificationRoutes(deps: {
 
   router.post('/login-srv/verification/login', json, form, async (req, res) => {
     const { fields } = stringFields(req.body);
-    if (fields.requestId && deps.mayContinue && !(await deps.mayContinue(req, fields.requestId))) {
+    if (fields.requestId && !(await mayContinue(req, fields.requestId))) {
       throw verificationError('FLOW_NOT_BOUND');
     }
     const result = await verification.continueLogin(fields, req.log);
@@ -204,17 +237,16 @@ export function verificationRoutes(deps: {
 
   // Enrollment: the admin credential with the user named in `sub`, or the user's own access
   // token from a recent login (changing methods needs a fresh authentication).
-  const adminGuard = requireAdmin(deps.adminToken);
-  const now = deps.now ?? (() => new Date());
+  const adminGuard = requireAdmin(adminToken);
   const enrollmentAuth: RequestHandler = async (req, res, next) => {
     const header = req.headers.authorization ?? '';
     const bearer = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!bearer || !deps.resolveBearer || (deps.adminToken && safeEqual(bearer, deps.adminToken))) {
+    if (!bearer || (adminToken && safeEqual(bearer, adminToken))) {
       return adminGuard(req, res, next);
     }
-    const owner = await deps.resolveBearer(bearer);
+    const owner = await resolveBearer(bearer);
     if (!owner) return next(verificationError('UNAUTHORIZED', 'the bearer token is not valid'));
-    const maxAge = deps.maxAuthAgeSeconds ?? 900;
+    const maxAge = MAX_AUTH_AGE_SECONDS;
     if (!owner.scope.includes(MANAGE_METHODS_SCOPE)) {
       return next(verificationError('INSUFFICIENT_SCOPE', `the token needs the ${MANAGE_METHODS_SCOPE} scope`));
     }

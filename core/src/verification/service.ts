@@ -24,7 +24,7 @@ import type { NoticeFacts, SecurityNotifier } from './notifier.js';
 import { offered } from './stages.js';
 import { sha256 } from '../util/crypto.js';
 import type { StatusStore } from './statuses.js';
-import type { AppSettings } from '../plugins/app-config.js';
+import type { AppSettings } from '../plugins/values.js';
 
 export interface InitiateInput {
   fields: Record<string, string>;

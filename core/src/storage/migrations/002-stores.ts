@@ -1,5 +1,5 @@
 import { DataTypes } from 'sequelize';
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 /** Credentials per user and method, the event log, and plugins' own records. Times are epoch milliseconds. */
 export const m002Stores: Migration = {

@@ -1,5 +1,5 @@
 import { DataTypes } from 'sequelize';
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 /**
  * Login flows (request_id), exchanges (exchange_id) and verification statuses (status_id).

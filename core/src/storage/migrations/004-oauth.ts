@@ -1,5 +1,5 @@
 import { DataTypes } from 'sequelize';
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 /**
  * OAuth state: signing keys, grants (one per authorization; a refresh-token family), codes,

@@ -1,4 +1,4 @@
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 /**
  * Revoking a token revokes the access tokens exchanged from it (RFC 8693), found by

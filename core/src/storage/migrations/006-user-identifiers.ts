@@ -1,5 +1,5 @@
 import { DataTypes } from 'sequelize';
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 /**
  * Every identifier a user signs in with (username, email, phone), lower case, in one table with

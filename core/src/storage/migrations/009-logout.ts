@@ -1,5 +1,5 @@
 import { DataTypes } from 'sequelize';
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 /**
  * Logout. `sessions.sid` names a browser's sign-in as apps see it (the `sid` of ID and logout

@@ -1,0 +1,144 @@
+import { asFunction, asValue, createContainer, InjectionMode, type AwilixContainer } from 'awilix';
+import type { Logger } from 'pino';
+import type { Sequelize } from 'sequelize';
+import type { GatehouseConfig } from '../config/schema.js';
+import { argon2Hashing } from '../hashing.js';
+import { DeviceCookie } from '../http/device.js';
+import { JobQueue } from '../jobs/queue.js';
+import { PageModules } from '../login/modules.js';
+import { AssertionReplayStore } from '../oauth/assertions.js';
+import { browserBinding, RESUME_PATH } from '../oauth/authorize/index.js';
+import { ClientAuthenticator } from '../oauth/client-auth.js';
+import { ClientRegistry } from '../oauth/clients.js';
+import { assertionAudiences } from '../oauth/endpoints.js';
+import { KeyStore } from '../oauth/keys.js';
+import { LogoutService } from '../oauth/logout.js';
+import { SessionStore } from '../oauth/sessions.js';
+import { SingleSignOn } from '../oauth/sso.js';
+import { TokenService } from '../oauth/tokens.js';
+import type { AppSettings } from '../plugins/values.js';
+import { createExtensions } from '../plugins/loader.js';
+import { loadSecretBox, runHeavy, type Clock, type UserDirectory } from '../services.js';
+import type { Sql } from '../storage/sql.js';
+import { EventStore, recordStore } from '../storage/stores.js';
+import { UserService } from '../users/users.js';
+import { EnrollmentService } from '../verification/enrollment.js';
+import { ExchangeStore } from '../verification/exchanges.js';
+import { LoginFlowStore } from '../verification/flows.js';
+import { SecurityNotifier } from '../verification/notifier.js';
+import { defaultRedirects, type LoginRedirects } from '../verification/routes.js';
+import { VerificationService } from '../verification/service.js';
+import { StatusStore } from '../verification/statuses.js';
+import type { Cradle } from './cradle.js';
+import { makeServices } from './plugin-services.js';
+
+/** What start-up hands the container. */
+export interface ContainerBase {
+  config: GatehouseConfig;
+  logger: Logger;
+  sequelize: Sequelize;
+  sql: Sql;
+  clock: Clock;
+}
+
+/**
+ * The container of one server: every store and service of the core as a singleton, built on
+ * first use from what it names. `provided` is where plugins' services go (`api.provide`).
+ */
+export function createGatehouseContainer(
+  base: ContainerBase,
+  provided: ReadonlyMap<string, string>,
+): AwilixContainer<Cradle> {
+  const container = createContainer<Cradle>({ strict: true, injectionMode: InjectionMode.PROXY });
+  const single = <T>(make: (c: Cradle) => T) => asFunction(make).singleton();
+  const issuerPath = new URL(base.config.issuer).pathname.replace(/\/+$/, '');
+  container.register({
+    config: asValue(base.config),
+    logger: asValue(base.logger),
+    sequelize: asValue(base.sequelize),
+    sql: asValue(base.sql),
+    clock: asValue(base.clock),
+    secretBox: asValue(loadSecretBox(base.config, base.logger)),
+    extensions: asValue(createExtensions()),
+    lifecycle: asValue({ draining: false }),
+
+    users: single(({ sql }) => new UserService(sql)),
+    events: single(({ sql, clock }) => new EventStore(sql, clock)),
+    jobs: single(
+      ({ sql, clock, secretBox, events, logger }) => new JobQueue({ sql, clock, secretBox, events, logger }),
+    ),
+    flows: single(({ sql, clock }) => new LoginFlowStore(sql, clock)),
+    exchanges: single(({ sql, clock }) => new ExchangeStore(sql, clock)),
+    statuses: single(({ sql, clock }) => new StatusStore(sql, clock)),
+    notifier: single(
+      ({ config, extensions, events, clock, logger }) =>
+        new SecurityNotifier({
+          config: config.notifications,
+          channels: extensions.channels,
+          events,
+          history: events,
+          clock,
+          logger,
+        }),
+    ),
+    verification: single((c) => new VerificationService(c)),
+    enrollment: single(
+      ({ extensions, services, sql, clock, tokens, logout }) =>
+        new EnrollmentService({
+          extensions,
+          services,
+          pending: recordStore(sql, clock, 'gatehouse:enrollment'),
+          // Tokens and browser sessions: whoever held the old credential loses both.
+          revokeGrants: async (userId, reason) => {
+            await logout.endUserSessions(userId, reason);
+            await tokens.revokeSubject(userId, reason);
+          },
+        }),
+    ),
+    clients: single(({ config, appSettings }) => new ClientRegistry(config.apps, appSettings)),
+    replay: single(({ sql, clock }) => new AssertionReplayStore(sql, clock)),
+    keys: single(({ sql, clock, secretBox }) => new KeyStore(sql, clock, secretBox)),
+    tokens: single(({ sql, clock, keys, config }) => new TokenService(sql, clock, keys, config.issuer)),
+    sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),
+    logout: single(
+      ({ config, sessions, tokens, clients, keys, jobs, events, clock, logger }) =>
+        new LogoutService({ issuer: config.issuer, sessions, tokens, clients, keys, jobs, events, clock, logger }),
+    ),
+    sso: single(({ users, verification, clock }) => new SingleSignOn({ users, verifier: verification, clock })),
+    clientAuth: single(
+      ({ clients, replay, events, clock, config }) =>
+        new ClientAuthenticator({
+          clients,
+          replay,
+          events,
+          history: events,
+          clock,
+          audiences: assertionAudiences(config.issuer),
+        }),
+    ),
+    consents: single(({ sql, clock }) => recordStore(sql, clock, 'gatehouse:consent')),
+
+    services: asFunction(() => makeServices(container, provided)).singleton(),
+    userDirectory: single(({ users }): UserDirectory => ({
+      findById: (id) => users.findById(id),
+      findByIdentifier: (identifier) => users.findByIdentifier(identifier),
+    })),
+    passwordHashing: asValue(argon2Hashing(runHeavy)),
+    appSettings: asValue(new Map<string, AppSettings>()),
+
+    issuerPath: asValue(issuerPath),
+    binding: single(({ config }) => browserBinding(config.issuer)),
+    device: single(({ binding }) => new DeviceCookie(binding.secure)),
+    pageModules: single(({ extensions }) => new PageModules(extensions.methods.values())),
+    loginRedirects: asValue<LoginRedirects>({
+      // Browser redirects carry the issuer's path, for deployments behind a path prefix.
+      nextStage: (flow) => issuerPath + defaultRedirects.nextStage(flow),
+      // A login started by the authorization endpoint goes back to it to answer the client.
+      completed: (flow) =>
+        flow.params.oauth
+          ? `${issuerPath}${RESUME_PATH}?request_id=${encodeURIComponent(flow.id)}`
+          : defaultRedirects.completed(flow),
+    }),
+  });
+  return container;
+}

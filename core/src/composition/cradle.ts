@@ -1,0 +1,86 @@
+import type { Logger } from 'pino';
+import type { Sequelize } from 'sequelize';
+import type { GatehouseConfig } from '../config/schema.js';
+import type { PasswordHashing } from '../hashing.js';
+import type { DeviceCookie } from '../http/device.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { PageModules } from '../login/modules.js';
+import type { AssertionReplayStore } from '../oauth/assertions.js';
+import type { BrowserBinding } from '../oauth/authorize/index.js';
+import type { ClientAuthenticator } from '../oauth/client-auth.js';
+import type { ClientRegistry } from '../oauth/clients.js';
+import type { KeyStore } from '../oauth/keys.js';
+import type { LogoutService } from '../oauth/logout.js';
+import type { SessionStore } from '../oauth/sessions.js';
+import type { SingleSignOn } from '../oauth/sso.js';
+import type { TokenService } from '../oauth/tokens.js';
+import type { AppSettings } from '../plugins/values.js';
+import type { RecordStore } from '../plugins/extensions.js';
+import type { Extensions } from '../plugins/loader.js';
+import type { Clock, Services, UserDirectory } from '../services.js';
+import type { Sql } from '../storage/sql.js';
+import type { EventStore } from '../storage/stores.js';
+import type { UserService } from '../users/users.js';
+import type { SecretBox } from '../util/crypto.js';
+import type { EnrollmentService } from '../verification/enrollment.js';
+import type { ExchangeStore } from '../verification/exchanges.js';
+import type { LoginFlowStore } from '../verification/flows.js';
+import type { SecurityNotifier } from '../verification/notifier.js';
+import type { LoginRedirects } from '../verification/routes.js';
+import type { VerificationService } from '../verification/service.js';
+import type { StatusStore } from '../verification/statuses.js';
+
+/**
+ * What the container holds: singletons only; per-request data travels in the request context,
+ * never in here. Route groups take the cradle itself and pick what they need.
+ */
+export interface Cradle {
+  // Given at start-up
+  config: GatehouseConfig;
+  logger: Logger;
+  sequelize: Sequelize;
+  sql: Sql;
+  clock: Clock;
+  secretBox: SecretBox;
+  extensions: Extensions;
+  /** Set when the server stops taking traffic (readiness answers 503). */
+  lifecycle: { draining: boolean };
+
+  // Stores and services of the core
+  users: UserService;
+  events: EventStore;
+  jobs: JobQueue;
+  flows: LoginFlowStore;
+  exchanges: ExchangeStore;
+  statuses: StatusStore;
+  notifier: SecurityNotifier;
+  verification: VerificationService;
+  enrollment: EnrollmentService;
+  clients: ClientRegistry;
+  replay: AssertionReplayStore;
+  keys: KeyStore;
+  tokens: TokenService;
+  sessions: SessionStore;
+  sso: SingleSignOn;
+  logout: LogoutService;
+  clientAuth: ClientAuthenticator;
+  /** Consents given, by `user:client`. */
+  consents: RecordStore;
+
+  // What plugins see, and may replace or extend
+  services: Services;
+  /** Replaceable by a plugin (`provides: ['userDirectory']`). */
+  userDirectory: UserDirectory;
+  /** Replaceable by a plugin (`provides: ['passwordHashing']`). */
+  passwordHashing: PasswordHashing;
+  /** What plugins added to each app's config, by client id (filled in once they registered). */
+  appSettings: ReadonlyMap<string, AppSettings>;
+
+  // The browser side
+  /** The issuer's path ('' at the root): the prefix of every URL a page uses. */
+  issuerPath: string;
+  binding: BrowserBinding;
+  device: DeviceCookie;
+  pageModules: PageModules;
+  loginRedirects: LoginRedirects;
+}

@@ -1,0 +1,99 @@
+import { asValue, type AwilixContainer } from 'awilix';
+import { BootError } from '../errors.js';
+import { DELIVERY_JOB, deliveryJob, toPayload, type QueuedDelivery } from '../jobs/delivery.js';
+import type { JobHandler } from '../jobs/queue.js';
+import { REPLACEABLE_SERVICES } from '../plugins/contract.js';
+import type { OutboundMessage } from '../plugins/extensions.js';
+import type { Extensions } from '../plugins/loader.js';
+import { cryptoHelpers, httpHelpers, runHeavy, type Services } from '../services.js';
+import { credentialStore } from '../storage/stores.js';
+import type { Cradle } from './cradle.js';
+
+function checkedChannel(extensions: Extensions, id: string, message: OutboundMessage) {
+  const channel = extensions.channels.get(id);
+  if (!channel) throw new Error(`no delivery channel "${id}" is registered`);
+  if (!channel.kinds.includes(message.kind)) throw new Error(`delivery channel "${id}" does not send ${message.kind}`);
+  return channel;
+}
+
+/** Sends through a registered channel that carries this kind of message. */
+function deliverWith(extensions: Extensions) {
+  return async (id: string, message: OutboundMessage) => {
+    await checkedChannel(extensions, id, message).send(message);
+  };
+}
+
+/** The background job that sends queued messages through the registered channels. */
+export function queuedDeliveries(extensions: Extensions): JobHandler {
+  return deliveryJob(deliverWith(extensions));
+}
+
+/**
+ * What plugins get as `api.services`. The replaceable services (`userDirectory`,
+ * `passwordHashing`) and those plugins provide are read from the container at each use, so a
+ * replacement registered by a plugin is what everyone uses.
+ */
+export function makeServices(container: AwilixContainer<Cradle>, provided: ReadonlyMap<string, string>): Services {
+  const { clock, secretBox, sql, events, extensions, jobs } = container.cradle;
+  return {
+    clock,
+    secrets: {
+      encrypt: (p) => secretBox.encrypt(p),
+      decrypt: (s) => secretBox.decrypt(s),
+      mac: (v) => secretBox.mac(v),
+    },
+    crypto: cryptoHelpers,
+    get users() {
+      return container.cradle.userDirectory;
+    },
+    get passwordHashing() {
+      return container.cradle.passwordHashing;
+    },
+    resolve: <T>(name: string): T => {
+      // Only services meant for plugins: never the core's own (sql, secretBox…).
+      if (!provided.has(name) && !(name in REPLACEABLE_SERVICES)) throw new Error(`no service "${name}" is provided`);
+      return container.resolve<T>(name as keyof Cradle & string);
+    },
+    credentials: (userId, method) => credentialStore(sql, clock, userId, method),
+    events,
+    history: events,
+    channels: {
+      get: (id) => extensions.channels.get(id),
+      ids: () => extensions.channels.ids(),
+      deliver: deliverWith(extensions),
+      enqueue: async (id, message, opts) => {
+        checkedChannel(extensions, id, message);
+        const job: QueuedDelivery = {
+          channel: id,
+          message,
+          ...(opts.secrets ? { secrets: opts.secrets } : {}),
+          ...(opts.about ? { about: opts.about } : {}),
+        };
+        await jobs.enqueue({ kind: DELIVERY_JOB, payload: toPayload(job), expiresAt: opts.expiresAt });
+      },
+    },
+    heavy: runHeavy,
+    http: httpHelpers,
+  };
+}
+
+/**
+ * Registers a service a plugin provides (`api.provide`): a new name, or a replacement of a
+ * replaceable core service. One provider per name; the core's own services stay the core's.
+ */
+export function provideService(container: AwilixContainer<Cradle>, provided: Map<string, string>) {
+  return (name: string, service: unknown, owner: string): void => {
+    const first = provided.get(name);
+    if (first) {
+      throw new BootError(
+        'PLUGIN_DUPLICATE_ID',
+        `plugin ${owner}: service "${name}" is already provided by plugin ${first}`,
+      );
+    }
+    if (name in container.registrations && !(name in REPLACEABLE_SERVICES)) {
+      throw new BootError('PLUGIN_INVALID', `plugin ${owner}: "${name}" is a core service a plugin may not replace`);
+    }
+    provided.set(name, owner);
+    container.register({ [name]: asValue(service) } as never);
+  };
+}

@@ -1,0 +1,42 @@
+import type { RequestListener } from 'node:http';
+import express, { type Express } from 'express';
+import { adminRoutes } from '../http/admin.js';
+import { errorHandler, notFound } from '../http/error-handler.js';
+import { withFastRoutes } from '../http/fast-routes.js';
+import { healthRoutes } from '../http/health.js';
+import { httpLogger } from '../http/logging.js';
+import { loginPageRoutes } from '../login/routes.js';
+import { authorizeRoutes } from '../oauth/authorize/index.js';
+import { endSessionRoutes } from '../oauth/end-session.js';
+import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints.js';
+import { verificationFastRoutes, verificationRoutes } from '../verification/routes.js';
+import type { Cradle } from './cradle.js';
+
+/**
+ * The HTTP side: an express app with every route group (each takes what it needs from the
+ * container), behind a plain node:http front for the hot JSON endpoints (decision 11).
+ */
+export function buildWeb(c: Cradle): { express: Express; listener: RequestListener } {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', c.config.server.trust_proxy);
+  app.use(httpLogger(c.logger));
+  const oauth = oauthEndpoints(c);
+  app.use(oauthRoutes(c, oauth));
+  app.use(healthRoutes(c));
+  app.use(adminRoutes(c));
+  app.use(verificationRoutes(c));
+  app.use(loginPageRoutes(c));
+  app.use(authorizeRoutes(c));
+  app.use(endSessionRoutes(c));
+  for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
+  app.use(notFound);
+  app.use(errorHandler);
+  const listener = withFastRoutes({
+    routes: [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, c.device)],
+    fallback: app,
+    logger: c.logger,
+    trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,
+  });
+  return { express: app, listener };
+}

@@ -1,0 +1,121 @@
+import type { Request, Response } from 'express';
+import type { GatehouseConfig } from '../../config/schema.js';
+import type { DeviceCookie } from '../../http/device.js';
+import type { RecordStore } from '../../plugins/extensions.js';
+import type { Clock } from '../../services.js';
+import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
+import type { ClientRegistry, OAuthClient } from '../clients.js';
+import type { LogoutService } from '../logout.js';
+import { errorPage, formPostPage } from '../pages.js';
+import type { SessionStore } from '../sessions.js';
+import type { SingleSignOn } from '../sso.js';
+import type { TokenService } from '../tokens.js';
+import { sessionCookieName, type BrowserBinding } from './browser.js';
+import { ErrorPage, type AuthorizationRequest } from './request.js';
+
+export const AUTHORIZE_PATHS = ['/api/oauth2/authorize', '/api/oauth2/authorize/'];
+export const RESUME_PATH = '/api/oauth2/authorize/resume';
+export const CONSENT_PATH = '/login/consent';
+export const CANCEL_PATH = '/login/cancel';
+
+/** What the authorization endpoint's actions use (the container's cradle provides it). */
+export interface AuthorizeDeps {
+  config: GatehouseConfig;
+  clients: ClientRegistry;
+  /** Decides what an existing browser session is worth to the request's app. */
+  sso: SingleSignOn;
+  /** The hosted page's device cookie, for the facts the session-phase FDS rules see. */
+  device: DeviceCookie;
+  binding: BrowserBinding;
+  tokens: TokenService;
+  sessions: SessionStore;
+  logout: LogoutService;
+  flows: LoginFlowStore;
+  /** Consents given, by `user:client`. */
+  consents: RecordStore;
+  clock: Clock;
+}
+
+/**
+ * What the actions of the authorization endpoint share: the pages' base path, the cookies of
+ * this issuer, and the steps every action takes (find the browser's flow, answer the client).
+ */
+export class AuthorizeContext {
+  readonly page: { base: string };
+  readonly sessionCookie: string;
+
+  constructor(readonly deps: AuthorizeDeps) {
+    this.page = { base: new URL(deps.config.issuer).pathname.replace(/\/+$/, '') };
+    this.sessionCookie = sessionCookieName(deps.config.issuer);
+  }
+
+  cookieOptions(maxAgeSeconds: number) {
+    return {
+      httpOnly: true,
+      secure: this.deps.binding.secure,
+      sameSite: 'lax' as const,
+      path: '/',
+      maxAge: maxAgeSeconds * 1000,
+    };
+  }
+
+  dropCookie(res: Response, name: string): void {
+    res.clearCookie(name, { path: '/', secure: this.deps.binding.secure, sameSite: 'lax', httpOnly: true });
+  }
+
+  /** The flow is over: drop its cookie, or a busy browser piles them up past the header limit. */
+  forgetFlow(res: Response, flow: LoginFlow): void {
+    this.dropCookie(res, this.deps.binding.flowCookie(flow.id));
+  }
+
+  /** The flow of this browser: known, bound to its cookie, in the expected state. */
+  async boundFlow(req: Request, requestId: unknown, status: LoginFlow['status']) {
+    const flow = typeof requestId === 'string' ? await this.deps.flows.get(requestId) : null;
+    if (!flow || typeof flow.params.binding !== 'string' || !this.deps.binding.isBound(req, flow)) {
+      throw new ErrorPage(400, 'invalid_request', 'This sign-in is unknown or was started in another browser.');
+    }
+    if (flow.status !== status || flow.expiresAt.getTime() <= this.deps.clock.now().getTime()) {
+      throw new ErrorPage(
+        400,
+        'invalid_request',
+        'This sign-in has expired or is already finished. Start again from the app.',
+      );
+    }
+    return { flow, request: flow.params.oauth as unknown as AuthorizationRequest };
+  }
+
+  /** When the user of a completed flow authenticated, in seconds (now if the flow lacks it). */
+  authTimeOf(flow: LoginFlow): number {
+    return Math.floor((flow.authTime ?? this.deps.clock.now()).getTime() / 1000);
+  }
+
+  async needsConsent(client: OAuthClient, userId: string, request: AuthorizationRequest): Promise<boolean> {
+    if (!client.consentRequired) return false;
+    const given = await this.deps.consents.get(`${userId}:${client.clientId}`);
+    const scopes = (given?.data.scopes as string[] | undefined) ?? [];
+    return !request.scope.every((s) => scopes.includes(s));
+  }
+
+  /** An error shown as a page: before the redirect URI is trusted, or for a broken form. */
+  showError(res: Response, err: ErrorPage): void {
+    errorPage(res, this.page, err.status, err.code, err.message);
+  }
+
+  /** Sends the response to the redirect URI with `state` and `iss` (RFC 9207), in the response mode. */
+  respond(res: Response, request: AuthorizationRequest, params: Record<string, string>): void {
+    const all: Record<string, string> = {
+      ...params,
+      ...(request.state ? { state: request.state } : {}),
+      iss: this.deps.config.issuer,
+    };
+    res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+    if (request.response_mode === 'form_post') return formPostPage(res, this.page, request.redirect_uri, all);
+    const url = new URL(request.redirect_uri);
+    if (request.response_mode === 'fragment') {
+      url.hash = new URLSearchParams(all).toString();
+    } else {
+      for (const [k, v] of Object.entries(all)) url.searchParams.append(k, v);
+    }
+    res.redirect(303, url.toString());
+  }
+}

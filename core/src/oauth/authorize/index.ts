@@ -1,0 +1,34 @@
+import express, { type Router } from 'express';
+import { formBody } from '../../http/parsers.js';
+import { cancelAuthorization } from './cancel.js';
+import { decideConsent, showConsent } from './consent.js';
+import {
+  AUTHORIZE_PATHS,
+  AuthorizeContext,
+  CANCEL_PATH,
+  CONSENT_PATH,
+  RESUME_PATH,
+  type AuthorizeDeps,
+} from './context.js';
+import { resumeAuthorization } from './resume.js';
+import { startAuthorization } from './start.js';
+
+export { AUTHORIZE_PATHS, RESUME_PATH, type AuthorizeDeps } from './context.js';
+export { browserBinding, flowFormToken, MAX_FLOW_COOKIES, sessionCookieName, type BrowserBinding } from './browser.js';
+export { authorizeUrlOf, RedirectError, validate, type AuthorizationRequest } from './request.js';
+
+/**
+ * The authorization endpoint and the steps of the browser's way back to the client, one module
+ * each: start (validate, single sign-on or a login flow), resume (session, consent?, answer),
+ * consent, and cancel.
+ */
+export function authorizeRoutes(deps: AuthorizeDeps): Router {
+  const ctx = new AuthorizeContext(deps);
+  const router = express.Router();
+  router.get(AUTHORIZE_PATHS, startAuthorization(ctx));
+  router.get(RESUME_PATH, resumeAuthorization(ctx));
+  router.get(CONSENT_PATH, showConsent(ctx));
+  router.post(CONSENT_PATH, formBody('8kb', 20), decideConsent(ctx));
+  router.post(CANCEL_PATH, formBody('8kb', 20), cancelAuthorization(ctx));
+  return router;
+}

@@ -1,0 +1,40 @@
+import type { RequestHandler } from 'express';
+import { readCookie } from '../../http/cookies.js';
+import { CONSENT_PATH, type AuthorizeContext } from './context.js';
+import { finish } from './finish.js';
+import { ErrorPage } from './request.js';
+
+/**
+ * GET /api/oauth2/authorize/resume, after the last stage (or straight from single sign-on):
+ * binds a new session cookie to the sign-in, asks for consent where needed, answers the client.
+ */
+export function resumeAuthorization(ctx: AuthorizeContext): RequestHandler {
+  const { clients, sessions, logout, config } = ctx.deps;
+  return async (req, res) => {
+    let bound: Awaited<ReturnType<AuthorizeContext['boundFlow']>>;
+    try {
+      bound = await ctx.boundFlow(req, req.query.request_id, 'completed');
+    } catch (err) {
+      if (err instanceof ErrorPage) return ctx.showError(res, err);
+      throw err;
+    }
+    const { flow, request } = bound;
+    const client = clients.get(request.client_id);
+    if (!client) return ctx.showError(res, new ErrorPage(400, 'invalid_client', 'The app is no longer registered.'));
+    const created = await sessions.create({
+      userId: flow.userId!,
+      authTime: ctx.authTimeOf(flow),
+      methods: flow.completions,
+      ttlSeconds: config.oauth.session_ttl,
+      replaces: readCookie(req, ctx.sessionCookie) ?? null,
+    });
+    // Another user signed in in this browser: the previous user's session ends everywhere.
+    if (created.ended) await logout.endSession(created.ended.sid, 'replaced');
+    res.cookie(ctx.sessionCookie, created.cookie, ctx.cookieOptions(config.oauth.session_ttl));
+    const session = await sessions.get(created.cookie);
+    if (request.prompt.includes('consent') || (await ctx.needsConsent(client, flow.userId!, request))) {
+      return res.redirect(303, `${ctx.page.base}${CONSENT_PATH}?request_id=${encodeURIComponent(flow.id)}`);
+    }
+    await finish(ctx, res, { flow, client, request, session }, req.log);
+  };
+}

@@ -1,0 +1,93 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { isProtocolError } from '../../errors.js';
+import { WindowLimiter } from '../../http/rate-limit.js';
+import type { JsonObject } from '../../plugins/extensions.js';
+import { randomToken, sha256 } from '../../util/crypto.js';
+import { clientIp, requestFacts } from '../../verification/context.js';
+import { readCookie } from '../../http/cookies.js';
+import { OAuthError } from '../errors.js';
+import { errorPage } from '../pages.js';
+import { flowCookieNames, MAX_FLOW_COOKIES } from './browser.js';
+import { RESUME_PATH, type AuthorizeContext } from './context.js';
+import { ErrorPage, errorParams, RedirectError, validate, type AuthorizationRequest } from './request.js';
+
+/**
+ * GET /api/oauth2/authorize (RFC 6749 §4.1/§4.2, OIDC Core §3.1.2): validates the request,
+ * asks what the browser's session is worth to this app, and either answers from it or starts a
+ * login flow on the hosted page (bound to this browser by a cookie).
+ */
+export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
+  const { deps, page } = ctx;
+  const { config, clients, sso, sessions, flows, binding, clock } = deps;
+  // Every authorization request writes a flow row: one address may not start them without bound.
+  const perIp = config.oauth.authorize_per_ip_per_minute;
+  const limiter = perIp ? new WindowLimiter(perIp, 60_000, () => clock.now().getTime()) : null;
+
+  return async (req: Request, res: Response) => {
+    const wait = limiter?.hit(clientIp(req));
+    if (wait) {
+      res.set('Retry-After', String(wait));
+      return errorPage(
+        res,
+        page,
+        429,
+        'temporarily_unavailable',
+        'Too many sign-in requests from this address; try again shortly.',
+      );
+    }
+    let request: AuthorizationRequest;
+    try {
+      request = validate(req.originalUrl, clients);
+    } catch (err) {
+      if (err instanceof ErrorPage) return ctx.showError(res, err);
+      if (err instanceof RedirectError) return ctx.respond(res, err.request, errorParams(err));
+      throw err;
+    }
+    const client = clients.get(request.client_id)!;
+    try {
+      if (!client.loginStages.length)
+        throw new OAuthError('server_error', 'the app has no login stages configured', 500);
+      const decision = await sso.decide(await sessions.get(readCookie(req, ctx.sessionCookie)), {
+        clientId: client.clientId,
+        loginStages: client.loginStages,
+        prompt: request.prompt,
+        maxAge: request.max_age,
+        request: requestFacts(req, undefined, deps.device),
+        logger: req.log,
+      });
+      if (request.prompt.includes('none')) {
+        if (decision.kind === 'none' || (decision.kind === 'login' && decision.stale))
+          throw new OAuthError('login_required', 'the user must sign in (again)');
+        // Signed in, but not with what this app asks for (a second factor, a step-up).
+        if (decision.kind === 'login')
+          throw new OAuthError('interaction_required', 'the app needs the user to complete another sign-in step');
+        if (await ctx.needsConsent(client, decision.userId, request)) {
+          throw new OAuthError('consent_required', 'the user has not consented');
+        }
+      }
+      const bindingValue = randomToken(24);
+      const flow = await flows.create({
+        clientId: client.clientId,
+        ...(decision.kind === 'none'
+          ? { stages: client.loginStages }
+          : { stages: decision.stages, userId: decision.userId, carried: decision.carried }),
+        ttlSeconds: config.verification.flow_ttl,
+        params: { oauth: request as unknown as JsonObject, binding: sha256(bindingValue) },
+      });
+      // Abandoned sign-ins leave their cookies until the flow expires: past a cap, the oldest go
+      // (their flows can no longer continue), so a busy browser never reaches the header limit.
+      const stale = flowCookieNames(req, binding.cookieName('gh_flow_')).slice(0, -(MAX_FLOW_COOKIES - 1));
+      // Bounded per answer, so a request stuffed with cookies cannot blow up the response headers.
+      for (const name of stale.slice(0, MAX_FLOW_COOKIES)) ctx.dropCookie(res, name);
+      res.cookie(binding.flowCookie(flow.id), bindingValue, ctx.cookieOptions(config.verification.flow_ttl));
+      // Single sign-on: the session already satisfies this app; else its first stage left to do.
+      if (flow.status === 'completed') {
+        return res.redirect(303, `${page.base}${RESUME_PATH}?request_id=${encodeURIComponent(flow.id)}`);
+      }
+      res.redirect(303, `${page.base}/login?request_id=${encodeURIComponent(flow.id)}`);
+    } catch (err) {
+      if (isProtocolError(err) && err instanceof OAuthError) return ctx.respond(res, request, errorParams(err));
+      throw err;
+    }
+  };
+}
