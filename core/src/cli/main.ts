@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { PLUGIN_KINDS, writePluginTemplate, type PluginKind } from './plugin-template.js';
 import { runPrimary } from '../cluster.js';
 import { loadConfigFile, resolveConfigFile, type LoadedConfig } from '../config/load.js';
 import { isBootError, isProtocolError } from '../errors.js';
@@ -27,6 +29,8 @@ Commands:
   users list [--json]
   keys rotate           publish a new signing key; it signs after oauth.key_activation_delay
   keys list             show the published signing keys
+  plugin new <method|fds|channel|grant> NAME [--dir DIR]
+                        write a plugin package (default directory: ./<NAME without scope>)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -39,6 +43,7 @@ async function main(argv: string[]): Promise<number> {
       email: { type: 'string' },
       phone: { type: 'string' },
       json: { type: 'boolean' },
+      dir: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -155,6 +160,19 @@ async function main(argv: string[]): Promise<number> {
         await sql.close();
         await db.close();
       }
+      return 0;
+    }
+    case 'plugin new': {
+      const [, , kind, name] = positionals;
+      if (!kind || !name || !PLUGIN_KINDS.includes(kind as PluginKind)) {
+        process.stderr.write(`gatehouse: usage: gatehouse plugin new <${PLUGIN_KINDS.join('|')}> NAME [--dir DIR]\n`);
+        return 2;
+      }
+      const dir = path.resolve(values.dir ?? name.replace(/^@[^/]+\//, ''));
+      writePluginTemplate(kind as PluginKind, name, dir);
+      process.stdout.write(
+        `wrote ${name} in ${dir}\nnext: cd ${path.relative(process.cwd(), dir) || '.'} && npm install && npm test\n`,
+      );
       return 0;
     }
     default:
