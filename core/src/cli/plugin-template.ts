@@ -298,7 +298,7 @@ test('POSTs the message; a provider error rejects', async () => {
 `,
   }),
 
-  grant: ({ name, short }) => {
+  grant: ({ name }) => {
     const grantType = `urn:${name.replace(/^@/, '').replace(/\//g, ':')}`;
     return {
       'index.js': `// @ts-check
