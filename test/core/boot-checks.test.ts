@@ -128,6 +128,11 @@ const CASES: { what: string; yaml: string; line: string }[] = [
     line: 'apps[0].methods.GREETING.phrase: must be at least 3 characters',
   },
   {
+    what: 'a grant type no plugin handles',
+    yaml: config([password], { stages: [['PASSWORD']], app: { grant_types: ['authorization_code'] } }),
+    line: 'apps[0].grant_types[0]: no grant "authorization_code" is registered (known: none)',
+  },
+  {
     what: 'a package of the foreign @gatehouse scope',
     yaml: config([{ name: '@gatehouse/method-totp' }]),
     line: "plugin @gatehouse/method-totp (plugins[0]): Gatehouse's packages are @gatehouse-auth/method-totp; the @gatehouse scope on npm belongs to another project",

@@ -74,7 +74,6 @@ describe('config: parseConfig', () => {
     expect(config.apps[0]).to.deep.include({
       client_id: 'web',
       redirect_uris: ['https://app.example/callback'],
-      grant_types: ['authorization_code'],
       response_types: ['code'],
       scopes: ['openid'],
       login_stages: [['PASSWORD'], ['TOTP', 'SMS']],

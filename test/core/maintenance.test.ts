@@ -13,6 +13,7 @@ describe('purge of expired rows', () => {
         database: { url: 'sqlite::memory:' },
         log: { level: 'silent' },
         secrets: { encryption_key: Buffer.alloc(32, 5).toString('base64') },
+        plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }],
         apps: [{ client_id: 'app', client_secret: 's'.repeat(40), grant_types: ['client_credentials'], scopes: ['a'] }],
       },
       {},

@@ -1,12 +1,14 @@
 /**
  * Issue 9: `gatehouse plugin new <method|fds|channel|grant> NAME` writes a package whose own
- * test passes as generated, and whose code type-checks against the core's declarations.
+ * test passes as generated, whose code type-checks against the core's declarations, and which
+ * follows the project's prettier style.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import * as prettier from 'prettier';
 import { runCli } from '../support/cli.js';
 import { REPO_ROOT } from '../support/paths.js';
 
@@ -60,6 +62,15 @@ describe('gatehouse plugin new (issue 9)', function () {
         { cwd: target, encoding: 'utf8' },
       );
       expect(types.status, types.stdout).to.equal(0);
+      // What an author gets already follows the style the examples/ in this repository are held to.
+      const style = (await prettier.resolveConfig(path.join(REPO_ROOT, 'package.json'))) ?? {};
+      for (const file of ['index.js', 'test/plugin.test.js']) {
+        const source = readFileSync(path.join(target, file), 'utf8');
+        expect(
+          await prettier.check(source, { ...style, filepath: file }),
+          `${file} is not prettier-formatted`,
+        ).to.equal(true);
+      }
     });
   }
 

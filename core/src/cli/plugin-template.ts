@@ -141,7 +141,12 @@ export default definePlugin({
         async initiate(ctx) {
           const answer = normalize(ctx.body.answer);
           if (answer.length < options.min_length) {
-            return { ok: false, code: 'INVALID_FIELD', status: 400, message: \`The answer needs at least \${options.min_length} characters\` };
+            return {
+              ok: false,
+              code: 'INVALID_FIELD',
+              status: 400,
+              message: \`The answer needs at least \${options.min_length} characters\`,
+            };
           }
           await ctx.credentials.replaceAll(CREDENTIAL, [{ type: CREDENTIAL, secret: await hasher.hash(answer) }]);
           return { ok: true, done: true, response: { enrolled: true } };
@@ -153,7 +158,13 @@ export default definePlugin({
 `,
       'test/plugin.test.js': `import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { enrollmentContext, fakeServices, fakeUser, registerWithFakes, verifyContext } from '@gatehouse-auth/core/testing';
+import {
+  enrollmentContext,
+  fakeServices,
+  fakeUser,
+  registerWithFakes,
+  verifyContext,
+} from '@gatehouse-auth/core/testing';
 import plugin, { METHOD_ID } from '../index.js';
 
 const cheap = { memory_cost: 1024, time_cost: 1 };
@@ -163,7 +174,9 @@ test('sets up an answer, then accepts it (any case) and refuses another', async 
   const { methods } = await registerWithFakes(plugin, cheap, services);
   const method = methods[0];
   const user = fakeUser();
-  const setUp = await method.enrollment.initiate(enrollmentContext({ services, user, method: METHOD_ID, body: { answer: 'Blue Whale' } }));
+  const setUp = await method.enrollment.initiate(
+    enrollmentContext({ services, user, method: METHOD_ID, body: { answer: 'Blue Whale' } }),
+  );
   assert.equal(setUp.ok, true);
   const verify = (answer) => method.verify(verifyContext({ services, user, method: METHOD_ID, fields: { answer } }));
   assert.deepEqual(await verify(' blue whale '), { ok: true });
@@ -176,7 +189,9 @@ test('a user without an answer is refused, and a short answer is not set up', as
   const user = fakeUser();
   const verify = await methods[0].verify(verifyContext({ services, user, method: METHOD_ID, fields: { answer: 'x' } }));
   assert.deepEqual(verify, { ok: false, reason: 'not_enrolled' });
-  const short = await methods[0].enrollment.initiate(enrollmentContext({ services, user, method: METHOD_ID, body: { answer: 'ab' } }));
+  const short = await methods[0].enrollment.initiate(
+    enrollmentContext({ services, user, method: METHOD_ID, body: { answer: 'ab' } }),
+  );
   assert.equal(short.ok, false);
 });
 `,
@@ -220,7 +235,8 @@ import plugin from '../index.js';
 test('denies a listed client, allows the others', async () => {
   const services = fakeServices();
   const { fdsRules } = await registerWithFakes(plugin, { deny_clients: ['suspect-app'] }, services);
-  const evaluate = (clientId) => fdsRules[0].evaluate(fdsContext({ services, user: fakeUser(), method: 'ANY', clientId }));
+  const evaluate = (clientId) =>
+    fdsRules[0].evaluate(fdsContext({ services, user: fakeUser(), method: 'ANY', clientId }));
   assert.equal((await evaluate('suspect-app')).action, 'deny');
   assert.deepEqual(await evaluate('good-app'), { action: 'allow' });
 });
@@ -241,7 +257,10 @@ export default definePlugin({
   apiVersion: '^1',
   options: z.strictObject({
     url: z.url(),
-    kinds: z.array(z.enum(['sms', 'email', 'voice', 'push'])).min(1).default(['sms']),
+    kinds: z
+      .array(z.enum(['sms', 'email', 'voice', 'push']))
+      .min(1)
+      .default(['sms']),
     timeout_ms: z.number().int().positive().default(5000),
   }),
   register(api, options) {
@@ -331,7 +350,14 @@ export default definePlugin({
 `,
       'test/plugin.test.js': `import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { expectOAuthError, fakeClient, fakeOAuth, fakeServices, grantContext, registerWithFakes } from '@gatehouse-auth/core/testing';
+import {
+  expectOAuthError,
+  fakeClient,
+  fakeOAuth,
+  fakeServices,
+  grantContext,
+  registerWithFakes,
+} from '@gatehouse-auth/core/testing';
 import plugin, { GRANT_TYPE } from '../index.js';
 
 test('issues a token for the client with the scope asked; a public client is refused', async () => {
@@ -343,7 +369,10 @@ test('issues a token for the client with the scope asked; a public client is ref
   assert.equal(response.scope, 'reports.read');
   assert.equal(typeof response.access_token, 'string');
   const publicClient = fakeClient({ authMethod: 'none', isPublic: true, grantTypes: [GRANT_TYPE] });
-  await expectOAuthError(grants[0].handle(grantContext({ client: publicClient, oauth, params: {} })), 'unauthorized_client');
+  await expectOAuthError(
+    grants[0].handle(grantContext({ client: publicClient, oauth, params: {} })),
+    'unauthorized_client',
+  );
 });
 `,
     };

@@ -119,7 +119,8 @@ const appSchema = z
     backchannel_logout_uri: absoluteUrl({ noFragment: true }).optional(),
     /** Whether the app needs `sid` in logout tokens (Gatehouse always sends it). */
     backchannel_logout_session_required: z.boolean().default(false),
-    grant_types: z.array(z.string().min(1)).default(['authorization_code']),
+    /** Grant types the app may use; left out: authorization_code (see DEFAULT_GRANT_TYPES). */
+    grant_types: z.array(z.string().min(1)).optional(),
     response_types: z.array(z.string().min(1)).default(['code']),
     scopes: z.array(z.string().min(1)).default(['openid']),
     /** Login stages in order; each lists the methods that may complete it. */
@@ -264,6 +265,9 @@ export const configSchema = z
 
 export type GatehouseConfig = z.output<typeof configSchema>;
 export type AppConfig = GatehouseConfig['apps'][number];
+
+/** The grant types of an app that names none. */
+export const DEFAULT_GRANT_TYPES = ['authorization_code'];
 
 /** The keys of an app the core itself defines (the rest are plugins'). */
 export function appSchemaKeys(): string[] {

@@ -1,5 +1,5 @@
 import type { JSONWebKeySet } from 'jose';
-import type { AppConfig } from '../config/schema.js';
+import { DEFAULT_GRANT_TYPES, type AppConfig } from '../config/schema.js';
 import { sha256 } from '../util/crypto.js';
 import type { AppSettings } from '../plugins/values.js';
 
@@ -64,7 +64,7 @@ export class ClientRegistry {
           redirectUris: app.redirect_uris,
           postLogoutRedirectUris: app.post_logout_redirect_uris,
           backchannelLogoutUri: app.backchannel_logout_uri ?? null,
-          grantTypes: app.grant_types,
+          grantTypes: app.grant_types ?? DEFAULT_GRANT_TYPES,
           responseTypes: app.response_types,
           scopes: app.scopes,
           loginStages: app.login_stages,

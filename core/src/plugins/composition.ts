@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { GatehouseConfig } from '../config/schema.js';
+import { DEFAULT_GRANT_TYPES, type GatehouseConfig } from '../config/schema.js';
 import { BootError } from '../errors.js';
 import type { Extensions } from './loader.js';
 
@@ -7,8 +7,8 @@ const known = (ids: string[]) => (ids.length ? ids.join(', ') : 'none');
 
 /**
  * What the config asks of the registered extensions, checked once every plugin registered: a
- * login stage naming no method, or an FDS rule that would never run, stops start-up (and
- * `config check`) with one line naming the key.
+ * login stage naming no method, a grant type no plugin handles, or an FDS rule that would never
+ * run stops start-up (and `config check`) with one line naming the key.
  */
 export function checkComposition(config: GatehouseConfig, extensions: Extensions, logger: Logger): void {
   const methods = extensions.methods.ids();
@@ -24,6 +24,27 @@ export function checkComposition(config: GatehouseConfig, extensions: Extensions
       }),
     ),
   );
+
+  const grants = extensions.grants.ids();
+  config.apps.forEach((app, i) => {
+    // Grant types the operator wrote must have a plugin; the default only gets a warning, as an
+    // app may well use the verification API alone.
+    app.grant_types?.forEach((grant, j) => {
+      if (!extensions.grants.has(grant)) {
+        throw new BootError(
+          'CONFIG_INVALID',
+          `apps[${i}].grant_types[${j}]: no grant "${grant}" is registered (known: ${known(grants)})`,
+        );
+      }
+    });
+    const unhandled = app.grant_types ? [] : DEFAULT_GRANT_TYPES.filter((g) => !extensions.grants.has(g));
+    if (unhandled.length) {
+      logger.warn(
+        { app: app.client_id, grant_types: unhandled },
+        `apps[${i}] names no grant_types, and no plugin handles the default ${unhandled.join(', ')}: its token requests will fail`,
+      );
+    }
+  });
 
   const rules = extensions.fdsRules.ids();
   const listed = config.verification.fds_rules;
