@@ -18,10 +18,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as oauth from 'oauth4webapi';
 import { generate } from 'otplib';
-import { chromium, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core';
+import type { BrowserContext, Page, Response as PageResponse } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../support/chromium.js';
 import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** The verification tests' delivery channel: keeps every message in its exported `sent`. */
 const CAPTURE_CHANNEL = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -29,16 +29,6 @@ const CAPTURE_CHANNEL = path.join(
 );
 /** A host name of its own for the consent app's redirect URI, so its origin is exact (not loopback:*). */
 const PARTNER_HOST = 'partner.test';
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  `--host-resolver-rules=MAP ${PARTNER_HOST} 127.0.0.1`,
-];
 const ADMIN_TOKEN = 'browser-admin-token-0123456789abcdef0123456789';
 const KEY = Buffer.alloc(32, 9).toString('base64');
 const CLIENT_ID = 'shop';
@@ -412,11 +402,7 @@ describe('hosted login page (Chromium)', function () {
     alice = await enrolUser('browser-alice', PHONE);
 
     profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-profile-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: FLAGS,
-    });
+    context = await launchChromium(profile, [`--host-resolver-rules=MAP ${PARTNER_HOST} 127.0.0.1`]);
     page = context.pages()[0] ?? (await context.newPage());
   });
 

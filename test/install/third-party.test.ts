@@ -17,20 +17,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../support/chromium.js';
 import { freePort } from '../oauth/support.js';
 import { REPO_ROOT } from '../support/paths.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const EXAMPLES = ['method-secret-question', 'fds-client-block'];
 const ADMIN = 'operator-admin-token-0123456789abcdef0123456789';
 const SHOP_SECRET = 'shop-secret-0123456789abcdef0123456789abcdef';
@@ -167,11 +158,7 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
       if (i > 300 || server.exitCode !== null) throw new Error(`the server did not start:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    context = await chromium.launchPersistentContext(mkdtempSync(path.join(work, 'chrome-')), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: FLAGS,
-    });
+    context = await launchChromium(mkdtempSync(path.join(work, 'chrome-')));
   });
 
   after(async () => {
