@@ -6,7 +6,8 @@
 import path from 'node:path';
 import { expect } from 'chai';
 import supertest from 'supertest';
-import { buildApp, createLogger, type Gatehouse } from '@gatehouse-auth/core';
+import { buildApp, createLogger, type Gatehouse, type GatehousePlugin } from '@gatehouse-auth/core';
+import { fakeServices, fakeUser, registerWithFakes, verifyContext } from '@gatehouse-auth/core/testing';
 import { testConfig } from '../support/config.js';
 import { REPO_ROOT } from '../support/paths.js';
 
@@ -63,5 +64,24 @@ describe('per-app config contributed by plugins (issue 9)', () => {
     const { clients } = gatehouse.container.cradle;
     expect(clients.get('garden')!.settings).to.deep.equal({ service_subjects: { enterprise: [], user: true } });
     expect(clients.get('plain')!.settings).to.deep.equal({ service_subjects: { enterprise: [], user: false } });
+  });
+
+  it('the testing kit hands a method its per-app options as the server does', async () => {
+    const fixture = path.join(REPO_ROOT, 'test/fixtures/plugins/greeting-method.js');
+    const { default: greetingMethod } = (await import(fixture)) as { default: GatehousePlugin };
+    const services = fakeServices();
+    const { methods } = await registerWithFakes(greetingMethod, {}, services);
+    const verify = (phrase: string) =>
+      methods[0]!.verify(
+        verifyContext({
+          services,
+          user: fakeUser(),
+          method: 'GREETING',
+          fields: { phrase },
+          appOptions: { phrase: 'hi all' },
+        }),
+      );
+    expect(await verify('hi all')).to.deep.equal({ ok: true });
+    expect(await verify('open sesame')).to.deep.equal({ ok: false, reason: 'mismatch' });
   });
 });

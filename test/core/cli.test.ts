@@ -1,10 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { MIGRATIONS } from '../../core/dist/storage/migrate.js';
 import { runCli } from '../support/cli.js';
-import { fixtureConfig } from '../support/paths.js';
+import { fixtureConfig, REPO_ROOT } from '../support/paths.js';
 
 describe('CLI: migrate and users', function () {
   this.timeout(30_000);
@@ -17,6 +18,11 @@ describe('CLI: migrate and users', function () {
     env = { DATABASE_URL: `sqlite:${path.join(dir, 'gatehouse.db')}` };
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs as `npx gatehouse` in a checkout, as the README says (the built bin is executable)', () => {
+    const help = execFileSync(path.join(REPO_ROOT, 'node_modules/.bin/gatehouse'), ['--help'], { encoding: 'utf8' });
+    expect(help).to.match(/^Usage: gatehouse <command>/);
+  });
 
   it('migrate applies every migration, then reports the database up to date', async () => {
     const first = await runCli(['migrate', '--config', config], { env });

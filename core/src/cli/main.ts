@@ -2,6 +2,7 @@
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PLUGIN_KINDS, writePluginTemplate, type PluginKind } from './plugin-template.js';
 import { runPrimary } from '../cluster.js';
@@ -170,8 +171,12 @@ async function main(argv: string[]): Promise<number> {
       }
       const dir = path.resolve(values.dir ?? name.replace(/^@[^/]+\//, ''));
       writePluginTemplate(kind as PluginKind, name, dir);
+      // The package's tests link to the core this command runs from: nothing to download, and
+      // it works before @gatehouse-auth/core is on the registry.
+      const core = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
       process.stdout.write(
-        `wrote ${name} in ${dir}\nnext: cd ${path.relative(process.cwd(), dir) || '.'} && npm install && npm test\n`,
+        `wrote ${name} in ${dir}\nnext: cd ${path.relative(process.cwd(), dir) || '.'}\n` +
+          `      npm install --save-dev ${core}   # the core, for the tests\n      npm test\n`,
       );
       return 0;
     }

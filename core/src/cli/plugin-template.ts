@@ -28,7 +28,7 @@ export function writePluginTemplate(kind: PluginKind, name: string, dir: string)
   mkdirSync(path.join(dir, 'test'), { recursive: true });
   const all: Record<string, string> = {
     'package.json': `${JSON.stringify(packageJson(name, kind), null, 2)}\n`,
-    'README.md': readme(name, kind, short),
+    'README.md': readme(name, kind),
     ...files,
   };
   for (const [file, text] of Object.entries(all)) writeFileSync(path.join(dir, file), text);
@@ -53,14 +53,14 @@ function packageJson(name: string, kind: PluginKind) {
   };
 }
 
-function readme(name: string, kind: PluginKind, short: string): string {
+function readme(name: string, kind: PluginKind): string {
   return `# ${name}
 
 A Gatehouse ${kind === 'fds' ? 'FDS rule' : kind} plugin, from \`gatehouse plugin new ${kind} ${name}\`.
 
 \`\`\`sh
-npm install      # the core too, as a dev dependency (or: npm install --save-dev <core tarball>)
-npm test         # node --test
+npm install --save-dev <the core>   # as \`gatehouse plugin new\` printed: a link to the installed core
+npm test                            # node --test
 \`\`\`
 
 Install it where the server runs (the directory you start \`gatehouse\` from) and name it in the
@@ -71,7 +71,7 @@ plugins:
   - name: '${name}'
 \`\`\`
 
-See docs/plugins.md of Gatehouse for the contract (${short}).
+See docs/plugins.md of Gatehouse for the contract.
 `;
 }
 

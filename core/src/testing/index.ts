@@ -372,6 +372,8 @@ interface ContextInput {
   method: string;
   request?: Partial<RequestFacts>;
   clientId?: string;
+  /** The app's per-app options for the method, as the server passes them after parsing. */
+  appOptions?: unknown;
 }
 
 function base(input: ContextInput) {
@@ -381,6 +383,7 @@ function base(input: ContextInput) {
     request: fakeRequest(input.request),
     clientId: input.clientId ?? 'test-client',
     logger: silentLogger,
+    ...(input.appOptions !== undefined ? { appOptions: input.appOptions } : {}),
   };
 }
 
@@ -408,7 +411,7 @@ export function enrollmentContext(
 }
 
 export function fdsContext(
-  input: Omit<ContextInput, 'services'> & { services: FakeServices; phase?: FdsContext['phase'] },
+  input: Omit<ContextInput, 'services' | 'appOptions'> & { services: FakeServices; phase?: FdsContext['phase'] },
 ): FdsContext {
   return {
     phase: input.phase ?? 'verification',
