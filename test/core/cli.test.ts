@@ -19,7 +19,7 @@ describe('CLI: migrate and users', function () {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('runs as `npx gatehouse` in a checkout, as the README says (the built bin is executable)', () => {
+  it('runs as `npx gatehouse` in a checkout, as the README says (the bin is in git, so `npm ci` links it before the first build)', () => {
     const help = execFileSync(path.join(REPO_ROOT, 'node_modules/.bin/gatehouse'), ['--help'], { encoding: 'utf8' });
     expect(help).to.match(/^Usage: gatehouse <command>/);
   });
