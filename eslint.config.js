@@ -16,11 +16,12 @@ export default tseslint.config(
   },
   {
     // Page modules of methods run in the browser.
-    files: ['**/page.js', '**/client/**/*.js'],
+    files: ['**/page.js', '**/*-page.js', '**/client/**/*.js'],
     languageOptions: { globals: { ...globals.browser } },
   },
   {
-    files: ['**/test/**', 'test/**', 'bench/**', '.ci/**'],
+    // Tests, benchmarks, CI scripts and command-line programs print to the console.
+    files: ['**/test/**', 'test/**', 'bench/**', '.ci/**', 'tools/*/src/cli.ts'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-unused-expressions': 'off' },
   },
 );

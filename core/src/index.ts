@@ -9,6 +9,7 @@ export type { Services, Clock, DeliveryOptions, UserDirectory } from './services
 export { argon2Hashing, type HashCost, type PasswordHashing, type SecretHasher } from './hashing.js';
 export { ApiError, BootError, ProtocolError, isBootError, isProtocolError } from './errors.js';
 export * from './methods/code-method.js';
+export * from './methods/device-method.js';
 export { OAuthError } from './oauth/errors.js';
 export * from './oauth/types.js';
 

@@ -14,6 +14,8 @@ import type {
   History,
   OutboundMessage,
   UserRecord,
+  BoundDevice,
+  JsonObject,
 } from './plugins/extensions.js';
 import { randomDigits, randomToken, safeEqual, SecretBox, sha256 } from './util/crypto.js';
 import type { PasswordHashing } from './hashing.js';
@@ -85,6 +87,13 @@ export interface Services {
     createRouter(): Router;
     /** JSON body parser middleware with the core's limits. */
     json(): RequestHandler;
+  };
+  /** Authenticator devices (docs/devices.md), for device methods: binding one, finding them. */
+  readonly devices: {
+    /** Starts binding a device to the user: the code, the link and the QR code to show them. */
+    startBinding(user: UserRecord, opts: { biometric: boolean }): Promise<JsonObject>;
+    /** The user's bound devices (only biometric-bound ones when asked), last used first. */
+    ofUser(userId: string, opts?: { biometric?: boolean }): Promise<BoundDevice[]>;
   };
   /** Slow salted hashing for passwords and codes (service `passwordHashing`, replaceable). */
   readonly passwordHashing: PasswordHashing;

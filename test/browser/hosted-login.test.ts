@@ -452,7 +452,7 @@ describe('hosted login page (Chromium)', function () {
     expect(script.headers.get('content-type')).to.equal('text/javascript; charset=utf-8');
     expect(script.headers.get('cache-control')).to.equal('public, max-age=300');
     expect(script.headers.get('access-control-allow-origin')).to.equal(null);
-    expect((await script.text()).split('\n').length).to.be.below(250);
+    expect((await script.text()).split('\n').length).to.be.below(300);
     const style = await fetch(`${issuer}/login/assets/login.css`);
     expect(style.headers.get('content-type')).to.equal('text/css; charset=utf-8');
     expect(style.headers.get('cache-control')).to.equal('public, max-age=300');

@@ -218,6 +218,7 @@ function storageSuite(dialect: 'sqlite' | 'postgres', databaseUrl: () => string)
         counter: 0,
         usedAt: null,
         createdAt: new Date(clock.now().getTime() - 1000),
+        deviceId: null,
       });
       expect(await store().get(seed.id)).to.deep.equal(seed);
       expect(await store().list()).to.deep.equal([seed, spare]);

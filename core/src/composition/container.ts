@@ -3,6 +3,10 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { GatehouseConfig } from '../config/schema.js';
 import { argon2Hashing } from '../hashing.js';
+import { DeviceBinding } from '../devices/binding.js';
+import { DevicePushes } from '../devices/pushes.js';
+import { DeviceStore } from '../devices/store.js';
+import { StatusWatch } from '../verification/status-watch.js';
 import { DeviceCookie } from '../http/device.js';
 import { JobQueue } from '../jobs/queue.js';
 import { PageModules } from '../login/modules.js';
@@ -117,6 +121,32 @@ export function createGatehouseContainer(
         }),
     ),
     consents: single(({ sql, clock }) => recordStore(sql, clock, 'gatehouse:consent')),
+    devices: single(({ sql, clock, secretBox }) => new DeviceStore(sql, clock, secretBox)),
+    deviceBinding: single(
+      ({ config, devices, replay, services, clock, sql }) =>
+        new DeviceBinding({
+          issuer: config.issuer,
+          devices,
+          pending: recordStore(sql, clock, 'gatehouse:device-binding'),
+          replay,
+          services,
+          clock,
+        }),
+    ),
+    pushes: single(
+      ({ config, devices, exchanges, statuses, replay, services, clock, extensions }) =>
+        new DevicePushes({
+          issuer: config.issuer,
+          devices,
+          exchanges,
+          statuses,
+          replay,
+          services,
+          clock,
+          methods: (id) => extensions.methods.get(id),
+        }),
+    ),
+    statusWatch: single(({ statuses, lifecycle }) => new StatusWatch(statuses, () => lifecycle.draining)),
 
     services: asFunction(() => makeServices(container, provided)).singleton(),
     userDirectory: single(({ users }): UserDirectory => ({

@@ -2,6 +2,10 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { GatehouseConfig } from '../config/schema.js';
 import type { PasswordHashing } from '../hashing.js';
+import type { DeviceBinding } from '../devices/binding.js';
+import type { DevicePushes } from '../devices/pushes.js';
+import type { DeviceStore } from '../devices/store.js';
+import type { StatusWatch } from '../verification/status-watch.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { PageModules } from '../login/modules.js';
@@ -66,6 +70,12 @@ export interface Cradle {
   clientAuth: ClientAuthenticator;
   /** Consents given, by `user:client`. */
   consents: RecordStore;
+  /** Authenticator devices (docs/devices.md): bound app installs, their binding and pushes. */
+  devices: DeviceStore;
+  deviceBinding: DeviceBinding;
+  pushes: DevicePushes;
+  /** Long polls of verification statuses (the login page waiting on a push). */
+  statusWatch: StatusWatch;
 
   // What plugins see, and may replace or extend
   services: Services;

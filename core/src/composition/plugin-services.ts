@@ -1,3 +1,4 @@
+import { boundDevice } from '../devices/pushes.js';
 import { asValue, type AwilixContainer } from 'awilix';
 import { BootError } from '../errors.js';
 import { DELIVERY_JOB, deliveryJob, toPayload, type QueuedDelivery } from '../jobs/delivery.js';
@@ -74,6 +75,11 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     },
     heavy: runHeavy,
     http: httpHelpers,
+    devices: {
+      startBinding: (user, opts) => container.cradle.deviceBinding.start(user, opts),
+      ofUser: async (userId, opts) =>
+        (await container.cradle.devices.ofUser(userId)).filter((d) => !opts?.biometric || d.biometric).map(boundDevice),
+    },
   };
 }
 

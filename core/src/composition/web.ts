@@ -1,5 +1,6 @@
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
+import { deviceRoutes } from '../devices/routes.js';
 import { adminRoutes } from '../http/admin.js';
 import { errorHandler, notFound } from '../http/error-handler.js';
 import { withFastRoutes } from '../http/fast-routes.js';
@@ -25,6 +26,7 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
   app.use(oauthRoutes(c, oauth));
   app.use(healthRoutes(c));
   app.use(adminRoutes(c));
+  app.use(deviceRoutes(c));
   app.use(verificationRoutes(c));
   app.use(loginPageRoutes(c));
   app.use(authorizeRoutes(c));
@@ -33,7 +35,7 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
   app.use(notFound);
   app.use(errorHandler);
   const listener = withFastRoutes({
-    routes: [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, c.device)],
+    routes: [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, c.device, c.issuerPath)],
     fallback: app,
     logger: c.logger,
     trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,

@@ -125,6 +125,11 @@ const appSchema = z
     scopes: z.array(z.string().min(1)).default(['openid']),
     /** Login stages in order; each lists the methods that may complete it. */
     login_stages: z.array(z.array(methodId).min(1)).default([]),
+    /**
+     * Methods that may complete the whole login alone when the request says `single_factor_auth`
+     * (only methods that allow it: FACE, a device key unlocked by the user's face).
+     */
+    single_factor_methods: z.array(methodId).default([]),
     consent_required: z.boolean().default(false),
     /** Access tokens as JWT (RFC 9068) or opaque. */
     token_format: z.enum(['jwt', 'opaque']).default('jwt'),

@@ -133,12 +133,40 @@ export const LOGIN_JS: Asset = asset(
   async function verify(m, fields) {
     if (!exchange || exchange.method !== m.id) await initiate(m);
     const data = await call(m.id, 'verification', Object.assign({ exchange_id: exchange.id }, fields));
+    finish(m, data.status_id, data.sub);
+  }
+
+  /** Hands an AUTHENTICATED status to the login flow (a real form POST; the server redirects). */
+  function finish(m, statusId, userId) {
     finished = true;
-    done.elements.namedItem('status_id').value = data.status_id;
+    done.elements.namedItem('status_id').value = statusId;
     done.elements.namedItem('verificationType').value = m.id;
-    done.elements.namedItem('sub').value = data.sub;
+    done.elements.namedItem('sub').value = userId || '';
     say('Verified. Continuing…', false);
     done.submit();
+  }
+
+  /**
+   * A verification status. With known (the state the caller has seen), a long poll: the
+   * server answers once the state differs, or after 25 s. Should it answer at once with the same
+   * state (at its limit of waiting requests), this waits two seconds: plain polling.
+   */
+  async function status(statusId, known) {
+    const url = api.replace('/authentication/', '/verificationstatus/') + encodeURIComponent(statusId);
+    const started = Date.now();
+    const response = await fetch(url + (known ? '?wait=25&state=' + encodeURIComponent(known) : ''), {
+      credentials: 'same-origin',
+      headers: { Accept: 'application/json' },
+    }).catch(() => null);
+    const payload = response ? await response.json().catch(() => null) : null;
+    if (!payload || !payload.success) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      if (!payload) return { status: known };
+      throw payload.error;
+    }
+    if (known && payload.data.status === known && Date.now() - started < 1000)
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    return payload.data;
   }
 
   function fail(err) {
@@ -181,10 +209,8 @@ export const LOGIN_JS: Asset = asset(
       identifier: () => (identifier ? identifier.value.trim() : null),
       initiate: (extra) => initiate(m, extra),
       verify: (fields) => verify(m, fields),
-      status: (statusId) =>
-        fetch(api.replace('/authentication/', '/verificationstatus/') + encodeURIComponent(statusId), {
-          credentials: 'same-origin',
-        }).then((r) => r.json()).then((p) => p.data),
+      status,
+      finish: (statusId, userId) => finish(m, statusId, userId),
       say,
     };
   }
@@ -283,6 +309,7 @@ button:disabled { opacity: .6; cursor: progress; }
 .message { margin: 0 0 1rem; font-size: .9375rem; }
 .message:empty { display: none; }
 .message.error { padding: .6rem .75rem; border-radius: .4rem; background: #fdecec; color: #8a1c1c; }
+.push-number { margin: 0 0 1rem; font-size: 2.5rem; font-weight: 700; letter-spacing: .1em; text-align: center; }
 .message.info { padding: .6rem .75rem; border-radius: .4rem; background: #eaf2fd; color: #1b4580; }
 .note { color: var(--muted); font-size: .875rem; margin: 1rem 0 0; }
 .signed-in, .signed-in p { margin: -1rem 0 1.25rem; color: var(--muted); font-size: .9375rem; }

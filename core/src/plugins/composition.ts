@@ -25,6 +25,18 @@ export function checkComposition(config: GatehouseConfig, extensions: Extensions
     ),
   );
 
+  config.apps.forEach((app, i) =>
+    app.single_factor_methods.forEach((id, j) => {
+      const method = extensions.methods.get(id);
+      if (!method?.singleFactor || !app.login_stages.some((stage) => stage.includes(id))) {
+        throw new BootError(
+          'CONFIG_INVALID',
+          `apps[${i}].single_factor_methods[${j}]: "${id}" must be a method of the app's login_stages that allows single-factor use`,
+        );
+      }
+    }),
+  );
+
   const grants = extensions.grants.ids();
   config.apps.forEach((app, i) => {
     // Grant types the operator wrote must have a plugin; the default only gets a warning, as an

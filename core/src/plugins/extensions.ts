@@ -42,6 +42,8 @@ export interface Credential {
   counter: number;
   usedAt: Date | null;
   createdAt: Date;
+  /** The authenticator device it was set up on (a pattern): it is removed with the device. */
+  deviceId: string | null;
 }
 
 export interface NewCredential {
@@ -50,6 +52,8 @@ export interface NewCredential {
   secret?: string | null;
   data?: JsonObject;
   counter?: number;
+  /** Ties the credential to an authenticator device (`ctx.device.deviceId`): removed with it. */
+  deviceId?: string | null;
 }
 
 /** The credentials of one user for one method. Conditional updates make single use hold. */
@@ -78,10 +82,22 @@ export interface MethodContext {
   logger: Logger;
 }
 
+/** An authenticator device as methods see it (docs/devices.md); never its key or push token. */
+export interface BoundDevice {
+  deviceId: string;
+  name: string;
+  /** The authenticator app's own id. */
+  clientId: string;
+  /** Its key signs only after a biometric unlock. */
+  biometric: boolean;
+}
+
 export interface InitiateContext extends MethodContext {
   /** Chosen medium (enrolled phone, email or device credential id), if the caller named one. */
   mediumId: string | null;
   exchangeExpiresAt: Date;
+  /** For a device method: the device the push goes to (the core picked and checked it). */
+  device?: BoundDevice;
 }
 
 export type InitiateOutcome =
@@ -106,6 +122,11 @@ export interface VerifyContext extends MethodContext {
   fields: Record<string, string>;
   files: UploadedFile[];
   state: JsonObject;
+  /**
+   * For a device method: the device whose signed proof the core checked (its key, this push,
+   * this body), and whether that proof claims a biometric unlock.
+   */
+  device?: BoundDevice & { userVerified: boolean };
 }
 
 export type VerifyOutcome =
@@ -118,12 +139,18 @@ export type VerifyOutcome =
        */
       commit?: () => Promise<boolean>;
     }
-  /** Never say which part was wrong: `reason` is for the event log only. */
-  | { ok: false; reason: string };
+  /**
+   * Never say which part was wrong: `reason` is for the event log only. `final` ends the
+   * attempt at once (the exchange is spent, a push is DENIED): for a proof that must not be
+   * retried, such as a wrong number in number matching.
+   */
+  | { ok: false; reason: string; final?: boolean };
 
 /** Enrollment steps under /verification-actions-srv/setup/{method}/... */
 export interface EnrollmentContext extends MethodContext {
   body: Record<string, unknown>;
+  /** File parts of a multipart setup call (a face photo), for methods that declare `files`. */
+  files?: UploadedFile[];
   /** Kept between enrollment steps (pending setup); null on the first step. */
   pending: JsonObject | null;
 }
@@ -197,6 +224,20 @@ export interface MethodPage {
   moduleFiles?: Record<string, string>;
 }
 
+/**
+ * A method a bound authenticator device completes (docs/devices.md). The core runs the push:
+ * it picks the device, tells it, takes its signed acknowledge / allow / deny / cancel steps and
+ * checks its proof at verification, before the method's own `verify` sees it.
+ */
+export interface DeviceMethodSpec {
+  /** The login page shows a number (`push_selected_number`); the device must send it as `pass_code`. */
+  numberMatching?: boolean;
+  /** Only biometric-bound devices, with proofs that claim the unlock (`uv: true`). */
+  userVerification?: boolean;
+  /** A delivery channel (kind `push`) that wakes devices with a push token; others poll their inbox. */
+  channel?: string;
+}
+
 export interface AuthMethod {
   /** Path segment, upper case: 'TOTP'. */
   id: string;
@@ -208,6 +249,8 @@ export interface AuthMethod {
   files?: { name: string; maxBytes: number; mimeTypes: string[] }[];
   /** Only such a method accepts `single_factor_auth` (step b). */
   singleFactor?: boolean;
+  /** Completed by an authenticator device through the push steps (docs/devices.md). */
+  device?: DeviceMethodSpec;
   /** Whether the user has set this method up (Keycloak's configuredFor). */
   isEnrolled(ctx: MethodContext): Promise<boolean>;
   initiate(ctx: InitiateContext): Promise<InitiateOutcome>;

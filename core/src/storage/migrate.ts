@@ -13,6 +13,7 @@ import { m006UserIdentifiers } from './migrations/006-user-identifiers.js';
 import { m007BoundedWrites } from './migrations/007-bounded-writes.js';
 import { m008Jobs } from './migrations/008-jobs.js';
 import { m009Logout } from './migrations/009-logout.js';
+import { m010Devices } from './migrations/010-devices.js';
 
 /**
  * Every migration, in order. An explicit list rather than a glob: a stale file in dist/
@@ -28,6 +29,7 @@ export const MIGRATIONS: Migration[] = [
   m007BoundedWrites,
   m008Jobs,
   m009Logout,
+  m010Devices,
 ];
 
 function migrator(sequelize: Sequelize, logger: Logger): Umzug<QueryInterface> {

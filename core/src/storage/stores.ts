@@ -27,6 +27,7 @@ interface CredentialRow {
   counter: unknown;
   used_at: unknown;
   created_at: unknown;
+  device_id: string | null;
 }
 
 function toCredential(r: CredentialRow): Credential {
@@ -41,6 +42,7 @@ function toCredential(r: CredentialRow): Credential {
     counter: num(r.counter),
     usedAt: dateOrNull(r.used_at),
     createdAt: new Date(num(r.created_at)),
+    deviceId: r.device_id ?? null,
   };
 }
 
@@ -55,11 +57,12 @@ export function credentialStore(sql: Sql, clock: Clock, userId: string, method: 
       secret: c.secret ?? null,
       data: JSON.stringify(c.data ?? {}),
       counter: c.counter ?? 0,
+      device_id: c.deviceId ?? null,
       now: clock.now().getTime(),
     };
     await db.exec(
-      `INSERT INTO credentials (id, user_id, method, type, label, secret, data, counter, used_at, created_at)
-       VALUES (:id, :u, :m, :type, :label, :secret, :data, :counter, NULL, :now)`,
+      `INSERT INTO credentials (id, user_id, method, type, label, secret, data, counter, used_at, created_at, device_id)
+       VALUES (:id, :u, :m, :type, :label, :secret, :data, :counter, NULL, :now, :device_id)`,
       { ...scope, ...row },
     );
     return toCredential({ ...row, user_id: userId, method, used_at: null, created_at: row.now });

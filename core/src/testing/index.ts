@@ -6,6 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { GatehousePlugin, PluginApi, RouteContribution } from '../plugins/api.js';
 import type {
   AuthMethod,
+  BoundDevice,
   Credential,
   CredentialStore,
   DeliveryChannel,
@@ -61,6 +62,7 @@ export class MemoryCredentials {
       counter: c.counter ?? 0,
       usedAt: null,
       createdAt: this.clock.now(),
+      deviceId: c.deviceId ?? null,
     });
     return {
       list: async (type) =>
@@ -236,6 +238,10 @@ export interface FakeServices extends Services {
   settle(): Promise<void>;
   /** Services plugins provided (`api.provide`), by name; `resolve` reads them. */
   provided: Map<string, unknown>;
+  /** Bound authenticator devices by user id (`devices.ofUser` reads them). */
+  deviceMap: Map<string, BoundDevice[]>;
+  /** The users `devices.startBinding` was called for. */
+  bindings: { userId: string; biometric: boolean }[];
 }
 
 /** Services backed by memory; `channels` defaults to one CapturingChannel with id 'capture'. */
@@ -248,6 +254,8 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
   const userMap = new Map<string, UserRecord>();
   const pending = new Set<Promise<void>>();
   const provided = new Map<string, unknown>();
+  const deviceMap = new Map<string, BoundDevice[]>();
+  const bindings: FakeServices['bindings'] = [];
   const hashing = argon2Hashing();
   const deliver = async (id: string, message: OutboundMessage) => {
     const channel = channelMap.get(id);
@@ -299,6 +307,20 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
       return (provided.get('passwordHashing') as PasswordHashing | undefined) ?? hashing;
     },
     provided,
+    deviceMap,
+    bindings,
+    devices: {
+      startBinding: async (user, opts) => {
+        bindings.push({ userId: user.id, biometric: opts.biometric });
+        const code = cryptoHelpers.randomToken(32);
+        return {
+          binding_code: code,
+          binding_url: `https://fake.test/devices/bind?code=${code}`,
+          biometric_required: opts.biometric,
+        };
+      },
+      ofUser: async (userId, opts) => (deviceMap.get(userId) ?? []).filter((d) => !opts?.biometric || d.biometric),
+    },
     resolve: <T>(name: string): T => {
       if (!provided.has(name)) throw new Error(`no service "${name}" is provided`);
       return provided.get(name) as T;

@@ -1,7 +1,14 @@
 import type { Logger } from 'pino';
 import { ApiError } from '../errors.js';
 import type { Extensions } from '../plugins/loader.js';
-import type { EnrollmentHandlers, JsonObject, RecordStore, RequestFacts, UserRecord } from '../plugins/extensions.js';
+import type {
+  EnrollmentHandlers,
+  JsonObject,
+  RecordStore,
+  RequestFacts,
+  UploadedFile,
+  UserRecord,
+} from '../plugins/extensions.js';
 import type { Services } from '../services.js';
 import { verificationError } from './errors.js';
 
@@ -41,6 +48,7 @@ export class EnrollmentService {
     body: Record<string, unknown>,
     request: RequestFacts,
     logger: Logger,
+    files: UploadedFile[] = [],
   ): Promise<JsonObject> {
     const method = this.deps.extensions.methods.get(methodId.toUpperCase());
     if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${methodId}"`);
@@ -55,6 +63,7 @@ export class EnrollmentService {
       clientId: 'enrollment',
       logger,
       body,
+      files,
       pending,
     });
     if (!outcome.ok) {
@@ -114,6 +123,15 @@ export class EnrollmentService {
       if (await method.isEnrolled({ user, credentials, request, clientId: 'enrollment', logger })) return true;
     }
     return false;
+  }
+
+  /**
+   * After a way to sign in was removed outside `remove` (a device): the user's sessions and
+   * tokens end, as for a removed method, and the removal is an event.
+   */
+  async afterRemoval(userId: string, eventType: string, data: JsonObject): Promise<void> {
+    await this.deps.revokeGrants?.(userId, 'method_removed');
+    await this.deps.services.events.record({ type: eventType, userId, data });
   }
 
   /** Removes one credential, or all of the method's credentials when no id is given. */

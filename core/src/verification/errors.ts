@@ -35,6 +35,14 @@ export const VERIFICATION_ERRORS = {
   INSUFFICIENT_SCOPE: [403, 'the access token does not allow managing sign-in methods'],
   USER_NOT_FOUND: [404, 'no such user'],
   CREDENTIAL_NOT_FOUND: [404, 'no such credential'],
+  DEVICE_PROOF_INVALID: [401, 'the Device-Proof header is missing or not valid for this call'],
+  DEVICE_NOT_FOUND: [404, 'no such device'],
+  DEVICE_MISMATCH: [403, "the push is for another device, or the client_id is not the device's"],
+  DEVICE_EXISTS: [409, 'a device with this device_id is bound already'],
+  PUSH_STATE: [409, 'the push is not in a state that allows this step'],
+  PUSH_NOT_ALLOWED: [409, 'the push was not allowed on the device yet'],
+  BINDING_INVALID: [404, 'no such binding code, or it was used'],
+  BINDING_EXPIRED: [410, 'the binding code has expired; start the binding again'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type VerificationErrorCode = keyof typeof VERIFICATION_ERRORS;

@@ -18,6 +18,10 @@ export interface Exchange {
   usedAt: Date | null;
   revokedAt: Date | null;
   revokedReason: string | null;
+  /** The device a push went to (device methods). */
+  mediumId: string | null;
+  /** The status_id, encrypted, for exchanges whose id a device step rotates. */
+  statusSeal: string | null;
 }
 
 interface ExchangeRow {
@@ -34,6 +38,8 @@ interface ExchangeRow {
   used_at: unknown;
   revoked_at: unknown;
   revoked_reason: string | null;
+  medium_id: string | null;
+  status_seal: string | null;
 }
 
 const toExchange = (r: ExchangeRow): Exchange => ({
@@ -50,6 +56,8 @@ const toExchange = (r: ExchangeRow): Exchange => ({
   usedAt: r.used_at === null ? null : new Date(num(r.used_at)),
   revokedAt: r.revoked_at === null ? null : new Date(num(r.revoked_at)),
   revokedReason: r.revoked_reason,
+  mediumId: r.medium_id ?? null,
+  statusSeal: r.status_seal ?? null,
 });
 
 export interface NewExchange {
@@ -62,6 +70,8 @@ export interface NewExchange {
   stage: number;
   maxAttempts: number;
   expiresAt: Date;
+  mediumId?: string | null;
+  statusSeal?: string | null;
 }
 
 /**
@@ -86,15 +96,23 @@ export class ExchangeStore {
     // predecessors, and starts burned if that count already spent the budget.
     await this.sql.exec(
       `INSERT INTO exchanges (id, flow_id, status_id, user_id, method, stage, attempts, max_attempts, state,
-         created_at, expires_at, used_at, revoked_at, revoked_reason)
+         created_at, expires_at, used_at, revoked_at, revoked_reason, medium_id, status_seal)
        SELECT CAST(:key AS VARCHAR(64)), CAST(:flowId AS VARCHAR(64)), CAST(:statusKey AS VARCHAR(64)),
          CAST(:userId AS VARCHAR(36)), CAST(:method AS VARCHAR(32)), CAST(:stage AS INTEGER), p.attempts,
          CAST(:maxAttempts AS INTEGER), '{}', CAST(:now AS BIGINT), CAST(:expires AS BIGINT), NULL,
          CASE WHEN p.attempts >= CAST(:maxAttempts AS INTEGER) THEN CAST(:now AS BIGINT) END,
-         CASE WHEN p.attempts >= CAST(:maxAttempts AS INTEGER) THEN 'attempts' END
+         CASE WHEN p.attempts >= CAST(:maxAttempts AS INTEGER) THEN 'attempts' END,
+         CAST(:mediumId AS VARCHAR(128)), CAST(:statusSeal AS TEXT)
        FROM (SELECT COALESCE(MAX(attempts), 0) AS attempts FROM exchanges WHERE ${same} AND used_at IS NULL) p`,
       // (The casts give PostgreSQL's prepared statements a type for each bare parameter.)
-      { ...input, key, now, expires: input.expiresAt.getTime() },
+      {
+        ...input,
+        key,
+        now,
+        expires: input.expiresAt.getTime(),
+        mediumId: input.mediumId ?? null,
+        statusSeal: input.statusSeal ?? null,
+      },
     );
     // Supersede every other live one. Two resends racing may revoke each other; the caller
     // then resends again, which is the safe side.
@@ -113,6 +131,50 @@ export class ExchangeStore {
 
   async setState(key: string, state: JsonObject): Promise<void> {
     await this.sql.exec('UPDATE exchanges SET state = :state WHERE id = :key', { key, state: JSON.stringify(state) });
+  }
+
+  /** Ties an exchange to the device its push went to. */
+  async setMedium(key: string, mediumId: string): Promise<void> {
+    await this.sql.exec('UPDATE exchanges SET medium_id = :mediumId WHERE id = :key', { key, mediumId });
+  }
+
+  /**
+   * Gives a live exchange a new id and retires the old one (a device step answers a new
+   * exchange_id). Returns the new key, or null when the exchange was used, revoked, expired or
+   * rotated by a concurrent step: the conditional update picks one winner.
+   */
+  async rotate(key: string, newId: string): Promise<string | null> {
+    const now = this.clock.now().getTime();
+    const newKey = sha256(newId);
+    const rows = await this.sql.write(
+      `UPDATE exchanges SET id = :newKey
+       WHERE id = :key AND used_at IS NULL AND revoked_at IS NULL AND expires_at > :now
+       RETURNING id`,
+      { key, newKey, now },
+    );
+    return rows.length ? newKey : null;
+  }
+
+  /** Live exchanges of pushes to one device, oldest first. */
+  async liveForMedium(mediumId: string): Promise<Exchange[]> {
+    const rows = await this.sql.select<ExchangeRow>(
+      `SELECT * FROM exchanges
+       WHERE medium_id = :mediumId AND used_at IS NULL AND revoked_at IS NULL AND expires_at > :now
+       ORDER BY created_at LIMIT 20`,
+      { mediumId, now: this.clock.now().getTime() },
+    );
+    return rows.map(toExchange);
+  }
+
+  /** Revokes every live exchange of one device (it was removed); returns their status keys. */
+  async revokeForMedium(mediumId: string, reason: string): Promise<string[]> {
+    const rows = await this.sql.write<{ status_id: string }>(
+      `UPDATE exchanges SET revoked_at = :now, revoked_reason = :reason
+       WHERE medium_id = :mediumId AND used_at IS NULL AND revoked_at IS NULL
+       RETURNING status_id`,
+      { mediumId, reason, now: this.clock.now().getTime() },
+    );
+    return rows.map((r) => r.status_id);
   }
 
   /**

@@ -11,6 +11,8 @@ export interface MethodCompletion {
   method: string;
   amr: string[];
   at: number;
+  /** It completed the whole login alone (a single-factor method the app allows so). */
+  alone?: boolean;
 }
 
 /** A login in progress (the `request_id`): which app, which user, which stage. */
@@ -163,10 +165,15 @@ export class LoginFlowStore {
   async advance(
     flow: LoginFlow,
     fromStage: number,
-    change: { userId: string; method: string; amr: string[]; extraStage?: string[] | null },
+    change: { userId: string; method: string; amr: string[]; extraStage?: string[] | null; alone?: boolean },
   ): Promise<LoginFlow | null> {
     const now = this.clock.now().getTime();
-    const stages = change.extraStage ? [...flow.stages, change.extraStage] : flow.stages;
+    // A proof that completes the login alone leaves no stage after its own.
+    const stages = change.alone
+      ? flow.stages.slice(0, fromStage + 1)
+      : change.extraStage
+        ? [...flow.stages, change.extraStage]
+        : flow.stages;
     const next = fromStage + 1;
     const done = next >= stages.length;
     const rows = await this.sql.write(
@@ -184,7 +191,12 @@ export class LoginFlowStore {
         amr: JSON.stringify([...new Set([...flow.amr, ...change.amr])]),
         methods: JSON.stringify([
           ...flow.completions,
-          { method: change.method, amr: change.amr, at: Math.floor(now / 1000) },
+          {
+            method: change.method,
+            amr: change.amr,
+            at: Math.floor(now / 1000),
+            ...(change.alone ? { alone: true } : {}),
+          },
         ]),
         status: done ? 'completed' : 'active',
         now,

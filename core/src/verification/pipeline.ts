@@ -32,6 +32,8 @@ export interface VerifyState {
   app?: AppConfig;
   user?: UserRecord;
   phantom?: boolean;
+  /** The proof is to complete the whole login (`single_factor_auth`, allowed for this app). */
+  singleFactor?: boolean;
 }
 
 /** What the steps need from the server, so each one stays a small pure-ish function. */
@@ -85,11 +87,21 @@ export const exchangeOfCurrentStage: Step = (s) => {
 
 // (b) single_factor_auth only where the method allows it.
 
-export const singleFactorOnlyWhereAllowed: Step = (s) => {
+export const singleFactorOnlyWhereAllowed: Step = (s, deps) => {
+  if (!s.keys.includes('single_factor_auth')) return;
   // Any value counts, null or malformed included: the flag itself is what only FACE accepts.
-  if (s.keys.includes('single_factor_auth') && !s.method.singleFactor) {
-    throw verificationError('SINGLE_FACTOR_NOT_ALLOWED');
+  if (!s.method.singleFactor) throw verificationError('SINGLE_FACTOR_NOT_ALLOWED');
+  const value = s.fields.single_factor_auth;
+  if (value !== 'true' && value !== 'false') {
+    throw verificationError('INVALID_FIELD', 'single_factor_auth must be true or false', {
+      fields: ['single_factor_auth'],
+    });
   }
+  if (value === 'false') return;
+  if (!deps.findApp(s.flow!.clientId)?.single_factor_methods.includes(s.method.id)) {
+    throw verificationError('SINGLE_FACTOR_NOT_ALLOWED', `this app does not allow ${s.method.id} alone`);
+  }
+  s.singleFactor = true;
 };
 
 // (c) fields, enablement, then the method's own check.
@@ -139,13 +151,18 @@ export const methodEnabled: Step = async (s, deps) => {
   s.user = user;
 };
 
-/** The ordered steps (a)–(c) of the spec; (d) FDS and the commit follow in the service. */
-export const VERIFY_STEPS: readonly Step[] = [
+/** Step (a): the exchange is present, known, of this method, live and of the current stage. */
+export const EXCHANGE_STEPS: readonly Step[] = [
   exchangePresent,
   exchangeKnown,
   exchangeUnused,
   exchangeUnexpired,
   exchangeOfCurrentStage,
+];
+
+/** The ordered steps (a)–(c) of the spec; (d) FDS and the commit follow in the service. */
+export const VERIFY_STEPS: readonly Step[] = [
+  ...EXCHANGE_STEPS,
   singleFactorOnlyWhereAllowed,
   requiredFieldsPresent,
   noForeignFields,

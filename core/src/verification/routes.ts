@@ -1,7 +1,6 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import multer from 'multer';
 import { ok, success } from '../http/envelope.js';
-import { requireAdmin } from '../http/admin.js';
 import { bodyLimit, formBody, jsonBody } from '../http/parsers.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { GatehouseConfig } from '../config/schema.js';
@@ -9,14 +8,17 @@ import type { TokenService } from '../oauth/tokens.js';
 import type { Clock } from '../services.js';
 import type { LoginFlowStore } from './flows.js';
 import type { Logger } from 'pino';
+import type { IncomingMessage } from 'node:http';
+import { PROOF_HEADER } from '../devices/proof.js';
 import { isPlainJson, readJson } from '../http/body.js';
 import type { FastRoute } from '../http/fast-routes.js';
 import { lazyLogger } from '../http/logging.js';
-import type { RequestFacts, UploadedFile, UserRecord } from '../plugins/extensions.js';
+import type { RequestFacts, UploadedFile } from '../plugins/extensions.js';
 import type { UserService } from '../users/users.js';
-import { safeEqual } from '../util/crypto.js';
 import { requestFacts, stringFields } from './context.js';
 import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
+import { setupAccess } from './setup-access.js';
+export { MANAGE_METHODS_SCOPE, type BearerResolver } from './setup-access.js';
 import { verificationError } from './errors.js';
 import type { LoginFlow } from './flows.js';
 import type { VerificationService } from './service.js';
@@ -88,19 +90,36 @@ function verificationStep(
   files: UploadedFile[],
   request: RequestFacts,
   logger: Logger,
+  device: { proof: string | undefined; path: string },
 ) {
   const { fields, malformed, keys } = stringFields(body);
-  return verification.verify(method, { fields, malformed, keys, files, request, logger });
+  return verification.verify(method, { fields, malformed, keys, files, request, logger, device });
+}
+
+/** The Device-Proof header, for device methods (docs/devices.md). */
+function proofHeader(req: IncomingMessage): string | undefined {
+  const value = req.headers[PROOF_HEADER];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /**
  * Initiation and verification with a JSON body, outside express (decision 11): the hot
  * requests of a login. Forms and multipart bodies still go through express.
  */
-export function verificationFastRoutes(verification: VerificationService, device?: DeviceCookie): FastRoute[] {
+export function verificationFastRoutes(
+  verification: VerificationService,
+  device?: DeviceCookie,
+  issuerPath = '',
+): FastRoute[] {
   const fast = (
     path: string,
-    handle: (method: string, body: unknown, request: RequestFacts, logger: Logger) => Promise<unknown>,
+    handle: (
+      method: string,
+      body: unknown,
+      request: RequestFacts,
+      logger: Logger,
+      req: IncomingMessage,
+    ) => Promise<unknown>,
   ): FastRoute => ({
     method: 'POST',
     path,
@@ -112,24 +131,20 @@ export function verificationFastRoutes(verification: VerificationService, device
           await readJson(req),
           requestFacts(req, ip, device),
           lazyLogger(() => req.log),
+          req,
         ),
       ),
   });
   return [
     fast(INITIATION_PATH, (method, body, request, logger) => initiation(verification, method, body, request, logger)),
-    fast(VERIFICATION_PATH, (method, body, request, logger) =>
-      verificationStep(verification, method, body, [], request, logger),
+    fast(VERIFICATION_PATH, (method, body, request, logger, req) =>
+      verificationStep(verification, method, body, [], request, logger, {
+        proof: proofHeader(req),
+        path: issuerPath + (req.url ?? '').split('?')[0]!,
+      }),
     ),
   ];
 }
-
-/** Who a bearer token belongs to and when they last authenticated (for enrollment). */
-export type BearerResolver = (
-  token: string,
-) => Promise<{ userId: string; authTime: number | null; scope: string[]; amr: string[] } | null>;
-
-/** The scope a user's access token needs to manage its own sign-in methods (first-party apps). */
-export const MANAGE_METHODS_SCOPE = 'gatehouse.methods';
 
 /** What the verification, continuation and setup routes use (the container's cradle provides it). */
 export interface VerificationRouteDeps {
@@ -147,36 +162,24 @@ export interface VerificationRouteDeps {
   device: DeviceCookie;
   /** Where the browser goes after a stage. */
   loginRedirects: LoginRedirects;
+  /** The issuer's path: device proofs name the public path of the call. */
+  issuerPath: string;
 }
 
-/** How recent the user's authentication must be to change methods with their own token (ASVS 5 7.5.1). */
-const MAX_AUTH_AGE_SECONDS = 900;
-
-/** Who a user's access token belongs to and when they last authenticated. */
-function bearerResolver(tokens: TokenService): BearerResolver {
-  return async (token) => {
-    const info = await tokens.inspect(token);
-    if (!info.active || info.token?.kind !== 'access' || !info.token.subject) return null;
-    const authTime = info.token.data.auth_time ?? info.grant?.data.auth_time;
-    const amr = info.token.data.amr ?? info.grant?.data.amr;
-    return {
-      userId: info.token.subject,
-      authTime: typeof authTime === 'number' ? authTime : null,
-      scope: info.token.scope,
-      amr: Array.isArray(amr) ? amr.filter((v): v is string => typeof v === 'string') : [],
-    };
-  };
+/** `?wait=N&state=S`: hold the answer up to N seconds (at most 30) while the state is S. */
+function longPoll(query: Request['query']): { known: string; seconds: number } | undefined {
+  const seconds = Number(query.wait);
+  const known = typeof query.state === 'string' ? query.state : '';
+  if (!known || !Number.isFinite(seconds) || seconds <= 0) return undefined;
+  return { known, seconds: Math.min(seconds, 30) };
 }
 
 export function verificationRoutes(deps: VerificationRouteDeps): Router {
-  const adminToken = deps.config.admin.token;
-  const resolveBearer = bearerResolver(deps.tokens);
-  const now = () => deps.clock.now();
   const mayContinue = async (req: Request, requestId: string) => {
     const flow = await deps.flows.get(requestId);
     return !flow || deps.binding.isBound(req, flow);
   };
-  const { verification, enrollment, users } = deps;
+  const { verification, enrollment } = deps;
   const redirects = deps.loginRedirects;
   const router = express.Router();
 
@@ -205,13 +208,14 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
         uploadedFiles(req),
         requestFacts(req, undefined, deps.device),
         req.log,
+        { proof: proofHeader(req), path: deps.issuerPath + req.path },
       ),
     ),
   );
 
   router.get('/verification-srv/verificationstatus/:statusId', async (req, res) => {
     res.set('Cache-Control', 'no-store');
-    ok(res, await verification.status(String(req.params.statusId)));
+    ok(res, await verification.status(String(req.params.statusId), longPoll(req.query)));
   });
 
   router.post('/login-srv/verification/login', json, form, async (req, res) => {
@@ -236,59 +240,18 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
   });
 
   // Enrollment: the admin credential with the user named in `sub`, or the user's own access
-  // token from a recent login (changing methods needs a fresh authentication).
-  const adminGuard = requireAdmin(adminToken);
-  const enrollmentAuth: RequestHandler = async (req, res, next) => {
-    const header = req.headers.authorization ?? '';
-    const bearer = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!bearer || (adminToken && safeEqual(bearer, adminToken))) {
-      return adminGuard(req, res, next);
-    }
-    const owner = await resolveBearer(bearer);
-    if (!owner) return next(verificationError('UNAUTHORIZED', 'the bearer token is not valid'));
-    const maxAge = MAX_AUTH_AGE_SECONDS;
-    if (!owner.scope.includes(MANAGE_METHODS_SCOPE)) {
-      return next(verificationError('INSUFFICIENT_SCOPE', `the token needs the ${MANAGE_METHODS_SCOPE} scope`));
-    }
-    if (owner.authTime === null || now().getTime() / 1000 - owner.authTime > maxAge) {
-      return next(verificationError('REAUTHENTICATION_REQUIRED'));
-    }
-    // A password alone must not change the factors of an account that has a second one.
-    const user = await users.findById(owner.userId);
-    if (
-      user &&
-      owner.amr.every((v) => v === 'pwd') &&
-      (await enrollment.hasSecondFactor(user, requestFacts(req), req.log))
-    ) {
-      return next(
-        verificationError('REAUTHENTICATION_REQUIRED', 'sign in with your second factor to change sign-in methods'),
-      );
-    }
-    res.locals.tokenUser = owner.userId;
-    next();
-  };
-  const userOf = async (sub: unknown, res: Response): Promise<UserRecord> => {
-    const tokenUser = res.locals.tokenUser as string | undefined;
-    if (tokenUser) {
-      // A user's own token acts only for that user.
-      if (sub !== undefined && sub !== tokenUser)
-        throw verificationError('UNAUTHORIZED', 'the token belongs to another user');
-      const user = await users.findById(tokenUser);
-      if (!user) throw verificationError('USER_NOT_FOUND');
-      return user;
-    }
-    if (typeof sub !== 'string' || !sub) throw verificationError('FIELD_MISSING', 'missing: sub', { fields: ['sub'] });
-    const user = (await users.findById(sub)) ?? (await users.findByIdentifier(sub));
-    if (!user) throw verificationError('USER_NOT_FOUND');
-    return user;
-  };
+  // token from a recent login (setup-access.ts).
+  const { requireSetupAccess: enrollmentAuth, userOf } = setupAccess(deps);
   const enrollmentStep = (step: EnrollmentStep) => async (req: Request, res: Response) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const user = await userOf(body.sub, res);
-    ok(res, await enrollment.step(step, req.params.method as string, user, body, requestFacts(req), req.log));
+    const files = uploadedFiles(req);
+    ok(res, await enrollment.step(step, req.params.method as string, user, body, requestFacts(req), req.log, files));
   };
+  const multipart = multipartFor(verification);
   for (const step of ['initiation', 'scan', 'verification'] as const) {
-    router.post(`/verification-actions-srv/setup/:method/${step}`, enrollmentAuth, json, form, enrollmentStep(step));
+    const path = `/verification-actions-srv/setup/:method/${step}`;
+    router.post(path, enrollmentAuth, json, form, multipart, enrollmentStep(step));
   }
   router.get('/verification-actions-srv/setup/users/:sub/methods', enrollmentAuth, async (req, res) => {
     const user = await userOf(req.params.sub, res);

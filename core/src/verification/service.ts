@@ -15,16 +15,20 @@ import type {
 } from '../plugins/extensions.js';
 import type { Clock, Services } from '../services.js';
 import { verificationError } from './errors.js';
-import type { ExchangeStore } from './exchanges.js';
+import type { Exchange, ExchangeStore } from './exchanges.js';
 import { runFdsRules } from './fds.js';
 import type { LoginFlow, LoginFlowStore } from './flows.js';
 import { phantomUser } from './context.js';
-import { SPEC_METHOD_FIELDS, VERIFY_STEPS, type StepDeps, type VerifyState } from './pipeline.js';
+import { EXCHANGE_STEPS, SPEC_METHOD_FIELDS, VERIFY_STEPS, type StepDeps, type VerifyState } from './pipeline.js';
 import type { NoticeFacts, SecurityNotifier } from './notifier.js';
 import { offered } from './stages.js';
 import { sha256 } from '../util/crypto.js';
-import type { StatusStore } from './statuses.js';
+import type { StatusStore, VerificationStatus } from './statuses.js';
+import type { StatusWatch } from './status-watch.js';
 import type { AppSettings } from '../plugins/values.js';
+import { boundDevice, type DeviceRequest, type DevicePushes, type PushStep } from '../devices/pushes.js';
+import type { Device } from '../devices/store.js';
+import type { SecretBox } from '../util/crypto.js';
 
 export interface InitiateInput {
   fields: Record<string, string>;
@@ -36,6 +40,8 @@ export interface VerifyInput extends InitiateInput {
   malformed: string[];
   keys: string[];
   files: UploadedFile[];
+  /** For device methods: the Device-Proof header and the public path it must name. */
+  device?: { proof: string | undefined; path: string };
 }
 
 /** What one initiation is about: shared by its steps before and after the answer. */
@@ -77,6 +83,9 @@ export class VerificationService {
       statuses: StatusStore;
       notifier: SecurityNotifier;
       logger: Logger;
+      pushes: DevicePushes;
+      statusWatch: StatusWatch;
+      secretBox: SecretBox;
       /** Per-app options of methods, read at each use (filled in once the plugins registered). */
       appSettings: ReadonlyMap<string, AppSettings>;
     },
@@ -190,20 +199,39 @@ export class VerificationService {
     const user = await this.flowUser(flow, fields, method, request, logger);
     const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger);
     if (fds.action === 'deny') throw fdsBlocked(fds.retryAfter);
-    const { exchangeId, statusId, exchange } = await this.newExchange(user, facts);
+    // A device method's push goes to one of the user's devices, picked before anything is stored.
+    const device = method.device ? await this.deps.pushes.pickDevice(user, method, fields.medium_id ?? null) : null;
+    if (method.device && !device) throw verificationError('DEVICE_NOT_FOUND', 'no such device for this user');
+    const number = method.device?.numberMatching ? this.deps.pushes.drawNumber() : undefined;
+    const { exchangeId, statusId, exchange } = await this.newExchange(user, facts, device);
     let extra: JsonObject = {};
     if (!exchange.revokedAt) {
       const outcome = await method.initiate({
         ...this.methodContext(user, method.id, flow.clientId, request, logger),
         mediumId: fields.medium_id ?? null,
         exchangeExpiresAt: expiresAt,
+        ...(device ? { device: boundDevice(device) } : {}),
       });
       if (!outcome.ok) {
         await this.deps.exchanges.revoke(exchange.key, 'initiation_failed');
         throw new ApiError(outcome.status, outcome.code, outcome.message);
       }
-      if (outcome.state) await this.deps.exchanges.setState(exchange.key, outcome.state);
       extra = outcome.response ?? {};
+      let state = outcome.state;
+      if (device) {
+        const push = await this.deps.pushes.start({
+          method,
+          user,
+          device,
+          app: this.app(flow.clientId),
+          request,
+          number,
+          expiresAt,
+        });
+        state = { ...state, ...push.state };
+        extra = { ...extra, ...this.deps.pushes.pageResponse(device, number) };
+      }
+      if (state) await this.deps.exchanges.setState(exchange.key, state);
     }
     await this.recordInitiated(user, facts);
     return {
@@ -228,18 +256,26 @@ export class VerificationService {
       ? await this.deps.services.users.findByIdentifier(identifier)
       : await this.deps.services.users.findById(identifier);
     const user = found?.status === 'active' ? found : null;
-    const { exchangeId, statusId, exchange } = await this.newExchange(user, facts);
+    // A device method's number is drawn for real and unknown identifiers alike, before the answer.
+    const number = facts.method.device?.numberMatching ? this.deps.pushes.drawNumber() : undefined;
+    const { exchangeId, statusId, exchange } = await this.newExchange(user, facts, null);
     await this.recordInitiated(null, facts);
     if (user && !exchange.revokedAt)
-      this.inBackground(exchange.key, () => this.completeFirstStage(user, exchange.key, facts));
+      this.inBackground(exchange.key, () => this.completeFirstStage(user, exchange.key, facts, number));
     return {
       exchange_id: { exchange_id: exchangeId, expires_at: facts.expiresAt.toISOString() },
       status_id: statusId,
+      ...(number !== undefined ? { push_selected_number: number } : {}),
     };
   }
 
   /** The rest of a first-stage initiation for a real user, after the answer went out. */
-  private async completeFirstStage(user: UserRecord, exchangeKey: string, facts: InitiationFacts): Promise<void> {
+  private async completeFirstStage(
+    user: UserRecord,
+    exchangeKey: string,
+    facts: InitiationFacts,
+    number: number | undefined,
+  ): Promise<void> {
     const { method, flow, request, logger, expiresAt } = facts;
     const ctx = this.methodContext(user, method.id, flow.clientId, request, logger);
     const refuse = async (why: string) => {
@@ -253,13 +289,31 @@ export class VerificationService {
     const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger);
     if (fds.action === 'deny') return refuse(`fds:${fds.reasons.join(',')}`);
     // A chosen medium would confirm the account exists before it is known: never at this stage.
-    const outcome = await method.initiate({ ...ctx, mediumId: null, exchangeExpiresAt: expiresAt });
+    const device = method.device ? await this.deps.pushes.pickDevice(user, method, null) : null;
+    if (method.device && !device) return refuse('no_device');
+    const outcome = await method.initiate({
+      ...ctx,
+      mediumId: null,
+      exchangeExpiresAt: expiresAt,
+      ...(device ? { device: boundDevice(device) } : {}),
+    });
     if (!outcome.ok) return refuse(outcome.code);
-    if (outcome.state) await this.deps.exchanges.setState(exchangeKey, outcome.state);
+    let state = outcome.state;
+    if (device) {
+      const app = this.app(flow.clientId);
+      const push = await this.deps.pushes.start({ method, user, device, app, request, number, expiresAt });
+      state = { ...state, ...push.state };
+      await this.deps.exchanges.setMedium(exchangeKey, device.deviceId);
+    }
+    if (state) await this.deps.exchanges.setState(exchangeKey, state);
   }
 
-  /** A new exchange and its status. The status_id is derived from the exchange_id under the server key. */
-  private async newExchange(user: UserRecord | null, facts: InitiationFacts) {
+  /**
+   * A new exchange and its status. The status_id is derived from the exchange_id under the server
+   * key; a device method's exchange id is rotated by the device's steps, so its status_id is
+   * also kept with it, encrypted.
+   */
+  private async newExchange(user: UserRecord | null, facts: InitiationFacts, device: Device | null) {
     const { method, flow, expiresAt } = facts;
     const exchangeId = this.deps.services.crypto.randomToken(32);
     const statusId = this.statusIdOf(exchangeId);
@@ -280,6 +334,8 @@ export class VerificationService {
       stage: flow.stage,
       maxAttempts: this.deps.config.verification.max_attempts,
       expiresAt,
+      mediumId: device?.deviceId ?? null,
+      statusSeal: method.device ? this.deps.secretBox.encrypt(statusId) : null,
     });
     return { exchangeId, statusId, exchange };
   }
@@ -356,16 +412,7 @@ export class VerificationService {
     const id = input.fields.exchange_id;
     if (id && this.background.size) await this.background.get(sha256(id));
     const state: VerifyState = { method, ...input };
-    const stepDeps: StepDeps = {
-      findExchange: (id) => this.deps.exchanges.find(id),
-      findFlow: (id) => this.deps.flows.get(id),
-      findApp: (clientId) => this.app(clientId),
-      findUser: (id) => this.deps.services.users.findById(id),
-      methodContext: (s, user) => this.methodContext(user, method.id, s.flow!.clientId, s.request, s.logger),
-      knownFields: () => this.knownFields,
-      now: () => this.deps.clock.now(),
-    };
-    for (const step of VERIFY_STEPS) await step(state, stepDeps);
+    for (const step of VERIFY_STEPS) await step(state, this.stepDeps(method));
     const exchange = state.exchange!;
     const flow = state.flow!;
     const user = state.user ?? phantomUser(flow.id);
@@ -390,6 +437,12 @@ export class VerificationService {
       }
     }
 
+    // A device completes a push only once it allowed it on the device.
+    if (method.device) {
+      const status = await this.deps.statuses.findByKey(exchange.statusKey);
+      if (status?.state !== 'ALLOWED') throw verificationError('PUSH_NOT_ALLOWED');
+    }
+
     // (c) the method's own check, on an attempt reserved first so parallel guesses are counted.
     if (!(await this.deps.exchanges.reserveAttempt(exchange.key))) {
       const now = await this.deps.exchanges.find(input.fields.exchange_id!);
@@ -399,15 +452,15 @@ export class VerificationService {
       }
       throw verificationError('EXCHANGE_INVALID', 'the exchange_id is no longer valid');
     }
-    const outcome = await method.verify({
-      ...this.methodContext(user, method.id, flow.clientId, input.request, input.logger),
-      fields: input.fields,
-      files: input.files,
-      state: exchange.state,
-    });
+    const outcome = await this.methodOutcome(method, exchange, flow.clientId, user, input);
     if (!outcome.ok || state.phantom) {
       if (!state.phantom)
         this.noticeReplay(outcome, user, { method: method.id, request: input.request, clientId: flow.clientId });
+      if (!outcome.ok && outcome.final && !state.phantom) {
+        // A proof that must not be retried (a wrong number): the attempt is over.
+        await this.deps.exchanges.revoke(exchange.key, 'final');
+        if (method.device) await this.deps.pushes.deniedAtVerification(exchange, input.request, outcome.reason);
+      }
       await this.deps.exchanges.burnIfSpent(exchange.key);
       await this.outcomeOf('verification.failure', state, outcome.ok ? 'unknown_user' : outcome.reason);
       throw verificationError('VERIFICATION_FAILED');
@@ -440,14 +493,74 @@ export class VerificationService {
       await this.outcomeOf('verification.failure', state, 'already_consumed');
       throw verificationError('VERIFICATION_FAILED');
     }
-    await this.deps.statuses.authenticate(
-      exchange.statusKey,
-      method.amr,
-      fds.action === 'step_up',
-      this.deps.config.verification.status_ttl,
-    );
+    await this.deps.statuses.authenticate(exchange.statusKey, method.amr, {
+      stepUp: fds.action === 'step_up',
+      // A step-up asks for more: it outweighs a request to finish with this method alone.
+      singleFactor: Boolean(state.singleFactor) && fds.action !== 'step_up',
+      ttlSeconds: this.deps.config.verification.status_ttl,
+      from: method.device ? ['ALLOWED'] : ['INITIATED'],
+    });
     await this.outcomeOf('verification.success', state, fds.action === 'step_up' ? 'step_up' : null);
-    return { status_id: this.statusIdOf(input.fields.exchange_id!), sub: user.id };
+    const statusId = exchange.statusSeal
+      ? this.deps.secretBox.decrypt(exchange.statusSeal)
+      : this.statusIdOf(input.fields.exchange_id!);
+    return { status_id: statusId, sub: user.id };
+  }
+
+  /**
+   * The method's own check. A device method's proof is checked by the core first (the push's
+   * device, its signature over this call, the number); the method then sees the device.
+   */
+  private async methodOutcome(
+    method: AuthMethod,
+    exchange: Exchange,
+    clientId: string,
+    user: UserRecord,
+    input: VerifyInput,
+  ): Promise<VerifyOutcome> {
+    const ctx = {
+      ...this.methodContext(user, method.id, clientId, input.request, input.logger),
+      fields: input.fields,
+      files: input.files,
+      state: exchange.state,
+    };
+    if (!method.device) return method.verify(ctx);
+    const request: DeviceRequest = {
+      fields: input.fields,
+      files: input.files,
+      proof: input.device?.proof,
+      path: input.device?.path ?? '',
+      request: input.request,
+    };
+    const checked = await this.deps.pushes.checkVerification(method, exchange, request);
+    if (!checked.ok) return checked;
+    return method.verify({ ...ctx, device: { ...boundDevice(checked.device), userVerified: checked.uv } });
+  }
+
+  private stepDeps(method: AuthMethod): StepDeps {
+    return {
+      findExchange: (id) => this.deps.exchanges.find(id),
+      findFlow: (id) => this.deps.flows.get(id),
+      findApp: (clientId) => this.app(clientId),
+      findUser: (id) => this.deps.services.users.findById(id),
+      methodContext: (s, user) => this.methodContext(user, method.id, s.flow!.clientId, s.request, s.logger),
+      knownFields: () => this.knownFields,
+      now: () => this.deps.clock.now(),
+    };
+  }
+
+  /**
+   * A device's step on a push (acknowledge, allow, deny, cancel): the exchange passes the
+   * verification's own exchange checks (a), then the push side takes over (docs/devices.md).
+   */
+  async pushStep(methodId: string, step: PushStep, req: DeviceRequest & { keys: string[]; logger: Logger }) {
+    const method = this.method(methodId);
+    if (!method.device) throw verificationError('METHOD_NOT_FOUND', `${method.id} has no push steps`);
+    const missing = ['exchange_id', 'push_id', 'device_id', 'client_id'].filter((f) => !req.fields[f]);
+    if (missing.length) throw verificationError('FIELD_MISSING', `missing: ${missing.join(', ')}`, { fields: missing });
+    const state: VerifyState = { method, ...req, malformed: [] };
+    for (const check of EXCHANGE_STEPS) await check(state, this.stepDeps(method));
+    return this.deps.pushes.step(step, state.exchange!, req);
   }
 
   /**
@@ -512,13 +625,20 @@ export class VerificationService {
 
   // ─────────────── status and continuation ───────────────
 
-  async status(statusId: string): Promise<JsonObject> {
-    const status = await this.deps.statuses.find(statusId);
+  /**
+   * A status as the login page sees it. With `wait`, a long poll: the answer comes once the
+   * state differs from `known` (the page's view of it), or after `wait` seconds.
+   */
+  async status(statusId: string, wait?: { known: string; seconds: number }): Promise<JsonObject> {
+    const view = (status: VerificationStatus) =>
+      status.consumedAt ? 'CONSUMED' : status.expiresAt <= this.deps.clock.now() ? 'EXPIRED' : status.state;
+    const status = wait
+      ? await this.deps.statusWatch.until(statusId, wait.known, view, wait.seconds * 1000)
+      : await this.deps.statuses.find(statusId);
     if (!status) throw verificationError('STATUS_NOT_FOUND');
-    const expired = status.expiresAt <= this.deps.clock.now();
     return {
       status_id: statusId,
-      status: status.consumedAt ? 'CONSUMED' : expired ? 'EXPIRED' : status.state,
+      status: view(status),
       method: status.method,
       expires_at: status.expiresAt.toISOString(),
     };
@@ -557,6 +677,7 @@ export class VerificationService {
       method: status.method,
       amr: status.amr,
       extraStage,
+      alone: status.singleFactor,
     });
     if (!next) throw verificationError('WRONG_FLOW_STAGE');
     await this.deps.services.events.record({

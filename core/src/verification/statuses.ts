@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { sha256 } from '../util/crypto.js';
@@ -14,6 +15,8 @@ export interface VerificationStatus {
   state: StatusState;
   amr: string[];
   stepUp: boolean;
+  /** The proof completes the whole login (a single-factor method the app allows alone). */
+  singleFactor: boolean;
   expiresAt: Date;
   consumedAt: Date | null;
 }
@@ -27,9 +30,12 @@ interface StatusRow {
   state: StatusState;
   amr: string;
   step_up: unknown;
+  single_factor: unknown;
   expires_at: unknown;
   consumed_at: unknown;
 }
+
+const truthy = (v: unknown) => v === true || v === 1 || v === '1';
 
 const toStatus = (r: StatusRow): VerificationStatus => ({
   key: r.id,
@@ -39,12 +45,16 @@ const toStatus = (r: StatusRow): VerificationStatus => ({
   stage: num(r.stage),
   state: r.state,
   amr: parseJson<string[]>(r.amr),
-  stepUp: r.step_up === true || r.step_up === 1 || r.step_up === '1',
+  stepUp: truthy(r.step_up),
+  singleFactor: truthy(r.single_factor),
   expiresAt: new Date(num(r.expires_at)),
   consumedAt: r.consumed_at === null ? null : new Date(num(r.consumed_at)),
 });
 
 export class StatusStore {
+  /** Emits `change` with a status key after this node changed that status (long polls wake on it). */
+  readonly changes = new EventEmitter().setMaxListeners(0);
+
   constructor(
     private readonly sql: Sql,
     private readonly clock: Clock,
@@ -70,30 +80,55 @@ export class StatusStore {
   }
 
   async find(id: string): Promise<VerificationStatus | null> {
-    const row = await this.sql.one<StatusRow>('SELECT * FROM verification_statuses WHERE id = :key', {
-      key: sha256(id),
-    });
+    return this.findByKey(sha256(id));
+  }
+
+  async findByKey(key: string): Promise<VerificationStatus | null> {
+    const row = await this.sql.one<StatusRow>('SELECT * FROM verification_statuses WHERE id = :key', { key });
     return row ? toStatus(row) : null;
   }
 
-  /** INITIATED → AUTHENTICATED, with the amr earned and a short lifetime for the continuation. */
-  async authenticate(key: string, amr: string[], stepUp: boolean, ttlSeconds: number): Promise<boolean> {
+  /**
+   * → AUTHENTICATED, with the amr earned and a short lifetime for the continuation. A push
+   * must have been ALLOWED on its device first (`from`); other methods go from INITIATED.
+   */
+  async authenticate(
+    key: string,
+    amr: string[],
+    opts: { stepUp: boolean; singleFactor: boolean; ttlSeconds: number; from: StatusState[] },
+  ): Promise<boolean> {
     const now = this.clock.now().getTime();
     const rows = await this.sql.write(
-      `UPDATE verification_statuses SET state = 'AUTHENTICATED', amr = :amr, step_up = :stepUp, updated_at = :now,
-         expires_at = :expires
-       WHERE id = :key AND state <> 'AUTHENTICATED' AND consumed_at IS NULL
+      `UPDATE verification_statuses SET state = 'AUTHENTICATED', amr = :amr, step_up = :stepUp,
+         single_factor = :singleFactor, updated_at = :now, expires_at = :expires
+       WHERE id = :key AND state IN (${opts.from.map((s) => `'${s}'`).join(', ')}) AND consumed_at IS NULL
        RETURNING id`,
-      { key, amr: JSON.stringify(amr), stepUp, now, expires: now + ttlSeconds * 1000 },
+      {
+        key,
+        amr: JSON.stringify(amr),
+        stepUp: opts.stepUp,
+        singleFactor: opts.singleFactor,
+        now,
+        expires: now + opts.ttlSeconds * 1000,
+      },
     );
-    return rows.length > 0;
+    return this.changed(key, rows.length > 0);
   }
 
-  async setState(key: string, state: StatusState): Promise<void> {
-    await this.sql.exec(
-      `UPDATE verification_statuses SET state = :state, updated_at = :now WHERE id = :key AND consumed_at IS NULL`,
-      { key, state, now: this.clock.now().getTime() },
+  private changed(key: string, did: boolean): boolean {
+    if (did) this.changes.emit('change', key);
+    return did;
+  }
+
+  /** A push step: `from` one of these states to `to`; false when the state was another (one winner). */
+  async transition(key: string, from: StatusState[], to: StatusState): Promise<boolean> {
+    const rows = await this.sql.write(
+      `UPDATE verification_statuses SET state = :to, updated_at = :now
+       WHERE id = :key AND state IN (${from.map((s) => `'${s}'`).join(', ')}) AND consumed_at IS NULL
+       RETURNING id`,
+      { key, to, now: this.clock.now().getTime() },
     );
+    return this.changed(key, rows.length > 0);
   }
 
   /** Single use of an AUTHENTICATED status: true for exactly one caller. */

@@ -1,0 +1,119 @@
+import QRCode from 'qrcode';
+import type { JsonObject, RecordStore, RequestFacts, UserRecord } from '../plugins/extensions.js';
+import type { AssertionReplayStore } from '../oauth/assertions.js';
+import type { Clock, Services } from '../services.js';
+import { sha256 } from '../util/crypto.js';
+import { verificationError } from '../verification/errors.js';
+import { canonicalBody, checkDeviceProof, keyAlgorithm, publicJwk } from './proof.js';
+import type { DeviceStore } from './store.js';
+
+/** How long a binding code (the QR code) is good for. */
+const BINDING_TTL_SECONDS = 600;
+/** Path of the link in the QR code; the app posts to BIND_PATH. */
+export const BINDING_LINK_PATH = '/devices/bind';
+export const BIND_PATH = '/verification-srv/devices/bind';
+
+const ID = /^[A-Za-z0-9._-]{8,128}$/;
+const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Binding an authenticator app install to a user (docs/devices.md, "Binding a device"): a
+ * single-use code shown as a QR code where the user is signed in, then the app's signed call
+ * with its new public key.
+ */
+export class DeviceBinding {
+  constructor(
+    private readonly deps: {
+      issuer: string;
+      devices: DeviceStore;
+      /** Pending bindings by the hash of their code. */
+      pending: RecordStore;
+      replay: AssertionReplayStore;
+      services: Services;
+      clock: Clock;
+    },
+  ) {}
+
+  /** A new binding code for `user`, with the link and QR code to show them. */
+  async start(user: UserRecord, opts: { biometric: boolean }): Promise<JsonObject> {
+    const code = this.deps.services.crypto.randomToken(32);
+    const expiresAt = new Date(this.deps.clock.now().getTime() + BINDING_TTL_SECONDS * 1000);
+    // Kept past its expiry, so a late app is told it expired rather than that it never was.
+    await this.deps.pending.put(
+      sha256(code),
+      { user_id: user.id, biometric: opts.biometric, expires_at: expiresAt.getTime() },
+      { ttlSeconds: BINDING_TTL_SECONDS * 6 },
+    );
+    const link = `${this.deps.issuer}${BINDING_LINK_PATH}?code=${encodeURIComponent(code)}`;
+    return {
+      binding_code: code,
+      binding_url: link,
+      qr_code: await QRCode.toDataURL(link),
+      expires_at: expiresAt.toISOString(),
+      biometric_required: opts.biometric,
+    };
+  }
+
+  /** The app's call: checks the code, the key and the proof made with it, then binds the device. */
+  async complete(body: Record<string, unknown>, proof: string | undefined, path: string, request: RequestFacts) {
+    const text = (name: string, pattern: RegExp) => {
+      const value = body[name];
+      if (typeof value !== 'string' || !pattern.test(value))
+        throw verificationError('INVALID_FIELD', `${name} is missing or not valid`, { fields: [name] });
+      return value;
+    };
+    const code = text('code', /^[A-Za-z0-9_-]{16,128}$/);
+    const deviceId = text('device_id', ID);
+    const clientId = text('client_id', CLIENT_ID);
+    const name = text('name', /^\S.{0,63}$/su).trim();
+    const alg = keyAlgorithm(body.public_key);
+    if (!alg) {
+      throw verificationError('INVALID_FIELD', 'public_key must be a public EC P-256 or Ed25519 JWK', {
+        fields: ['public_key'],
+      });
+    }
+    if (body.biometric !== undefined && typeof body.biometric !== 'boolean')
+      throw verificationError('INVALID_FIELD', 'biometric must be true or false', { fields: ['biometric'] });
+    const pushToken = body.push_token === undefined ? null : text('push_token', /^[\x21-\x7e]{1,4096}$/);
+
+    const pending = await this.deps.pending.get(sha256(code));
+    if (!pending) throw verificationError('BINDING_INVALID');
+    if (Number(pending.data.expires_at) <= this.deps.clock.now().getTime()) throw verificationError('BINDING_EXPIRED');
+    const biometric = body.biometric === true;
+    if (pending.data.biometric === true && !biometric) {
+      throw verificationError('INVALID_FIELD', 'this binding needs a key bound to a biometric unlock', {
+        fields: ['biometric'],
+      });
+    }
+    const publicKey = publicJwk(body.public_key as Record<string, unknown>);
+    const checked = await checkDeviceProof(
+      proof,
+      { deviceId, publicKey, alg, biometric },
+      { htu: path, nonce: code, body: canonicalBody(body) },
+      { issuer: this.deps.issuer, now: this.deps.clock.now(), replay: this.deps.replay },
+    );
+    if (!checked.ok) throw verificationError('DEVICE_PROOF_INVALID', undefined, { reason: checked.reason });
+    // Single use, decided by the store: of two apps racing with one code, one binds.
+    if (!(await this.deps.pending.consume(sha256(code)))) throw verificationError('BINDING_INVALID');
+    const userId = String(pending.data.user_id);
+    const bound = await this.deps.devices.add({
+      deviceId,
+      userId,
+      clientId,
+      name,
+      publicKey,
+      alg,
+      biometric,
+      pushToken,
+    });
+    if (!bound) throw verificationError('DEVICE_EXISTS');
+    await this.deps.services.events.record({
+      type: 'device.bound',
+      key: deviceId,
+      userId,
+      ip: request.ip,
+      data: { name, biometric, alg },
+    });
+    return { device_id: deviceId, sub: userId, name, issuer: this.deps.issuer };
+  }
+}

@@ -1,0 +1,327 @@
+import { randomInt } from 'node:crypto';
+import Bowser from 'bowser';
+import type { AppConfig } from '../config/schema.js';
+import type { AssertionReplayStore } from '../oauth/assertions.js';
+import type {
+  AuthMethod,
+  BoundDevice,
+  JsonObject,
+  RequestFacts,
+  UploadedFile,
+  UserRecord,
+} from '../plugins/extensions.js';
+import type { Clock, Services } from '../services.js';
+import { safeEqual } from '../util/crypto.js';
+import { verificationError } from '../verification/errors.js';
+import type { Exchange, ExchangeStore } from '../verification/exchanges.js';
+import type { StatusState, StatusStore } from '../verification/statuses.js';
+import { canonicalBody, checkDeviceProof } from './proof.js';
+import type { Device, DeviceStore } from './store.js';
+
+/** The steps a device takes on a push, and the states each may start from. */
+export const PUSH_STEPS = {
+  acknowledge: { from: ['INITIATED'], to: 'PUSH_ACKNOWLEDGED' },
+  allow: { from: ['INITIATED', 'PUSH_ACKNOWLEDGED'], to: 'ALLOWED' },
+  deny: { from: ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'], to: 'DENIED' },
+  cancel: { from: ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'], to: 'CANCELLED' },
+} as const satisfies Record<string, { from: StatusState[]; to: StatusState }>;
+export type PushStep = keyof typeof PUSH_STEPS;
+
+/** The event each step records (the push-fatigue rule counts denials). */
+const STEP_EVENTS: Record<PushStep, string> = {
+  acknowledge: 'push.acknowledged',
+  allow: 'push.allowed',
+  deny: 'push.denied',
+  cancel: 'push.cancelled',
+};
+
+/** What the core keeps about a push in its exchange's state (the method's own keys sit beside it). */
+export interface PushState {
+  push_id: string;
+  device_id: string;
+  challenge: string;
+  /** The number the login page shows (number matching). */
+  number?: number;
+  context: JsonObject;
+}
+const PUSH_KEY = '_push';
+
+/** A device request as the routes read it: the fields, the proof header and the public path. */
+export interface DeviceRequest {
+  fields: Record<string, string>;
+  files: UploadedFile[];
+  proof: string | undefined;
+  /** The public path of the call (with the issuer's path): what the proof's `htu` must say. */
+  path: string;
+  request: RequestFacts;
+}
+
+export function pushStateOf(exchange: Exchange): PushState | null {
+  const push = exchange.state[PUSH_KEY];
+  return push && typeof push === 'object' && !Array.isArray(push) ? (push as unknown as PushState) : null;
+}
+
+export const boundDevice = (d: Device): BoundDevice => ({
+  deviceId: d.deviceId,
+  name: d.name,
+  clientId: d.clientId,
+  biometric: d.biometric,
+});
+
+/** "Chrome on Linux", for the device to show where a sign-in comes from. */
+function browserOf(userAgent: string): string {
+  const parsed = Bowser.parse(userAgent || 'unknown');
+  const browser = parsed.browser.name ?? 'An unknown browser';
+  return parsed.os.name ? `${browser} on ${parsed.os.name}` : browser;
+}
+
+/**
+ * The push side of device methods (docs/devices.md): picking the device, telling it, the
+ * inbox, the signed steps and the device checks at verification. The exchange and status
+ * stores keep the state, so any node can take any step.
+ */
+export class DevicePushes {
+  constructor(
+    private readonly deps: {
+      issuer: string;
+      devices: DeviceStore;
+      exchanges: ExchangeStore;
+      statuses: StatusStore;
+      replay: AssertionReplayStore;
+      services: Services;
+      clock: Clock;
+      methods: (id: string) => AuthMethod | undefined;
+    },
+  ) {}
+
+  /** The number matching shows on the login page: two digits, never a leading zero. */
+  drawNumber(): number {
+    return randomInt(10, 100);
+  }
+
+  /**
+   * The device a push goes to: the one named (it must be the user's and able to do the method),
+   * else the user's usable device used last. Null when the user has none.
+   */
+  async pickDevice(user: UserRecord, method: AuthMethod, mediumId: string | null): Promise<Device | null> {
+    const usable = (d: Device) => !method.device?.userVerification || d.biometric;
+    if (mediumId) {
+      const named = await this.deps.devices.find(mediumId);
+      return named && named.userId === user.id && usable(named) ? named : null;
+    }
+    return (await this.deps.devices.ofUser(user.id)).find(usable) ?? null;
+  }
+
+  /** Whether the user has a device the method can use (its `isEnrolled`). */
+  async hasDevice(userId: string, biometric: boolean): Promise<boolean> {
+    return (await this.deps.devices.ofUser(userId)).some((d) => !biometric || d.biometric);
+  }
+
+  /**
+   * Starts a push to `device`: its state (kept in the exchange), the notification through the
+   * method's channel when the device has a push token, and a `push.sent` event (what the
+   * push-fatigue rule counts). The inbox shows it from now on.
+   */
+  async start(input: {
+    method: AuthMethod;
+    user: UserRecord;
+    device: Device;
+    app: AppConfig | undefined;
+    request: RequestFacts;
+    number: number | undefined;
+    expiresAt: Date;
+  }): Promise<{ state: JsonObject }> {
+    const { method, user, device, request } = input;
+    const { crypto, events, channels } = this.deps.services;
+    const push: PushState = {
+      push_id: crypto.randomToken(16),
+      device_id: device.deviceId,
+      challenge: crypto.randomToken(32),
+      ...(input.number !== undefined ? { number: input.number } : {}),
+      context: {
+        app: input.app?.name ?? input.app?.client_id ?? '',
+        browser: browserOf(request.userAgent),
+        ip: request.ip,
+        requested_at: this.deps.clock.now().toISOString(),
+      },
+    };
+    const channel = method.device?.channel;
+    if (channel && device.pushToken) {
+      await channels.enqueue(
+        channel,
+        {
+          kind: 'push',
+          to: device.pushToken,
+          text: `Sign-in request for ${push.context.app as string}`,
+          data: { push_id: push.push_id, method: method.id, issuer: this.deps.issuer },
+        },
+        { expiresAt: input.expiresAt },
+      );
+    }
+    await events.record({
+      type: 'push.sent',
+      key: device.deviceId,
+      userId: user.id,
+      method: method.id,
+      ip: request.ip,
+    });
+    return { state: { [PUSH_KEY]: push as unknown as JsonObject } };
+  }
+
+  /** The push response members for the login page. */
+  pageResponse(device: Device, number: number | undefined): JsonObject {
+    return { medium_text: device.name, ...(number !== undefined ? { push_selected_number: number } : {}) };
+  }
+
+  // ─────────────── the device's calls ───────────────
+
+  /**
+   * The inbox: the device's live pushes, each with a new exchange_id (reading retires the ids
+   * answered before). Signed with no nonce.
+   */
+  async inbox(req: DeviceRequest): Promise<JsonObject> {
+    const device = await this.signedDevice(req, null);
+    const out: JsonObject[] = [];
+    for (const exchange of await this.deps.exchanges.liveForMedium(device.deviceId)) {
+      const push = pushStateOf(exchange);
+      const status = await this.deps.statuses.findByKey(exchange.statusKey);
+      if (!push || push.device_id !== device.deviceId || !status) continue;
+      if (!(['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'] as StatusState[]).includes(status.state)) continue;
+      const exchangeId = this.deps.services.crypto.randomToken(32);
+      if (!(await this.deps.exchanges.rotate(exchange.key, exchangeId))) continue;
+      out.push({
+        push_id: push.push_id,
+        method: exchange.method,
+        state: status.state,
+        exchange_id: { exchange_id: exchangeId, expires_at: exchange.expiresAt.toISOString() },
+        challenge: push.challenge,
+        context: push.context,
+      });
+    }
+    await this.deps.devices.touch(device.deviceId);
+    return { pushes: out };
+  }
+
+  /**
+   * One signed step on a push: the exchange (checked by `checkExchange`, the verification's
+   * own steps) must be a push to this device; the state moves on, and the answer carries a
+   * new exchange_id.
+   */
+  async step(step: PushStep, exchange: Exchange, req: DeviceRequest): Promise<JsonObject> {
+    const push = this.pushOf(exchange, req.fields);
+    const device = await this.signedDevice(req, push);
+    const { from, to } = PUSH_STEPS[step];
+    if (!(await this.deps.statuses.transition(exchange.statusKey, [...from], to))) {
+      const now = await this.deps.statuses.findByKey(exchange.statusKey);
+      throw verificationError('PUSH_STATE', `the push is ${now?.state ?? 'over'}; ${step} is not possible`);
+    }
+    const reason = step === 'deny' ? (req.fields.reason ?? '').slice(0, 64) || 'user_denied' : null;
+    await this.record(STEP_EVENTS[step], exchange, device, req.request, reason);
+    await this.deps.devices.touch(device.deviceId);
+    if (step === 'deny' || step === 'cancel') {
+      await this.deps.exchanges.revoke(exchange.key, step === 'deny' ? 'denied' : 'cancelled');
+      return { status: to };
+    }
+    const exchangeId = this.deps.services.crypto.randomToken(32);
+    if (!(await this.deps.exchanges.rotate(exchange.key, exchangeId))) throw verificationError('EXCHANGE_USED');
+    const method = this.deps.methods(exchange.method);
+    return {
+      status: to,
+      exchange_id: { exchange_id: exchangeId, expires_at: exchange.expiresAt.toISOString() },
+      ...(step === 'acknowledge' ? { context: push.context } : {}),
+      ...(step === 'allow' && method?.device?.numberMatching && push.number !== undefined
+        ? { numbers: this.numbersToOffer(push.number) }
+        : {}),
+    };
+  }
+
+  /**
+   * The device side of a verification: a push to this device, ALLOWED, a valid proof (with the
+   * biometric unlock where the method needs it) and, for number matching, the right number.
+   * Returns the device, or why the proof is wrong (`final` where it must not be retried).
+   */
+  async checkVerification(
+    method: AuthMethod,
+    exchange: Exchange,
+    req: DeviceRequest,
+  ): Promise<{ ok: true; device: Device; uv: boolean } | { ok: false; reason: string; final?: boolean }> {
+    const push = pushStateOf(exchange);
+    if (!push || !safeEqual(push.push_id, req.fields.push_id ?? '')) return { ok: false, reason: 'push_mismatch' };
+    if (push.device_id !== req.fields.device_id) return { ok: false, reason: 'device_mismatch' };
+    const device = await this.deps.devices.find(push.device_id);
+    if (!device || device.clientId !== req.fields.client_id) return { ok: false, reason: 'device_mismatch' };
+    const proof = await this.proofOf(device, push.challenge, req);
+    if (!proof.ok) return proof;
+    if (method.device?.userVerification && !proof.uv) return { ok: false, reason: 'no_user_verification' };
+    if (method.device?.numberMatching && String(push.number) !== req.fields.pass_code)
+      return { ok: false, reason: 'wrong_number', final: true };
+    await this.deps.devices.touch(device.deviceId);
+    return { ok: true, device, uv: proof.uv };
+  }
+
+  /** Records a push that ended with a final failure (a wrong number) as denied. */
+  async deniedAtVerification(exchange: Exchange, request: RequestFacts, reason: string): Promise<void> {
+    await this.deps.statuses.transition(exchange.statusKey, ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'], 'DENIED');
+    const push = pushStateOf(exchange);
+    const device = push ? await this.deps.devices.find(push.device_id) : null;
+    if (device) await this.record('push.denied', exchange, device, request, reason);
+  }
+
+  /** Ends the pushes of a removed device: its exchanges are revoked, their statuses CANCELLED. */
+  async endPushesOf(deviceId: string): Promise<void> {
+    for (const key of await this.deps.exchanges.revokeForMedium(deviceId, 'device_removed'))
+      await this.deps.statuses.transition(key, ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'], 'CANCELLED');
+  }
+
+  // ─────────────── helpers ───────────────
+
+  private pushOf(exchange: Exchange, fields: Record<string, string>): PushState {
+    const push = pushStateOf(exchange);
+    if (!push || !safeEqual(push.push_id, fields.push_id ?? ''))
+      throw verificationError('EXCHANGE_INVALID', 'the push_id does not belong to this exchange_id');
+    return push;
+  }
+
+  /** The device of a signed request; for a push, it must be the push's device. */
+  private async signedDevice(req: DeviceRequest, push: PushState | null): Promise<Device> {
+    const device = await this.deps.devices.find(req.fields.device_id ?? '');
+    if (!device) throw verificationError('DEVICE_NOT_FOUND');
+    if ((push && push.device_id !== device.deviceId) || device.clientId !== req.fields.client_id)
+      throw verificationError('DEVICE_MISMATCH');
+    const proof = await this.proofOf(device, push?.challenge ?? null, req);
+    if (!proof.ok) throw verificationError('DEVICE_PROOF_INVALID', undefined, { reason: proof.reason });
+    return device;
+  }
+
+  private proofOf(device: Device, nonce: string | null, req: DeviceRequest) {
+    return checkDeviceProof(
+      req.proof,
+      device,
+      { htu: req.path, nonce, body: canonicalBody(req.fields, req.files) },
+      { issuer: this.deps.issuer, now: this.deps.clock.now(), replay: this.deps.replay },
+    );
+  }
+
+  /** Three different two-digit numbers, the right one among them at a random place. */
+  private numbersToOffer(right: number): number[] {
+    const set = new Set([right]);
+    while (set.size < 3) set.add(this.drawNumber());
+    const numbers = [...set];
+    for (let i = numbers.length - 1; i > 0; i--) {
+      const j = randomInt(i + 1);
+      [numbers[i], numbers[j]] = [numbers[j]!, numbers[i]!];
+    }
+    return numbers;
+  }
+
+  private record(type: string, exchange: Exchange, device: Device, request: RequestFacts, reason: string | null) {
+    return this.deps.services.events.record({
+      type,
+      key: device.deviceId,
+      userId: device.userId,
+      method: exchange.method,
+      ip: request.ip,
+      reason,
+    });
+  }
+}

@@ -1,0 +1,126 @@
+import express, { type Request, type Router } from 'express';
+import type { GatehouseConfig } from '../config/schema.js';
+import { ok } from '../http/envelope.js';
+import { jsonBody } from '../http/parsers.js';
+import { pageHeaders } from '../login/headers.js';
+import { html } from '../login/html.js';
+import type { TokenService } from '../oauth/tokens.js';
+import type { Clock } from '../services.js';
+import type { UserService } from '../users/users.js';
+import { requestFacts, stringFields } from '../verification/context.js';
+import type { EnrollmentService } from '../verification/enrollment.js';
+import { verificationError } from '../verification/errors.js';
+import type { VerificationService } from '../verification/service.js';
+import { setupAccess } from '../verification/setup-access.js';
+import { BIND_PATH, BINDING_LINK_PATH, type DeviceBinding } from './binding.js';
+import { PROOF_HEADER } from './proof.js';
+import { PUSH_STEPS, type DevicePushes, type DeviceRequest, type PushStep } from './pushes.js';
+import { publicDevice, type DeviceStore } from './store.js';
+
+export const INBOX_PATH = '/verification-srv/devices/pushes';
+
+export interface DeviceRouteDeps {
+  config: GatehouseConfig;
+  issuerPath: string;
+  devices: DeviceStore;
+  deviceBinding: DeviceBinding;
+  pushes: DevicePushes;
+  verification: VerificationService;
+  enrollment: EnrollmentService;
+  tokens: TokenService;
+  users: UserService;
+  clock: Clock;
+}
+
+const json = jsonBody('16kb');
+
+/** A device's request: its fields, its proof and the public path the proof must name. */
+export function deviceRequest(req: Request, issuerPath: string): DeviceRequest {
+  return {
+    fields: stringFields(req.body).fields,
+    files: [],
+    proof: req.get(PROOF_HEADER),
+    path: issuerPath + req.path,
+    request: requestFacts(req),
+  };
+}
+
+/**
+ * The device API (docs/devices.md): binding, the inbox and the push steps, each signed by the
+ * device; and the user's devices in the setup API.
+ */
+export function deviceRoutes(deps: DeviceRouteDeps): Router {
+  const router = express.Router();
+  const { requireSetupAccess, userOf } = setupAccess(deps);
+
+  router.post(BIND_PATH, json, async (req, res) => {
+    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+    const path = deps.issuerPath + req.path;
+    ok(res, await deps.deviceBinding.complete(body, req.get(PROOF_HEADER), path, requestFacts(req)));
+  });
+
+  // The link in the QR code, opened in a browser instead of the app: say what it is for.
+  router.get(BINDING_LINK_PATH, (_req, res) => {
+    pageHeaders(res);
+    res.type('html').send(
+      html`<!doctype html>
+        <html lang="en">
+          <head>
+            <meta charset="utf-8" />
+            <title>Set up your authenticator app</title>
+            <meta name="viewport" content="width=device-width, initial-scale=1" />
+          </head>
+          <body>
+            <main>
+              <h1>Open this link in your authenticator app</h1>
+              <p>
+                This link binds your authenticator app to your account. Scan the QR code with the app, or open this link
+                on the phone where the app is installed.
+              </p>
+            </main>
+          </body>
+        </html>`.value,
+    );
+  });
+
+  router.post(INBOX_PATH, json, async (req, res) => {
+    ok(res, await deps.pushes.inbox(deviceRequest(req, deps.issuerPath)));
+  });
+
+  router.post('/verification-srv/authentication/:method/push/:step', json, async (req, res, next) => {
+    const step = String(req.params.step);
+    if (!Object.hasOwn(PUSH_STEPS, step)) return next();
+    const { keys } = stringFields(req.body);
+    const request = { ...deviceRequest(req, deps.issuerPath), keys, logger: req.log };
+    ok(res, await deps.verification.pushStep(String(req.params.method), step as PushStep, request));
+  });
+
+  const devicesPath = '/verification-actions-srv/setup/users/:sub/devices';
+  router.get(devicesPath, requireSetupAccess, async (req, res) => {
+    const user = await userOf(req.params.sub, res);
+    ok(res, (await deps.devices.ofUser(user.id)).map(publicDevice));
+  });
+
+  router.patch(`${devicesPath}/:deviceId`, requireSetupAccess, json, async (req, res) => {
+    const user = await userOf(req.params.sub, res);
+    const name = typeof req.body?.name === 'string' ? (req.body.name as string).trim() : '';
+    if (!name || name.length > 64)
+      throw verificationError('INVALID_FIELD', 'name must be 1 to 64 characters', { fields: ['name'] });
+    if (!(await deps.devices.rename(user.id, String(req.params.deviceId), name)))
+      throw verificationError('DEVICE_NOT_FOUND');
+    ok(res, { device_id: String(req.params.deviceId), name });
+  });
+
+  router.delete(`${devicesPath}/:deviceId`, requireSetupAccess, async (req, res) => {
+    const user = await userOf(req.params.sub, res);
+    const deviceId = String(req.params.deviceId);
+    if (!(await deps.devices.remove(user.id, deviceId))) throw verificationError('DEVICE_NOT_FOUND');
+    // Its pushes end now (the login pages waiting on them learn it), and, as for any removed
+    // sign-in method, the user's sessions and tokens end with it.
+    await deps.pushes.endPushesOf(deviceId);
+    await deps.enrollment.afterRemoval(user.id, 'device.removed', { device_id: deviceId });
+    ok(res, { removed: true });
+  });
+
+  return router;
+}

@@ -1,0 +1,25 @@
+/**
+ * PUSH: the user approves a sign-in on their bound authenticator device, picking the number the
+ * login page shows (number matching, so an approval is never a reflex tap on a stray request).
+ */
+import { addDeviceMethod, definePlugin, deviceMethodOptions } from '@gatehouse-auth/core';
+
+export default definePlugin({
+  name: '@gatehouse-auth/method-push',
+  apiVersion: '^1',
+  options: deviceMethodOptions,
+  register(api, options) {
+    addDeviceMethod(
+      api,
+      {
+        id: 'PUSH',
+        // A software key on the device (swk) and more than one channel: the page and the device (mca).
+        amr: ['swk', 'mca'],
+        numberMatching: true,
+        extraFields: ['pass_code'],
+        page: { label: 'Approve on your phone', help: 'We send a request to your authenticator app.' },
+      },
+      options,
+    );
+  },
+});

@@ -1,0 +1,101 @@
+/**
+ * Issue 10: the hosted page's PUSH wait, in headless Chromium. The page shows the number, sees
+ * the device's steps without a reload (long polls on the status), continues the login by itself
+ * once the device completed PUSH, and says so when the device denies.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { Authenticator } from '@gatehouse-auth/authenticator';
+import { CHROMIUM, launchChromium } from '../support/chromium.js';
+import { pkcePair } from '../oauth/support.js';
+import { ALICE_PASSWORD, DEMO_APP, startDemoServer, type DemoServer } from '../oauth/demo-server.js';
+import { boundDevice, onlyPush } from '../devices/support.js';
+
+describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
+  this.timeout(60_000);
+  let server: DemoServer;
+  let device: Authenticator;
+  let profile: string;
+  let context: BrowserContext;
+  let page: Page;
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      if (process.env.CI === 'true')
+        throw new Error(`${CHROMIUM} is missing: CI must install it (apt-get install chromium)`);
+      console.log(`      skipped: no ${CHROMIUM} (apt-get install -y chromium to run the browser tests)`);
+      this.skip();
+    }
+    server = await startDemoServer();
+    device = await boundDevice(server, { name: "Alice's phone" });
+    profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-push-'));
+    context = await launchChromium(profile);
+    page = context.pages()[0] ?? (await context.newPage());
+  });
+
+  beforeEach(async () => {
+    await context?.clearCookies();
+    await page.goto('about:blank');
+  });
+
+  after(async function () {
+    await context?.close();
+    await server?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
+  });
+
+  /** Password first, then PUSH chosen at the second stage: answers the number the page shows. */
+  async function startPush(): Promise<number> {
+    const { challenge } = pkcePair();
+    const params = new URLSearchParams({
+      client_id: DEMO_APP.id,
+      response_type: 'code',
+      scope: 'openid',
+      redirect_uri: DEMO_APP.redirectUri,
+      state: 'push-state',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    await page.goto(server.url(`/api/oauth2/authorize/?${params.toString()}`));
+    await page.getByRole('textbox', { name: 'Username, email or phone' }).fill('alice');
+    await page.getByRole('textbox', { name: 'Password' }).fill(ALICE_PASSWORD);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('radio', { name: 'Approve on your phone' }).check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    const shown = page.locator('.push-number');
+    await expect(await shown.textContent({ timeout: 10_000 })).to.match(/^\d\d$/);
+    return Number(await shown.textContent());
+  }
+
+  const message = () => page.locator('#gh-message');
+
+  it('shows the number, follows the device without a reload, and continues to the app once approved', async function () {
+    const number = await startPush();
+    await message().filter({ hasText: "We sent a request to Alice's phone" }).waitFor({ timeout: 10_000 });
+    const push = await onlyPush(device);
+    await device.acknowledge(push);
+    await message().filter({ hasText: 'Request opened on your device' }).waitFor({ timeout: 10_000 });
+    const { numbers } = await device.allow(push);
+    expect(numbers).to.include(number);
+    // The demo app's redirect URI has no server here: the browser's request for it is the end.
+    const [request] = await Promise.all([
+      page.waitForRequest((r) => r.url().startsWith(DEMO_APP.redirectUri), { timeout: 15_000 }),
+      device.verify(push, { passCode: String(number) }),
+    ]);
+    const callback = new URL(request.url());
+    expect(callback.searchParams.get('code')).to.be.a('string');
+    expect(callback.searchParams.get('state')).to.equal('push-state');
+  });
+
+  it('says so when the device denies, and stays on the login page', async function () {
+    await startPush();
+    const push = await onlyPush(device);
+    await device.deny(push, 'not_me');
+    await message().filter({ hasText: 'denied on your device' }).waitFor({ timeout: 10_000 });
+    expect(new URL(page.url()).pathname).to.equal('/login');
+    expect(await page.locator('#gh-message.error').count()).to.equal(1);
+  });
+});

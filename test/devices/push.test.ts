@@ -1,0 +1,400 @@
+/**
+ * Issue 10: PUSH end to end on the demo config, the device played by the simulator
+ * (@gatehouse-auth/authenticator): binding, the inbox, acknowledge → allow → verification with
+ * the number, the login continuing to tokens with the device's amr; and every failure row of
+ * the device API with its exact status and code.
+ */
+import { expect } from 'chai';
+import { decodeJwt } from 'jose';
+import { Authenticator, type Push } from '@gatehouse-auth/authenticator';
+import { codeFrom, redeemDemo } from '../oauth/demo-server.js';
+import {
+  DEMO_APP,
+  admin,
+  atSecondStage,
+  bindingFor,
+  boundDevice,
+  call,
+  continueLogin,
+  failure,
+  initiate,
+  onlyPush,
+  signedCall,
+  startDemoServer,
+  type DemoServer,
+} from './support.js';
+
+const step = (method: string, name: string) => `/verification-srv/authentication/${method}/push/${name}`;
+const VERIFY = '/verification-srv/authentication/PUSH/verification';
+
+describe('PUSH with number matching, through the simulator (issue 10)', function () {
+  let server: DemoServer;
+  let device: Authenticator;
+
+  before(async function () {
+    server = await startDemoServer();
+    device = await boundDevice(server, { name: "Alice's phone" });
+  });
+  after(() => server?.close());
+  // Whatever a test left pending is cancelled, so each test's push is the only one.
+  afterEach(async function () {
+    for (const push of await device.pushes()) await device.cancel(push);
+  });
+
+  const pushFields = (push: Push, d: Authenticator = device) => ({
+    exchange_id: push.exchangeId,
+    push_id: push.pushId,
+    device_id: d.deviceId,
+    client_id: 'gatehouse-authenticator',
+  });
+
+  it('signs in: the page gets a number, the device acknowledges, allows, picks it, and the login ends in tokens with amr swk+mca', async function () {
+    const at = await atSecondStage(server);
+    const started = await initiate(server, at, 'PUSH');
+    expect(started.push_selected_number).to.be.within(10, 99);
+    expect(started.medium_text).to.equal("Alice's phone");
+
+    const push = await onlyPush(device);
+    expect(push.method).to.equal('PUSH');
+    expect(push.state).to.equal('INITIATED');
+    expect(push.context).to.include({ app: 'Gatehouse demo app' });
+    expect(push.exchangeId).to.not.equal(started.exchange_id.exchange_id);
+
+    // The login page waits on the status: the acknowledgement answers its long poll at once.
+    const waited = Date.now();
+    const poll = fetch(server.url(`/verification-srv/verificationstatus/${started.status_id}?wait=20&state=INITIATED`));
+    const { context } = await device.acknowledge(push);
+    expect(context).to.include({ app: 'Gatehouse demo app' });
+    const seen = (await (await poll).json()) as { data: { status: string } };
+    expect(seen.data.status).to.equal('PUSH_ACKNOWLEDGED');
+    expect(Date.now() - waited).to.be.below(10_000);
+
+    const { numbers } = await device.allow(push);
+    expect(numbers).to.have.length(3).and.include(started.push_selected_number);
+    expect(new Set(numbers).size).to.equal(3);
+    const verified = await device.verify(push, { passCode: String(started.push_selected_number) });
+    expect(verified).to.deep.equal({ status_id: started.status_id, sub: server.alice.id });
+
+    const status = await call(server, `/verification-srv/verificationstatus/${started.status_id}`, null, {}, 'GET');
+    expect(status.data.status).to.equal('AUTHENTICATED');
+    const resume = await continueLogin(server, at, started.status_id, 'PUSH');
+    const code = await codeFrom(at.browser, server, resume, at.auth, DEMO_APP);
+    const tokens = await redeemDemo(server, DEMO_APP, code, at.auth.verifier);
+    const idToken = decodeJwt(tokens.id_token as string);
+    expect(idToken.amr).to.include.members(['pwd', 'swk', 'mca']);
+    expect(await device.pushes()).to.deep.equal([]);
+  });
+
+  it('a wrong number ends the push: 401 VERIFICATION_FAILED, the status DENIED, the exchange dead, a push.denied event', async function () {
+    const at = await atSecondStage(server);
+    const started = await initiate(server, at, 'PUSH');
+    const push = await onlyPush(device);
+    const { numbers } = await device.allow(push);
+    const wrong = numbers.find((n) => n !== started.push_selected_number)!;
+    const failed = await signedCall(
+      server,
+      device,
+      VERIFY,
+      { ...pushFields(push), pass_code: String(wrong) },
+      { nonce: push.challenge },
+    );
+    expect([failed.status, failed.code]).to.deep.equal([401, 'VERIFICATION_FAILED']);
+    const status = await call(server, `/verification-srv/verificationstatus/${started.status_id}`, null, {}, 'GET');
+    expect(status.data.status).to.equal('DENIED');
+    // The right number afterwards is too late.
+    const late = await signedCall(
+      server,
+      device,
+      VERIFY,
+      { ...pushFields(push), pass_code: String(started.push_selected_number) },
+      { nonce: push.challenge },
+    );
+    expect([late.status, late.code]).to.deep.equal([400, 'EXCHANGE_INVALID']);
+    const denied = await server.gatehouse.container.cradle.events.recent({
+      types: ['push.denied'],
+      userId: server.alice.id,
+      limit: 5,
+    });
+    expect(denied.map((e) => e.reason)).to.include('wrong_number');
+  });
+
+  it('deny: the status is DENIED, the login page learns it, and the exchange is gone (400 EXCHANGE_INVALID)', async function () {
+    const at = await atSecondStage(server);
+    const started = await initiate(server, at, 'PUSH');
+    const push = await onlyPush(device);
+    await device.acknowledge(push);
+    const before = push.exchangeId;
+    await device.deny(push, 'not_me');
+    const status = await call(
+      server,
+      `/verification-srv/verificationstatus/${started.status_id}?wait=1&state=PUSH_ACKNOWLEDGED`,
+      null,
+      {},
+      'GET',
+    );
+    expect(status.data.status).to.equal('DENIED');
+    const again = await signedCall(
+      server,
+      device,
+      step('PUSH', 'allow'),
+      { ...pushFields(push), exchange_id: before },
+      { nonce: push.challenge },
+    );
+    expect([again.status, again.code]).to.deep.equal([400, 'EXCHANGE_INVALID']);
+    expect(await device.pushes()).to.deep.equal([]);
+  });
+
+  it('a step out of order: 409 PUSH_STATE (acknowledge after allow, allow twice)', async function () {
+    const at = await atSecondStage(server);
+    await initiate(server, at, 'PUSH');
+    const push = await onlyPush(device);
+    await device.allow(push);
+    expect(await failure(device.acknowledge(push))).to.deep.equal({ status: 409, code: 'PUSH_STATE' });
+    expect(await failure(device.allow(push))).to.deep.equal({ status: 409, code: 'PUSH_STATE' });
+  });
+
+  it('verification before allow: 409 PUSH_NOT_ALLOWED, and nothing is spent', async function () {
+    const at = await atSecondStage(server);
+    const started = await initiate(server, at, 'PUSH');
+    const push = await onlyPush(device);
+    await device.acknowledge(push);
+    const early = await signedCall(
+      server,
+      device,
+      VERIFY,
+      { ...pushFields(push), pass_code: String(started.push_selected_number) },
+      { nonce: push.challenge },
+    );
+    expect([early.status, early.code]).to.deep.equal([409, 'PUSH_NOT_ALLOWED']);
+    await device.allow(push);
+    expect(await device.verify(push, { passCode: String(started.push_selected_number) })).to.have.property(
+      'status_id',
+      started.status_id,
+    );
+  });
+
+  it('each step retires the exchange_id it was called with', async function () {
+    const at = await atSecondStage(server);
+    await initiate(server, at, 'PUSH');
+    const push = await onlyPush(device);
+    const inboxId = push.exchangeId;
+    await device.acknowledge(push);
+    const stale = await signedCall(
+      server,
+      device,
+      step('PUSH', 'allow'),
+      { ...pushFields(push), exchange_id: inboxId },
+      { nonce: push.challenge },
+    );
+    expect([stale.status, stale.code]).to.deep.equal([404, 'EXCHANGE_INVALID']);
+  });
+
+  describe('the proof', function () {
+    let push: Push;
+    let started: Awaited<ReturnType<typeof initiate>>;
+    beforeEach(async function () {
+      const at = await atSecondStage(server);
+      started = await initiate(server, at, 'PUSH');
+      push = await onlyPush(device);
+    });
+    afterEach(async function () {
+      await device.cancel(push).catch(() => undefined);
+    });
+
+    const ack = step('PUSH', 'acknowledge');
+    const refused = (reply: { status: number; code: string | undefined }) =>
+      expect([reply.status, reply.code]).to.deep.equal([401, 'DEVICE_PROOF_INVALID']);
+
+    it('missing: 401 DEVICE_PROOF_INVALID', async function () {
+      refused(await call(server, ack, pushFields(push)));
+    });
+
+    it('replayed (the same jti twice): 401 DEVICE_PROOF_INVALID', async function () {
+      const first = await signedCall(server, device, step('PUSH', 'acknowledge'), pushFields(push), {
+        nonce: push.challenge,
+      });
+      expect(first.status).to.equal(200);
+      const next = (first.data.exchange_id as { exchange_id: string }).exchange_id;
+      push.exchangeId = next;
+      // The same proof for another call is refused by its path first; for the same path, by its jti.
+      refused(await signedCall(server, device, ack, pushFields(push), { proof: first.proof }));
+    });
+
+    it('for another call, another body, another challenge, or stale: 401 DEVICE_PROOF_INVALID', async function () {
+      const fields = pushFields(push);
+      refused(
+        await signedCall(server, device, ack, fields, { nonce: push.challenge, signedPath: step('PUSH', 'allow') }),
+      );
+      refused(
+        await signedCall(server, device, ack, fields, {
+          nonce: push.challenge,
+          signedFields: { ...fields, push_id: 'x' },
+        }),
+      );
+      refused(await signedCall(server, device, ack, fields, { nonce: 'another-challenge' }));
+      refused(
+        await signedCall(server, device, ack, fields, {
+          nonce: push.challenge,
+          iat: Math.floor(server.clock.now().getTime() / 1000) - 120,
+        }),
+      );
+      // None of them moved the push on.
+      const status = await call(server, `/verification-srv/verificationstatus/${started.status_id}`, null, {}, 'GET');
+      expect(status.data.status).to.equal('INITIATED');
+    });
+
+    it('signed by another key: 401 DEVICE_PROOF_INVALID', async function () {
+      const impostor = await Authenticator.create({ deviceId: device.deviceId, now: () => server.clock.now() });
+      const forged = Authenticator.restore({ ...impostor.state(), issuer: server.issuer });
+      refused(await signedCall(server, forged, ack, pushFields(push), { nonce: push.challenge }));
+    });
+
+    it('a biometric claim (uv) by a key not bound to one: 401 DEVICE_PROOF_INVALID', async function () {
+      refused(await signedCall(server, device, ack, pushFields(push), { nonce: push.challenge, uv: true }));
+    });
+  });
+
+  it('another device on this push: 403 DEVICE_MISMATCH; an unknown device: 404 DEVICE_NOT_FOUND', async function () {
+    const other = await boundDevice(server, { name: 'Second phone' });
+    const at = await atSecondStage(server);
+    await initiate(server, at, 'PUSH', { medium_id: device.deviceId });
+    const push = await onlyPush(device);
+    expect(await other.pushes()).to.deep.equal([]);
+    const mismatch = await signedCall(
+      server,
+      other,
+      step('PUSH', 'acknowledge'),
+      { ...pushFields(push), device_id: other.deviceId },
+      { nonce: push.challenge },
+    );
+    expect([mismatch.status, mismatch.code]).to.deep.equal([403, 'DEVICE_MISMATCH']);
+    const wrongClient = await signedCall(
+      server,
+      device,
+      step('PUSH', 'acknowledge'),
+      { ...pushFields(push), client_id: 'another-app' },
+      { nonce: push.challenge },
+    );
+    expect([wrongClient.status, wrongClient.code]).to.deep.equal([403, 'DEVICE_MISMATCH']);
+    const unknown = await signedCall(
+      server,
+      device,
+      step('PUSH', 'acknowledge'),
+      { ...pushFields(push), device_id: 'no-such-device-0001' },
+      { nonce: push.challenge },
+    );
+    expect([unknown.status, unknown.code]).to.deep.equal([404, 'DEVICE_NOT_FOUND']);
+    await device.cancel(push);
+    await call(
+      server,
+      `/verification-actions-srv/setup/users/${server.alice.id}/devices/${other.deviceId}`,
+      null,
+      admin,
+      'DELETE',
+    );
+  });
+
+  describe('binding', function () {
+    it('a binding code binds one device: again → 404 BINDING_INVALID; a bound device_id → 409 DEVICE_EXISTS', async function () {
+      const { binding_url, qr_code } = await bindingFor(server, 'PUSH');
+      expect(qr_code).to.match(/^data:image\/png;base64,/);
+      const first = await Authenticator.create({ now: () => server.clock.now() });
+      await first.bind(binding_url);
+      const second = await Authenticator.create({ now: () => server.clock.now() });
+      const reuse = await failure(second.bind(binding_url));
+      expect([reuse.status, reuse.code]).to.deep.equal([404, 'BINDING_INVALID']);
+      const twin = await Authenticator.create({ deviceId: first.deviceId, now: () => server.clock.now() });
+      const { binding_url: fresh } = await bindingFor(server, 'PUSH');
+      const exists = await failure(twin.bind(fresh));
+      expect([exists.status, exists.code]).to.deep.equal([409, 'DEVICE_EXISTS']);
+      await call(
+        server,
+        `/verification-actions-srv/setup/users/${server.alice.id}/devices/${first.deviceId}`,
+        null,
+        admin,
+        'DELETE',
+      );
+    });
+
+    it('an expired code → 410 BINDING_EXPIRED; a TOUCHID binding refuses a key without a biometric unlock (400)', async function () {
+      const { binding_url } = await bindingFor(server, 'PUSH');
+      server.clock.advance(601);
+      const late = await Authenticator.create({ now: () => server.clock.now() });
+      const expired = await failure(late.bind(binding_url));
+      expect([expired.status, expired.code]).to.deep.equal([410, 'BINDING_EXPIRED']);
+      const touch = await bindingFor(server, 'TOUCHID');
+      expect(touch.biometric_required).to.equal(true);
+      const plain = await Authenticator.create({ now: () => server.clock.now() });
+      const refused = await failure(plain.bind(touch.binding_url));
+      expect([refused.status, refused.code]).to.deep.equal([400, 'INVALID_FIELD']);
+    });
+
+    it('a proof by another key than the one sent: 401 DEVICE_PROOF_INVALID, and the code stays usable', async function () {
+      const { binding_url, binding_code } = await bindingFor(server, 'PUSH');
+      const genuine = await Authenticator.create({ now: () => server.clock.now() });
+      const other = await Authenticator.create({ deviceId: genuine.deviceId, now: () => server.clock.now() });
+      const body = {
+        code: binding_code,
+        device_id: genuine.deviceId,
+        client_id: 'gatehouse-authenticator',
+        name: 'Forged',
+        public_key: genuine.state().publicJwk,
+        biometric: false,
+      };
+      const signer = Authenticator.restore({ ...other.state(), issuer: server.issuer });
+      const reply = await signedCall(server, signer, '/verification-srv/devices/bind', body, { nonce: binding_code });
+      expect([reply.status, reply.code]).to.deep.equal([401, 'DEVICE_PROOF_INVALID']);
+      await genuine.bind(binding_url);
+      await call(
+        server,
+        `/verification-actions-srv/setup/users/${server.alice.id}/devices/${genuine.deviceId}`,
+        null,
+        admin,
+        'DELETE',
+      );
+    });
+  });
+
+  describe('managing devices', function () {
+    it('lists, renames and removes; removal ends the pending push (CANCELLED) and the device can do nothing more', async function () {
+      const spare = await boundDevice(server, { name: 'Old phone' });
+      const path = `/verification-actions-srv/setup/users/${server.alice.id}/devices`;
+      const listed = await call(server, path, null, admin, 'GET');
+      const names = (listed.data as unknown as { device_id: string; name: string }[]).map((d) => d.name);
+      expect(names).to.include.members(["Alice's phone", 'Old phone']);
+      expect(JSON.stringify(listed.data)).to.not.match(/public_key|push_token|"x"/);
+
+      const renamed = await call(server, `${path}/${spare.deviceId}`, { name: 'Drawer phone' }, admin, 'PATCH');
+      expect(renamed.status).to.equal(200);
+      const blank = await call(server, `${path}/${spare.deviceId}`, { name: '' }, admin, 'PATCH');
+      expect([blank.status, blank.code]).to.deep.equal([400, 'INVALID_FIELD']);
+
+      const at = await atSecondStage(server);
+      const started = await initiate(server, at, 'PUSH', { medium_id: spare.deviceId });
+      const push = await onlyPush(spare);
+      const removed = await call(server, `${path}/${spare.deviceId}`, null, admin, 'DELETE');
+      expect(removed.status).to.equal(200);
+      const status = await call(server, `/verification-srv/verificationstatus/${started.status_id}`, null, {}, 'GET');
+      expect(status.data.status).to.equal('CANCELLED');
+      const after = await failure(spare.allow(push));
+      expect(after.status).to.be.oneOf([400, 404]);
+      const gone = await call(server, `${path}/${spare.deviceId}`, null, admin, 'DELETE');
+      expect([gone.status, gone.code]).to.deep.equal([404, 'DEVICE_NOT_FOUND']);
+    });
+
+    it("a device of another user cannot be named for alice's push: 404 DEVICE_NOT_FOUND", async function () {
+      const { id: bob } = await server.gatehouse.container.cradle.users.create({ username: `bob-${Date.now()}` });
+      const bobs = await Authenticator.create({ now: () => server.clock.now() });
+      await bobs.bind((await bindingFor(server, 'PUSH', bob)).binding_url);
+      const at = await atSecondStage(server);
+      const reply = await call(server, '/verification-srv/authentication/PUSH/initiation', {
+        request_id: at.requestId,
+        usage_type: 'MULTIFACTOR_AUTHENTICATION',
+        sub: server.alice.id,
+        medium_id: bobs.deviceId,
+      });
+      expect([reply.status, reply.code]).to.deep.equal([404, 'DEVICE_NOT_FOUND']);
+      expect(await bobs.pushes()).to.deep.equal([]);
+    });
+  });
+});

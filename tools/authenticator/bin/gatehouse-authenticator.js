@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+// The `gatehouse-authenticator` command. A file in git, not in dist/, so that `npm ci` in a fresh
+// checkout can link it into node_modules/.bin before the first build.
+import '../dist/cli.js';
