@@ -6,6 +6,7 @@ import type {
   AuthMethod,
   BoundDevice,
   JsonObject,
+  MethodContext,
   RequestFacts,
   UploadedFile,
   UserRecord,
@@ -103,13 +104,16 @@ export class DevicePushes {
    * The device a push goes to: the one named (it must be the user's and able to do the method),
    * else the user's usable device used last. Null when the user has none.
    */
-  async pickDevice(user: UserRecord, method: AuthMethod, mediumId: string | null): Promise<Device | null> {
-    const usable = (d: Device) => !method.device?.userVerification || d.biometric;
+  async pickDevice(ctx: MethodContext, method: AuthMethod, mediumId: string | null): Promise<Device | null> {
+    const usable = async (d: Device) =>
+      (!method.device?.userVerification || d.biometric) &&
+      (!method.device?.accepts || (await method.device.accepts(ctx, boundDevice(d))));
     if (mediumId) {
       const named = await this.deps.devices.find(mediumId);
-      return named && named.userId === user.id && usable(named) ? named : null;
+      return named && named.userId === ctx.user.id && (await usable(named)) ? named : null;
     }
-    return (await this.deps.devices.ofUser(user.id)).find(usable) ?? null;
+    for (const device of await this.deps.devices.ofUser(ctx.user.id)) if (await usable(device)) return device;
+    return null;
   }
 
   /** Whether the user has a device the method can use (its `isEnrolled`). */

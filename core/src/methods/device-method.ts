@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { PluginApi } from '../plugins/api.js';
 import type {
   AuthMethod,
+  BoundDevice,
   EnrollmentHandlers,
   InitiateContext,
   InitiateOutcome,
@@ -52,6 +53,8 @@ export interface DeviceMethodDefinition {
   extraFields?: string[];
   /** Multipart file parts of the verification (FACE: `photo`). */
   files?: AuthMethod['files'];
+  /** Whether this device of the user can do the method (PATTERN: it holds a pattern). Default: yes. */
+  acceptsDevice?(ctx: MethodContext, device: BoundDevice): Promise<boolean>;
   /** Whether the user set the method up. Default: they have a device the method can use. */
   isEnrolled?(ctx: MethodContext): Promise<boolean>;
   /** Setting the method up. Default: binding a device (the setup API answers its QR code). */
@@ -96,6 +99,7 @@ export function deviceMethod(
       ...(def.numberMatching ? { numberMatching: true } : {}),
       ...(biometric ? { userVerification: true } : {}),
       ...(options.channel ? { channel: options.channel } : {}),
+      ...(def.acceptsDevice ? { accepts: def.acceptsDevice } : {}),
     },
     page: {
       label: def.page.label,

@@ -21,6 +21,8 @@ export interface OAuthClient {
   responseTypes: string[];
   scopes: string[];
   loginStages: string[][];
+  /** Methods that may complete the whole login alone (`single_factor_auth`, FACE). */
+  singleFactorMethods: string[];
   consentRequired: boolean;
   tokenFormat: 'jwt' | 'opaque';
   accessTokenTtl: number;
@@ -68,6 +70,7 @@ export class ClientRegistry {
           responseTypes: app.response_types,
           scopes: app.scopes,
           loginStages: app.login_stages,
+          singleFactorMethods: app.single_factor_methods,
           consentRequired: app.consent_required,
           tokenFormat: app.token_format,
           accessTokenTtl: app.access_token_ttl,

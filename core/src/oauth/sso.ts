@@ -44,6 +44,8 @@ export type SsoDecision =
 export interface SsoRequest {
   clientId: string;
   loginStages: string[][];
+  /** Methods that completed a login alone satisfy this app by themselves (`single_factor_methods`). */
+  singleFactorMethods: string[];
   prompt: string[];
   maxAge: number | null;
   request: RequestFacts;
@@ -74,10 +76,15 @@ export class SingleSignOn {
     const carried = await this.stillValid(user, session.methods, req);
     if (!carried.length) return none;
     const stale = req.maxAge !== null && session.methods.some((m) => m.at < this.nowSeconds() - req.maxAge!);
-    const stages = remainingStages(
-      req.loginStages,
-      carried.map((c) => c.method),
-    );
+    // A single-factor proof that completed a login alone (FACE) does so here too, where this
+    // app allows that method alone; elsewhere it counts for one stage like any other method.
+    const alone = carried.some((c) => c.alone && req.singleFactorMethods.includes(c.method));
+    const stages = alone
+      ? []
+      : remainingStages(
+          req.loginStages,
+          carried.map((c) => c.method),
+        );
     if (!stages) return none;
     if (stages.length) return { kind: 'login', userId: user.id, carried, stages, stale };
 

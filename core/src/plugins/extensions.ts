@@ -236,6 +236,8 @@ export interface DeviceMethodSpec {
   userVerification?: boolean;
   /** A delivery channel (kind `push`) that wakes devices with a push token; others poll their inbox. */
   channel?: string;
+  /** Whether this device of the user can do the method (PATTERN: it holds a pattern). Default: yes. */
+  accepts?(ctx: MethodContext, device: BoundDevice): Promise<boolean>;
 }
 
 export interface AuthMethod {

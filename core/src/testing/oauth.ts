@@ -40,6 +40,7 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     responseTypes: ['code'],
     scopes: ['openid', 'profile', 'email', 'offline_access'],
     loginStages: [],
+    singleFactorMethods: [],
     consentRequired: false,
     tokenFormat: 'opaque',
     accessTokenTtl: 3600,

@@ -200,7 +200,13 @@ export class VerificationService {
     const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger);
     if (fds.action === 'deny') throw fdsBlocked(fds.retryAfter);
     // A device method's push goes to one of the user's devices, picked before anything is stored.
-    const device = method.device ? await this.deps.pushes.pickDevice(user, method, fields.medium_id ?? null) : null;
+    const device = method.device
+      ? await this.deps.pushes.pickDevice(
+          this.methodContext(user, method.id, flow.clientId, request, logger),
+          method,
+          fields.medium_id ?? null,
+        )
+      : null;
     if (method.device && !device) throw verificationError('DEVICE_NOT_FOUND', 'no such device for this user');
     const number = method.device?.numberMatching ? this.deps.pushes.drawNumber() : undefined;
     const { exchangeId, statusId, exchange } = await this.newExchange(user, facts, device);
@@ -289,7 +295,7 @@ export class VerificationService {
     const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger);
     if (fds.action === 'deny') return refuse(`fds:${fds.reasons.join(',')}`);
     // A chosen medium would confirm the account exists before it is known: never at this stage.
-    const device = method.device ? await this.deps.pushes.pickDevice(user, method, null) : null;
+    const device = method.device ? await this.deps.pushes.pickDevice(ctx, method, null) : null;
     if (method.device && !device) return refuse('no_device');
     const outcome = await method.initiate({
       ...ctx,

@@ -50,6 +50,7 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       const decision = await sso.decide(await sessions.get(readCookie(req, ctx.sessionCookie)), {
         clientId: client.clientId,
         loginStages: client.loginStages,
+        singleFactorMethods: client.singleFactorMethods,
         prompt: request.prompt,
         maxAge: request.max_age,
         request: requestFacts(req, undefined, deps.device),
