@@ -29,6 +29,7 @@ describe('PATTERN through the simulator (issue 10)', function () {
     server = await startDemoServer();
   });
   after(() => server?.close());
+  afterEach(() => server.clock.advance(1801));
 
   const setUp = (deviceId: string, pattern = PATTERN) =>
     call(

@@ -37,8 +37,10 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
   });
   after(() => server?.close());
   // Whatever a test left pending is cancelled, so each test's push is the only one.
+  // and the clock moves past push-fatigue's windows (5 pushes / 10 min, 2 denials / 30 min).
   afterEach(async function () {
     for (const push of await device.pushes()) await device.cancel(push);
+    server.clock.advance(1801);
   });
 
   const pushFields = (push: Push, d: Authenticator = device) => ({
@@ -292,6 +294,31 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
       admin,
       'DELETE',
     );
+  });
+
+  it('push fatigue: a sixth push within ten minutes is refused (403 FDS_BLOCKED), as is any after two denials', async function () {
+    const at = await atSecondStage(server);
+    for (let i = 0; i < 5; i++) await initiate(server, at, 'PUSH');
+    const start = () =>
+      call(server, '/verification-srv/authentication/PUSH/initiation', {
+        request_id: at.requestId,
+        usage_type: 'MULTIFACTOR_AUTHENTICATION',
+        sub: server.alice.id,
+      });
+    const sixth = await start();
+    expect([sixth.status, sixth.code]).to.deep.equal([403, 'FDS_BLOCKED']);
+    // Each initiation in a flow retires the one before: only the fifth push is still live.
+    expect((await device.pushes()).length).to.equal(1);
+    for (const push of await device.pushes()) await device.cancel(push);
+
+    server.clock.advance(601);
+    for (let i = 0; i < 2; i++) {
+      await initiate(server, at, 'PUSH');
+      await device.deny(await onlyPush(device), 'not_me');
+    }
+    const third = await start();
+    expect([third.status, third.code]).to.deep.equal([403, 'FDS_BLOCKED']);
+    expect(await device.pushes()).to.deep.equal([]);
   });
 
   describe('binding', function () {
