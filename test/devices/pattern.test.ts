@@ -4,15 +4,13 @@
  * with amr swk+pin; removing the device removes its pattern.
  */
 import { expect } from 'chai';
-import { decodeJwt } from 'jose';
-import { codeFrom, redeemDemo } from '../oauth/demo-server.js';
 import {
-  DEMO_APP,
   admin,
   atSecondStage,
   boundDevice,
   call,
-  continueLogin,
+  idTokenAfter,
+  removeDevice,
   failure,
   initiate,
   onlyPush,
@@ -45,13 +43,7 @@ describe('PATTERN through the simulator (issue 10)', function () {
     expect([short.status, short.code]).to.deep.equal([400, 'INVALID_FIELD']);
     const unknown = await setUp('no-such-device-42');
     expect([unknown.status, unknown.code]).to.deep.equal([404, 'DEVICE_NOT_FOUND']);
-    await call(
-      server,
-      `/verification-actions-srv/setup/users/${server.alice.id}/devices/${phone.deviceId}`,
-      null,
-      admin,
-      'DELETE',
-    );
+    await removeDevice(server, phone.deviceId);
   });
 
   it('the push goes to the device with the pattern; wrong pattern 401, right pattern → tokens with amr swk+pin', async function () {
@@ -76,19 +68,14 @@ describe('PATTERN through the simulator (issue 10)', function () {
     const verified = await withPattern.verify(again!, { passCode: 'blue[1, 5, 9, 6]' });
     expect(verified.status_id).to.equal(started.status_id);
 
-    const resume = await continueLogin(server, at, started.status_id, 'PATTERN');
-    const code = await codeFrom(at.browser, server, resume, at.auth, DEMO_APP);
-    const tokens = await redeemDemo(server, DEMO_APP, code, at.auth.verifier);
-    expect(decodeJwt(tokens.id_token as string).amr).to.include.members(['pwd', 'swk', 'pin']);
+    expect((await idTokenAfter(server, at, started.status_id, 'PATTERN')).amr).to.include.members([
+      'pwd',
+      'swk',
+      'pin',
+    ]);
 
     // Removing the device removes its pattern: PATTERN is no longer set up.
-    await call(
-      server,
-      `/verification-actions-srv/setup/users/${server.alice.id}/devices/${withPattern.deviceId}`,
-      null,
-      admin,
-      'DELETE',
-    );
+    await removeDevice(server, withPattern.deviceId);
     const methods = await call(
       server,
       `/verification-actions-srv/setup/users/${server.alice.id}/methods`,
@@ -100,12 +87,6 @@ describe('PATTERN through the simulator (issue 10)', function () {
       (m) => m.method === 'PATTERN',
     );
     expect(pattern?.enrolled).to.equal(false);
-    await call(
-      server,
-      `/verification-actions-srv/setup/users/${server.alice.id}/devices/${newer.deviceId}`,
-      null,
-      admin,
-      'DELETE',
-    );
+    await removeDevice(server, newer.deviceId);
   });
 });

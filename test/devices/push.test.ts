@@ -5,17 +5,15 @@
  * the device API with its exact status and code.
  */
 import { expect } from 'chai';
-import { decodeJwt } from 'jose';
 import { Authenticator, type Push } from '@gatehouse-auth/authenticator';
-import { codeFrom, redeemDemo } from '../oauth/demo-server.js';
 import {
-  DEMO_APP,
   admin,
   atSecondStage,
   bindingFor,
   boundDevice,
   call,
-  continueLogin,
+  idTokenAfter,
+  removeDevice,
   failure,
   initiate,
   onlyPush,
@@ -79,11 +77,7 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
 
     const status = await call(server, `/verification-srv/verificationstatus/${started.status_id}`, null, {}, 'GET');
     expect(status.data.status).to.equal('AUTHENTICATED');
-    const resume = await continueLogin(server, at, started.status_id, 'PUSH');
-    const code = await codeFrom(at.browser, server, resume, at.auth, DEMO_APP);
-    const tokens = await redeemDemo(server, DEMO_APP, code, at.auth.verifier);
-    const idToken = decodeJwt(tokens.id_token as string);
-    expect(idToken.amr).to.include.members(['pwd', 'swk', 'mca']);
+    expect((await idTokenAfter(server, at, started.status_id, 'PUSH')).amr).to.include.members(['pwd', 'swk', 'mca']);
     expect(await device.pushes()).to.deep.equal([]);
   });
 
@@ -287,13 +281,7 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
     );
     expect([unknown.status, unknown.code]).to.deep.equal([404, 'DEVICE_NOT_FOUND']);
     await device.cancel(push);
-    await call(
-      server,
-      `/verification-actions-srv/setup/users/${server.alice.id}/devices/${other.deviceId}`,
-      null,
-      admin,
-      'DELETE',
-    );
+    await removeDevice(server, other.deviceId);
   });
 
   it('push fatigue: a sixth push within ten minutes is refused (403 FDS_BLOCKED), as is any after two denials', async function () {
@@ -334,13 +322,7 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
       const { binding_url: fresh } = await bindingFor(server, 'PUSH');
       const exists = await failure(twin.bind(fresh));
       expect([exists.status, exists.code]).to.deep.equal([409, 'DEVICE_EXISTS']);
-      await call(
-        server,
-        `/verification-actions-srv/setup/users/${server.alice.id}/devices/${first.deviceId}`,
-        null,
-        admin,
-        'DELETE',
-      );
+      await removeDevice(server, first.deviceId);
     });
 
     it('an expired code → 410 BINDING_EXPIRED; a TOUCHID binding refuses a key without a biometric unlock (400)', async function () {
@@ -372,13 +354,7 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
       const reply = await signedCall(server, signer, '/verification-srv/devices/bind', body, { nonce: binding_code });
       expect([reply.status, reply.code]).to.deep.equal([401, 'DEVICE_PROOF_INVALID']);
       await genuine.bind(binding_url);
-      await call(
-        server,
-        `/verification-actions-srv/setup/users/${server.alice.id}/devices/${genuine.deviceId}`,
-        null,
-        admin,
-        'DELETE',
-      );
+      await removeDevice(server, genuine.deviceId);
     });
   });
 

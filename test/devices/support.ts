@@ -4,7 +4,7 @@
  * TOUCHID are offered.
  */
 import { expect } from 'chai';
-import { importJWK, type CryptoKey } from 'jose';
+import { decodeJwt, importJWK, type CryptoKey } from 'jose';
 import {
   Authenticator,
   DeviceCallError,
@@ -17,6 +17,8 @@ import { Browser, loginRequestId, pkcePair } from '../oauth/support.js';
 import {
   DEMO_ADMIN_TOKEN,
   DEMO_APP,
+  codeFrom,
+  redeemDemo,
   stage,
   startAuthorization,
   startDemoServer,
@@ -111,6 +113,25 @@ export async function onlyPush(device: Authenticator): Promise<Push> {
   const pushes = await device.pushes();
   expect(pushes).to.have.length(1);
   return pushes[0]!;
+}
+
+/** Removes one of alice's devices through the setup API. */
+export function removeDevice(server: DemoServer, deviceId: string): Promise<Reply> {
+  return call(
+    server,
+    `/verification-actions-srv/setup/users/${server.alice.id}/devices/${deviceId}`,
+    null,
+    admin,
+    'DELETE',
+  );
+}
+
+/** Continues the login with the status, follows it to the app and redeems the code: the ID token's claims. */
+export async function idTokenAfter(server: DemoServer, at: SecondStage, statusId: string, method: string) {
+  const resume = await continueLogin(server, at, statusId, method);
+  const code = await codeFrom(at.browser, server, resume, at.auth, DEMO_APP);
+  const tokens = await redeemDemo(server, DEMO_APP, code, at.auth.verifier);
+  return decodeJwt(tokens.id_token as string);
 }
 
 /** Continues the login with an AUTHENTICATED status, as the hosted page does; returns the Location. */
