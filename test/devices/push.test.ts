@@ -309,6 +309,29 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
     expect(await device.pushes()).to.deep.equal([]);
   });
 
+  it('a device with a push token is woken through the channel with the push id only (no number, no context)', async function () {
+    const woken = await Authenticator.create({ now: () => server.clock.now(), name: 'Pushable phone' });
+    await woken.bind((await bindingFor(server, 'PUSH')).binding_url, { pushToken: 'fcm:token-0123456789' });
+    const at = await atSecondStage(server);
+    await initiate(server, at, 'PUSH', { medium_id: woken.deviceId });
+    const push = await onlyPush(woken);
+    let sent: { kind: string; data: Record<string, unknown>; text: string } | undefined;
+    for (let i = 0; i < 50 && !sent; i++) {
+      const res = await fetch(server.url('/dev/outbox/latest?to=fcm%3Atoken-0123456789'));
+      if (res.status === 200) sent = ((await res.json()) as { data: typeof sent }).data;
+      else await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(sent?.kind).to.equal('push');
+    expect(sent?.data).to.deep.equal({ push_id: push.pushId, method: 'PUSH', issuer: server.issuer });
+    // The token is kept encrypted.
+    const rows = await server.gatehouse.container.cradle.sql.select<{ push_token: string }>(
+      'SELECT push_token FROM devices WHERE id = :id',
+      { id: woken.deviceId },
+    );
+    expect(rows[0]?.push_token).to.be.a('string').and.not.include('token-0123456789');
+    await removeDevice(server, woken.deviceId);
+  });
+
   describe('binding', function () {
     it('a binding code binds one device: again → 404 BINDING_INVALID; a bound device_id → 409 DEVICE_EXISTS', async function () {
       const { binding_url, qr_code } = await bindingFor(server, 'PUSH');
