@@ -3,13 +3,14 @@
  * alone on PostgreSQL. Prints one table and writes bench/results/<timestamp>.json.
  *
  * Flags: --connections N (32), --duration S (8), --quick (2 s runs, fewer users and codes),
- * --only a,b,… (a subset of scenarios; default a–g), --cpu-prof (profile the Gatehouse SQLite
+ * --only a,b,… (a subset of scenarios; default a–g and i, FACE), --cpu-prof (profile the Gatehouse SQLite
  * process into bench/results/profiles/; read it with `node bench/profile-top.ts <file>`).
  *
  * Scenario h (growth: introspection with 1,000 stored tokens, then with 1,000,000) is opt-in,
  * `--only h`, because seeding the rows takes a minute or more; --growth-rows N (1,000,000) and
  * --seed-budget S (300) bound it.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -66,22 +67,23 @@ const { values: flags } = parseArgs({
 if (flags.help) {
   console.log(`usage: npm run bench -- [--connections N] [--duration S] [--quick] [--only a,b,…] [--cpu-prof]
                           [--growth-rows N] [--seed-budget S]
-  scenarios (default a,b,c,d,e,f,g):
+  scenarios (default a,b,c,d,e,f,g,i):
     a  client credentials, JWT (ES256)       b  client credentials, opaque
     c  introspection of an opaque token      d  TOTP initiation + verification pairs
     e  authorization code + PKCE exchange    f  a–c on PostgreSQL (Gatehouse alone)
     g  introspection idle, then under a concurrent password load
     h  growth (opt-in: --only h): introspection with ${GROWTH_SMALL} stored tokens, then with
-       --growth-rows (1000000) seeded into a separate Gatehouse; seeding stops after --seed-budget s (300)`);
+       --growth-rows (1000000) seeded into a separate Gatehouse; seeding stops after --seed-budget s (300)
+    i  FACE: describe + match per photo, against the 200 ms goal (bench/face.ts; one round with --quick)`);
   process.exit(0);
 }
 const connections = Number(flags.connections);
 const duration = flags.quick ? 2 : Number(flags.duration);
 if (!Number.isInteger(connections) || connections < 1 || connections > 1024) throw new Error('--connections: 1..1024');
 if (!(duration > 0 && duration <= 300)) throw new Error('--duration: seconds, at most 300');
-const only = new Set((flags.only ?? 'a,b,c,d,e,f,g').split(',').map((s) => s.trim()));
-const unknown = [...only].filter((s) => !'abcdefgh'.includes(s) || s.length !== 1);
-if (unknown.length) throw new Error(`--only: unknown scenario ${unknown.join(', ')} (a–h; see --help)`);
+const only = new Set((flags.only ?? 'a,b,c,d,e,f,g,i').split(',').map((s) => s.trim()));
+const unknown = [...only].filter((s) => !'abcdefghi'.includes(s) || s.length !== 1);
+if (unknown.length) throw new Error(`--only: unknown scenario ${unknown.join(', ')} (a–i; see --help)`);
 const growthRows = Number(flags['growth-rows']);
 const seedBudgetSeconds = Number(flags['seed-budget']);
 if (!Number.isInteger(growthRows) || growthRows < 10_000 || growthRows > 20_000_000)
@@ -629,6 +631,17 @@ async function main(): Promise<void> {
     if (growth) printGrowth(growth);
     if (problems.length) console.log(`\nProblems:\n${problems.map((p) => `- ${p}`).join('\n')}`);
     console.log(`\nResults: ${path.relative(process.cwd(), file)}`);
+    // FACE runs last, alone on the machine: its own program, as the face engine is a worker of its own.
+    if (only.has('i')) {
+      console.log('\nFACE (i):');
+      execFileSync(
+        process.execPath,
+        ['--import', 'tsx', path.join(here, 'face.ts'), '--rounds', flags.quick ? '1' : '3'],
+        {
+          stdio: 'inherit',
+        },
+      );
+    }
   } finally {
     killAllChildren();
     if (pgDatabase)

@@ -51,6 +51,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
   410: 'Gone',
   413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType',
+  422: 'UnprocessableEntity',
   429: 'TooManyRequests',
   500: 'InternalServerError',
   503: 'ServiceUnavailable',

@@ -13,6 +13,7 @@ import {
   listen,
   loadConfigFile,
   type Gatehouse,
+  type GatehouseConfig,
   type RunningServer,
 } from '@gatehouse-auth/core';
 import { FakeClock } from '@gatehouse-auth/core/testing';
@@ -37,7 +38,9 @@ export interface DemoServer extends Site {
   close(): Promise<void>;
 }
 
-export async function startDemoServer(opts: { trustProxy?: boolean } = {}): Promise<DemoServer> {
+export async function startDemoServer(
+  opts: { trustProxy?: boolean; configure?: (config: GatehouseConfig) => void } = {},
+): Promise<DemoServer> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   const loaded = loadConfigFile(path.join(ROOT, 'config/default.yaml'), {
@@ -49,6 +52,7 @@ export async function startDemoServer(opts: { trustProxy?: boolean } = {}): Prom
     GATEHOUSE_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
   });
   loaded.config.server.trust_proxy = opts.trustProxy ?? false;
+  opts.configure?.(loaded.config);
   // Cheap hashing: the suite checks behaviour, not cost.
   for (const plugin of loaded.config.plugins) {
     if (plugin.name === '@gatehouse-auth/method-password' || plugin.name === '@gatehouse-auth/method-backupcode') {

@@ -34,6 +34,7 @@ describe('SingleSignOn: what a session is worth to an app', function () {
   const ask = (extra: { prompt?: string[]; maxAge?: number | null; stages?: string[][] } = {}) => ({
     clientId: 'demo-app',
     loginStages: extra.stages ?? demoApp,
+    singleFactorMethods: [],
     prompt: extra.prompt ?? [],
     maxAge: extra.maxAge ?? null,
     request,

@@ -200,6 +200,8 @@ export class DevicePushes {
         exchange_id: { exchange_id: exchangeId, expires_at: exchange.expiresAt.toISOString() },
         challenge: push.challenge,
         context: push.context,
+        // The login page asked for this method alone: the device may say it signs the user in.
+        ...(exchange.state._single_factor === true ? { single_factor: true } : {}),
       });
     }
     await this.deps.devices.touch(device.deviceId);

@@ -47,10 +47,18 @@ function chain(first: RequestHandler, second: RequestHandler): RequestHandler {
 
 /** A JSON body (express.json) of at most `limit`. */
 export function jsonBody(limit: string | number): RequestHandler {
-  return chain(bodyLimit(limit), express.json({ limit, inflate: false }));
+  return forType('application/json', chain(bodyLimit(limit), express.json({ limit, inflate: false })));
 }
 
 /** A form body (express.urlencoded, flat) of at most `limit` and `parameterLimit` fields. */
 export function formBody(limit: string | number, parameterLimit = 100): RequestHandler {
-  return chain(bodyLimit(limit), express.urlencoded({ extended: false, limit, parameterLimit, inflate: false }));
+  return forType(
+    'application/x-www-form-urlencoded',
+    chain(bodyLimit(limit), express.urlencoded({ extended: false, limit, parameterLimit, inflate: false })),
+  );
+}
+
+/** Runs `handler` only for bodies of `type`: another parser of the route (multipart) has its own limit. */
+function forType(type: string, handler: RequestHandler): RequestHandler {
+  return (req, res, next) => (req.is(type) ? handler(req, res, next) : next());
 }

@@ -89,20 +89,35 @@ export const exchangeOfCurrentStage: Step = (s) => {
 
 export const singleFactorOnlyWhereAllowed: Step = (s, deps) => {
   if (!s.keys.includes('single_factor_auth')) return;
+  if (singleFactorRequested(s.method, s.fields.single_factor_auth, deps.findApp(s.flow!.clientId)))
+    s.singleFactor = true;
+};
+
+/**
+ * Whether a request that carries `single_factor_auth` (with `value`, undefined when it was not a
+ * string) asks the method to complete the login alone. Throws unless it is a single-factor
+ * method, the value is true or false, and (for true) the app allows the method alone. Also
+ * checked at initiation: a device method's verification comes from the device, so the login
+ * page asks for it when it starts the push.
+ */
+export function singleFactorRequested(
+  method: AuthMethod,
+  value: string | undefined,
+  app: AppConfig | undefined,
+): boolean {
   // Any value counts, null or malformed included: the flag itself is what only FACE accepts.
-  if (!s.method.singleFactor) throw verificationError('SINGLE_FACTOR_NOT_ALLOWED');
-  const value = s.fields.single_factor_auth;
+  if (!method.singleFactor) throw verificationError('SINGLE_FACTOR_NOT_ALLOWED');
   if (value !== 'true' && value !== 'false') {
     throw verificationError('INVALID_FIELD', 'single_factor_auth must be true or false', {
       fields: ['single_factor_auth'],
     });
   }
-  if (value === 'false') return;
-  if (!deps.findApp(s.flow!.clientId)?.single_factor_methods.includes(s.method.id)) {
-    throw verificationError('SINGLE_FACTOR_NOT_ALLOWED', `this app does not allow ${s.method.id} alone`);
+  if (value === 'false') return false;
+  if (!app?.single_factor_methods.includes(method.id)) {
+    throw verificationError('SINGLE_FACTOR_NOT_ALLOWED', `this app does not allow ${method.id} alone`);
   }
-  s.singleFactor = true;
-};
+  return true;
+}
 
 // (c) fields, enablement, then the method's own check.
 

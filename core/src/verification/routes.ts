@@ -49,6 +49,17 @@ function multipartFor(verification: VerificationService): RequestHandler {
     if (!files.length) return next(verificationError('INVALID_FIELD', `${method.id} does not take multipart bodies`));
     const upload = multer({
       storage: multer.memoryStorage(),
+      // A part of a type the method does not take is refused before it is read.
+      fileFilter: (_req, file, accept) => {
+        const allowed = files.find((f) => f.name === file.fieldname)?.mimeTypes ?? [];
+        if (allowed.includes(file.mimetype)) accept(null, true);
+        else
+          accept(
+            verificationError('INVALID_FIELD', `${file.fieldname} must be one of ${allowed.join(', ')}`, {
+              fields: [file.fieldname],
+            }),
+          );
+      },
       limits: {
         fileSize: Math.max(...files.map((f) => f.maxBytes)),
         files: files.length,

@@ -19,7 +19,14 @@ import type { Exchange, ExchangeStore } from './exchanges.js';
 import { runFdsRules } from './fds.js';
 import type { LoginFlow, LoginFlowStore } from './flows.js';
 import { phantomUser } from './context.js';
-import { EXCHANGE_STEPS, SPEC_METHOD_FIELDS, VERIFY_STEPS, type StepDeps, type VerifyState } from './pipeline.js';
+import {
+  EXCHANGE_STEPS,
+  SPEC_METHOD_FIELDS,
+  VERIFY_STEPS,
+  singleFactorRequested,
+  type StepDeps,
+  type VerifyState,
+} from './pipeline.js';
 import type { NoticeFacts, SecurityNotifier } from './notifier.js';
 import { offered } from './stages.js';
 import { sha256 } from '../util/crypto.js';
@@ -51,7 +58,12 @@ interface InitiationFacts {
   request: RequestFacts;
   logger: Logger;
   expiresAt: Date;
+  /** The login page asked the method to complete the login alone (`single_factor_auth`). */
+  singleFactor: boolean;
 }
+
+/** Where an exchange keeps a single-factor request made at initiation (see singleFactorRequested). */
+const SINGLE_FACTOR_KEY = '_single_factor';
 
 export interface ContinueResult {
   flow: LoginFlow;
@@ -185,7 +197,10 @@ export class VerificationService {
     const expiresAt = new Date(
       Math.min(now.getTime() + this.deps.config.verification.exchange_ttl * 1000, flow.expiresAt.getTime()),
     );
-    const facts = { method, flow, request, logger, expiresAt };
+    const singleFactor =
+      Object.hasOwn(fields, 'single_factor_auth') &&
+      singleFactorRequested(method, fields.single_factor_auth, this.app(flow.clientId));
+    const facts = { method, flow, request, logger, expiresAt, singleFactor };
     return flow.userId ? this.initiateKnown(fields, facts) : this.initiateFirstStage(fields, facts);
   }
 
@@ -237,6 +252,7 @@ export class VerificationService {
         state = { ...state, ...push.state };
         extra = { ...extra, ...this.deps.pushes.pageResponse(device, number) };
       }
+      if (facts.singleFactor) state = { ...state, [SINGLE_FACTOR_KEY]: true };
       if (state) await this.deps.exchanges.setState(exchange.key, state);
     }
     await this.recordInitiated(user, facts);
@@ -311,6 +327,7 @@ export class VerificationService {
       state = { ...state, ...push.state };
       await this.deps.exchanges.setMedium(exchangeKey, device.deviceId);
     }
+    if (facts.singleFactor) state = { ...state, [SINGLE_FACTOR_KEY]: true };
     if (state) await this.deps.exchanges.setState(exchangeKey, state);
   }
 
@@ -420,6 +437,7 @@ export class VerificationService {
     const state: VerifyState = { method, ...input };
     for (const step of VERIFY_STEPS) await step(state, this.stepDeps(method));
     const exchange = state.exchange!;
+    if (exchange.state[SINGLE_FACTOR_KEY] === true) state.singleFactor = true;
     const flow = state.flow!;
     const user = state.user ?? phantomUser(flow.id);
 
