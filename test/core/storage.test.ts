@@ -448,6 +448,19 @@ function storageSuite(dialect: 'sqlite' | 'postgres', databaseUrl: () => string)
       expect(await records().delete(key)).to.equal(false);
     });
 
+    it('add inserts only where no live record has the key; an expired one is replaced; 10 racing adds: one wins', async () => {
+      const key = unique('add-');
+      expect(await records().add(key, { first: true }, { ttlSeconds: 60 })).to.equal(true);
+      expect(await records().add(key, { second: true })).to.equal(false);
+      expect((await records().get(key))?.data).to.deep.equal({ first: true });
+      clock.advance(61);
+      expect(await records().add(key, { third: true })).to.equal(true);
+      expect((await records().get(key))?.data).to.deep.equal({ third: true });
+      const raced = unique('add-race-');
+      const wins = await Promise.all(Array.from({ length: 10 }, (_, i) => records().add(raced, { i })));
+      expect(wins.filter(Boolean)).to.have.length(1);
+    });
+
     it('10 concurrent consumes: exactly one gets the record', async () => {
       const key = unique('race-');
       await records().put(key, { prize: 1 });

@@ -39,10 +39,15 @@ export interface DemoServer extends Site {
 }
 
 export async function startDemoServer(
-  opts: { trustProxy?: boolean; configure?: (config: GatehouseConfig) => void } = {},
+  opts: {
+    trustProxy?: boolean;
+    configure?: (config: GatehouseConfig) => void;
+    /** `localhost` for WebAuthn, whose relying party id must be a domain name (default 127.0.0.1). */
+    host?: string;
+  } = {},
 ): Promise<DemoServer> {
   const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
+  const issuer = `http://${opts.host ?? '127.0.0.1'}:${port}`;
   const loaded = loadConfigFile(path.join(ROOT, 'config/default.yaml'), {
     DATABASE_URL: 'sqlite::memory:',
     ISSUER: issuer,

@@ -59,7 +59,16 @@ export const LOGIN_JS: Asset = asset(
     const section = Array.prototype.find.call(form.querySelectorAll('section.method'), (s) => s.dataset.method === radio.value);
     const inputs = Array.prototype.slice.call(section.querySelectorAll('input[data-field]'));
     const d = section.dataset;
-    return { id: d.method, label: d.label, sends: d.sends, again: d.again, driven: d.driven === 'yes', section, inputs };
+    return {
+      id: d.method,
+      label: d.label,
+      sends: d.sends,
+      again: d.again,
+      driven: d.driven === 'yes',
+      discoverable: d.discoverable === 'yes',
+      section,
+      inputs,
+    };
   }
 
   function say(text, isError) {
@@ -182,7 +191,8 @@ export const LOGIN_JS: Asset = asset(
   }
 
   function needsIdentifier() {
-    if (!identifier || identifier.value.trim()) return false;
+    // A passkey names the user itself: it may start with the field empty.
+    if (!identifier || identifier.value.trim() || current().discoverable) return false;
     say('Enter your username, email or phone number.', true);
     identifier.focus();
     return true;

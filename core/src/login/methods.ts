@@ -13,6 +13,8 @@ export interface MethodView {
   sends: { button: string; again: string } | null;
   /** The URL of its browser module, if it has one. */
   module: string | null;
+  /** It names the user by itself (a passkey): no identifier is needed before it. */
+  discoverable: boolean;
 }
 
 /** `pass_code` → `Pass code`: the label of an input a method did not describe. */
@@ -39,5 +41,6 @@ export function methodView(method: AuthMethod, moduleUrl: string | null): Method
     })),
     sends: page?.sends ? { button: page.sends.button, again: page.sends.again ?? page.sends.button } : null,
     module: moduleUrl,
+    discoverable: Boolean(method.discoverable),
   };
 }

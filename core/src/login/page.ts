@@ -88,6 +88,7 @@ function methodSection(m: MethodView, chosen: boolean): SafeHtml {
     data-sends="${m.sends?.button ?? ''}"
     data-again="${m.sends?.again ?? ''}"
     data-driven="${m.module ? 'yes' : ''}"
+    data-discoverable="${m.discoverable ? 'yes' : ''}"
     ${chosen ? '' : trusted(' hidden')}
   >
     ${m.help ? html`<p class="note">${m.help}</p>` : ''} ${inputs}

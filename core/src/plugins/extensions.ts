@@ -138,6 +138,8 @@ export type VerifyOutcome =
        * first; the verification then fails.
        */
       commit?: () => Promise<boolean>;
+      /** The amr this proof earned, where it depends on the proof (a synced passkey: swk); default `method.amr`. */
+      amr?: string[];
     }
   /**
    * Never say which part was wrong: `reason` is for the event log only. `final` ends the
@@ -240,6 +242,27 @@ export interface DeviceMethodSpec {
   accepts?(ctx: MethodContext, device: BoundDevice): Promise<boolean>;
 }
 
+/** Where a discoverable method starts a first stage nobody named a user for. */
+export interface DiscoverableContext {
+  clientId: string;
+  request: RequestFacts;
+  /** This app's options for the method, if it has any. */
+  appOptions?: unknown;
+  exchangeExpiresAt: Date;
+  logger: Logger;
+}
+
+/**
+ * A method whose proof names the user by itself (a passkey's user handle): it may start the
+ * first stage without an identifier. `identify` says whom a proof is for; the core then checks
+ * that user as for any other first stage and runs `verify` with them.
+ */
+export interface DiscoverableMethod {
+  initiate(ctx: DiscoverableContext): Promise<InitiateOutcome>;
+  /** The user id the proof claims (never trusted alone: `verify` checks the proof), or null. */
+  identify(ctx: DiscoverableContext & { fields: Record<string, string>; state: JsonObject }): Promise<string | null>;
+}
+
 export interface AuthMethod {
   /** Path segment, upper case: 'TOTP'. */
   id: string;
@@ -253,6 +276,8 @@ export interface AuthMethod {
   singleFactor?: boolean;
   /** Completed by an authenticator device through the push steps (docs/devices.md). */
   device?: DeviceMethodSpec;
+  /** Starts the first stage without an identifier (passkeys). */
+  discoverable?: DiscoverableMethod;
   /** Whether the user has set this method up (Keycloak's configuredFor). */
   isEnrolled(ctx: MethodContext): Promise<boolean>;
   initiate(ctx: InitiateContext): Promise<InitiateOutcome>;
@@ -445,6 +470,8 @@ export interface StoredRecord {
 export interface RecordStore {
   /** Inserts or replaces. */
   put(key: string, data: JsonObject, opts?: { ttlSeconds?: number }): Promise<void>;
+  /** Inserts only where no live record has the key; false when one has (one of racing callers wins). */
+  add(key: string, data: JsonObject, opts?: { ttlSeconds?: number }): Promise<boolean>;
   get(key: string): Promise<StoredRecord | null>;
   /** Deletes and returns the record; exactly one of several concurrent callers gets it. */
   consume(key: string): Promise<StoredRecord | null>;

@@ -280,25 +280,33 @@ export function recordStore(sql: Sql, clock: Clock, plugin: string): RecordStore
   const live = '(expires_at IS NULL OR expires_at > :now)';
   const base = () => ({ plugin, now: clock.now().getTime() });
   let seq = 0;
+  const row = (key: string, data: JsonObject, opts: { ttlSeconds?: number }) => {
+    const now = clock.now().getTime();
+    return {
+      plugin,
+      key,
+      data: JSON.stringify(data),
+      // Orders records written in the same millisecond.
+      seq: now * 1000 + (seq++ % 1000),
+      now,
+      expires: opts.ttlSeconds ? now + opts.ttlSeconds * 1000 : null,
+    };
+  };
+  const insert = `INSERT INTO plugin_records (plugin, key, data, seq, created_at, expires_at)
+    VALUES (:plugin, :key, :data, :seq, :now, :expires)
+    ON CONFLICT (plugin, key) DO UPDATE SET data = excluded.data, seq = excluded.seq,
+      created_at = excluded.created_at, expires_at = excluded.expires_at`;
   return {
     async put(key, data, opts = {}) {
-      const now = clock.now().getTime();
-      const params = {
-        plugin,
-        key,
-        data: JSON.stringify(data),
-        // Orders records written in the same millisecond.
-        seq: now * 1000 + (seq++ % 1000),
-        now,
-        expires: opts.ttlSeconds ? now + opts.ttlSeconds * 1000 : null,
-      };
-      await sql.exec(
-        `INSERT INTO plugin_records (plugin, key, data, seq, created_at, expires_at)
-         VALUES (:plugin, :key, :data, :seq, :now, :expires)
-         ON CONFLICT (plugin, key) DO UPDATE SET data = excluded.data, seq = excluded.seq,
-           created_at = excluded.created_at, expires_at = excluded.expires_at`,
-        params,
+      await sql.exec(insert, row(key, data, opts));
+    },
+    async add(key, data, opts = {}) {
+      // The conflict branch replaces only an expired record: a live one keeps the key.
+      const rows = await sql.write(
+        `${insert} WHERE plugin_records.expires_at IS NOT NULL AND plugin_records.expires_at <= :now RETURNING key`,
+        row(key, data, opts),
       );
+      return rows.length > 0;
     },
     async get(key) {
       const row = await sql.one<RecordRow>(

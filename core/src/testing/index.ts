@@ -195,6 +195,11 @@ export class MemoryRecords implements RecordStore {
       expiresAt: opts.ttlSeconds ? new Date(now.getTime() + opts.ttlSeconds * 1000) : null,
     });
   }
+  async add(key: string, data: JsonObject, opts: { ttlSeconds?: number } = {}): Promise<boolean> {
+    if (this.live(key)) return false;
+    await this.put(key, data, opts);
+    return true;
+  }
   async get(key: string) {
     return this.live(key);
   }

@@ -34,7 +34,12 @@ export interface VerifyState {
   phantom?: boolean;
   /** The proof is to complete the whole login (`single_factor_auth`, allowed for this app). */
   singleFactor?: boolean;
+  /** A discoverable first stage: the user the proof names (DiscoverableMethod.identify). */
+  discovered?: string;
 }
+
+/** Where an exchange records that a discoverable method started it without a user. */
+export const DISCOVERABLE_KEY = '_discoverable';
 
 /** What the steps need from the server, so each one stays a small pure-ish function. */
 export interface StepDeps {
@@ -42,6 +47,8 @@ export interface StepDeps {
   findFlow(id: string): Promise<LoginFlow | null>;
   findApp(clientId: string): AppConfig | undefined;
   findUser(id: string): Promise<UserRecord | null>;
+  /** Whom a discoverable method's proof names. */
+  identify(state: VerifyState): Promise<string | null>;
   methodContext(state: VerifyState, user: UserRecord): MethodContext;
   /** Field names of every registered method, for FIELDS_MIXED. */
   knownFields(): Set<string>;
@@ -150,7 +157,11 @@ export const methodEnabled: Step = async (s, deps) => {
     throw verificationError('METHOD_NOT_ENABLED', `${s.method.id} is not enabled for this app`);
   }
   s.app = app;
-  const userId = s.exchange!.userId;
+  // A discoverable first stage names no user at initiation: the proof says whom it is for.
+  if (!s.exchange!.userId && s.exchange!.state[DISCOVERABLE_KEY] === true && s.method.discoverable) {
+    s.discovered = (await deps.identify(s)) ?? undefined;
+  }
+  const userId = s.exchange!.userId ?? s.discovered;
   const user = userId ? await deps.findUser(userId) : null;
   const firstStage = !s.flow!.userId;
   if (!user || (firstStage && user.status !== 'active')) {

@@ -4,6 +4,7 @@ import { ApiError } from '../errors.js';
 import type { Extensions } from '../plugins/loader.js';
 import type {
   AuthMethod,
+  DiscoverableContext,
   FdsContext,
   FdsRule,
   JsonObject,
@@ -23,6 +24,7 @@ import {
   EXCHANGE_STEPS,
   SPEC_METHOD_FIELDS,
   VERIFY_STEPS,
+  DISCOVERABLE_KEY,
   singleFactorRequested,
   type StepDeps,
   type VerifyState,
@@ -201,7 +203,41 @@ export class VerificationService {
       Object.hasOwn(fields, 'single_factor_auth') &&
       singleFactorRequested(method, fields.single_factor_auth, this.app(flow.clientId));
     const facts = { method, flow, request, logger, expiresAt, singleFactor };
-    return flow.userId ? this.initiateKnown(fields, facts) : this.initiateFirstStage(fields, facts);
+    if (flow.userId) return this.initiateKnown(fields, facts);
+    // A passkey names its user: at the first stage any identifier typed is not needed.
+    if (method.discoverable) return this.initiateDiscoverable(facts);
+    return this.initiateFirstStage(fields, facts);
+  }
+
+  /**
+   * A first stage with no identifier, by a method whose proof names the user (a passkey): the
+   * exchange has no user until the proof says whom it is for (VERIFY_STEPS, methodEnabled).
+   */
+  private async initiateDiscoverable(facts: InitiationFacts): Promise<JsonObject> {
+    const { method, flow, request, logger, expiresAt } = facts;
+    const outcome = await method.discoverable!.initiate(
+      this.discoverableContext(method, flow.clientId, request, logger, expiresAt),
+    );
+    if (!outcome.ok) throw new ApiError(outcome.status, outcome.code, outcome.message);
+    const { exchangeId, statusId, exchange } = await this.newExchange(null, facts, null);
+    await this.deps.exchanges.setState(exchange.key, { ...outcome.state, [DISCOVERABLE_KEY]: true });
+    await this.recordInitiated(null, facts);
+    return {
+      exchange_id: { exchange_id: exchangeId, expires_at: expiresAt.toISOString() },
+      status_id: statusId,
+      ...outcome.response,
+    };
+  }
+
+  private discoverableContext(
+    method: AuthMethod,
+    clientId: string,
+    request: RequestFacts,
+    logger: Logger,
+    exchangeExpiresAt: Date,
+  ): DiscoverableContext {
+    const appOptions = this.deps.appSettings.get(clientId)?.methods[method.id];
+    return { clientId, request, logger, exchangeExpiresAt, ...(appOptions !== undefined ? { appOptions } : {}) };
   }
 
   /**
@@ -517,7 +553,8 @@ export class VerificationService {
       await this.outcomeOf('verification.failure', state, 'already_consumed');
       throw verificationError('VERIFICATION_FAILED');
     }
-    await this.deps.statuses.authenticate(exchange.statusKey, method.amr, {
+    await this.deps.statuses.authenticate(exchange.statusKey, outcome.amr ?? method.amr, {
+      ...(state.discovered ? { userId: user.id } : {}),
       stepUp: fds.action === 'step_up',
       // A step-up asks for more: it outweighs a request to finish with this method alone.
       singleFactor: Boolean(state.singleFactor) && fds.action !== 'step_up',
@@ -567,6 +604,12 @@ export class VerificationService {
       findFlow: (id) => this.deps.flows.get(id),
       findApp: (clientId) => this.app(clientId),
       findUser: (id) => this.deps.services.users.findById(id),
+      identify: (s) =>
+        method.discoverable!.identify({
+          ...this.discoverableContext(method, s.flow!.clientId, s.request, s.logger, s.exchange!.expiresAt),
+          fields: s.fields,
+          state: s.exchange!.state,
+        }),
       methodContext: (s, user) => this.methodContext(user, method.id, s.flow!.clientId, s.request, s.logger),
       knownFields: () => this.knownFields,
       now: () => this.deps.clock.now(),

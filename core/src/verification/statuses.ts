@@ -95,12 +95,20 @@ export class StatusStore {
   async authenticate(
     key: string,
     amr: string[],
-    opts: { stepUp: boolean; singleFactor: boolean; ttlSeconds: number; from: StatusState[] },
+    opts: {
+      stepUp: boolean;
+      singleFactor: boolean;
+      ttlSeconds: number;
+      from: StatusState[];
+      /** The user a discoverable proof named (the status had none). */
+      userId?: string;
+    },
   ): Promise<boolean> {
     const now = this.clock.now().getTime();
     const rows = await this.sql.write(
       `UPDATE verification_statuses SET state = 'AUTHENTICATED', amr = :amr, step_up = :stepUp,
-         single_factor = :singleFactor, updated_at = :now, expires_at = :expires
+         single_factor = :singleFactor, updated_at = :now, expires_at = :expires,
+         user_id = COALESCE(user_id, :userId)
        WHERE id = :key AND state IN (${opts.from.map((s) => `'${s}'`).join(', ')}) AND consumed_at IS NULL
        RETURNING id`,
       {
@@ -108,6 +116,7 @@ export class StatusStore {
         amr: JSON.stringify(amr),
         stepUp: opts.stepUp,
         singleFactor: opts.singleFactor,
+        userId: opts.userId ?? null,
         now,
         expires: now + opts.ttlSeconds * 1000,
       },

@@ -1,0 +1,30 @@
+// The hosted login page's side of FIDO2: ask the browser for a passkey with the options the
+// initiation answered, and verify its response. @simplewebauthn/browser comes from the package
+// (served beside this file by the core), never from a CDN.
+import './simplewebauthn-browser.js';
+
+const { startAuthentication, browserSupportsWebAuthn } = globalThis.SimpleWebAuthnBrowser;
+
+/** What the user is told when the browser refuses or the user cancels. */
+function refusal(err) {
+  if (err && err.name === 'NotAllowedError')
+    return 'The passkey was not used: it was cancelled, timed out, or could not confirm it is you. Try again, or choose another way.';
+  return 'Your passkey could not be used here. Choose another way to sign in.';
+}
+
+window.GatehouseLogin.register('FIDO2', {
+  async start(ctx) {
+    if (!browserSupportsWebAuthn()) {
+      throw { code: 'FIDO2_UNSUPPORTED', error: 'This browser cannot use passkeys. Choose another way to sign in.' };
+    }
+    ctx.say('Follow your browser to use your passkey…', false);
+    const data = await ctx.initiate();
+    let response;
+    try {
+      response = await startAuthentication({ optionsJSON: data.fido2_options });
+    } catch (err) {
+      throw { code: 'FIDO2_REFUSED', error: refusal(err) };
+    }
+    await ctx.verify({ fido2_client_response: JSON.stringify(response) });
+  },
+});
