@@ -106,11 +106,19 @@ export class SoftAuthenticator {
 
   async register(
     options: PublicKeyCredentialCreationOptionsJSON,
-    over: Flags & { origin?: string; rpId?: string; alg?: SoftAlg; type?: string; counter?: number } = {},
+    over: Flags & {
+      origin?: string;
+      rpId?: string;
+      alg?: SoftAlg;
+      type?: string;
+      counter?: number;
+      /** Register this credential id again (a cloned or shared key), with a fresh key pair. */
+      credentialId?: string;
+    } = {},
   ): Promise<RegistrationResponseJSON> {
     const rpId = options.rp.id ?? this.rpId;
     this.checkRpId(rpId);
-    // §6.3.2 step 3: an excluded credential already here means "you are registered".
+    // authenticatorMakeCredential (§6.3.2): an excluded credential already here means "you are registered".
     const excluded = new Set((options.excludeCredentials ?? []).map((c) => c.id));
     if (this.credentials.some((c) => c.rpId === rpId && excluded.has(c.id))) {
       throw domError('InvalidStateError', 'A credential in excludeCredentials is on this authenticator');
@@ -120,7 +128,7 @@ export class SoftAuthenticator {
     const sel = options.authenticatorSelection;
     const residentKey = sel?.residentKey ?? (sel?.requireResidentKey ? 'required' : 'discouraged');
     const discoverable = residentKey !== 'discouraged';
-    const id = randomBytes(16);
+    const id = over.credentialId ? Buffer.from(over.credentialId, 'base64url') : randomBytes(16);
     const cred: SoftCredential = {
       id: b64u(id),
       userHandle: discoverable ? options.user.id : undefined,
@@ -186,7 +194,7 @@ export class SoftAuthenticator {
       over.challenge ?? options.challenge,
       over.origin,
     );
-    // §6.3.3 step 11: the assertion signature covers authenticatorData ‖ SHA-256(clientDataJSON).
+    // authenticatorGetAssertion (§6.3.3): the assertion signature covers authenticatorData ‖ SHA-256(clientDataJSON).
     const signed = Buffer.concat([authData, sha256(clientDataJSON)]);
     // EdDSA hashes internally (null digest); ES256 gives DER, RS256 PKCS#1 v1.5 by node's default.
     const signature = sign(cred.alg === 'EdDSA' ? null : 'sha256', signed, cred.privateKey);
@@ -205,7 +213,7 @@ export class SoftAuthenticator {
     };
   }
 
-  /** §5.1.3 step 8 / §5.1.4.1 step 7: the RP ID must be the origin's host or a suffix of it. */
+  /** The client's check in create() and get() (§5.1.3, §5.1.4): the RP ID is the origin's host or a suffix. */
   private checkRpId(rpId: string): void {
     const host = new URL(this.origin).hostname;
     if (host !== rpId && !host.endsWith(`.${rpId}`)) {
@@ -213,7 +221,7 @@ export class SoftAuthenticator {
     }
   }
 
-  /** First requested algorithm supported here; an empty list means ES256 and RS256 (§5.1.3 step 10). */
+  /** First requested algorithm supported here; an empty list means ES256 and RS256 (§5.1.3). */
   private pickAlg(options: PublicKeyCredentialCreationOptionsJSON): SoftAlg {
     if (options.pubKeyCredParams.length === 0) return 'ES256';
     const ours = Object.entries(COSE_ALG) as [SoftAlg, number][];

@@ -134,6 +134,15 @@ export class EnrollmentService {
     await this.deps.services.events.record({ type: eventType, userId, data });
   }
 
+  /** Renames one credential (its label: what the user calls a passkey or a phone). */
+  async rename(user: UserRecord, methodId: string, credentialId: string, label: string): Promise<void> {
+    const method = this.deps.extensions.methods.get(methodId.toUpperCase());
+    if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${methodId}"`);
+    const credentials = this.deps.services.credentials(user.id, method.id);
+    if (!(await credentials.get(credentialId))) throw verificationError('CREDENTIAL_NOT_FOUND');
+    await credentials.update(credentialId, { label });
+  }
+
   /** Removes one credential, or all of the method's credentials when no id is given. */
   async remove(user: UserRecord, methodId: string, credentialId?: string): Promise<number> {
     const method = this.deps.extensions.methods.get(methodId.toUpperCase());

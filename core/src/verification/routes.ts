@@ -268,6 +268,21 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     const user = await userOf(req.params.sub, res);
     ok(res, await enrollment.list(user, requestFacts(req), req.log));
   });
+  // Renaming one credential (a passkey, a phone): only its label changes.
+  router.patch(
+    '/verification-actions-srv/setup/users/:sub/methods/:method/:credentialId',
+    enrollmentAuth,
+    json,
+    async (req, res) => {
+      const user = await userOf(req.params.sub, res);
+      const label = typeof req.body?.name === 'string' ? (req.body.name as string).trim() : '';
+      if (!label || label.length > 64)
+        throw verificationError('INVALID_FIELD', 'name must be 1 to 64 characters', { fields: ['name'] });
+      const credentialId = String(req.params.credentialId);
+      await enrollment.rename(user, String(req.params.method), credentialId, label);
+      ok(res, { id: credentialId, name: label });
+    },
+  );
   router.delete(
     '/verification-actions-srv/setup/users/:sub/methods/:method{/:credentialId}',
     enrollmentAuth,
