@@ -68,8 +68,8 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
     };
   };
 
-  /** The authorize request of demo-spa; the browser lands on the hosted page's first stage. */
-  async function openLogin() {
+  /** The authorize request of demo-spa (PKCE); answers its URL and code verifier. */
+  function authorizeUrl() {
     const { verifier, challenge } = pkcePair();
     const params = new URLSearchParams({
       client_id: DEMO_SPA.id,
@@ -80,15 +80,46 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
       code_challenge: challenge,
       code_challenge_method: 'S256',
     });
-    const url = server.url(`/api/oauth2/authorize/?${params.toString()}`);
+    return { url: server.url(`/api/oauth2/authorize/?${params.toString()}`), verifier };
+  }
+
+  /** Opens the hosted page's first stage; answers the code verifier. */
+  async function openLogin() {
+    const { url, verifier } = authorizeUrl();
     // The last test's navigation to the redirect URI (no server there) may still be failing.
     await page.goto(url).catch(() => page.waitForTimeout(200).then(() => page.goto(url)));
     await page.getByRole('radio', { name: 'Passkey or security key' }).waitFor();
     return verifier;
   }
 
-  it('registers a passkey with the browser ceremony (setup API), then signs in without a username to a code; amr hwk+mfa', async function () {
+  /** The browser's request for the app's redirect URI, once `act` has run (there is no server there). */
+  async function arrival(act: () => Promise<unknown>): Promise<URL> {
+    const [request] = await Promise.all([
+      page.waitForRequest((r) => r.url().startsWith(DEMO_SPA.redirectUri), { timeout: 20_000 }),
+      act(),
+    ]).catch(async (err: unknown) => {
+      throw new Error(
+        `${String(err)}; page said: ${await page
+          .locator('#gh-message')
+          .textContent()
+          .catch(() => '?')}`,
+      );
+    });
+    return new URL(request.url());
+  }
+
+  async function expectPasskeyTokens(callback: URL, verifier: string) {
+    const code = callback.searchParams.get('code');
+    expect(code, callback.href).to.be.a('string');
+    const tokens = await redeemDemo(server, DEMO_SPA, code!, verifier);
+    const idToken = decodeJwt(tokens.id_token as string);
+    expect(idToken.sub).to.equal(server.alice.id);
+    expect(idToken.amr).to.include.members(['hwk', 'mfa']);
+  }
+
+  it('registers a passkey with the browser ceremony (setup API); then the username field offers it (conditional mediation) and picking it signs in', async function () {
     await openLogin();
+    expect(await page.locator('#gh-identifier').getAttribute('autocomplete')).to.equal('username webauthn');
     // The FIDO2 page module has loaded @simplewebauthn/browser from the server (no CDN).
     const started = await setup('initiation', { sub: server.alice.id, name: 'Laptop passkey' });
     expect(started.status, JSON.stringify(started.json)).to.equal(200);
@@ -111,23 +142,29 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
     expect(stored.credentials).to.have.length(1);
     expect(stored.credentials[0]!.isResidentCredential).to.equal(true);
 
-    // Sign in: no username typed, the passkey says who it is.
+    // The page starts a conditional request as it loads; the virtual authenticator answers it
+    // as a user picking the passkey in the autofill list would: no username, no button.
+    await context.clearCookies();
+    const { url, verifier } = authorizeUrl();
+    const callback = await arrival(() =>
+      page.goto(url).catch(() => page.waitForTimeout(200).then(() => page.goto(url))),
+    );
+    await expectPasskeyTokens(callback, verifier);
+  });
+
+  it('modal: the passkey chosen on the page with the username field empty signs in to a code; amr hwk+mfa', async function () {
+    // From here on the page has no conditional mediation: only the modal ceremony runs.
+    await page.addInitScript(() => {
+      const page = globalThis as unknown as {
+        PublicKeyCredential: { isConditionalMediationAvailable(): Promise<boolean> };
+      };
+      page.PublicKeyCredential.isConditionalMediationAvailable = async () => false;
+    });
     await context.clearCookies();
     const verifier = await openLogin();
     await page.getByRole('radio', { name: 'Passkey or security key' }).check();
-    const [request] = await Promise.all([
-      page.waitForRequest((r) => r.url().startsWith(DEMO_SPA.redirectUri), { timeout: 20_000 }),
-      page.getByRole('button', { name: 'Continue' }).click(),
-    ]).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}; page said: ${await page.locator('#gh-message').textContent()}`);
-    });
-    const callback = new URL(request.url());
-    const code = callback.searchParams.get('code');
-    expect(code, callback.href).to.be.a('string');
-    const tokens = await redeemDemo(server, DEMO_SPA, code!, verifier);
-    const idToken = decodeJwt(tokens.id_token as string);
-    expect(idToken.sub).to.equal(server.alice.id);
-    expect(idToken.amr).to.include.members(['hwk', 'mfa']);
+    const callback = await arrival(() => page.getByRole('button', { name: 'Continue' }).click());
+    await expectPasskeyTokens(callback, verifier);
   });
 
   it('a passkey that cannot verify the user is refused with a clear message, and no login happens', async function () {

@@ -46,8 +46,24 @@ export const LOGIN_JS: Asset = asset(
     register(id, driver) {
       drivers.set(id, driver);
       render();
+      autofill(id, driver);
     },
   };
+
+  /**
+   * A driver of a method that names the user itself (a passkey) may wait, from the start, for
+   * the user to pick a credential in the username field's autofill (conditional mediation).
+   * It runs in the background; if it ends without a sign-in, nothing is said.
+   */
+  function autofill(id, driver) {
+    if (!identifier || typeof driver.autofill !== 'function') return;
+    const section = Array.prototype.find.call(form.querySelectorAll('section.method'), (s) => s.dataset.method === id);
+    if (!section || section.dataset.discoverable !== 'yes') return;
+    const m = { id: id, label: section.dataset.label, section: section, inputs: [] };
+    Promise.resolve()
+      .then(() => driver.autofill(context(m)))
+      .catch(() => undefined);
+  }
 
   let exchange = null; // { id, method }
   let busy = false;

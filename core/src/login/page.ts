@@ -127,6 +127,8 @@ function backToApp(view: LoginView): SafeHtml {
 
 /** The page of the flow's current stage. Inputs have no name: only login.js sends them. */
 export function renderLoginPage(view: LoginView): string {
+  // With a passkey among the methods, the browser may offer passkeys in the field's autofill.
+  const autofill = view.methods.some((m) => m.discoverable) ? 'username webauthn' : 'username';
   const identifier = view.userId
     ? ''
     : html`<div class="field">
@@ -134,7 +136,7 @@ export function renderLoginPage(view: LoginView): string {
         <input
           id="gh-identifier"
           type="text"
-          autocomplete="username"
+          autocomplete="${autofill}"
           autocapitalize="off"
           spellcheck="false"
           aria-describedby="gh-message"

@@ -3,7 +3,7 @@
 // (served beside this file by the core), never from a CDN.
 import './simplewebauthn-browser.js';
 
-const { startAuthentication, browserSupportsWebAuthn } = globalThis.SimpleWebAuthnBrowser;
+const { startAuthentication, browserSupportsWebAuthn, browserSupportsWebAuthnAutofill } = globalThis.SimpleWebAuthnBrowser;
 
 /** What the user is told when the browser refuses or the user cancels. */
 function refusal(err) {
@@ -25,6 +25,16 @@ window.GatehouseLogin.register('FIDO2', {
     } catch (err) {
       throw { code: 'FIDO2_REFUSED', error: refusal(err) };
     }
+    await ctx.verify({ fido2_client_response: JSON.stringify(response) });
+  },
+
+  // Conditional mediation: the browser lists the site's passkeys in the username field's
+  // autofill; picking one signs in without pressing Continue. Choosing FIDO2 and Continue
+  // starts a modal request, which replaces this one.
+  async autofill(ctx) {
+    if (!(await browserSupportsWebAuthnAutofill())) return;
+    const data = await ctx.initiate();
+    const response = await startAuthentication({ optionsJSON: data.fido2_options, useBrowserAutofill: true });
     await ctx.verify({ fido2_client_response: JSON.stringify(response) });
   },
 });
