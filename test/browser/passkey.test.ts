@@ -13,7 +13,14 @@ import { decodeJwt } from 'jose';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { CHROMIUM, launchChromium } from '../support/chromium.js';
 import { pkcePair } from '../oauth/support.js';
-import { DEMO_ADMIN_TOKEN, DEMO_SPA, redeemDemo, startDemoServer, type DemoServer } from '../oauth/demo-server.js';
+import {
+  ALICE_PASSWORD,
+  DEMO_ADMIN_TOKEN,
+  DEMO_SPA,
+  redeemDemo,
+  startDemoServer,
+  type DemoServer,
+} from '../oauth/demo-server.js';
 
 describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11)', function () {
   this.timeout(60_000);
@@ -181,5 +188,61 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
     } finally {
       await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: true });
     }
+  });
+
+  describe('the offer after a password login', function () {
+    /** A user with a password only; answers their id. */
+    async function passwordUser(username: string) {
+      const { id } = await server.gatehouse.container.cradle.users.create({ username });
+      const res = await fetch(server.url('/verification-actions-srv/setup/PASSWORD/initiation'), {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${DEMO_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ sub: id, password: 'a long enough password 42' }),
+      });
+      expect(res.status).to.equal(200);
+      return id;
+    }
+
+    async function passwordLogin(username: string, password: string) {
+      await context.clearCookies();
+      const verifier = await openLogin();
+      await page.getByRole('textbox', { name: 'Username, email or phone' }).fill(username);
+      await page.getByRole('radio', { name: 'Password' }).check();
+      await page.getByRole('textbox', { name: 'Password' }).fill(password);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      return verifier;
+    }
+
+    it('offers a passkey; creating it with the browser continues to the app, and the passkey then signs in', async function () {
+      const carol = await passwordUser('carol-offer');
+      const verifier = await passwordLogin('carol-offer', 'a long enough password 42');
+      await page.getByRole('heading', { name: 'Sign in faster next time' }).waitFor({ timeout: 15_000 });
+      const callback = await arrival(() => page.getByRole('button', { name: 'Create a passkey' }).click());
+      const tokens = await redeemDemo(server, DEMO_SPA, callback.searchParams.get('code')!, verifier);
+      expect(decodeJwt(tokens.id_token as string).sub).to.equal(carol);
+      const methods = await fetch(server.url(`/verification-actions-srv/setup/users/${carol}/methods`), {
+        headers: { Authorization: `Bearer ${DEMO_ADMIN_TOKEN}` },
+      });
+      const fido2 = ((await methods.json()) as { data: { method: string; enrolled: boolean }[] }).data.find(
+        (m) => m.method === 'FIDO2',
+      );
+      expect(fido2?.enrolled).to.equal(true);
+    });
+
+    it('"Not now" continues to the app and is not asked again; a user with a second factor is not offered one after a password alone', async function () {
+      await passwordUser('dave-offer');
+      await passwordLogin('dave-offer', 'a long enough password 42');
+      await page.getByRole('heading', { name: 'Sign in faster next time' }).waitFor({ timeout: 15_000 });
+      const callback = await arrival(() => page.getByRole('button', { name: /Not now/ }).click());
+      expect(callback.searchParams.get('code')).to.be.a('string');
+      const again = await arrival(() => passwordLogin('dave-offer', 'a long enough password 42'));
+      expect(again.searchParams.get('code')).to.be.a('string');
+
+      // alice has TOTP: her password alone may not add a way to sign in.
+      const store = server.gatehouse.container.cradle.services.credentials(server.alice.id, 'FIDO2');
+      for (const c of await store.list()) await store.remove(c.id);
+      const direct = await arrival(() => passwordLogin('alice', ALICE_PASSWORD));
+      expect(direct.searchParams.get('code')).to.be.a('string');
+    });
   });
 });

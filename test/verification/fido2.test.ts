@@ -105,6 +105,16 @@ describe('FIDO2 through the JSON API, with a software authenticator (issue 11)',
     expect((await idTokenAfter(server, at, statusId, 'FIDO2')).amr).to.include.members(['pwd', 'hwk', 'mfa']);
   });
 
+  it('Ed25519 and RS256 (Windows Hello) keys register and sign in too', async function () {
+    for (const alg of ['EdDSA', 'RS256'] as const) {
+      const other = new SoftAuthenticator({ origin: server.issuer, alg });
+      expect((await register(other, server.alice.id, alg)).status, alg).to.equal(200);
+      const { exchangeId, options } = await secondStage();
+      const verified = await verify(exchangeId, await other.authenticate(options));
+      expect(verified.status, `${alg}: ${JSON.stringify(verified)}`).to.equal(200);
+    }
+  });
+
   it('a replayed assertion is refused: on its exchange (spent) and on a new one (another challenge)', async function () {
     const first = await secondStage();
     const assertion = await key.authenticate(first.options);

@@ -7,6 +7,7 @@ import { DeviceBinding } from '../devices/binding.js';
 import { DevicePushes } from '../devices/pushes.js';
 import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
+import { SetupOffers } from '../login/offer.js';
 import { DeviceCookie } from '../http/device.js';
 import { JobQueue } from '../jobs/queue.js';
 import { PageModules } from '../login/modules.js';
@@ -144,6 +145,16 @@ export function createGatehouseContainer(
           services,
           clock,
           methods: (id) => extensions.methods.get(id),
+        }),
+    ),
+    setupOffers: single(
+      ({ config, extensions, services, enrollment, sql, clock }) =>
+        new SetupOffers({
+          config,
+          extensions,
+          services,
+          enrollment,
+          declined: recordStore(sql, clock, 'gatehouse:setup-offer-declined'),
         }),
     ),
     statusWatch: single(({ statuses, lifecycle }) => new StatusWatch(statuses, () => lifecycle.draining)),

@@ -6,6 +6,7 @@ import type { DeviceBinding } from '../devices/binding.js';
 import type { DevicePushes } from '../devices/pushes.js';
 import type { DeviceStore } from '../devices/store.js';
 import type { StatusWatch } from '../verification/status-watch.js';
+import type { SetupOffers } from '../login/offer.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { PageModules } from '../login/modules.js';
@@ -74,6 +75,8 @@ export interface Cradle {
   devices: DeviceStore;
   deviceBinding: DeviceBinding;
   pushes: DevicePushes;
+  /** Offers to set a method up after a login (a passkey after a password). */
+  setupOffers: SetupOffers;
   /** Long polls of verification statuses (the login page waiting on a push). */
   statusWatch: StatusWatch;
 

@@ -167,6 +167,8 @@ export const LOGIN_JS: Asset = asset(
     done.elements.namedItem('status_id').value = statusId;
     done.elements.namedItem('verificationType').value = m.id;
     done.elements.namedItem('sub').value = userId || '';
+    // This page can run a method's setup ceremony: the server may offer one before the app.
+    done.elements.namedItem('offer').value = 'yes';
     say('Verified. Continuing…', false);
     done.submit();
   }
@@ -304,6 +306,59 @@ export const LOGIN_JS: Asset = asset(
   render();
   setBusy(false);
   focusNext();
+})();
+`,
+  'text/javascript; charset=utf-8',
+);
+
+/**
+ * The script of the offer page (a method to set up after a login): the method's module
+ * registers its driver, and the accept button runs the driver's enroll(ctx), which calls the
+ * setup steps for the user who just signed in. Then the page continues to the app.
+ */
+export const OFFER_JS: Asset = asset(
+  String.raw`'use strict';
+(function () {
+  const root = document.getElementById('gh-offer');
+  const accept = document.getElementById('gh-accept');
+  const decision = document.getElementById('gh-decision');
+  const message = document.getElementById('gh-message');
+  const form = document.getElementById('gh-continue');
+  if (!root || !accept || !form) return;
+  const drivers = new Map();
+  window.GatehouseLogin = { register: (id, driver) => drivers.set(id, driver) };
+
+  function say(text, isError) {
+    message.textContent = text;
+    message.className = 'message' + (text ? (isError ? ' error' : ' info') : '');
+  }
+
+  async function setup(step, body) {
+    const response = await fetch(root.dataset.base + '/login/offer/setup/' + encodeURIComponent(step), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify(Object.assign({ request_id: root.dataset.requestId }, body || {})),
+      credentials: 'same-origin',
+    }).catch(() => null);
+    const payload = response ? await response.json().catch(() => null) : null;
+    if (payload && payload.success) return payload.data;
+    throw (payload && payload.error) || { code: 'NETWORK', error: 'Could not reach the server. Try again.' };
+  }
+
+  accept.addEventListener('click', async () => {
+    const driver = drivers.get(root.dataset.method);
+    if (!driver || typeof driver.enroll !== 'function') return say('This could not load. Continue without it.', true);
+    accept.disabled = true;
+    try {
+      await driver.enroll({ setup: setup, say: say });
+      say('Done. Continuing…', false);
+      decision.value = 'done';
+      form.submit();
+    } catch (err) {
+      say((err && err.error) || 'That did not work. Continue without it, or try again.', true);
+      accept.disabled = false;
+    }
+  });
 })();
 `,
   'text/javascript; charset=utf-8',

@@ -1,4 +1,4 @@
-import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS } from './assets.js';
+import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS, OFFER_JS } from './assets.js';
 import { html, trusted, type SafeHtml } from './html.js';
 import type { MethodView } from './methods.js';
 
@@ -27,7 +27,7 @@ export function layout(
   base: string,
   title: string,
   body: SafeHtml,
-  script: 'login' | 'form-post' | null,
+  script: 'login' | 'form-post' | 'offer' | null,
   modules: string[] = [],
 ): string {
   return html`<!doctype html>
@@ -40,6 +40,7 @@ export function layout(
         <link rel="stylesheet" href="${base}/login/assets/login.css?v=${LOGIN_CSS.version}" />
         ${script === 'login' ? html`<script src="${base}/login/assets/login.js?v=${LOGIN_JS.version}" defer></script>` : ''}
         ${script === 'form-post' ? html`<script src="${base}/login/assets/form-post.js?v=${FORM_POST_JS.version}" defer></script>` : ''}
+        ${script === 'offer' ? html`<script src="${base}/login/assets/offer.js?v=${OFFER_JS.version}" defer></script>` : ''}
         ${modules.map((src) => html`<script type="module" src="${src}"></script>`)}
       </head>
       <body>
@@ -164,11 +165,44 @@ export function renderLoginPage(view: LoginView): string {
       <input type="hidden" name="status_id" value="" />
       <input type="hidden" name="verificationType" value="" />
       <input type="hidden" name="sub" value="" />
+      <input type="hidden" name="offer" value="" />
     </form>
     ${backToApp(view)}
   </main>`;
   const modules = view.methods.map((m) => m.module).filter((m): m is string => m !== null);
   return layout(view.base, `Sign in to ${view.appName}`, body, 'login', modules);
+}
+
+/**
+ * After a login: the offer to set a method up for next time. "Not now" (or the button after a
+ * setup) continues to the app through a form POST; offer.js runs the method's ceremony.
+ */
+export function renderOfferPage(view: {
+  base: string;
+  requestId: string;
+  appName: string;
+  method: string;
+  offer: { title: string; text: string; accept: string };
+  module: string | null;
+}): string {
+  const body = html`<main
+    class="card"
+    id="gh-offer"
+    data-request-id="${view.requestId}"
+    data-method="${view.method}"
+    data-base="${view.base}"
+  >
+    <h1>${view.offer.title}</h1>
+    <p>${view.offer.text}</p>
+    <p id="gh-message" class="message" role="status" aria-live="polite"></p>
+    <button type="button" id="gh-accept" class="primary">${view.offer.accept}</button>
+    <form id="gh-continue" method="post" action="${view.base}/login/offer/done">
+      <input type="hidden" name="request_id" value="${view.requestId}" />
+      <input type="hidden" name="decision" value="later" id="gh-decision" />
+      <button type="submit" id="gh-later">Not now, continue to ${view.appName}</button>
+    </form>
+  </main>`;
+  return layout(view.base, view.offer.title, body, 'offer', view.module ? [view.module] : []);
 }
 
 /** A page that explains why the login cannot go on, with a way back to the app when there is one. */

@@ -4,11 +4,17 @@ import type { ClientRegistry } from '../oauth/clients.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { Clock } from '../services.js';
 import type { LoginFlow, LoginFlowStore } from '../verification/flows.js';
-import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS, type Asset } from './assets.js';
+import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS, OFFER_JS, type Asset } from './assets.js';
+import { OFFER_PATH, type SetupOffers } from './offer.js';
+import { verificationError } from '../verification/errors.js';
+import type { EnrollmentService } from '../verification/enrollment.js';
+import type { LoginRedirects } from '../verification/routes.js';
+import { formBody, jsonBody } from '../http/parsers.js';
+import { ok } from '../http/envelope.js';
 import { pageHeaders, redirectSources } from './headers.js';
 import { methodView } from './methods.js';
 import type { PageModules } from './modules.js';
-import { renderErrorPage, renderLoginPage, renderProblemPage, type LoginView } from './page.js';
+import { renderErrorPage, renderLoginPage, renderOfferPage, renderProblemPage, type LoginView } from './page.js';
 import { pickMethods } from './picker.js';
 import type { GatehouseConfig } from '../config/schema.js';
 import { readCookie } from '../http/cookies.js';
@@ -44,6 +50,10 @@ export interface LoginPageDeps {
   verification: Pick<VerificationService, 'isEnrolled'>;
   /** The browser modules of methods (`page.module`), served under /login/methods/. */
   pageModules: PageModules;
+  /** The method to offer once a login completed, and its setup. */
+  setupOffers: SetupOffers;
+  enrollment: EnrollmentService;
+  loginRedirects: LoginRedirects;
 }
 
 interface PageError {
@@ -130,6 +140,7 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
   router.get('/login/assets/login.js', (_req, res) => sendAsset(res, LOGIN_JS));
   router.get('/login/assets/login.css', (_req, res) => sendAsset(res, LOGIN_CSS));
   router.get('/login/assets/form-post.js', (_req, res) => sendAsset(res, FORM_POST_JS));
+  router.get('/login/assets/offer.js', (_req, res) => sendAsset(res, OFFER_JS));
 
   router.get('/login', async (req: Request, res: Response) => {
     const requestId = req.query.request_id;
@@ -190,6 +201,62 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
   });
 
   router.get('/login/methods/:id/:version/:file', deps.pageModules.serve);
+
+  // ─── after the login: a method to set up for next time (SetupOffers) ───
+
+  /** The completed flow of this browser, or why there is none. */
+  const completedFlow = async (req: Request, requestId: unknown) => {
+    if (typeof requestId !== 'string' || !requestId || requestId.length > 200) return { error: ERRORS.missing };
+    const flow = await deps.flows.get(requestId);
+    if (!flow) return { error: ERRORS.unknown };
+    if (flow.status !== 'completed' || flow.expiresAt <= deps.clock.now()) return { error: ERRORS.completed };
+    if (!deps.binding.isBound(req, flow)) return { error: ERRORS.otherBrowser };
+    return { flow };
+  };
+  const facts = (req: Request) => requestFacts(req, undefined, deps.device);
+
+  router.get(OFFER_PATH, async (req, res) => {
+    const { flow, error } = await completedFlow(req, req.query.request_id);
+    if (!flow) return showError(res, error);
+    const method = await deps.setupOffers.pick(flow, facts(req), req.log);
+    if (!method?.page?.offer) return res.redirect(303, deps.loginRedirects.completed(flow));
+    const client = deps.clients.get(flow.clientId);
+    // The continue form's POST ends at the app's redirect URI: CSP form-action must allow it.
+    pageHeaders(res, redirectSources(client?.redirectUris ?? []));
+    res.send(
+      renderOfferPage({
+        base,
+        requestId: flow.id,
+        appName: client?.name ?? flow.clientId,
+        method: method.id,
+        offer: method.page.offer,
+        module: deps.pageModules.url(base, method.id),
+      }),
+    );
+  });
+
+  router.post(`${OFFER_PATH}/setup/:step`, jsonBody('100kb'), async (req, res) => {
+    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+    const { flow } = await completedFlow(req, body.request_id);
+    if (!flow) throw verificationError('FLOW_NOT_BOUND', 'this sign-in cannot set anything up');
+    const step = String(req.params.step);
+    if (step !== 'initiation' && step !== 'verification') throw verificationError('ENROLLMENT_NOT_SUPPORTED');
+    const method = await deps.setupOffers.pick(flow, facts(req), req.log);
+    const user = method ? await deps.users.findById(flow.userId!) : null;
+    if (!method || !user) throw verificationError('ENROLLMENT_NOT_SUPPORTED', 'nothing to set up after this sign-in');
+    const { request_id: _ignored, sub: _sub, ...fields } = body;
+    ok(res, await deps.enrollment.step(step, method.id, user, fields, facts(req), req.log));
+  });
+
+  router.post(`${OFFER_PATH}/done`, formBody('4kb'), async (req, res) => {
+    const { flow, error } = await completedFlow(req, req.body?.request_id);
+    if (!flow) return showError(res, error);
+    if (req.body?.decision === 'later') {
+      const method = await deps.setupOffers.pick(flow, facts(req), req.log);
+      if (method && flow.userId) await deps.setupOffers.decline(flow.userId, method.id);
+    }
+    res.redirect(303, deps.loginRedirects.completed(flow));
+  });
 
   return router;
 }

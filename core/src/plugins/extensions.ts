@@ -224,6 +224,12 @@ export interface MethodPage {
   module?: string;
   /** Files the module imports by relative URL (`./vendor.js`): name → absolute path. */
   moduleFiles?: Record<string, string>;
+  /**
+   * Offer to set the method up after a login that did not use it (a passkey after a password):
+   * the page shows `title` and `text` with a button `accept`, and the module's driver runs
+   * `enroll(ctx)` with `ctx.setup(step, body)` (the setup API's steps for this user).
+   */
+  offer?: { title: string; text: string; accept: string };
 }
 
 /**

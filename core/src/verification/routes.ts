@@ -17,6 +17,7 @@ import type { RequestFacts, UploadedFile } from '../plugins/extensions.js';
 import type { UserService } from '../users/users.js';
 import { requestFacts, stringFields } from './context.js';
 import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
+import { OFFER_PATH, type SetupOffers } from '../login/offer.js';
 import { setupAccess } from './setup-access.js';
 export { MANAGE_METHODS_SCOPE, type BearerResolver } from './setup-access.js';
 import { verificationError } from './errors.js';
@@ -175,6 +176,8 @@ export interface VerificationRouteDeps {
   loginRedirects: LoginRedirects;
   /** The issuer's path: device proofs name the public path of the call. */
   issuerPath: string;
+  /** Offers to set a method up once a login completes (absent: none). */
+  setupOffers?: SetupOffers;
 }
 
 /** `?wait=N&state=S`: hold the answer up to N seconds (at most 30) while the state is S. */
@@ -235,7 +238,12 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
       throw verificationError('FLOW_NOT_BOUND');
     }
     const result = await verification.continueLogin(fields, req.log);
-    const location = result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow);
+    let location = result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow);
+    // The hosted page that just signed a user in may offer a method for next time (a passkey).
+    if (result.completed && fields.offer === 'yes' && req.accepts(['html', 'json']) !== 'json' && deps.setupOffers) {
+      const offered = await deps.setupOffers.pick(result.flow, requestFacts(req), req.log);
+      if (offered) location = `${deps.issuerPath}${OFFER_PATH}?request_id=${encodeURIComponent(result.flow.id)}`;
+    }
     if (req.accepts(['html', 'json']) === 'json') {
       ok(res, {
         request_id: result.flow.id,

@@ -3,7 +3,8 @@
 // (served beside this file by the core), never from a CDN.
 import './simplewebauthn-browser.js';
 
-const { startAuthentication, browserSupportsWebAuthn, browserSupportsWebAuthnAutofill } = globalThis.SimpleWebAuthnBrowser;
+const { startAuthentication, startRegistration, browserSupportsWebAuthn, browserSupportsWebAuthnAutofill } =
+  globalThis.SimpleWebAuthnBrowser;
 
 /** What the user is told when the browser refuses or the user cancels. */
 function refusal(err) {
@@ -26,6 +27,26 @@ window.GatehouseLogin.register('FIDO2', {
       throw { code: 'FIDO2_REFUSED', error: refusal(err) };
     }
     await ctx.verify({ fido2_client_response: JSON.stringify(response) });
+  },
+
+  // After a password login (the offer page): create a passkey on this device for next time.
+  async enroll(ctx) {
+    if (!browserSupportsWebAuthn()) throw { code: 'FIDO2_UNSUPPORTED', error: 'This browser cannot create passkeys.' };
+    ctx.say('Follow your browser to create the passkey…', false);
+    const data = await ctx.setup('initiation', { name: 'Passkey on this device' });
+    let response;
+    try {
+      response = await startRegistration({ optionsJSON: data.fido2_options });
+    } catch (err) {
+      throw {
+        code: 'FIDO2_REFUSED',
+        error:
+          err && err.name === 'InvalidStateError'
+            ? 'This device already has a passkey for your account.'
+            : 'No passkey was created. You can continue without one.',
+      };
+    }
+    await ctx.setup('verification', { fido2_client_response: JSON.stringify(response) });
   },
 
   // Conditional mediation: the browser lists the site's passkeys in the username field's

@@ -136,6 +136,11 @@ export function fido2Method(options: Fido2Options, services: Services, records: 
       inputs: [],
       module: PAGE_MODULE,
       moduleFiles: { 'simplewebauthn-browser.js': BROWSER_LIBRARY },
+      offer: {
+        title: 'Sign in faster next time',
+        text: 'Create a passkey: next time, sign in with your fingerprint, face or screen lock instead of your password.',
+        accept: 'Create a passkey',
+      },
     },
 
     async isEnrolled(ctx: MethodContext) {

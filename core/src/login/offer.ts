@@ -1,0 +1,60 @@
+import type { Logger } from 'pino';
+import type { GatehouseConfig } from '../config/schema.js';
+import type { Extensions } from '../plugins/loader.js';
+import type { AuthMethod, RecordStore, RequestFacts, UserRecord } from '../plugins/extensions.js';
+import type { Services } from '../services.js';
+import type { EnrollmentService } from '../verification/enrollment.js';
+import type { LoginFlow } from '../verification/flows.js';
+
+/** The page that offers a method after a login. */
+export const OFFER_PATH = '/login/offer';
+
+/** "Not now" keeps a method from being offered again to the user for this long. */
+const DECLINED_SECONDS = 30 * 24 * 3600;
+
+/**
+ * After a login, the hosted page may offer to set up a method for next time (a passkey after a
+ * password): a method that declares `page.offer`, that the user's app lets them sign in with,
+ * that this login did not use and that the user has not set up. The just-completed login is the
+ * authentication for it, with the setup API's rule: a user who has a second factor must have
+ * used one, so a password alone never adds a way to sign in.
+ */
+export class SetupOffers {
+  constructor(
+    private readonly deps: {
+      config: GatehouseConfig;
+      extensions: Extensions;
+      services: Services;
+      enrollment: EnrollmentService;
+      /** Offers the user declined ("Not now"), by user and method. */
+      declined: RecordStore;
+    },
+  ) {}
+
+  /** The method to offer after `flow` (completed), or null. */
+  async pick(flow: LoginFlow, request: RequestFacts, logger: Logger): Promise<AuthMethod | null> {
+    if (flow.status !== 'completed' || !flow.userId) return null;
+    const user = await this.deps.services.users.findById(flow.userId);
+    const app = this.deps.config.apps.find((a) => a.client_id === flow.clientId);
+    if (!user || user.status !== 'active' || !app) return null;
+    for (const id of new Set(app.login_stages.flat())) {
+      const method = this.deps.extensions.methods.get(id);
+      if (!method?.page?.offer || !method.enrollment || flow.methods.includes(id)) continue;
+      if (await this.deps.declined.get(`${user.id}:${id}`)) continue;
+      const credentials = this.deps.services.credentials(user.id, id);
+      if (await method.isEnrolled({ user, credentials, request, clientId: flow.clientId, logger })) continue;
+      return (await this.mayEnrol(flow, user, request, logger)) ? method : null;
+    }
+    return null;
+  }
+
+  /** Whether this login is enough to add a method (the setup API's rule for a user's own token). */
+  async mayEnrol(flow: LoginFlow, user: UserRecord, request: RequestFacts, logger: Logger): Promise<boolean> {
+    if (!(await this.deps.enrollment.hasSecondFactor(user, request, logger))) return true;
+    return flow.completions.some((c) => c.amr.length > 0 && !c.amr.every((v) => v === 'pwd'));
+  }
+
+  async decline(userId: string, methodId: string): Promise<void> {
+    await this.deps.declined.put(`${userId}:${methodId}`, {}, { ttlSeconds: DECLINED_SECONDS });
+  }
+}
