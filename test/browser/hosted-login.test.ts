@@ -9,7 +9,7 @@
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import * as oauth from 'oauth4webapi';
 import { generate } from 'otplib';
 import type { BrowserContext, Page, Response as PageResponse } from 'playwright-core';
-import { CHROMIUM, launchChromium } from '../support/chromium.js';
+import { launchChromium, requireChromium } from '../support/chromium.js';
 import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 
 /** The verification tests' delivery channel: keeps every message in its exported `sent`. */
@@ -301,12 +301,7 @@ describe('hosted login page (Chromium)', function () {
   }
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI === 'true')
-        throw new Error(`${CHROMIUM} is missing: CI must install it (apt-get install chromium)`);
-      console.log(`      skipped: no ${CHROMIUM} (apt-get install -y chromium to run the browser tests)`);
-      this.skip();
-    }
+    requireChromium(this);
     site = await startClientSite();
     const port = await freePort();
     issuer = `http://localhost:${port}`;

@@ -5,13 +5,13 @@
  * /api/oauth2/authorize/ without a username, to the app's redirect with a code whose tokens
  * carry the passkey's amr; a ceremony without user verification shows a clear message.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
-import { CHROMIUM, launchChromium } from '../support/chromium.js';
+import { launchChromium, requireChromium } from '../support/chromium.js';
 import { pkcePair } from '../oauth/support.js';
 import {
   ALICE_PASSWORD,
@@ -32,12 +32,7 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
   let authenticatorId: string;
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI === 'true')
-        throw new Error(`${CHROMIUM} is missing: CI must install it (apt-get install chromium)`);
-      console.log(`      skipped: no ${CHROMIUM} (apt-get install -y chromium to run the browser tests)`);
-      this.skip();
-    }
+    requireChromium(this);
     // WebAuthn needs a domain name as the relying party id: the issuer is http://localhost:<port>.
     server = await startDemoServer({ host: 'localhost' });
     profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-passkey-'));

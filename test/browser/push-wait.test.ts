@@ -3,13 +3,13 @@
  * the device's steps without a reload (long polls on the status), continues the login by itself
  * once the device completed PUSH, and says so when the device denies.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Authenticator } from '@gatehouse-auth/authenticator';
-import { CHROMIUM, launchChromium } from '../support/chromium.js';
+import { launchChromium, requireChromium } from '../support/chromium.js';
 import { pkcePair } from '../oauth/support.js';
 import { ALICE_PASSWORD, DEMO_APP, startDemoServer, type DemoServer } from '../oauth/demo-server.js';
 import { boundDevice, onlyPush } from '../devices/support.js';
@@ -23,12 +23,7 @@ describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
   let page: Page;
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI === 'true')
-        throw new Error(`${CHROMIUM} is missing: CI must install it (apt-get install chromium)`);
-      console.log(`      skipped: no ${CHROMIUM} (apt-get install -y chromium to run the browser tests)`);
-      this.skip();
-    }
+    requireChromium(this);
     server = await startDemoServer();
     device = await boundDevice(server, { name: "Alice's phone" });
     profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-push-'));

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { chromium, type BrowserContext } from 'playwright-core';
 
 /** Debian's `chromium` package; `.ci/run` installs it. */
@@ -22,4 +23,16 @@ export function launchChromium(profileDir: string, extraFlags: string[] = []): P
     headless: true,
     args: [...FLAGS, ...extraFlags],
   });
+}
+
+/**
+ * For a suite's `before`: skips it (with a message) on a machine without Chromium; under
+ * CI=true a missing Chromium fails instead, since CI must run the browser tests.
+ */
+export function requireChromium(suite: Mocha.Context): void {
+  if (existsSync(CHROMIUM)) return;
+  if (process.env.CI === 'true')
+    throw new Error(`${CHROMIUM} is missing: CI must install it (apt-get install chromium)`);
+  console.log(`      skipped: no ${CHROMIUM} (apt-get install -y chromium to run the browser tests)`);
+  suite.skip();
 }
