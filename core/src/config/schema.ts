@@ -130,6 +130,17 @@ const appSchema = z
      * (only methods that allow it: FACE, a device key unlocked by the user's face).
      */
     single_factor_methods: z.array(methodId).default([]),
+    /**
+     * Web origins whose pages may call Gatehouse's APIs from the browser (CORS), exactly:
+     * `https://shop.example` (scheme, host, port; no path, no wildcard).
+     */
+    allowed_origins: z
+      .array(
+        z.string().refine((o) => URL.canParse(o) && new URL(o).origin === o && /^https?:$/.test(new URL(o).protocol), {
+          message: 'must be an origin: scheme, host and port only (https://app.example)',
+        }),
+      )
+      .default([]),
     consent_required: z.boolean().default(false),
     /** Access tokens as JWT (RFC 9068) or opaque. */
     token_format: z.enum(['jwt', 'opaque']).default('jwt'),

@@ -93,6 +93,8 @@ export function sendReply(res: ServerResponse, reply: Reply): void {
 export function withFastRoutes(opts: {
   routes: FastRoute[];
   fallback: RequestListener;
+  /** Requests that always take the fallback (cross-origin calls, for CORS). */
+  bypass?: (req: IncomingMessage) => boolean;
   logger: Logger;
   /** The compiled `trust proxy` setting (express's `trust proxy fn`). */
   trustProxy: (addr: string, i: number) => boolean;
@@ -119,7 +121,8 @@ export function withFastRoutes(opts: {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const found = match(req.method ?? '', path);
-    if (!found || (found.route.accepts && !found.route.accepts(req))) return opts.fallback(req, res);
+    if (!found || (found.route.accepts && !found.route.accepts(req)) || opts.bypass?.(req))
+      return opts.fallback(req, res);
     log(req, res, () => void run(found.route.endpoint, found.params, req, res).catch(() => res.destroy()));
   };
 }

@@ -1,0 +1,75 @@
+import cors from 'cors';
+import type { RequestHandler } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { GatehouseConfig } from '../config/schema.js';
+
+/**
+ * The API paths a browser app on another origin may call (apps[i].allowed_origins): the
+ * cidaas-style services, and for SPAs the token endpoint, userinfo, JWKS and discovery. Never
+ * /authorize or the hosted pages: those are navigations, not XHR (RFC 9700 §4.16: no CORS there).
+ */
+const API_PREFIXES = [
+  '/verification-srv/',
+  '/verification-actions-srv/',
+  '/login-srv/',
+  '/authz-srv/',
+  '/public-srv/',
+  '/oauth/token',
+  '/oauth2/token',
+  '/token/',
+  '/token_info',
+  '/oauth2/revoke',
+  '/userinfo',
+  '/oauth2/userinfo',
+  '/.well-known/',
+];
+
+/** The request headers such clients send: the usual ones and the cidaas SDKs' own. */
+const ALLOWED_HEADERS = [
+  'content-type',
+  'authorization',
+  'accept-language',
+  'requestid',
+  'trackid',
+  'acceptlanguage',
+  'lat',
+  'lon',
+  'device-proof',
+];
+
+/** Every app's allowed origins: a browser request from one of them may read the answers. */
+export function allowedOrigins(config: GatehouseConfig): Set<string> {
+  return new Set(config.apps.flatMap((app) => app.allowed_origins));
+}
+
+const isApiPath = (path: string) => API_PREFIXES.some((p) => path.startsWith(p));
+
+/**
+ * CORS for the API paths, with the `cors` package: an allowed origin gets its own origin back
+ * (with credentials, so never `*`), `Vary: Origin`, and real preflights (GET, POST, PUT and the
+ * headers above, cached 10 minutes). Another origin gets no CORS headers; its request is still
+ * answered as before, for clients that are not browsers.
+ */
+export function corsMiddleware(config: GatehouseConfig, issuerPath: string): RequestHandler {
+  const origins = allowedOrigins(config);
+  const handler = cors({
+    origin: (origin, done) => done(null, origin !== undefined && origins.has(origin)),
+    methods: ['GET', 'POST', 'PUT'],
+    allowedHeaders: ALLOWED_HEADERS,
+    credentials: true,
+    maxAge: 600,
+  });
+  return (req, res, next) => {
+    const path = req.path.startsWith(issuerPath) ? req.path.slice(issuerPath.length) : req.path;
+    if (!isApiPath(path)) return next();
+    // Caches must keep answers per origin, whatever this one was.
+    res.vary('Origin');
+    handler(req, res, next);
+  };
+}
+
+/** Whether a request comes from another origin's page (it then goes through the CORS middleware). */
+export function isCrossOrigin(req: IncomingMessage, issuer: string): boolean {
+  const origin = req.headers.origin;
+  return typeof origin === 'string' && origin !== new URL(issuer).origin;
+}
