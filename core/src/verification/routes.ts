@@ -231,6 +231,15 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     res.set('Cache-Control', 'no-store');
     ok(res, await verification.status(String(req.params.statusId), longPoll(req.query)));
   });
+  // The same poll as cidaas's notification-status call makes it.
+  router.post('/verification-srv/v2/notification/status/:statusId', json, form, async (req, res) => {
+    ok(res, await verification.status(String(req.params.statusId)));
+  });
+
+  router.post('/verification-srv/authentication/:method/cancel', json, form, async (req, res) => {
+    const { fields, keys } = stringFields(req.body);
+    ok(res, await verification.cancel(String(req.params.method), fields, keys, requestFacts(req), req.log));
+  });
 
   router.post('/login-srv/verification/login', json, form, async (req, res) => {
     const { fields } = stringFields(req.body);

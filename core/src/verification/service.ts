@@ -64,6 +64,8 @@ interface InitiationFacts {
   singleFactor: boolean;
 }
 
+const USAGE_TYPES = ['INITIAL_AUTHENTICATION', 'MULTIFACTOR_AUTHENTICATION', 'PASSWORDLESS_AUTHENTICATION'];
+
 /** Where an exchange keeps a single-factor request made at initiation (see singleFactorRequested). */
 const SINGLE_FACTOR_KEY = '_single_factor';
 
@@ -168,7 +170,10 @@ export class VerificationService {
 
   async initiate(methodId: string, input: InitiateInput): Promise<JsonObject> {
     const method = this.method(methodId);
-    const { fields, request, logger } = input;
+    const { request, logger } = input;
+    // cidaas clients name the user by the kind of identifier they asked for.
+    const named = input.fields.identifier ?? input.fields.email ?? input.fields.mobile_number ?? input.fields.username;
+    const fields = named === undefined ? input.fields : { ...input.fields, identifier: named };
     const flow = await this.activeFlow(fields.request_id);
     const app = this.app(flow.clientId);
     if (!app || !app.login_stages.some((stage) => stage.includes(method.id))) {
@@ -184,12 +189,10 @@ export class VerificationService {
     if (flow.methods.includes(method.id)) {
       throw verificationError('METHOD_NOT_ENABLED', `${method.id} was already used in this login`);
     }
+    // PASSWORDLESS_AUTHENTICATION (cidaas) is a first stage done with a method other than a password.
     const usage = fields.usage_type;
-    if (usage !== undefined && usage !== 'INITIAL_AUTHENTICATION' && usage !== 'MULTIFACTOR_AUTHENTICATION') {
-      throw verificationError(
-        'INVALID_FIELD',
-        'usage_type must be INITIAL_AUTHENTICATION or MULTIFACTOR_AUTHENTICATION',
-      );
+    if (usage !== undefined && !USAGE_TYPES.includes(usage)) {
+      throw verificationError('INVALID_FIELD', `usage_type must be one of ${USAGE_TYPES.join(', ')}`);
     }
     // Every initiation writes an exchange and a status: a flow gets a bounded number of them.
     if (!(await this.deps.flows.reserveInitiation(flow.id, this.deps.config.verification.max_initiations_per_flow))) {
@@ -614,6 +617,27 @@ export class VerificationService {
       knownFields: () => this.knownFields,
       now: () => this.deps.clock.now(),
     };
+  }
+
+  /**
+   * The login page (or app) gives up on an exchange (`…/{method}/cancel`): it and its status
+   * end, CANCELLED, so a device or a later call cannot complete it.
+   */
+  async cancel(methodId: string, fields: Record<string, string>, keys: string[], request: RequestFacts, logger: Logger) {
+    const method = this.method(methodId);
+    const state: VerifyState = { method, fields, keys, malformed: [], files: [], request, logger };
+    for (const check of EXCHANGE_STEPS) await check(state, this.stepDeps(method));
+    const exchange = state.exchange!;
+    await this.deps.exchanges.revoke(exchange.key, 'cancelled');
+    await this.deps.statuses.transition(exchange.statusKey, ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'], 'CANCELLED');
+    await this.deps.services.events.record({
+      type: 'verification.cancelled',
+      userId: exchange.userId,
+      method: method.id,
+      ip: request.ip,
+      reason: (fields.reason ?? '').slice(0, 64) || null,
+    });
+    return { exchange_id: fields.exchange_id!, status: 'CANCELLED' };
   }
 
   /**

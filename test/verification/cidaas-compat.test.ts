@@ -1,0 +1,107 @@
+/**
+ * Issue 12: calls cidaas clients make that Gatehouse now answers: identifier aliases and the
+ * PASSWORDLESS usage type at initiation, cancelling an exchange, and the v2 status poll.
+ */
+import { expect } from 'chai';
+import { ALICE_PASSWORD, aliceTotp } from '../oauth/demo-server.js';
+import { atSecondStage, call, startDemoServer, type DemoServer } from '../devices/support.js';
+import { Browser, loginRequestId } from '../oauth/support.js';
+import { DEMO_SPA, startAuthorization } from '../oauth/demo-server.js';
+
+describe('cidaas-style verification calls (issue 12)', function () {
+  let server: DemoServer;
+
+  before(async function () {
+    server = await startDemoServer();
+  });
+  after(() => server?.close());
+
+  async function firstStage() {
+    const browser = new Browser(server);
+    return loginRequestId((await startAuthorization(browser, server, DEMO_SPA)).location);
+  }
+
+  for (const [field, value] of [
+    ['username', 'alice'],
+    ['email', 'alice@example.test'],
+    ['mobile_number', '+15551230000'],
+  ] as const) {
+    it(`initiation names the user by ${field}, as cidaas clients do`, async function () {
+      const requestId = await firstStage();
+      const started = await call(server, '/verification-srv/authentication/PASSWORD/initiation', {
+        request_id: requestId,
+        usage_type: 'INITIAL_AUTHENTICATION',
+        [field]: value,
+      });
+      expect(started.status, JSON.stringify(started)).to.equal(200);
+      const verified = await call(server, '/verification-srv/authentication/PASSWORD/verification', {
+        exchange_id: (started.data.exchange_id as { exchange_id: string }).exchange_id,
+        password: ALICE_PASSWORD,
+      });
+      expect(verified.status, JSON.stringify(verified)).to.equal(200);
+      expect(verified.data.sub).to.equal(server.alice.id);
+    });
+  }
+
+  it('usage_type PASSWORDLESS_AUTHENTICATION is a first stage; an unknown usage_type is 400 INVALID_FIELD', async function () {
+    const requestId = await firstStage();
+    const started = await call(server, '/verification-srv/authentication/PASSWORD/initiation', {
+      request_id: requestId,
+      usage_type: 'PASSWORDLESS_AUTHENTICATION',
+      identifier: 'alice',
+    });
+    expect(started.status).to.equal(200);
+    const bogus = await call(server, '/verification-srv/authentication/PASSWORD/initiation', {
+      request_id: requestId,
+      usage_type: 'SOMETHING_ELSE',
+      identifier: 'alice',
+    });
+    expect([bogus.status, bogus.code]).to.deep.equal([400, 'INVALID_FIELD']);
+  });
+
+  it('cancel: the exchange and its status end CANCELLED; a proof afterwards is refused; an unknown exchange is 404', async function () {
+    const at = await atSecondStage(server);
+    const started = await call(server, '/verification-srv/authentication/TOTP/initiation', {
+      request_id: at.requestId,
+      usage_type: 'MULTIFACTOR_AUTHENTICATION',
+      sub: server.alice.id,
+    });
+    const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
+    const cancelled = await call(server, '/verification-srv/authentication/TOTP/cancel', {
+      exchange_id: exchangeId,
+      reason: 'user_cancelled',
+    });
+    expect(cancelled.status, JSON.stringify(cancelled)).to.equal(200);
+    expect(cancelled.data.status).to.equal('CANCELLED');
+    const status = await call(
+      server,
+      `/verification-srv/v2/notification/status/${started.data.status_id as string}`,
+      {},
+    );
+    expect(status.data.status).to.equal('CANCELLED');
+    const late = await call(server, '/verification-srv/authentication/TOTP/verification', {
+      exchange_id: exchangeId,
+      pass_code: await aliceTotp(server),
+    });
+    expect([late.status, late.code]).to.deep.equal([400, 'EXCHANGE_INVALID']);
+    const unknown = await call(server, '/verification-srv/authentication/TOTP/cancel', { exchange_id: 'nope' });
+    expect([unknown.status, unknown.code]).to.deep.equal([404, 'EXCHANGE_INVALID']);
+    const missing = await call(server, '/verification-srv/authentication/TOTP/cancel', {});
+    expect(missing.status).to.equal(400);
+  });
+
+  it('the v2 status poll (POST) answers as the status GET', async function () {
+    const at = await atSecondStage(server);
+    const started = await call(server, '/verification-srv/authentication/TOTP/initiation', {
+      request_id: at.requestId,
+      usage_type: 'MULTIFACTOR_AUTHENTICATION',
+      sub: server.alice.id,
+    });
+    const id = started.data.status_id as string;
+    const viaPost = await call(server, `/verification-srv/v2/notification/status/${id}`, {});
+    const viaGet = await call(server, `/verification-srv/verificationstatus/${id}`, null, {}, 'GET');
+    expect(viaPost.data).to.deep.equal(viaGet.data);
+    const unknown = await call(server, '/verification-srv/v2/notification/status/nope', {});
+    expect([unknown.status, unknown.code]).to.deep.equal([404, 'STATUS_NOT_FOUND']);
+  });
+});
