@@ -8,6 +8,7 @@ import { DevicePushes } from '../devices/pushes.js';
 import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
 import { SetupOffers } from '../login/offer.js';
+import { loginUiUrl } from '../login/custom-ui.js';
 import { DeviceCookie } from '../http/device.js';
 import { JobQueue } from '../jobs/queue.js';
 import { PageModules } from '../login/modules.js';
@@ -172,8 +173,10 @@ export function createGatehouseContainer(
     device: single(({ binding }) => new DeviceCookie(binding.secure)),
     pageModules: single(({ extensions }) => new PageModules(extensions.methods.values())),
     loginRedirects: asValue<LoginRedirects>({
-      // Browser redirects carry the issuer's path, for deployments behind a path prefix.
-      nextStage: (flow) => issuerPath + defaultRedirects.nextStage(flow),
+      // Browser redirects carry the issuer's path, for deployments behind a path prefix; an app
+      // with its own login UI gets its stages there.
+      nextStage: (flow) =>
+        loginUiUrl(container.cradle.clients.get(flow.clientId), flow) ?? issuerPath + defaultRedirects.nextStage(flow),
       // A login started by the authorization endpoint goes back to it to answer the client.
       completed: (flow) =>
         flow.params.oauth

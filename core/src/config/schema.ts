@@ -115,6 +115,11 @@ const appSchema = z
     redirect_uris: z.array(absoluteUrl({ noFragment: true })).default([]),
     /** Where RP-Initiated Logout may send the browser afterwards (exact match). */
     post_logout_redirect_uris: z.array(absoluteUrl({ noFragment: true })).default([]),
+    /**
+     * The app's own login UI (cidaas-style): /authorize sends the browser there with `requestId`
+     * instead of to the hosted page, and so do later stages and errors of its form POSTs.
+     */
+    login_page_url: absoluteUrl({ noFragment: true }).optional(),
     /** OpenID Connect Back-Channel Logout: POSTed a logout token when a session with this app ends. */
     backchannel_logout_uri: absoluteUrl({ noFragment: true }).optional(),
     /** Whether the app needs `sid` in logout tokens (Gatehouse always sends it). */

@@ -138,7 +138,8 @@ export class DevicePushes {
     const { method, user, device, request } = input;
     const { crypto, events, channels } = this.deps.services;
     const push: PushState = {
-      push_id: crypto.randomToken(16),
+      // Never a leading '-': the id is typed on command lines (gatehouse-authenticator approve <push_id>).
+      push_id: `push_${crypto.randomToken(16)}`,
       device_id: device.deviceId,
       challenge: crypto.randomToken(32),
       ...(input.number !== undefined ? { number: input.number } : {}),

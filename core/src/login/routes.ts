@@ -202,6 +202,25 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
 
   router.get('/login/methods/:id/:version/:file', deps.pageModules.serve);
 
+  // ─── an app's own login UI (cidaas-style): what it shows for a request ───
+
+  router.get('/public-srv/public/:requestId', async (req, res) => {
+    const flow = await deps.flows.get(String(req.params.requestId));
+    if (!flow || flowProblem(flow, deps.clock.now())) throw verificationError('REQUEST_NOT_FOUND');
+    const client = deps.clients.get(flow.clientId);
+    const oauth = flow.params.oauth as { ui_locales?: unknown } | undefined;
+    ok(res, {
+      requestId: flow.id,
+      client_id: flow.clientId,
+      client_name: client?.name ?? flow.clientId,
+      // The methods of the stage to do now, registered ones only (the first stage: how to start).
+      allowed_methods: (flow.stages[flow.stage] ?? []).filter((id) => deps.extensions.methods.has(id)),
+      stage: flow.stage + 1,
+      stages: flow.stages.length,
+      ui_locales: typeof oauth?.ui_locales === 'string' ? oauth.ui_locales : null,
+    });
+  });
+
   // ─── after the login: a method to set up for next time (SetupOffers) ───
 
   /** The completed flow of this browser, or why there is none. */

@@ -17,6 +17,8 @@ export interface OAuthClient {
   postLogoutRedirectUris: string[];
   /** Back-Channel Logout endpoint, if the app registered one. */
   backchannelLogoutUri: string | null;
+  /** The app's own login UI, if it has one (instead of the hosted page). */
+  loginPageUrl: string | null;
   grantTypes: string[];
   responseTypes: string[];
   scopes: string[];
@@ -66,6 +68,7 @@ export class ClientRegistry {
           redirectUris: app.redirect_uris,
           postLogoutRedirectUris: app.post_logout_redirect_uris,
           backchannelLogoutUri: app.backchannel_logout_uri ?? null,
+          loginPageUrl: app.login_page_url ?? null,
           grantTypes: app.grant_types ?? DEFAULT_GRANT_TYPES,
           responseTypes: app.response_types,
           scopes: app.scopes,

@@ -37,6 +37,18 @@ export function checkComposition(config: GatehouseConfig, extensions: Extensions
     }),
   );
 
+  // A login UI on another site needs a cross-site flow cookie: SameSite=None, which browsers keep
+  // only when Secure, which they accept over https (or from localhost, in development).
+  const issuer = new URL(config.issuer);
+  config.apps.forEach((app, i) => {
+    if (app.login_page_url && issuer.protocol !== 'https:' && issuer.hostname !== 'localhost') {
+      throw new BootError(
+        'CONFIG_INVALID',
+        `apps[${i}].login_page_url: needs an https issuer (or http://localhost for development)`,
+      );
+    }
+  });
+
   const grants = extensions.grants.ids();
   config.apps.forEach((app, i) => {
     // Grant types the operator wrote must have a plugin; the default only gets a warning, as an

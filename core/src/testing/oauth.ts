@@ -36,6 +36,7 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     redirectUris: ['https://app.example.test/callback'],
     postLogoutRedirectUris: [],
     backchannelLogoutUri: null,
+    loginPageUrl: null,
     grantTypes: ['authorization_code', 'refresh_token'],
     responseTypes: ['code'],
     scopes: ['openid', 'profile', 'email', 'offline_access'],

@@ -18,6 +18,9 @@ import type { UserService } from '../users/users.js';
 import { requestFacts, stringFields } from './context.js';
 import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
 import { OFFER_PATH, type SetupOffers } from '../login/offer.js';
+import { loginUiUrl } from '../login/custom-ui.js';
+import type { ClientRegistry } from '../oauth/clients.js';
+import { isProtocolError, type ApiError } from '../errors.js';
 import { setupAccess } from './setup-access.js';
 export { MANAGE_METHODS_SCOPE, type BearerResolver } from './setup-access.js';
 import { verificationError } from './errors.js';
@@ -178,6 +181,8 @@ export interface VerificationRouteDeps {
   issuerPath: string;
   /** Offers to set a method up once a login completes (absent: none). */
   setupOffers?: SetupOffers;
+  /** The apps: an app's own login UI gets its errors back (loginUiUrl). */
+  clients: ClientRegistry;
 }
 
 /** `?wait=N&state=S`: hold the answer up to N seconds (at most 30) while the state is S. */
@@ -241,31 +246,91 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     ok(res, await verification.cancel(String(req.params.method), fields, keys, requestFacts(req), req.log));
   });
 
-  router.post('/login-srv/verification/login', json, form, async (req, res) => {
-    const { fields } = stringFields(req.body);
-    if (fields.requestId && !(await mayContinue(req, fields.requestId))) {
-      throw verificationError('FLOW_NOT_BOUND');
-    }
-    const result = await verification.continueLogin(fields, req.log);
-    let location = result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow);
-    // The hosted page that just signed a user in may offer a method for next time (a passkey).
-    if (result.completed && fields.offer === 'yes' && req.accepts(['html', 'json']) !== 'json' && deps.setupOffers) {
-      const offered = await deps.setupOffers.pick(result.flow, requestFacts(req), req.log);
-      if (offered) location = `${deps.issuerPath}${OFFER_PATH}?request_id=${encodeURIComponent(result.flow.id)}`;
-    }
-    if (req.accepts(['html', 'json']) === 'json') {
-      ok(res, {
-        request_id: result.flow.id,
-        completed: result.completed,
-        stage: result.flow.stage,
-        next_methods: result.nextMethods,
-        redirect_to: location,
+  /**
+   * A form POST from an app's own login UI (apps[i].login_page_url) that fails goes back to that
+   * UI with `error` and `error_description`, never to a JSON page the app cannot leave.
+   */
+  const formErrors =
+    (handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
+      try {
+        await handler(req, res);
+      } catch (err) {
+        const requestId = stringFields(req.body).fields.requestId;
+        const api = isProtocolError(err) ? (err as ApiError) : null;
+        const flow = requestId && api ? await deps.flows.get(requestId) : null;
+        const back =
+          flow && api && req.accepts(['html', 'json']) !== 'json'
+            ? loginUiUrl(deps.clients.get(flow.clientId), flow, { error: api.code, error_description: api.message })
+            : null;
+        if (!back) throw err;
+        res.redirect(303, back);
+      }
+    };
+
+  // A password stage completed by an app's own login UI with a plain form (cidaas-style).
+  router.post(
+    '/login-srv/login',
+    form,
+    json,
+    formErrors(async (req, res) => {
+      const { fields } = stringFields(req.body);
+      const requestId = fields.requestId ?? '';
+      if (!(await mayContinue(req, requestId))) throw verificationError('FLOW_NOT_BOUND');
+      const method = verification.methodWithField('password');
+      const request = requestFacts(req);
+      const started = await verification.initiate(method.id, {
+        fields: { request_id: requestId, usage_type: 'INITIAL_AUTHENTICATION', identifier: fields.username ?? '' },
+        request,
+        logger: req.log,
       });
-    } else {
-      // 303 so the browser follows with GET and never re-posts the credential (RFC 9700 §4.12).
-      res.redirect(303, location);
-    }
-  });
+      const exchangeId = (started.exchange_id as { exchange_id: string }).exchange_id;
+      const proof = { exchange_id: exchangeId, password: fields.password ?? '' };
+      const verified = await verification.verify(method.id, {
+        fields: proof,
+        malformed: [],
+        keys: Object.keys(proof),
+        files: [],
+        request,
+        logger: req.log,
+      });
+      const result = await verification.continueLogin(
+        { requestId, status_id: verified.status_id, verificationType: method.id, sub: verified.sub },
+        req.log,
+      );
+      res.redirect(303, result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow));
+    }),
+  );
+
+  router.post(
+    '/login-srv/verification/login',
+    json,
+    form,
+    formErrors(async (req, res) => {
+      const { fields } = stringFields(req.body);
+      if (fields.requestId && !(await mayContinue(req, fields.requestId))) {
+        throw verificationError('FLOW_NOT_BOUND');
+      }
+      const result = await verification.continueLogin(fields, req.log);
+      let location = result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow);
+      // The hosted page that just signed a user in may offer a method for next time (a passkey).
+      if (result.completed && fields.offer === 'yes' && req.accepts(['html', 'json']) !== 'json' && deps.setupOffers) {
+        const offered = await deps.setupOffers.pick(result.flow, requestFacts(req), req.log);
+        if (offered) location = `${deps.issuerPath}${OFFER_PATH}?request_id=${encodeURIComponent(result.flow.id)}`;
+      }
+      if (req.accepts(['html', 'json']) === 'json') {
+        ok(res, {
+          request_id: result.flow.id,
+          completed: result.completed,
+          stage: result.flow.stage,
+          next_methods: result.nextMethods,
+          redirect_to: location,
+        });
+      } else {
+        // 303 so the browser follows with GET and never re-posts the credential (RFC 9700 §4.12).
+        res.redirect(303, location);
+      }
+    }),
+  );
 
   // Enrollment: the admin credential with the user named in `sub`, or the user's own access
   // token from a recent login (setup-access.ts).

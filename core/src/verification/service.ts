@@ -619,11 +619,24 @@ export class VerificationService {
     };
   }
 
+  /** The method that takes a field (`password` for a password form), for routes that name a field, not a method. */
+  methodWithField(field: string): AuthMethod {
+    const method = [...this.deps.extensions.methods.values()].find((m) => m.verifyFields.includes(field));
+    if (!method) throw verificationError('METHOD_NOT_FOUND', `no method takes ${field}`);
+    return method;
+  }
+
   /**
    * The login page (or app) gives up on an exchange (`…/{method}/cancel`): it and its status
    * end, CANCELLED, so a device or a later call cannot complete it.
    */
-  async cancel(methodId: string, fields: Record<string, string>, keys: string[], request: RequestFacts, logger: Logger) {
+  async cancel(
+    methodId: string,
+    fields: Record<string, string>,
+    keys: string[],
+    request: RequestFacts,
+    logger: Logger,
+  ) {
     const method = this.method(methodId);
     const state: VerifyState = { method, fields, keys, malformed: [], files: [], request, logger };
     for (const check of EXCHANGE_STEPS) await check(state, this.stepDeps(method));

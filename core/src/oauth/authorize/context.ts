@@ -49,11 +49,12 @@ export class AuthorizeContext {
     this.sessionCookie = sessionCookieName(deps.config.issuer);
   }
 
-  cookieOptions(maxAgeSeconds: number) {
+  cookieOptions(maxAgeSeconds: number, crossSite = false) {
     return {
       httpOnly: true,
-      secure: this.deps.binding.secure,
-      sameSite: 'lax' as const,
+      // SameSite=None needs Secure (browsers accept Secure cookies from http://localhost too).
+      secure: this.deps.binding.secure || crossSite,
+      sameSite: crossSite ? ('none' as const) : ('lax' as const),
       path: '/',
       maxAge: maxAgeSeconds * 1000,
     };

@@ -20,6 +20,8 @@ export interface AuthorizationRequest {
   code_challenge_method: string | null;
   prompt: string[];
   max_age: number | null;
+  /** OIDC Core §3.1.2.1: the user's preferred languages, for the login page (optional in old flows). */
+  ui_locales?: string | null;
 }
 
 /** A failure before the redirect URI is trusted: shown as a page, never redirected (RFC 6749 §4.1.2.1). */
@@ -100,6 +102,8 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
     code_challenge_method: q.code_challenge ? (q.code_challenge_method ?? 'plain') : null,
     prompt: (q.prompt ?? '').split(' ').filter(Boolean),
     max_age: null,
+    // Language tags only (BCP 47 letters, digits, hyphens, spaces); anything else is ignored.
+    ui_locales: q.ui_locales && /^[A-Za-z0-9\- ]{1,100}$/.test(q.ui_locales) ? q.ui_locales : null,
   };
   const fail = (code: string, description: string) =>
     Object.assign(new RedirectError(code, description), { request: base });
@@ -171,6 +175,7 @@ export function authorizeUrlOf(request: AuthorizationRequest): string {
     ['code_challenge', request.code_challenge],
     ['code_challenge_method', request.code_challenge ? request.code_challenge_method : null],
     ['max_age', request.max_age],
+    ['ui_locales', request.ui_locales ?? null],
   ];
   for (const [k, v] of optional) if (v !== null) q.set(k, String(v));
   const prompt = request.prompt.filter((p) => p !== 'none');

@@ -8,6 +8,7 @@ import { readCookie } from '../../http/cookies.js';
 import { OAuthError } from '../errors.js';
 import { errorPage } from '../pages.js';
 import { flowCookieNames, MAX_FLOW_COOKIES } from './browser.js';
+import { loginUiUrl } from '../../login/custom-ui.js';
 import { RESUME_PATH, type AuthorizeContext } from './context.js';
 import { ErrorPage, errorParams, RedirectError, validate, type AuthorizationRequest } from './request.js';
 
@@ -80,12 +81,15 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       const stale = flowCookieNames(req, binding.cookieName('gh_flow_')).slice(0, -(MAX_FLOW_COOKIES - 1));
       // Bounded per answer, so a request stuffed with cookies cannot blow up the response headers.
       for (const name of stale.slice(0, MAX_FLOW_COOKIES)) ctx.dropCookie(res, name);
-      res.cookie(binding.flowCookie(flow.id), bindingValue, ctx.cookieOptions(config.verification.flow_ttl));
+      // An app's own login UI on another site posts back cross-site: its flow cookie must travel
+      // with that POST (SameSite=None, Secure; decision 19). The binding itself is unchanged.
+      const crossSite = client.loginPageUrl !== null;
+      res.cookie(binding.flowCookie(flow.id), bindingValue, ctx.cookieOptions(config.verification.flow_ttl, crossSite));
       // Single sign-on: the session already satisfies this app; else its first stage left to do.
       if (flow.status === 'completed') {
         return res.redirect(303, `${page.base}${RESUME_PATH}?request_id=${encodeURIComponent(flow.id)}`);
       }
-      res.redirect(303, `${page.base}/login?request_id=${encodeURIComponent(flow.id)}`);
+      res.redirect(303, loginUiUrl(client, flow) ?? `${page.base}/login?request_id=${encodeURIComponent(flow.id)}`);
     } catch (err) {
       if (isProtocolError(err) && err instanceof OAuthError) return ctx.respond(res, request, errorParams(err));
       throw err;

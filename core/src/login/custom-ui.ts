@@ -1,0 +1,24 @@
+import type { OAuthClient } from '../oauth/clients.js';
+import type { LoginFlow } from '../verification/flows.js';
+
+/**
+ * Where an app's own login UI (apps[i].login_page_url, cidaas-style) shows a flow: its URL with
+ * `requestId`, `view_type` and, once the user is known, `sub` (what such a UI needs to start
+ * the next stage's methods); `extra` adds `error` and `error_description` after a failed form
+ * POST. Null when the app uses the hosted page.
+ */
+export function loginUiUrl(
+  client: Pick<OAuthClient, 'loginPageUrl'> | undefined,
+  flow: LoginFlow,
+  extra: Record<string, string> = {},
+): string | null {
+  if (!client?.loginPageUrl) return null;
+  const url = new URL(client.loginPageUrl);
+  url.searchParams.set('requestId', flow.id);
+  url.searchParams.set('view_type', 'login');
+  const locales = (flow.params.oauth as { ui_locales?: unknown } | undefined)?.ui_locales;
+  if (typeof locales === 'string' && locales) url.searchParams.set('ui_locales', locales);
+  if (flow.userId) url.searchParams.set('sub', flow.userId);
+  for (const [name, value] of Object.entries(extra)) url.searchParams.set(name, value);
+  return url.toString();
+}

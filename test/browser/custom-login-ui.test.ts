@@ -1,0 +1,206 @@
+/**
+ * Issue 12: an app's own login UI on another site, as cidaas-based apps have one. demo-app gets
+ * login_page_url (http://127.0.0.1:<ui>/login, a different site from Gatehouse at
+ * http://localhost:<port>) and that origin in allowed_origins. Headless Chromium follows
+ * /api/oauth2/authorize/ to the UI, posts the password form cross-site to /login-srv/login,
+ * does TOTP by XHR (CORS) and the continuation form POST, and arrives at the redirect URI with
+ * a code. A wrong password comes back to the UI as error parameters; a page of an unlisted
+ * origin cannot read the API.
+ */
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchChromium, requireChromium } from '../support/chromium.js';
+import { freePort, pkcePair } from '../oauth/support.js';
+import {
+  ALICE_PASSWORD,
+  DEMO_APP,
+  aliceTotp,
+  redeemDemo,
+  startDemoServer,
+  type DemoServer,
+} from '../oauth/demo-server.js';
+
+/** The app's login UI: a password form, then a TOTP step done with the verification API. */
+function loginUi(gatehouse: string): string {
+  return String.raw`<!doctype html><html><head><meta charset="utf-8"><title>Shop login</title></head><body>
+<p id="error"></p>
+<form id="password" method="post" action="${gatehouse}/login-srv/login" hidden>
+  <input type="hidden" name="requestId" />
+  <label>Username <input name="username" /></label>
+  <label>Password <input name="password" type="password" /></label>
+  <button type="submit">Sign in</button>
+</form>
+<div id="totp" hidden>
+  <label>Code <input id="code" /></label>
+  <button id="verify" type="button">Verify</button>
+</div>
+<form id="continue" method="post" action="${gatehouse}/login-srv/verification/login" hidden>
+  <input type="hidden" name="requestId" /><input type="hidden" name="status_id" />
+  <input type="hidden" name="verificationType" value="TOTP" /><input type="hidden" name="sub" />
+</form>
+<script>
+  const q = new URLSearchParams(location.search);
+  const requestId = q.get('requestId');
+  document.getElementById('error').textContent = q.get('error') ? q.get('error') + ': ' + q.get('error_description') : '';
+  const api = (path, body) =>
+    fetch('${gatehouse}' + path, { method: 'POST', headers: { 'Content-Type': 'application/json', requestid: requestId },
+      body: JSON.stringify(body) }).then((r) => r.json());
+  if (!q.get('sub')) {
+    const form = document.getElementById('password');
+    form.elements.requestId.value = requestId;
+    form.hidden = false;
+  } else {
+    document.getElementById('totp').hidden = false;
+    const started = api('/verification-srv/authentication/TOTP/initiation',
+      { request_id: requestId, usage_type: 'MULTIFACTOR_AUTHENTICATION', sub: q.get('sub') });
+    started.then(() => document.body.dataset.ready = 'yes');
+    document.getElementById('verify').onclick = async () => {
+      const s = await started;
+      const v = await api('/verification-srv/authentication/TOTP/verification',
+        { exchange_id: s.data.exchange_id.exchange_id, pass_code: document.getElementById('code').value });
+      const f = document.getElementById('continue');
+      f.elements.requestId.value = requestId;
+      f.elements.status_id.value = v.data.status_id;
+      f.elements.sub.value = v.data.sub;
+      f.submit();
+    };
+  }
+</script></body></html>`;
+}
+
+function serve(html: string): Promise<{ server: Server; origin: string }> {
+  return new Promise((resolve) => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+      res.end(html);
+    });
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolve({ server, origin: `http://127.0.0.1:${port}` });
+    });
+  });
+}
+
+describe('an app’s own login UI on another site (Chromium, issue 12)', function () {
+  this.timeout(60_000);
+  let server: DemoServer;
+  let ui: { server: Server; origin: string };
+  let stranger: { server: Server; origin: string };
+  let profile: string;
+  let context: BrowserContext;
+  let page: Page;
+
+  before(async function () {
+    requireChromium(this);
+    // The UI's origin must be known before Gatehouse starts: reserve a port for it first.
+    const uiPort = await freePort();
+    const uiOrigin = `http://127.0.0.1:${uiPort}`;
+    server = await startDemoServer({
+      host: 'localhost',
+      configure(config) {
+        const app = config.apps.find((a) => a.client_id === 'demo-app')!;
+        app.login_page_url = `${uiOrigin}/login`;
+        app.allowed_origins = [uiOrigin];
+      },
+    });
+    ui = await new Promise((resolve) => {
+      const s = createServer((_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+        res.end(loginUi(server.issuer));
+      });
+      s.listen(uiPort, '127.0.0.1', () => resolve({ server: s, origin: uiOrigin }));
+    });
+    stranger = await serve('<!doctype html><title>elsewhere</title>');
+    profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-login-ui-'));
+    context = await launchChromium(profile);
+  });
+
+  // A new tab per test: the last one's navigation to the redirect URI (no server there) may still be failing.
+  beforeEach(async function () {
+    await context.clearCookies();
+    const last = page;
+    page = await context.newPage();
+    await last?.close();
+  });
+
+  after(async function () {
+    await context?.close();
+    await server?.close();
+    ui?.server.close();
+    stranger?.server.close();
+    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
+  });
+
+  function authorizeUrl() {
+    const { verifier, challenge } = pkcePair();
+    const params = new URLSearchParams({
+      client_id: DEMO_APP.id,
+      response_type: 'code',
+      scope: 'openid',
+      redirect_uri: DEMO_APP.redirectUri,
+      state: 'ui',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    return { url: server.url(`/api/oauth2/authorize/?${params.toString()}`), verifier };
+  }
+
+  it('authorize → the app’s UI → password form (cross-site POST) → TOTP by XHR → continuation → a code', async function () {
+    const { url, verifier } = authorizeUrl();
+    await page.goto(url);
+    expect(new URL(page.url()).origin).to.equal(ui.origin);
+    const requestId = new URL(page.url()).searchParams.get('requestId');
+    expect(requestId).to.be.a('string');
+    const info = (await page.evaluate(
+      (u) => fetch(u).then((r) => r.json()),
+      server.url(`/public-srv/public/${requestId}`),
+    )) as { data: { client_id: string; client_name: string; allowed_methods: string[] } };
+    expect(info.data).to.include({ client_id: 'demo-app', client_name: 'Gatehouse demo app' });
+    expect(info.data.allowed_methods).to.include('PASSWORD');
+
+    await page.getByLabel('Username').fill('alice');
+    await page.getByLabel('Password').fill(ALICE_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
+    expect(new URL(page.url()).searchParams.get('sub')).to.equal(server.alice.id);
+    await page.locator('body[data-ready="yes"]').waitFor();
+    await page.getByLabel('Code').fill(await aliceTotp(server));
+    const [request] = await Promise.all([
+      page.waitForRequest((r) => r.url().startsWith(DEMO_APP.redirectUri), { timeout: 15_000 }),
+      page.getByRole('button', { name: 'Verify' }).click(),
+    ]);
+    const code = new URL(request.url()).searchParams.get('code')!;
+    const tokens = await redeemDemo(server, DEMO_APP, code, verifier);
+    expect(tokens.access_token).to.be.a('string');
+  });
+
+  it('a wrong password comes back to the UI as error and error_description, not as a JSON page', async function () {
+    await page.goto(authorizeUrl().url);
+    await page.getByLabel('Username').fill('alice');
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('error'));
+    expect(new URL(page.url()).searchParams.get('error')).to.equal('VERIFICATION_FAILED');
+    expect(await page.locator('#error').textContent()).to.include('VERIFICATION_FAILED');
+  });
+
+  it('a page of an unlisted origin cannot read the API; the listed one can', async function () {
+    const read = (origin: string) =>
+      page.goto(`${origin}/`).then(() =>
+        page.evaluate(
+          (u) =>
+            fetch(u, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }).then(
+              (r) => r.status,
+              () => 'blocked',
+            ),
+          server.url('/verification-srv/authentication/PASSWORD/initiation'),
+        ),
+      );
+    expect(await read(stranger.origin)).to.equal('blocked');
+    expect(await read(ui.origin)).to.equal(400);
+  });
+});
