@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../support/chromium.js';
+import { freshTab, launchChromium, requireChromium } from '../support/chromium.js';
 import { freePort, pkcePair } from '../oauth/support.js';
 import {
   ALICE_PASSWORD,
@@ -119,12 +119,8 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     context = await launchChromium(profile);
   });
 
-  // A new tab per test: the last one's navigation to the redirect URI (no server there) may still be failing.
   beforeEach(async function () {
-    await context.clearCookies();
-    const last = page;
-    page = await context.newPage();
-    await last?.close();
+    page = await freshTab(context, page);
   });
 
   after(async function () {

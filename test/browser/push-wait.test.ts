@@ -9,7 +9,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Authenticator } from '@gatehouse-auth/authenticator';
-import { launchChromium, requireChromium } from '../support/chromium.js';
+import { freshTab, launchChromium, requireChromium } from '../support/chromium.js';
 import { pkcePair } from '../oauth/support.js';
 import { ALICE_PASSWORD, DEMO_APP, startDemoServer, type DemoServer } from '../oauth/demo-server.js';
 import { boundDevice, onlyPush } from '../devices/support.js';
@@ -31,11 +31,7 @@ describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
   });
 
   beforeEach(async () => {
-    await context?.clearCookies();
-    // A new tab: the last test's navigation to the redirect URI (no server there) may still be failing.
-    const last = page;
-    page = await context.newPage();
-    await last?.close();
+    page = await freshTab(context, page);
   });
 
   after(async function () {

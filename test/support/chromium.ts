@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's `chromium` package; `.ci/run` installs it. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -35,4 +35,15 @@ export function requireChromium(suite: Mocha.Context): void {
     throw new Error(`${CHROMIUM} is missing: CI must install it (apt-get install chromium)`);
   console.log(`      skipped: no ${CHROMIUM} (apt-get install -y chromium to run the browser tests)`);
   suite.skip();
+}
+
+/**
+ * A signed-out new tab for the next test, closing `last`: a test that ends at a redirect URI
+ * with no server behind it leaves a failing navigation that would interrupt the next goto.
+ */
+export async function freshTab(context: BrowserContext, last: Page | undefined): Promise<Page> {
+  await context.clearCookies();
+  const page = await context.newPage();
+  await last?.close();
+  return page;
 }
