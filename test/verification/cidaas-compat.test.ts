@@ -104,4 +104,52 @@ describe('cidaas-style verification calls (issue 12)', function () {
     const unknown = await call(server, '/verification-srv/v2/notification/status/nope', {});
     expect([unknown.status, unknown.code]).to.deep.equal([404, 'STATUS_NOT_FOUND']);
   });
+
+  describe('the configured list (graph/user/setup) and configured/check', function () {
+    const list = (body: Record<string, string>) =>
+      call(server, '/verification-srv/public/graph/user/setup', body).then(
+        (r) => (r.data.configured_list as { type: string; mediums: unknown[] }[]) ?? r,
+      );
+
+    it('once the user is known (second stage): the truth, with medium ids for medium_id', async function () {
+      const at = await atSecondStage(server);
+      const types = (await list({ request_id: at.requestId })).map((m) => m.type);
+      expect(types).to.include('TOTP').and.include('BACKUPCODE');
+      expect(types).to.not.include('PUSH');
+      const check = await call(server, '/verification-srv/v2/setup/public/configured/check/PUSH', {
+        request_id: at.requestId,
+      });
+      expect(check.data).to.deep.equal({ type: 'PUSH', configured: false });
+      const totp = await call(server, '/verification-srv/v2/setup/public/configured/check/TOTP', {
+        request_id: at.requestId,
+      });
+      expect(totp.data.configured).to.equal(true);
+    });
+
+    it('first stage: a real and an unknown identifier get answers of the same shape; the unknown one is stable', async function () {
+      const requestId = await firstStage();
+      const real = await list({ request_id: requestId, email: 'alice@example.test' });
+      expect(real.map((m) => m.type)).to.deep.equal(['PASSWORD']);
+      const unknown = await list({ request_id: requestId, email: 'nobody-here@example.test' });
+      expect(unknown.map((m) => m.type)).to.include('PASSWORD');
+      expect(Object.keys(unknown[0]!)).to.deep.equal(Object.keys(real[0]!));
+      expect(await list({ request_id: requestId, email: 'NOBODY-here@example.test' })).to.deep.equal(unknown);
+    });
+
+    it('errors: no identifier at the first stage → 400 FIELD_MISSING; an unknown request → 404', async function () {
+      const requestId = await firstStage();
+      const missing = await call(server, '/verification-srv/public/graph/user/setup', { request_id: requestId });
+      expect([missing.status, missing.code]).to.deep.equal([400, 'FIELD_MISSING']);
+      const unknown = await call(server, '/verification-srv/public/graph/user/setup', {
+        request_id: 'nope',
+        email: 'a@b.c',
+      });
+      expect([unknown.status, unknown.code]).to.deep.equal([404, 'REQUEST_NOT_FOUND']);
+      const badMethod = await call(server, '/verification-srv/v2/setup/public/configured/check/NOPE', {
+        request_id: requestId,
+        email: 'a@b.c',
+      });
+      expect([badMethod.status, badMethod.code]).to.deep.equal([404, 'METHOD_NOT_FOUND']);
+    });
+  });
 });

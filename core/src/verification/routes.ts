@@ -241,6 +241,18 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     ok(res, await verification.status(String(req.params.statusId)));
   });
 
+  // What an app's own login UI shows: the stage's methods the user has set up (cidaas-style).
+  router.post('/verification-srv/public/graph/user/setup', json, form, async (req, res) => {
+    const { fields } = stringFields(req.body);
+    ok(res, { configured_list: await verification.configured(fields, requestFacts(req), req.log) });
+  });
+  router.post('/verification-srv/v2/setup/public/configured/check/:method', json, form, async (req, res) => {
+    const { fields } = stringFields(req.body);
+    const method = verification.method(String(req.params.method)).id;
+    const list = await verification.configured(fields, requestFacts(req), req.log);
+    ok(res, { type: method, configured: list.some((m) => m.type === method) });
+  });
+
   router.post('/verification-srv/authentication/:method/cancel', json, form, async (req, res) => {
     const { fields, keys } = stringFields(req.body);
     ok(res, await verification.cancel(String(req.params.method), fields, keys, requestFacts(req), req.log));
