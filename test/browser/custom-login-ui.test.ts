@@ -62,13 +62,19 @@ function loginUi(gatehouse: string): string {
       const s = await started;
       const v = await api('/verification-srv/authentication/TOTP/verification',
         { exchange_id: s.data.exchange_id.exchange_id, pass_code: document.getElementById('code').value });
-      const f = document.getElementById('continue');
-      f.elements.requestId.value = requestId;
-      f.elements.status_id.value = v.data.status_id;
-      f.elements.sub.value = v.data.sub;
-      f.submit();
+      continueWith(v.data.status_id, 'TOTP', v.data.sub);
     };
   }
+  // The continuation: a form POST to Gatehouse (cross-site), for whichever method was done.
+  function continueWith(statusId, type, sub) {
+    const f = document.getElementById('continue');
+    f.elements.requestId.value = requestId;
+    f.elements.status_id.value = statusId;
+    f.elements.verificationType.value = type;
+    f.elements.sub.value = sub;
+    f.submit();
+  }
+  window.continueWith = continueWith;
 </script></body></html>`;
 }
 
@@ -105,6 +111,8 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
         const app = config.apps.find((a) => a.client_id === 'demo-app')!;
         app.login_page_url = `${uiOrigin}/login`;
         app.allowed_origins = [uiOrigin];
+        // Passwordless: an emailed code may start the login (then a second factor).
+        app.login_stages = [[...app.login_stages[0]!, 'EMAIL'], app.login_stages[1]!];
       },
     });
     ui = await new Promise((resolve) => {
@@ -182,6 +190,56 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     await page.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('error'));
     expect(new URL(page.url()).searchParams.get('error')).to.equal('VERIFICATION_FAILED');
     expect(await page.locator('#error').textContent()).to.include('VERIFICATION_FAILED');
+  });
+
+  it('passwordless EMAIL from the UI by XHR (PASSWORDLESS_AUTHENTICATION, email), then TOTP, to a code', async function () {
+    const { url, verifier } = authorizeUrl();
+    await page.goto(url);
+    const requestId = new URL(page.url()).searchParams.get('requestId')!;
+    const api = (path: string, body: Record<string, string>) =>
+      page.evaluate(
+        ([u, b]) =>
+          fetch(u!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: b }).then((r) => r.json()),
+        [server.url(path), JSON.stringify(body)],
+      ) as Promise<{ data: Record<string, unknown> }>;
+    const started = await api('/verification-srv/authentication/EMAIL/initiation', {
+      request_id: requestId,
+      usage_type: 'PASSWORDLESS_AUTHENTICATION',
+      email: 'alice@example.test',
+    });
+    const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
+    let code: string | undefined;
+    for (let i = 0; i < 50 && !code; i++) {
+      const res = await fetch(server.url('/dev/outbox/latest?to=alice%40example.test'));
+      if (res.status === 200)
+        code = /\b(\d{6})\b/.exec(((await res.json()) as { data: { text: string } }).data.text)?.[1];
+      else await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(code).to.be.a('string');
+    const verified = await api('/verification-srv/authentication/EMAIL/verification', {
+      exchange_id: exchangeId,
+      pass_code: code!,
+    });
+    expect(verified.data.sub).to.equal(server.alice.id);
+    // The UI continues with a form POST (cross-site), as for any method.
+    await page.evaluate(
+      ([statusId, sub]) =>
+        (globalThis as unknown as { continueWith(s: string, t: string, u: string): void }).continueWith(
+          statusId!,
+          'EMAIL',
+          sub!,
+        ),
+      [verified.data.status_id as string, verified.data.sub as string],
+    );
+    await page.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
+    await page.locator('body[data-ready="yes"]').waitFor();
+    await page.getByLabel('Code').fill(await aliceTotp(server));
+    const [request] = await Promise.all([
+      page.waitForRequest((r) => r.url().startsWith(DEMO_APP.redirectUri), { timeout: 15_000 }),
+      page.getByRole('button', { name: 'Verify' }).click(),
+    ]);
+    const tokens = await redeemDemo(server, DEMO_APP, new URL(request.url()).searchParams.get('code')!, verifier);
+    expect(tokens.access_token).to.be.a('string');
   });
 
   it('a page of an unlisted origin cannot read the API; the listed one can', async function () {
