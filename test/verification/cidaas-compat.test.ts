@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { ALICE_PASSWORD, aliceTotp } from '../oauth/demo-server.js';
-import { atSecondStage, call, startDemoServer, type DemoServer } from '../devices/support.js';
+import { admin, atSecondStage, call, startDemoServer, type DemoServer } from '../devices/support.js';
 import { Browser, loginRequestId } from '../oauth/support.js';
 import { DEMO_SPA, startAuthorization } from '../oauth/demo-server.js';
 
@@ -150,6 +150,52 @@ describe('cidaas-style verification calls (issue 12)', function () {
         email: 'a@b.c',
       });
       expect([badMethod.status, badMethod.code]).to.deep.equal([404, 'METHOD_NOT_FOUND']);
+    });
+  });
+
+  describe('enrollment as cidaas clients do it', function () {
+    const setup = (step: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
+      call(server, `/verification-actions-srv/setup/SMS/${step}`, body, headers);
+
+    async function smsCode(to: string) {
+      for (let i = 0; i < 50; i++) {
+        const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
+        if (res.status === 200)
+          return /\b(\d{6})\b/.exec(((await res.json()) as { data: { text: string } }).data.text)![1]!;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error(`no message to ${to}`);
+    }
+
+    it('initiation (mobile_number) answers an exchange_id; the code confirms with it and no bearer, once', async function () {
+      const started = await setup('initiation', { sub: server.alice.id, mobile_number: '+15557654321' }, admin);
+      expect(started.status, JSON.stringify(started)).to.equal(200);
+      const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
+      expect(exchangeId).to.be.a('string');
+      const wrong = await setup('verification', { exchange_id: exchangeId, pass_code: '000000' });
+      expect([wrong.status, wrong.code]).to.deep.equal([401, 'VERIFICATION_FAILED']);
+      const confirmed = await setup('verification', {
+        exchange_id: exchangeId,
+        pass_code: await smsCode('+15557654321'),
+      });
+      expect(confirmed.status, JSON.stringify(confirmed)).to.equal(200);
+      expect(confirmed.data.medium_text).to.be.a('string');
+      const again = await setup('verification', { exchange_id: exchangeId, pass_code: '123456' });
+      expect(again.status).to.be.oneOf([400, 401]);
+    });
+
+    it('an unknown exchange_id, or one of another method, is 400 EXCHANGE_INVALID; without either, 401', async function () {
+      const started = await setup('initiation', { sub: server.alice.id, mobile_number: '+15557654322' }, admin);
+      const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
+      const otherMethod = await call(server, '/verification-actions-srv/setup/EMAIL/verification', {
+        exchange_id: exchangeId,
+        pass_code: '123456',
+      });
+      expect([otherMethod.status, otherMethod.code]).to.deep.equal([400, 'EXCHANGE_INVALID']);
+      const unknown = await setup('verification', { exchange_id: 'not-a-setup', pass_code: '123456' });
+      expect([unknown.status, unknown.code]).to.deep.equal([400, 'EXCHANGE_INVALID']);
+      const anonymous = await setup('verification', { pass_code: '123456' });
+      expect(anonymous.status).to.equal(401);
     });
   });
 });

@@ -257,7 +257,8 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
   };
 
   const enrollmentAddress = (body: Record<string, unknown>): string | null => {
-    const raw = body['address'] ?? (spec.kind === 'email' ? body['email'] : body['phone']);
+    // `mobile_number` is what cidaas clients send for a phone.
+    const raw = body['address'] ?? (spec.kind === 'email' ? body['email'] : (body['phone'] ?? body['mobile_number']));
     return typeof raw === 'string' ? spec.normalizeAddress(raw) : null;
   };
 

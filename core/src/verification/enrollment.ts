@@ -23,6 +23,9 @@ const HANDLER: Record<EnrollmentStep, keyof EnrollmentHandlers> = {
 /** Wrong confirmation codes allowed per pending setup. */
 const MAX_CONFIRMATION_ATTEMPTS = 5;
 
+/** Where a setup's exchange_id (a confirmation handle) is kept, by its hash. */
+const EXCHANGE_PREFIX = 'exchange:';
+
 /** Pending setups live this long between steps. */
 const PENDING_TTL_SECONDS = 600;
 
@@ -83,6 +86,19 @@ export class EnrollmentService {
     if (outcome.done && outcome.replaced) await this.deps.revokeGrants?.(user.id, 'credential_replaced');
     if (outcome.done || outcome.pending === null) await this.deps.pending.delete(key);
     else if (outcome.pending) await this.deps.pending.put(key, outcome.pending, { ttlSeconds: PENDING_TTL_SECONDS });
+    // A setup that waits for a confirmation gets an exchange_id: the confirmation may come with it
+    // instead of a bearer (cidaas clients confirm a code that way). It names this user and method.
+    let response = outcome.response;
+    if (step === 'initiation' && outcome.pending && !outcome.done) {
+      const handle = this.deps.services.crypto.randomToken(24);
+      await this.deps.pending.put(
+        `${EXCHANGE_PREFIX}${this.deps.services.crypto.sha256(handle)}`,
+        { user_id: user.id, method: method.id },
+        { ttlSeconds: PENDING_TTL_SECONDS },
+      );
+      const expiresAt = new Date(this.deps.services.clock.now().getTime() + PENDING_TTL_SECONDS * 1000);
+      response = { ...response, exchange_id: { exchange_id: handle, expires_at: expiresAt.toISOString() } };
+    }
     await this.deps.services.events.record({
       type: `enrollment.${step}`,
       userId: user.id,
@@ -90,7 +106,18 @@ export class EnrollmentService {
       ip: request.ip,
       outcome: outcome.done ? 'enrolled' : 'pending',
     });
-    return outcome.response;
+    return response;
+  }
+
+  /**
+   * The user a setup exchange_id was given for, if it is live and for this method; the pending
+   * setup it names keeps its own attempt limit.
+   */
+  async userOfExchange(exchangeId: string, methodId: string): Promise<string | null> {
+    const record = await this.deps.pending.get(`${EXCHANGE_PREFIX}${this.deps.services.crypto.sha256(exchangeId)}`);
+    const method = this.deps.extensions.methods.get(methodId.toUpperCase());
+    if (!record || !method || record.data.method !== method.id) return null;
+    return typeof record.data.user_id === 'string' ? record.data.user_id : null;
   }
 
   /** The user's methods with their credentials' public parts (never secrets). */

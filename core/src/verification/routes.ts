@@ -353,9 +353,21 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     const files = uploadedFiles(req);
     ok(res, await enrollment.step(step, req.params.method as string, user, body, requestFacts(req), req.log, files));
   };
+  // A confirmation without a bearer: the setup's exchange_id names the user and the method.
+  const confirmByExchange = async (req: Request, res: Response, next: (err?: unknown) => void) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (req.headers.authorization || typeof body.exchange_id !== 'string') return next('route');
+    const userId = await enrollment.userOfExchange(body.exchange_id, String(req.params.method));
+    const user = userId ? await deps.users.findById(userId) : null;
+    if (!user || user.status !== 'active')
+      throw verificationError('EXCHANGE_INVALID', 'no such setup in progress for this method');
+    const { exchange_id: _handle, sub: _sub, ...fields } = body;
+    ok(res, await enrollment.step('verification', String(req.params.method), user, fields, requestFacts(req), req.log));
+  };
   const multipart = multipartFor(verification);
   for (const step of ['initiation', 'scan', 'verification'] as const) {
     const path = `/verification-actions-srv/setup/:method/${step}`;
+    if (step === 'verification') router.post(path, json, form, confirmByExchange);
     router.post(path, enrollmentAuth, json, form, multipart, enrollmentStep(step));
   }
   router.get('/verification-actions-srv/setup/users/:sub/methods', enrollmentAuth, async (req, res) => {
