@@ -95,6 +95,10 @@ export interface Services {
     /** The user's bound devices (only biometric-bound ones when asked), last used first. */
     ofUser(userId: string, opts?: { biometric?: boolean }): Promise<BoundDevice[]>;
   };
+  /** Whether the user proved their email address or phone number (account verification). */
+  readonly accounts: {
+    verified(user: UserRecord, medium: 'email' | 'sms'): Promise<boolean>;
+  };
   /** Slow salted hashing for passwords and codes (service `passwordHashing`, replaceable). */
   readonly passwordHashing: PasswordHashing;
   /**

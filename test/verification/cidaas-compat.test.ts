@@ -198,4 +198,82 @@ describe('cidaas-style verification calls (issue 12)', function () {
       expect(anonymous.status).to.equal(401);
     });
   });
+
+  describe('account verification', function () {
+    async function codeTo(to: string) {
+      for (let i = 0; i < 50; i++) {
+        const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
+        if (res.status === 200) {
+          const text = ((await res.json()) as { data: { text: string } }).data.text;
+          if (text.includes('verify')) return /\b(\d{6})\b/.exec(text)![1]!;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error(`no code to ${to}`);
+    }
+    const verified = (medium: 'email' | 'sms') =>
+      server.gatehouse.container.cradle.accounts.verified(
+        {
+          id: server.alice.id,
+          username: 'alice',
+          email: 'alice@example.test',
+          phone: '+15551230000',
+          status: 'active',
+        },
+        medium,
+      );
+
+    it('a code to the email address verifies it (no bearer needed for the code); once', async function () {
+      expect(await verified('email')).to.equal(false);
+      const started = await call(
+        server,
+        '/verification-actions-srv/account/initiation',
+        { sub: server.alice.id, verification_medium: 'email' },
+        admin,
+      );
+      expect(started.status, JSON.stringify(started)).to.equal(200);
+      expect(started.data.medium_text).to.equal('a***@example.test');
+      const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
+      const wrong = await call(server, '/verification-actions-srv/account', {
+        exchange_id: exchangeId,
+        code: '000000',
+      });
+      expect([wrong.status, wrong.code]).to.deep.equal([401, 'VERIFICATION_FAILED']);
+      const code = await codeTo('alice@example.test');
+      const done = await call(server, '/verification-actions-srv/account', { exchange_id: exchangeId, code });
+      expect(done.data).to.deep.equal({ verified: true, medium: 'email', sub: server.alice.id });
+      expect(await verified('email')).to.equal(true);
+      expect(await verified('sms')).to.equal(false);
+      const again = await call(server, '/verification-actions-srv/account', { exchange_id: exchangeId, code });
+      expect([again.status, again.code]).to.deep.equal([400, 'EXCHANGE_INVALID']);
+    });
+
+    it('five wrong codes end it (429 TOO_MANY_ATTEMPTS); a bad medium is 400; no bearer at initiation is 401', async function () {
+      const started = await call(
+        server,
+        '/verification-actions-srv/account/initiation',
+        { sub: server.alice.id, verification_medium: 'sms' },
+        admin,
+      );
+      const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
+      const answers = [];
+      for (let i = 0; i < 5; i++)
+        answers.push(
+          (await call(server, '/verification-actions-srv/account', { exchange_id: exchangeId, code: '000000' })).code,
+        );
+      expect(answers).to.deep.equal([...Array(4).fill('VERIFICATION_FAILED'), 'TOO_MANY_ATTEMPTS']);
+      const bad = await call(
+        server,
+        '/verification-actions-srv/account/initiation',
+        { sub: server.alice.id, verification_medium: 'fax' },
+        admin,
+      );
+      expect([bad.status, bad.code]).to.deep.equal([400, 'INVALID_FIELD']);
+      const anonymous = await call(server, '/verification-actions-srv/account/initiation', {
+        sub: server.alice.id,
+        verification_medium: 'email',
+      });
+      expect(anonymous.status).to.equal(401);
+    });
+  });
 });

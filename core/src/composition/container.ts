@@ -8,6 +8,7 @@ import { DevicePushes } from '../devices/pushes.js';
 import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
 import { SetupOffers } from '../login/offer.js';
+import { AccountVerification } from '../verification/account.js';
 import { loginUiUrl } from '../login/custom-ui.js';
 import { DeviceCookie } from '../http/device.js';
 import { JobQueue } from '../jobs/queue.js';
@@ -147,6 +148,10 @@ export function createGatehouseContainer(
           clock,
           methods: (id) => extensions.methods.get(id),
         }),
+    ),
+    accounts: single(
+      ({ config, services, sql, clock }) =>
+        new AccountVerification({ config, services, records: recordStore(sql, clock, 'gatehouse:account') }),
     ),
     setupOffers: single(
       ({ config, extensions, services, enrollment, sql, clock }) =>

@@ -7,6 +7,7 @@ import type { DevicePushes } from '../devices/pushes.js';
 import type { DeviceStore } from '../devices/store.js';
 import type { StatusWatch } from '../verification/status-watch.js';
 import type { SetupOffers } from '../login/offer.js';
+import type { AccountVerification } from '../verification/account.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { PageModules } from '../login/modules.js';
@@ -75,6 +76,8 @@ export interface Cradle {
   devices: DeviceStore;
   deviceBinding: DeviceBinding;
   pushes: DevicePushes;
+  /** Account verification: proving the user's email address or phone number. */
+  accounts: AccountVerification;
   /** Offers to set a method up after a login (a passkey after a password). */
   setupOffers: SetupOffers;
   /** Long polls of verification statuses (the login page waiting on a push). */

@@ -75,6 +75,9 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     },
     heavy: runHeavy,
     http: httpHelpers,
+    accounts: {
+      verified: (user, medium) => container.cradle.accounts.verified(user, medium),
+    },
     devices: {
       startBinding: (user, opts) => container.cradle.deviceBinding.start(user, opts),
       ofUser: async (userId, opts) =>

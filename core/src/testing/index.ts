@@ -247,6 +247,8 @@ export interface FakeServices extends Services {
   deviceMap: Map<string, BoundDevice[]>;
   /** The users `devices.startBinding` was called for. */
   bindings: { userId: string; biometric: boolean }[];
+  /** `userId:medium` of verified accounts (`accounts.verified` reads them). */
+  verifiedAccounts: Set<string>;
 }
 
 /** Services backed by memory; `channels` defaults to one CapturingChannel with id 'capture'. */
@@ -260,6 +262,7 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
   const pending = new Set<Promise<void>>();
   const provided = new Map<string, unknown>();
   const deviceMap = new Map<string, BoundDevice[]>();
+  const verifiedAccounts = new Set<string>();
   const bindings: FakeServices['bindings'] = [];
   const hashing = argon2Hashing();
   const deliver = async (id: string, message: OutboundMessage) => {
@@ -314,6 +317,8 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     provided,
     deviceMap,
     bindings,
+    accounts: { verified: async (user, medium) => verifiedAccounts.has(`${user.id}:${medium}`) },
+    verifiedAccounts,
     devices: {
       startBinding: async (user, opts) => {
         bindings.push({ userId: user.id, biometric: opts.biometric });

@@ -19,6 +19,7 @@ import { requestFacts, stringFields } from './context.js';
 import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
 import { OFFER_PATH, type SetupOffers } from '../login/offer.js';
 import { loginUiUrl } from '../login/custom-ui.js';
+import type { AccountVerification } from './account.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import { isProtocolError, type ApiError } from '../errors.js';
 import { setupAccess } from './setup-access.js';
@@ -183,6 +184,7 @@ export interface VerificationRouteDeps {
   setupOffers?: SetupOffers;
   /** The apps: an app's own login UI gets its errors back (loginUiUrl). */
   clients: ClientRegistry;
+  accounts: AccountVerification;
 }
 
 /** `?wait=N&state=S`: hold the answer up to N seconds (at most 30) while the state is S. */
@@ -353,6 +355,23 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     const files = uploadedFiles(req);
     ok(res, await enrollment.step(step, req.params.method as string, user, body, requestFacts(req), req.log, files));
   };
+  // Account verification (cidaas-style): a code to the user's email or phone, then the code.
+  router.post('/verification-actions-srv/account/initiation', enrollmentAuth, json, form, async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const user = await userOf(body.sub, res);
+    const medium = body.verification_medium ?? body.medium;
+    if (medium !== 'email' && medium !== 'sms')
+      throw verificationError('INVALID_FIELD', 'verification_medium must be email or sms', {
+        fields: ['verification_medium'],
+      });
+    ok(res, await deps.accounts.start(user, medium));
+  });
+  router.post('/verification-actions-srv/account', json, form, async (req, res) => {
+    const { fields } = stringFields(req.body);
+    if (!fields.exchange_id) throw verificationError('EXCHANGE_INVALID', 'exchange_id is required');
+    ok(res, await deps.accounts.confirm(fields.exchange_id, fields.code ?? fields.pass_code ?? ''));
+  });
+
   // A confirmation without a bearer: the setup's exchange_id names the user and the method.
   const confirmByExchange = async (req: Request, res: Response, next: (err?: unknown) => void) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
