@@ -5,7 +5,7 @@ import { adminRoutes } from '../http/admin.js';
 import { errorHandler, notFound } from '../http/error-handler.js';
 import { withFastRoutes } from '../http/fast-routes.js';
 import { healthRoutes } from '../http/health.js';
-import { corsMiddleware, isCrossOrigin } from '../http/cors.js';
+import { corsMiddleware, crossOrigin } from '../http/cors.js';
 import { httpLogger } from '../http/logging.js';
 import { loginPageRoutes } from '../login/routes.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
@@ -40,7 +40,7 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
     routes: [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, c.device, c.issuerPath)],
     fallback: app,
     // A call from another origin's page takes the express path, where CORS is answered.
-    bypass: (req) => isCrossOrigin(req, c.config.issuer),
+    bypass: crossOrigin(c.config.issuer),
     logger: c.logger,
     trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,
   });

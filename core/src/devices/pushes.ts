@@ -15,7 +15,8 @@ import type { Clock, Services } from '../services.js';
 import { safeEqual } from '../util/crypto.js';
 import { verificationError } from '../verification/errors.js';
 import type { Exchange, ExchangeStore } from '../verification/exchanges.js';
-import type { StatusState, StatusStore } from '../verification/statuses.js';
+import { LIVE_STATES, type StatusState, type StatusStore } from '../verification/statuses.js';
+import { SINGLE_FACTOR_KEY } from '../verification/pipeline.js';
 import { canonicalBody, checkDeviceProof } from './proof.js';
 import type { Device, DeviceStore } from './store.js';
 
@@ -23,9 +24,9 @@ import type { Device, DeviceStore } from './store.js';
 export const PUSH_STEPS = {
   acknowledge: { from: ['INITIATED'], to: 'PUSH_ACKNOWLEDGED' },
   allow: { from: ['INITIATED', 'PUSH_ACKNOWLEDGED'], to: 'ALLOWED' },
-  deny: { from: ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'], to: 'DENIED' },
-  cancel: { from: ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'], to: 'CANCELLED' },
-} as const satisfies Record<string, { from: StatusState[]; to: StatusState }>;
+  deny: { from: LIVE_STATES, to: 'DENIED' },
+  cancel: { from: LIVE_STATES, to: 'CANCELLED' },
+} as const satisfies Record<string, { from: readonly StatusState[]; to: StatusState }>;
 export type PushStep = keyof typeof PUSH_STEPS;
 
 /** The event each step records (the push-fatigue rule counts denials). */
@@ -116,11 +117,6 @@ export class DevicePushes {
     return null;
   }
 
-  /** Whether the user has a device the method can use (its `isEnrolled`). */
-  async hasDevice(userId: string, biometric: boolean): Promise<boolean> {
-    return (await this.deps.devices.ofUser(userId)).some((d) => !biometric || d.biometric);
-  }
-
   /**
    * Starts a push to `device`: its state (kept in the exchange), the notification through the
    * method's channel when the device has a push token, and a `push.sent` event (what the
@@ -191,7 +187,7 @@ export class DevicePushes {
       const push = pushStateOf(exchange);
       const status = await this.deps.statuses.findByKey(exchange.statusKey);
       if (!push || push.device_id !== device.deviceId || !status) continue;
-      if (!(['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'] as StatusState[]).includes(status.state)) continue;
+      if (!LIVE_STATES.includes(status.state)) continue;
       const exchangeId = this.deps.services.crypto.randomToken(32);
       if (!(await this.deps.exchanges.rotate(exchange.key, exchangeId))) continue;
       out.push({
@@ -202,7 +198,7 @@ export class DevicePushes {
         challenge: push.challenge,
         context: push.context,
         // The login page asked for this method alone: the device may say it signs the user in.
-        ...(exchange.state._single_factor === true ? { single_factor: true } : {}),
+        ...(exchange.state[SINGLE_FACTOR_KEY] === true ? { single_factor: true } : {}),
       });
     }
     await this.deps.devices.touch(device.deviceId);
@@ -218,7 +214,7 @@ export class DevicePushes {
     const push = this.pushOf(exchange, req.fields);
     const device = await this.signedDevice(req, push);
     const { from, to } = PUSH_STEPS[step];
-    if (!(await this.deps.statuses.transition(exchange.statusKey, [...from], to))) {
+    if (!(await this.deps.statuses.transition(exchange.statusKey, from, to))) {
       const now = await this.deps.statuses.findByKey(exchange.statusKey);
       throw verificationError('PUSH_STATE', `the push is ${now?.state ?? 'over'}; ${step} is not possible`);
     }
@@ -268,7 +264,7 @@ export class DevicePushes {
 
   /** Records a push that ended with a final failure (a wrong number) as denied. */
   async deniedAtVerification(exchange: Exchange, request: RequestFacts, reason: string): Promise<void> {
-    await this.deps.statuses.transition(exchange.statusKey, ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'], 'DENIED');
+    await this.deps.statuses.transition(exchange.statusKey, LIVE_STATES, 'DENIED');
     const push = pushStateOf(exchange);
     const device = push ? await this.deps.devices.find(push.device_id) : null;
     if (device) await this.record('push.denied', exchange, device, request, reason);
@@ -277,7 +273,7 @@ export class DevicePushes {
   /** Ends the pushes of a removed device: its exchanges are revoked, their statuses CANCELLED. */
   async endPushesOf(deviceId: string): Promise<void> {
     for (const key of await this.deps.exchanges.revokeForMedium(deviceId, 'device_removed'))
-      await this.deps.statuses.transition(key, ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'], 'CANCELLED');
+      await this.deps.statuses.transition(key, LIVE_STATES, 'CANCELLED');
   }
 
   // ─────────────── helpers ───────────────

@@ -38,7 +38,7 @@ const ALLOWED_HEADERS = [
 ];
 
 /** Every app's allowed origins: a browser request from one of them may read the answers. */
-export function allowedOrigins(config: GatehouseConfig): Set<string> {
+function allowedOrigins(config: GatehouseConfig): Set<string> {
   return new Set(config.apps.flatMap((app) => app.allowed_origins));
 }
 
@@ -69,7 +69,7 @@ export function corsMiddleware(config: GatehouseConfig, issuerPath: string): Req
 }
 
 /** Whether a request comes from another origin's page (it then goes through the CORS middleware). */
-export function isCrossOrigin(req: IncomingMessage, issuer: string): boolean {
-  const origin = req.headers.origin;
-  return typeof origin === 'string' && origin !== new URL(issuer).origin;
+export function crossOrigin(issuer: string): (req: IncomingMessage) => boolean {
+  const own = new URL(issuer).origin;
+  return (req) => typeof req.headers.origin === 'string' && req.headers.origin !== own;
 }

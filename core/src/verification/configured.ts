@@ -5,6 +5,7 @@ import type { JsonObject, RequestFacts, UserRecord } from '../plugins/extensions
 import type { Services } from '../services.js';
 import { verificationError } from './errors.js';
 import type { LoginFlow } from './flows.js';
+import { namedIdentifier } from './context.js';
 
 /**
  * Which methods of the stage to do a user has set up (cidaas's "configured list"), for an app's
@@ -54,8 +55,7 @@ export class ConfiguredMethods {
         throw verificationError('INVALID_FIELD', 'sub does not match the login');
       return { user: await users.findById(flow.userId), identifier: flow.userId };
     }
-    const identifier =
-      fields.sub ?? fields.email ?? fields.mobile ?? fields.mobile_number ?? fields.username ?? fields.identifier;
+    const identifier = fields.sub ?? namedIdentifier(fields);
     if (!identifier) {
       throw verificationError('FIELD_MISSING', 'one of email, mobile, username or sub is required', {
         fields: ['email', 'mobile', 'username', 'sub'],

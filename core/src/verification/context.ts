@@ -62,3 +62,11 @@ export function stringFields(body: unknown): { fields: Record<string, string>; m
   }
   return { fields, malformed, keys };
 }
+
+/**
+ * Who a request names at the first stage: `identifier`, or the field cidaas clients use for the
+ * kind of identifier they asked for (`email`, `mobile_number`, `mobile`, `username`).
+ */
+export function namedIdentifier(fields: Record<string, string>): string | undefined {
+  return fields.identifier ?? fields.email ?? fields.mobile_number ?? fields.mobile ?? fields.username;
+}

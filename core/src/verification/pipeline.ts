@@ -40,6 +40,8 @@ export interface VerifyState {
 
 /** Where an exchange records that a discoverable method started it without a user. */
 export const DISCOVERABLE_KEY = '_discoverable';
+/** Where an exchange keeps a single-factor request made at initiation (see singleFactorRequested). */
+export const SINGLE_FACTOR_KEY = '_single_factor';
 
 /** What the steps need from the server, so each one stays a small pure-ish function. */
 export interface StepDeps {

@@ -180,8 +180,8 @@ export interface VerificationRouteDeps {
   loginRedirects: LoginRedirects;
   /** The issuer's path: device proofs name the public path of the call. */
   issuerPath: string;
-  /** Offers to set a method up once a login completes (absent: none). */
-  setupOffers?: SetupOffers;
+  /** Offers to set a method up once a login completes. */
+  setupOffers: SetupOffers;
   /** The apps: an app's own login UI gets its errors back (loginUiUrl). */
   clients: ClientRegistry;
   accounts: AccountVerification;
@@ -327,7 +327,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
       const result = await verification.continueLogin(fields, req.log);
       let location = result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow);
       // The hosted page that just signed a user in may offer a method for next time (a passkey).
-      if (result.completed && fields.offer === 'yes' && req.accepts(['html', 'json']) !== 'json' && deps.setupOffers) {
+      if (result.completed && fields.offer === 'yes' && req.accepts(['html', 'json']) !== 'json') {
         const offered = await deps.setupOffers.pick(result.flow, requestFacts(req), req.log);
         if (offered) location = `${deps.issuerPath}${OFFER_PATH}?request_id=${encodeURIComponent(result.flow.id)}`;
       }

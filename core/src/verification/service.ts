@@ -19,12 +19,13 @@ import { verificationError } from './errors.js';
 import type { Exchange, ExchangeStore } from './exchanges.js';
 import { runFdsRules } from './fds.js';
 import type { LoginFlow, LoginFlowStore } from './flows.js';
-import { phantomUser } from './context.js';
+import { namedIdentifier, phantomUser } from './context.js';
 import {
   EXCHANGE_STEPS,
   SPEC_METHOD_FIELDS,
   VERIFY_STEPS,
   DISCOVERABLE_KEY,
+  SINGLE_FACTOR_KEY,
   singleFactorRequested,
   type StepDeps,
   type VerifyState,
@@ -32,7 +33,7 @@ import {
 import type { NoticeFacts, SecurityNotifier } from './notifier.js';
 import { offered } from './stages.js';
 import { sha256 } from '../util/crypto.js';
-import type { StatusStore, VerificationStatus } from './statuses.js';
+import { LIVE_STATES, type StatusStore, type VerificationStatus } from './statuses.js';
 import type { StatusWatch } from './status-watch.js';
 import { ConfiguredMethods } from './configured.js';
 import type { AppSettings } from '../plugins/values.js';
@@ -66,9 +67,6 @@ interface InitiationFacts {
 }
 
 const USAGE_TYPES = ['INITIAL_AUTHENTICATION', 'MULTIFACTOR_AUTHENTICATION', 'PASSWORDLESS_AUTHENTICATION'];
-
-/** Where an exchange keeps a single-factor request made at initiation (see singleFactorRequested). */
-const SINGLE_FACTOR_KEY = '_single_factor';
 
 export interface ContinueResult {
   flow: LoginFlow;
@@ -174,8 +172,7 @@ export class VerificationService {
   async initiate(methodId: string, input: InitiateInput): Promise<JsonObject> {
     const method = this.method(methodId);
     const { request, logger } = input;
-    // cidaas clients name the user by the kind of identifier they asked for.
-    const named = input.fields.identifier ?? input.fields.email ?? input.fields.mobile_number ?? input.fields.username;
+    const named = namedIdentifier(input.fields);
     const fields = named === undefined ? input.fields : { ...input.fields, identifier: named };
     const flow = await this.activeFlow(fields.request_id);
     const app = this.app(flow.clientId);
@@ -656,7 +653,7 @@ export class VerificationService {
     for (const check of EXCHANGE_STEPS) await check(state, this.stepDeps(method));
     const exchange = state.exchange!;
     await this.deps.exchanges.revoke(exchange.key, 'cancelled');
-    await this.deps.statuses.transition(exchange.statusKey, ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'], 'CANCELLED');
+    await this.deps.statuses.transition(exchange.statusKey, LIVE_STATES, 'CANCELLED');
     await this.deps.services.events.record({
       type: 'verification.cancelled',
       userId: exchange.userId,

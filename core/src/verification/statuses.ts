@@ -5,6 +5,9 @@ import { sha256 } from '../util/crypto.js';
 
 export type StatusState = 'INITIATED' | 'PUSH_ACKNOWLEDGED' | 'ALLOWED' | 'DENIED' | 'CANCELLED' | 'AUTHENTICATED';
 
+/** The states of a verification still under way: a push step, a denial or a cancel may move it on. */
+export const LIVE_STATES: readonly StatusState[] = ['INITIATED', 'PUSH_ACKNOWLEDGED', 'ALLOWED'];
+
 /** The record of one attempt (`status_id`); only an AUTHENTICATED one continues a login, once. */
 export interface VerificationStatus {
   key: string;
@@ -99,7 +102,7 @@ export class StatusStore {
       stepUp: boolean;
       singleFactor: boolean;
       ttlSeconds: number;
-      from: StatusState[];
+      from: readonly StatusState[];
       /** The user a discoverable proof named (the status had none). */
       userId?: string;
     },
@@ -130,7 +133,7 @@ export class StatusStore {
   }
 
   /** A push step: `from` one of these states to `to`; false when the state was another (one winner). */
-  async transition(key: string, from: StatusState[], to: StatusState): Promise<boolean> {
+  async transition(key: string, from: readonly StatusState[], to: StatusState): Promise<boolean> {
     const rows = await this.sql.write(
       `UPDATE verification_statuses SET state = :to, updated_at = :now
        WHERE id = :key AND state IN (${from.map((s) => `'${s}'`).join(', ')}) AND consumed_at IS NULL
