@@ -19,6 +19,7 @@ import {
   ALICE_PASSWORD,
   DEMO_APP,
   aliceTotp,
+  outboxCode,
   redeemDemo,
   startDemoServer,
   type DemoServer,
@@ -208,17 +209,10 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
       email: 'alice@example.test',
     });
     const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
-    let code: string | undefined;
-    for (let i = 0; i < 50 && !code; i++) {
-      const res = await fetch(server.url('/dev/outbox/latest?to=alice%40example.test'));
-      if (res.status === 200)
-        code = /\b(\d{6})\b/.exec(((await res.json()) as { data: { text: string } }).data.text)?.[1];
-      else await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(code).to.be.a('string');
+    const code = await outboxCode(server, 'alice@example.test');
     const verified = await api('/verification-srv/authentication/EMAIL/verification', {
       exchange_id: exchangeId,
-      pass_code: code!,
+      pass_code: code,
     });
     expect(verified.data.sub).to.equal(server.alice.id);
     // The UI continues with a form POST (cross-site), as for any method.

@@ -17,6 +17,7 @@ import {
   ALICE_PASSWORD,
   DEMO_ADMIN_TOKEN,
   DEMO_SPA,
+  methodOf,
   redeemDemo,
   startDemoServer,
   type DemoServer,
@@ -215,13 +216,7 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
       const callback = await arrival(() => page.getByRole('button', { name: 'Create a passkey' }).click());
       const tokens = await redeemDemo(server, DEMO_SPA, callback.searchParams.get('code')!, verifier);
       expect(decodeJwt(tokens.id_token as string).sub).to.equal(carol);
-      const methods = await fetch(server.url(`/verification-actions-srv/setup/users/${carol}/methods`), {
-        headers: { Authorization: `Bearer ${DEMO_ADMIN_TOKEN}` },
-      });
-      const fido2 = ((await methods.json()) as { data: { method: string; enrolled: boolean }[] }).data.find(
-        (m) => m.method === 'FIDO2',
-      );
-      expect(fido2?.enrolled).to.equal(true);
+      expect((await methodOf(server, carol, 'FIDO2')).enrolled).to.equal(true);
     });
 
     it('"Not now" continues to the app and is not asked again; a user with a second factor is not offered one after a password alone', async function () {

@@ -21,6 +21,7 @@ import {
   removeDevice,
   startDemoServer,
   type DemoServer,
+  methodOf,
 } from './support.js';
 
 const KIOSK = { id: 'kiosk', redirectUri: 'http://127.0.0.1:5174/callback' };
@@ -70,19 +71,7 @@ describe('FACE with real photos, through the simulator (issue 10)', function () 
     return { status: res.status, code: json.error?.code, data: json.data ?? {} };
   }
 
-  const faceCount = async () => {
-    const methods = await call(
-      server,
-      `/verification-actions-srv/setup/users/${server.alice.id}/methods`,
-      null,
-      admin,
-      'GET',
-    );
-    const face = (methods.data as unknown as { method: string; credentials: unknown[] }[]).find(
-      (m) => m.method === 'FACE',
-    );
-    return face?.credentials.length ?? 0;
-  };
+  const faceCount = async () => (await methodOf(server, server.alice.id, 'FACE')).credentials.length;
 
   it('enrolment refuses bad photos with a clear 4xx and stores nothing, then enrols a face', async function () {
     const corrupt = await enrol(Buffer.from('not an image at all'));
@@ -215,14 +204,6 @@ describe('FACE with real photos, through the simulator (issue 10)', function () 
 
   it('removing the device leaves FACE not set up (it needs a biometric-bound device)', async function () {
     await removeDevice(server, phone.deviceId);
-    const methods = await call(
-      server,
-      `/verification-actions-srv/setup/users/${server.alice.id}/methods`,
-      null,
-      admin,
-      'GET',
-    );
-    const face = (methods.data as unknown as { method: string; enrolled: boolean }[]).find((m) => m.method === 'FACE');
-    expect(face?.enrolled).to.equal(false);
+    expect((await methodOf(server, server.alice.id, 'FACE')).enrolled).to.equal(false);
   });
 });

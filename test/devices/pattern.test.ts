@@ -16,6 +16,7 @@ import {
   onlyPush,
   startDemoServer,
   type DemoServer,
+  methodOf,
 } from './support.js';
 
 const PATTERN = 'BLUE[1,5,9,6]';
@@ -76,17 +77,7 @@ describe('PATTERN through the simulator (issue 10)', function () {
 
     // Removing the device removes its pattern: PATTERN is no longer set up.
     await removeDevice(server, withPattern.deviceId);
-    const methods = await call(
-      server,
-      `/verification-actions-srv/setup/users/${server.alice.id}/methods`,
-      null,
-      admin,
-      'GET',
-    );
-    const pattern = (methods.data as unknown as { method: string; enrolled: boolean }[]).find(
-      (m) => m.method === 'PATTERN',
-    );
-    expect(pattern?.enrolled).to.equal(false);
+    expect((await methodOf(server, server.alice.id, 'PATTERN')).enrolled).to.equal(false);
     await removeDevice(server, newer.deviceId);
   });
 });

@@ -17,6 +17,7 @@ import {
   failure,
   initiate,
   onlyPush,
+  outboxMessage,
   signedCall,
   startDemoServer,
   type DemoServer,
@@ -315,14 +316,9 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
     const at = await atSecondStage(server);
     await initiate(server, at, 'PUSH', { medium_id: woken.deviceId });
     const push = await onlyPush(woken);
-    let sent: { kind: string; data: Record<string, unknown>; text: string } | undefined;
-    for (let i = 0; i < 50 && !sent; i++) {
-      const res = await fetch(server.url('/dev/outbox/latest?to=fcm%3Atoken-0123456789'));
-      if (res.status === 200) sent = ((await res.json()) as { data: typeof sent }).data;
-      else await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(sent?.kind).to.equal('push');
-    expect(sent?.data).to.deep.equal({ push_id: push.pushId, method: 'PUSH', issuer: server.issuer });
+    const sent = await outboxMessage(server, 'fcm:token-0123456789');
+    expect(sent.kind).to.equal('push');
+    expect(sent.data).to.deep.equal({ push_id: push.pushId, method: 'PUSH', issuer: server.issuer });
     // The token is kept encrypted.
     const rows = await server.gatehouse.container.cradle.sql.select<{ push_token: string }>(
       'SELECT push_token FROM devices WHERE id = :id',

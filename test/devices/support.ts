@@ -27,6 +27,7 @@ import {
 } from '../oauth/demo-server.js';
 
 export { DEMO_ADMIN_TOKEN, DEMO_APP, startDemoServer, pkcePair, type DemoServer };
+export { methodOf, outboxMessage } from '../oauth/demo-server.js';
 
 export interface Reply {
   status: number;

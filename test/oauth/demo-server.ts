@@ -214,3 +214,59 @@ export async function fullLogin(
   if (next.pathname === '/login') next = await stage(browser, server, requestId, 'TOTP');
   return { auth, code: await codeFrom(browser, server, next, auth, client) };
 }
+
+export interface OutboxMessage {
+  kind: string;
+  to: string;
+  text: string;
+  data: Record<string, unknown> | null;
+}
+
+/**
+ * The latest message the demo outbox holds for `to` whose text `matches`, waiting up to a second
+ * for it (sends are queued and go out after the answer).
+ */
+export async function outboxMessage(
+  server: Pick<DemoServer, 'url'>,
+  to: string,
+  matches: (text: string) => boolean = () => true,
+): Promise<OutboxMessage> {
+  for (let i = 0; i < 50; i++) {
+    const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
+    if (res.status === 200) {
+      const message = ((await res.json()) as { data: OutboxMessage }).data;
+      if (matches(message.text)) return message;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no message to ${to} in the outbox`);
+}
+
+/** The 6-digit code of the latest message to `to` (that `matches`). */
+export async function outboxCode(
+  server: Pick<DemoServer, 'url'>,
+  to: string,
+  matches?: (text: string) => boolean,
+): Promise<string> {
+  const { text } = await outboxMessage(server, to, matches);
+  const code = /\b(\d{6})\b/.exec(text)?.[1];
+  if (!code) throw new Error(`no code in the message to ${to}: ${text}`);
+  return code;
+}
+
+export interface ListedMethod {
+  method: string;
+  enrolled: boolean;
+  credentials: { id: string; type: string; label: string | null }[];
+}
+
+/** One of a user's methods as the setup API lists it (admin token). */
+export async function methodOf(server: Pick<DemoServer, 'url'>, sub: string, method: string): Promise<ListedMethod> {
+  const res = await fetch(server.url(`/verification-actions-srv/setup/users/${sub}/methods`), {
+    headers: { Authorization: `Bearer ${DEMO_ADMIN_TOKEN}` },
+  });
+  expect(res.status).to.equal(200);
+  const listed = ((await res.json()) as { data: ListedMethod[] }).data.find((m) => m.method === method);
+  if (!listed) throw new Error(`${method} is not a method of the server`);
+  return listed;
+}

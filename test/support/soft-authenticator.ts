@@ -91,6 +91,18 @@ interface Flags {
   backedUp?: boolean;
 }
 
+/** A platform credential's JSON around an authenticator response (registration or assertion). */
+function asCredential<R>(id: string, response: R) {
+  return {
+    id,
+    rawId: id,
+    type: 'public-key' as const,
+    authenticatorAttachment: 'platform' as const,
+    clientExtensionResults: {},
+    response,
+  };
+}
+
 export class SoftAuthenticator {
   readonly credentials: SoftCredential[] = [];
   private readonly origin: string;
@@ -154,21 +166,14 @@ export class SoftAuthenticator {
     );
     const clientDataJSON = this.clientData(over.type ?? 'webauthn.create', options.challenge, over.origin);
     this.credentials.push(cred);
-    return {
-      id: cred.id,
-      rawId: cred.id,
-      type: 'public-key',
-      authenticatorAttachment: 'platform',
-      clientExtensionResults: {},
-      response: {
-        clientDataJSON: b64u(clientDataJSON),
-        attestationObject: b64u(attestationObject),
-        authenticatorData: b64u(authData),
-        transports: ['internal'],
-        publicKeyAlgorithm: COSE_ALG[alg],
-        publicKey: b64u(createPublicKey(cred.privateKey).export({ format: 'der', type: 'spki' })),
-      },
-    };
+    return asCredential(cred.id, {
+      clientDataJSON: b64u(clientDataJSON),
+      attestationObject: b64u(attestationObject),
+      authenticatorData: b64u(authData),
+      transports: ['internal'],
+      publicKeyAlgorithm: COSE_ALG[alg],
+      publicKey: b64u(createPublicKey(cred.privateKey).export({ format: 'der', type: 'spki' })),
+    });
   }
 
   async authenticate(
@@ -198,19 +203,12 @@ export class SoftAuthenticator {
     const signed = Buffer.concat([authData, sha256(clientDataJSON)]);
     // EdDSA hashes internally (null digest); ES256 gives DER, RS256 PKCS#1 v1.5 by node's default.
     const signature = sign(cred.alg === 'EdDSA' ? null : 'sha256', signed, cred.privateKey);
-    return {
-      id: cred.id,
-      rawId: cred.id,
-      type: 'public-key',
-      authenticatorAttachment: 'platform',
-      clientExtensionResults: {},
-      response: {
-        clientDataJSON: b64u(clientDataJSON),
-        authenticatorData: b64u(authData),
-        signature: b64u(signature),
-        ...(cred.userHandle === undefined ? {} : { userHandle: cred.userHandle }),
-      },
-    };
+    return asCredential(cred.id, {
+      clientDataJSON: b64u(clientDataJSON),
+      authenticatorData: b64u(authData),
+      signature: b64u(signature),
+      ...(cred.userHandle === undefined ? {} : { userHandle: cred.userHandle }),
+    });
   }
 
   /** The client's check in create() and get() (§5.1.3, §5.1.4): the RP ID is the origin's host or a suffix. */

@@ -3,7 +3,7 @@
  * PASSWORDLESS usage type at initiation, cancelling an exchange, and the v2 status poll.
  */
 import { expect } from 'chai';
-import { ALICE_PASSWORD, aliceTotp } from '../oauth/demo-server.js';
+import { ALICE_PASSWORD, aliceTotp, outboxCode } from '../oauth/demo-server.js';
 import { admin, atSecondStage, call, startDemoServer, type DemoServer } from '../devices/support.js';
 import { Browser, loginRequestId } from '../oauth/support.js';
 import { DEMO_SPA, startAuthorization } from '../oauth/demo-server.js';
@@ -157,16 +157,6 @@ describe('cidaas-style verification calls (issue 12)', function () {
     const setup = (step: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
       call(server, `/verification-actions-srv/setup/SMS/${step}`, body, headers);
 
-    async function smsCode(to: string) {
-      for (let i = 0; i < 50; i++) {
-        const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
-        if (res.status === 200)
-          return /\b(\d{6})\b/.exec(((await res.json()) as { data: { text: string } }).data.text)![1]!;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      throw new Error(`no message to ${to}`);
-    }
-
     it('initiation (mobile_number) answers an exchange_id; the code confirms with it and no bearer, once', async function () {
       const started = await setup('initiation', { sub: server.alice.id, mobile_number: '+15557654321' }, admin);
       expect(started.status, JSON.stringify(started)).to.equal(200);
@@ -176,7 +166,7 @@ describe('cidaas-style verification calls (issue 12)', function () {
       expect([wrong.status, wrong.code]).to.deep.equal([401, 'VERIFICATION_FAILED']);
       const confirmed = await setup('verification', {
         exchange_id: exchangeId,
-        pass_code: await smsCode('+15557654321'),
+        pass_code: await outboxCode(server, '+15557654321'),
       });
       expect(confirmed.status, JSON.stringify(confirmed)).to.equal(200);
       expect(confirmed.data.medium_text).to.be.a('string');
@@ -200,17 +190,6 @@ describe('cidaas-style verification calls (issue 12)', function () {
   });
 
   describe('account verification', function () {
-    async function codeTo(to: string) {
-      for (let i = 0; i < 50; i++) {
-        const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
-        if (res.status === 200) {
-          const text = ((await res.json()) as { data: { text: string } }).data.text;
-          if (text.includes('verify')) return /\b(\d{6})\b/.exec(text)![1]!;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      throw new Error(`no code to ${to}`);
-    }
     const verified = (medium: 'email' | 'sms') =>
       server.gatehouse.container.cradle.accounts.verified(
         {
@@ -239,7 +218,7 @@ describe('cidaas-style verification calls (issue 12)', function () {
         code: '000000',
       });
       expect([wrong.status, wrong.code]).to.deep.equal([401, 'VERIFICATION_FAILED']);
-      const code = await codeTo('alice@example.test');
+      const code = await outboxCode(server, 'alice@example.test', (text) => text.includes('verify'));
       const done = await call(server, '/verification-actions-srv/account', { exchange_id: exchangeId, code });
       expect(done.data).to.deep.equal({ verified: true, medium: 'email', sub: server.alice.id });
       expect(await verified('email')).to.equal(true);

@@ -14,7 +14,7 @@ import type {
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 import { Browser, loginRequestId, locationOf } from '../oauth/support.js';
 import { DEMO_SPA, startAuthorization, type DemoServer } from '../oauth/demo-server.js';
-import { admin, atSecondStage, call, idTokenAfter, startDemoServer } from '../devices/support.js';
+import { admin, atSecondStage, call, idTokenAfter, methodOf, startDemoServer } from '../devices/support.js';
 
 const INITIATE = '/verification-srv/authentication/FIDO2/initiation';
 const VERIFY = '/verification-srv/authentication/FIDO2/verification';
@@ -66,16 +66,7 @@ describe('FIDO2 through the JSON API, with a software authenticator (issue 11)',
     call(server, VERIFY, { exchange_id: exchangeId, fido2_client_response: JSON.stringify(response) });
 
   it('registers through the setup API: listed, renamed; the same credential id for another user is 409 CREDENTIAL_EXISTS', async function () {
-    const listed = await call(
-      server,
-      `/verification-actions-srv/setup/users/${server.alice.id}/methods`,
-      null,
-      admin,
-      'GET',
-    );
-    const fido2 = (
-      listed.data as unknown as { method: string; enrolled: boolean; credentials: { id: string; label: string }[] }[]
-    ).find((m) => m.method === 'FIDO2')!;
+    const fido2 = await methodOf(server, server.alice.id, 'FIDO2');
     expect(fido2.enrolled).to.equal(true);
     expect(fido2.credentials.map((c) => c.label)).to.deep.equal(['Software key']);
     const path = `/verification-actions-srv/setup/users/${server.alice.id}/methods/FIDO2/${fido2.credentials[0]!.id}`;
