@@ -4,7 +4,7 @@
  * http://localhost:<port>) and that origin in allowed_origins. Headless Chromium follows
  * /api/oauth2/authorize/ to the UI, posts the password form cross-site to /login-srv/login,
  * does TOTP by XHR (CORS) and the continuation form POST, and arrives at the redirect URI with
- * a code. A wrong password comes back to the UI as error parameters; a page of an unlisted
+ * a code; a UI opened without a request id asks for one (generate) first. A wrong password comes back to the UI as error parameters; a page of an unlisted
  * origin cannot read the API.
  */
 import { createServer, type Server } from 'node:http';
@@ -46,11 +46,22 @@ function loginUi(gatehouse: string): string {
 <script>
   const q = new URLSearchParams(location.search);
   const requestId = q.get('requestId');
+  // Opened without a request id: ask Gatehouse for one by XHR (cidaas getRequestId), then show it.
+  if (!requestId) {
+    fetch('${gatehouse}/authz-srv/authrequest/authz/generate', { method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ client_id: '${DEMO_APP.id}', redirect_uri: '${DEMO_APP.redirectUri}', response_type: 'code',
+        response_mode: 'query', scope: 'openid', nonce: 'n', state: 'ui', code_challenge: q.get('challenge'),
+        code_challenge_method: 'S256' }) })
+      .then((r) => r.json()).then((r) => location.replace('?requestId=' + encodeURIComponent(r.data.requestId)));
+  }
   document.getElementById('error').textContent = q.get('error') ? q.get('error') + ': ' + q.get('error_description') : '';
   const api = (path, body) =>
     fetch('${gatehouse}' + path, { method: 'POST', headers: { 'Content-Type': 'application/json', requestid: requestId },
       body: JSON.stringify(body) }).then((r) => r.json());
-  if (!q.get('sub')) {
+  if (!requestId) {
+    // waiting for generate
+  } else if (!q.get('sub')) {
     const form = document.getElementById('password');
     form.elements.requestId.value = requestId;
     form.hidden = false;
@@ -180,6 +191,26 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     ]);
     const code = new URL(request.url()).searchParams.get('code')!;
     const tokens = await redeemDemo(server, DEMO_APP, code, verifier);
+    expect(tokens.access_token).to.be.a('string');
+  });
+
+  it('a UI opened without a request id generates one by XHR, and the login it starts ends in a code', async function () {
+    const { verifier, challenge } = pkcePair();
+    await page.goto(`${ui.origin}/login?challenge=${challenge}`);
+    await page.waitForURL((u) => u.searchParams.has('requestId'));
+    await page.getByLabel('Username').fill('alice');
+    await page.getByLabel('Password').fill(ALICE_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
+    await page.locator('body[data-ready="yes"]').waitFor();
+    await page.getByLabel('Code').fill(await aliceTotp(server));
+    const [request] = await Promise.all([
+      page.waitForRequest((r) => r.url().startsWith(DEMO_APP.redirectUri), { timeout: 15_000 }),
+      page.getByRole('button', { name: 'Verify' }).click(),
+    ]);
+    const callback = new URL(request.url());
+    expect(callback.searchParams.get('state')).to.equal('ui');
+    const tokens = await redeemDemo(server, DEMO_APP, callback.searchParams.get('code')!, verifier);
     expect(tokens.access_token).to.be.a('string');
   });
 

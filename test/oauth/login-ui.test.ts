@@ -6,11 +6,13 @@
  */
 import { expect } from 'chai';
 import { parseConfig } from '@gatehouse-auth/core';
-import { Browser, locationOf } from './support.js';
+import { Browser, completeStage, locationOf, pkcePair } from './support.js';
 import {
   ALICE_PASSWORD,
   DEMO_APP,
   DEMO_SPA,
+  aliceTotp,
+  redeemDemo,
   startAuthorization,
   startDemoServer,
   type DemoServer,
@@ -85,5 +87,147 @@ describe('an app’s own login UI: binding, errors, public info (issue 12)', fun
   it('login_page_url needs an https issuer, or localhost', function () {
     const app = { client_id: 'x', login_page_url: 'https://app.example/login' };
     expect(() => parseConfig({ issuer: 'https://id.example', apps: [app] }, {})).to.not.throw();
+  });
+
+  describe('POST /authz-srv/authrequest/authz/generate: a request id asked for by XHR', function () {
+    const generate = async (fields: Record<string, unknown>, headers: Record<string, string> = {}) => {
+      const res = await fetch(server.url('/authz-srv/authrequest/authz/generate'), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body: JSON.stringify(fields),
+      });
+      return {
+        status: res.status,
+        body: (await res.json()) as Record<string, unknown> & { data?: { requestId: string } },
+      };
+    };
+    const request = (extra: Record<string, string> = {}) => {
+      const { verifier, challenge } = pkcePair();
+      const fields = {
+        client_id: DEMO_APP.id,
+        redirect_uri: DEMO_APP.redirectUri,
+        response_type: 'code',
+        response_mode: 'query',
+        scope: 'openid',
+        nonce: 'n-1',
+        state: 'st',
+        ui_locales: 'de',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        ...extra,
+      };
+      return { fields, verifier };
+    };
+
+    it('answers a request id for the flow /authorize would start; the UI sees it at /public-srv/public', async function () {
+      const res = await generate(request().fields);
+      expect(res.status).to.equal(200);
+      const requestId = res.body.data!.requestId;
+      expect(requestId).to.be.a('string').with.length.above(20);
+      const info = await fetch(server.url(`/public-srv/public/${requestId}`));
+      expect(((await info.json()) as { data: Record<string, unknown> }).data).to.deep.include({
+        client_id: 'demo-app',
+        stage: 1,
+        ui_locales: 'de',
+      });
+    });
+
+    it('the first continuation claims the flow for its browser; the login ends in a code for that browser only', async function () {
+      const { fields, verifier } = request();
+      const requestId = (await generate(fields)).body.data!.requestId;
+      const browser = new Browser(server);
+      const first = await browser.postForm('/login-srv/login', {
+        requestId,
+        username: 'alice',
+        password: ALICE_PASSWORD,
+      });
+      const next = locationOf(first, server);
+      expect(next.searchParams.get('sub')).to.equal(server.alice.id);
+      expect(first.headers.getSetCookie().find((c) => c.startsWith('gh_flow_')))
+        .to.match(/SameSite=None/i)
+        .and.match(/Secure/);
+      // Another browser, with the same request id, cannot move it on any more.
+      const other = new Browser(server);
+      const refused = locationOf(
+        await other.postForm('/login-srv/login', { requestId, username: 'alice', password: ALICE_PASSWORD }),
+        server,
+      );
+      expect(refused.searchParams.get('error')).to.equal('FLOW_NOT_BOUND');
+      const resume = await completeStage(
+        browser,
+        server,
+        requestId,
+        'TOTP',
+        { sub: server.alice.id },
+        { pass_code: await aliceTotp(server) },
+      );
+      const callback = locationOf(await browser.get(resume.pathname + resume.search), server);
+      expect(callback.origin + callback.pathname).to.equal(DEMO_APP.redirectUri);
+      expect(callback.searchParams.get('state')).to.equal('st');
+      const tokens = await redeemDemo(server, DEMO_APP, callback.searchParams.get('code')!, verifier);
+      expect(tokens.id_token).to.be.a('string');
+    });
+
+    it('a failed first step claims nothing: a wrong password leaves the flow to the browser that signs in', async function () {
+      const requestId = (await generate(request().fields)).body.data!.requestId;
+      const attacker = new Browser(server);
+      const failed = locationOf(
+        await attacker.postForm('/login-srv/login', { requestId, username: 'alice', password: 'guess' }),
+        server,
+      );
+      expect(failed.searchParams.get('error')).to.equal('VERIFICATION_FAILED');
+      expect(attacker.cookieNames().some((n) => n.startsWith('gh_flow_'))).to.equal(false);
+      const user = new Browser(server);
+      const ok = locationOf(
+        await user.postForm('/login-srv/login', { requestId, username: 'alice', password: ALICE_PASSWORD }),
+        server,
+      );
+      expect(ok.searchParams.get('sub')).to.equal(server.alice.id);
+    });
+
+    it("an attacker's generated request id completed by the victim is the victim's: the attacker cannot continue it", async function () {
+      const requestId = (await generate(request().fields)).body.data!.requestId;
+      const victim = new Browser(server);
+      locationOf(
+        await victim.postForm('/login-srv/login', { requestId, username: 'alice', password: ALICE_PASSWORD }),
+        server,
+      );
+      const attacker = new Browser(server);
+      const totp = await completeStage(
+        attacker,
+        server,
+        requestId,
+        'TOTP',
+        { sub: server.alice.id },
+        { pass_code: await aliceTotp(server) },
+      );
+      expect(totp.searchParams.get('error')).to.equal('FLOW_NOT_BOUND');
+      const info = await fetch(server.url(`/public-srv/public/${requestId}`));
+      expect(((await info.json()) as { data: { stage: number } }).data.stage).to.equal(2);
+    });
+
+    for (const [name, fields, status, error] of [
+      ['an unknown app', { client_id: 'nope' }, 400, 'invalid_client'],
+      ['a redirect_uri not registered', { redirect_uri: 'https://evil.example/cb' }, 400, 'invalid_request'],
+      ['an unsupported response_type', { response_type: 'magic' }, 400, 'unsupported_response_type'],
+      ['prompt=none (no browser session can be seen)', { prompt: 'none' }, 400, 'login_required'],
+      ['a parameter that is not a string', { scope: ['openid'] }, 400, 'invalid_request'],
+    ] as const) {
+      it(`refuses ${name}: ${status} ${error}`, async function () {
+        const res = await generate({ ...request().fields, ...fields });
+        expect(res.status, JSON.stringify(res.body)).to.equal(status);
+        expect(res.body.error).to.equal(error);
+      });
+    }
+
+    it('refuses an app without login_page_url: 400 unauthorized_client', async function () {
+      const res = await generate({
+        ...request().fields,
+        client_id: DEMO_SPA.id,
+        redirect_uri: DEMO_SPA.redirectUri,
+      });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('unauthorized_client');
+    });
   });
 });

@@ -131,6 +131,23 @@ export class LoginFlowStore {
     return row ? toFlow(row) : null;
   }
 
+  /**
+   * Binds an unclaimed flow (one an app's login UI generated) to a browser, once: a compare-and-set
+   * on its params, so of two concurrent claims exactly one wins.
+   */
+  async claim(id: string, bindingHash: string): Promise<boolean> {
+    const row = await this.sql.one<{ params: string }>('SELECT params FROM login_flows WHERE id = :id', { id });
+    if (!row) return false;
+    const params = parseJson<JsonObject>(row.params);
+    if (params.unclaimed !== true || typeof params.binding === 'string') return false;
+    const { unclaimed: _claimed, ...rest } = params;
+    const rows = await this.sql.write(
+      'UPDATE login_flows SET params = :next, updated_at = :now WHERE id = :id AND params = :old RETURNING id',
+      { id, old: row.params, next: JSON.stringify({ ...rest, binding: bindingHash }), now: this.clock.now().getTime() },
+    );
+    return rows.length > 0;
+  }
+
   /** Counts one initiation against the flow's budget; false once `max` were made. */
   async reserveInitiation(id: string, max: number): Promise<boolean> {
     const rows = await this.sql.write(

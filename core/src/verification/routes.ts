@@ -7,6 +7,8 @@ import type { GatehouseConfig } from '../config/schema.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { Clock } from '../services.js';
 import type { LoginFlowStore } from './flows.js';
+import type { BrowserBinding } from '../oauth/authorize/browser.js';
+import { randomToken, sha256 } from '../util/crypto.js';
 import type { Logger } from 'pino';
 import type { IncomingMessage } from 'node:http';
 import { PROOF_HEADER } from '../devices/proof.js';
@@ -173,7 +175,7 @@ export interface VerificationRouteDeps {
   flows: LoginFlowStore;
   clock: Clock;
   /** Whether this browser may continue a login flow (the OAuth flow's cookie binding). */
-  binding: { isBound(req: Request, flow: LoginFlow): boolean };
+  binding: Pick<BrowserBinding, 'isBound' | 'isUnclaimed' | 'flowCookie' | 'cookieOptions'>;
   /** The hosted page's device cookie, read into the facts FDS rules see. */
   device: DeviceCookie;
   /** Where the browser goes after a stage. */
@@ -196,9 +198,23 @@ function longPoll(query: Request['query']): { known: string; seconds: number } |
 }
 
 export function verificationRoutes(deps: VerificationRouteDeps): Router {
-  const mayContinue = async (req: Request, requestId: string) => {
-    const flow = await deps.flows.get(requestId);
-    return !flow || deps.binding.isBound(req, flow);
+  /**
+   * Whether this browser may move the flow on: it holds the flow's cookie, or the flow is one an
+   * app's login UI generated and nobody has claimed yet. `claim` then binds it to this browser,
+   * once the step succeeded (decision 20); for a bound flow it does nothing.
+   */
+  const continuation = async (req: Request, requestId: string | undefined) => {
+    const flow = requestId ? await deps.flows.get(requestId) : null;
+    if (!flow || deps.binding.isBound(req, flow)) return { claim: async () => {} };
+    if (!deps.binding.isUnclaimed(flow)) throw verificationError('FLOW_NOT_BOUND');
+    return {
+      claim: async (res: Response) => {
+        const value = randomToken(24);
+        if (!(await deps.flows.claim(flow.id, sha256(value)))) throw verificationError('FLOW_NOT_BOUND');
+        const left = Math.max(1, Math.ceil((flow.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
+        res.cookie(deps.binding.flowCookie(flow.id), value, deps.binding.cookieOptions(left, true));
+      },
+    };
   };
   const { verification, enrollment } = deps;
   const redirects = deps.loginRedirects;
@@ -289,7 +305,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     formErrors(async (req, res) => {
       const { fields } = stringFields(req.body);
       const requestId = fields.requestId ?? '';
-      if (!(await mayContinue(req, requestId))) throw verificationError('FLOW_NOT_BOUND');
+      const { claim } = await continuation(req, requestId);
       const method = verification.methodWithField('password');
       const request = requestFacts(req);
       const started = await verification.initiate(method.id, {
@@ -311,6 +327,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
         { requestId, status_id: verified.status_id, verificationType: method.id, sub: verified.sub },
         req.log,
       );
+      await claim(res);
       res.redirect(303, result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow));
     }),
   );
@@ -321,10 +338,9 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     form,
     formErrors(async (req, res) => {
       const { fields } = stringFields(req.body);
-      if (fields.requestId && !(await mayContinue(req, fields.requestId))) {
-        throw verificationError('FLOW_NOT_BOUND');
-      }
+      const { claim } = await continuation(req, fields.requestId);
       const result = await verification.continueLogin(fields, req.log);
+      await claim(res);
       let location = result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow);
       // The hosted page that just signed a user in may offer a method for next time (a passkey).
       if (result.completed && fields.offer === 'yes' && req.accepts(['html', 'json']) !== 'json') {

@@ -1,6 +1,8 @@
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
+import { WindowLimiter } from '../../http/rate-limit.js';
+import { clientIp } from '../../verification/context.js';
 import type { RecordStore } from '../../plugins/extensions.js';
 import type { Clock } from '../../services.js';
 import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
@@ -44,20 +46,23 @@ export class AuthorizeContext {
   readonly page: { base: string };
   readonly sessionCookie: string;
 
+  private readonly flowStarts: WindowLimiter | null;
+
   constructor(readonly deps: AuthorizeDeps) {
     this.page = { base: new URL(deps.config.issuer).pathname.replace(/\/+$/, '') };
     this.sessionCookie = sessionCookieName(deps.config.issuer);
+    // Every flow started writes a row: one address may not start them without bound.
+    const perIp = deps.config.oauth.authorize_per_ip_per_minute;
+    this.flowStarts = perIp ? new WindowLimiter(perIp, 60_000, () => deps.clock.now().getTime()) : null;
+  }
+
+  /** Seconds this address must wait before starting another flow (/authorize or generate), if any. */
+  flowStartWait(req: Request): number | null {
+    return this.flowStarts?.hit(clientIp(req)) ?? null;
   }
 
   cookieOptions(maxAgeSeconds: number, crossSite = false) {
-    return {
-      httpOnly: true,
-      // SameSite=None needs Secure (browsers accept Secure cookies from http://localhost too).
-      secure: this.deps.binding.secure || crossSite,
-      sameSite: crossSite ? ('none' as const) : ('lax' as const),
-      path: '/',
-      maxAge: maxAgeSeconds * 1000,
-    };
+    return this.deps.binding.cookieOptions(maxAgeSeconds, crossSite);
   }
 
   dropCookie(res: Response, name: string): void {

@@ -1,9 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { isProtocolError } from '../../errors.js';
-import { WindowLimiter } from '../../http/rate-limit.js';
 import type { JsonObject } from '../../plugins/extensions.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
-import { clientIp, requestFacts } from '../../verification/context.js';
+import { requestFacts } from '../../verification/context.js';
 import { readCookie } from '../../http/cookies.js';
 import { OAuthError } from '../errors.js';
 import { errorPage } from '../pages.js';
@@ -19,13 +18,10 @@ import { ErrorPage, errorParams, RedirectError, validate, type AuthorizationRequ
  */
 export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
   const { deps, page } = ctx;
-  const { config, clients, sso, sessions, flows, binding, clock } = deps;
-  // Every authorization request writes a flow row: one address may not start them without bound.
-  const perIp = config.oauth.authorize_per_ip_per_minute;
-  const limiter = perIp ? new WindowLimiter(perIp, 60_000, () => clock.now().getTime()) : null;
+  const { config, clients, sso, sessions, flows, binding } = deps;
 
   return async (req: Request, res: Response) => {
-    const wait = limiter?.hit(clientIp(req));
+    const wait = ctx.flowStartWait(req);
     if (wait) {
       res.set('Retry-After', String(wait));
       return errorPage(
