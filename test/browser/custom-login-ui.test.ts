@@ -214,6 +214,27 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     expect(tokens.access_token).to.be.a('string');
   });
 
+  it('a setup call during the login, by XHR without cookies, is authorised by the track id the UI got', async function () {
+    await page.goto(authorizeUrl().url);
+    const requestId = new URL(page.url()).searchParams.get('requestId')!;
+    await page.getByLabel('Username').fill('alice');
+    await page.getByLabel('Password').fill(ALICE_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
+    const trackId = new URL(page.url()).searchParams.get('track_id')!;
+    const setup = (track: string) =>
+      page.evaluate(
+        (u) =>
+          fetch(u, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }).then((r) =>
+            r.json().then((b: { error?: { code: string } }) => b.error?.code),
+          ),
+        server.url(`/verification-actions-srv/setup/SMS/initiation/${track}`),
+      );
+    expect(await setup(requestId)).to.equal('FLOW_NOT_BOUND');
+    // The track id names this login; alice has a second factor, so a password alone cannot add one.
+    expect(await setup(trackId)).to.equal('SETUP_NOT_ALLOWED');
+  });
+
   it('a wrong password comes back to the UI as error and error_description, not as a JSON page', async function () {
     await page.goto(authorizeUrl().url);
     await page.getByLabel('Username').fill('alice');

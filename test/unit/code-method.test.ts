@@ -82,6 +82,7 @@ describe('createCodeMethod', () => {
         code_ttl: 300,
         max_sends: 5,
         send_window_seconds: 900,
+        primary_address: 'any',
       });
       expect(codeMethodOptions.safeParse({}).success).to.equal(false);
       expect(codeMethodOptions.safeParse({ channel: 'c', code_length: 5 }).success).to.equal(false);

@@ -4,12 +4,13 @@ import type { Sequelize } from 'sequelize';
 import type { GatehouseConfig } from '../config/schema.js';
 import { argon2Hashing } from '../hashing.js';
 import { DeviceBinding } from '../devices/binding.js';
+import { LoginSetup } from '../verification/login-setup.js';
 import { DevicePushes } from '../devices/pushes.js';
 import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
 import { SetupOffers } from '../login/offer.js';
 import { AccountVerification } from '../verification/account.js';
-import { loginUiUrl } from '../login/custom-ui.js';
+import { LoginUi } from '../login/custom-ui.js';
 import { DeviceCookie } from '../http/device.js';
 import { JobQueue } from '../jobs/queue.js';
 import { PageModules } from '../login/modules.js';
@@ -163,6 +164,8 @@ export function createGatehouseContainer(
           declined: recordStore(sql, clock, 'gatehouse:setup-offer-declined'),
         }),
     ),
+    loginSetup: single((c) => new LoginSetup(c)),
+    loginUi: single(({ clients, loginSetup }) => new LoginUi(clients, loginSetup)),
     statusWatch: single(({ statuses, lifecycle }) => new StatusWatch(statuses, () => lifecycle.draining)),
 
     services: asFunction(() => makeServices(container, provided)).singleton(),
@@ -180,8 +183,7 @@ export function createGatehouseContainer(
     loginRedirects: asValue<LoginRedirects>({
       // Browser redirects carry the issuer's path, for deployments behind a path prefix; an app
       // with its own login UI gets its stages there.
-      nextStage: (flow) =>
-        loginUiUrl(container.cradle.clients.get(flow.clientId), flow) ?? issuerPath + defaultRedirects.nextStage(flow),
+      nextStage: (flow) => container.cradle.loginUi.url(flow) ?? issuerPath + defaultRedirects.nextStage(flow),
       // A login started by the authorization endpoint goes back to it to answer the client.
       completed: (flow) =>
         flow.params.oauth

@@ -3,6 +3,8 @@ import type { Sequelize } from 'sequelize';
 import type { GatehouseConfig } from '../config/schema.js';
 import type { PasswordHashing } from '../hashing.js';
 import type { DeviceBinding } from '../devices/binding.js';
+import type { LoginSetup } from '../verification/login-setup.js';
+import type { LoginUi } from '../login/custom-ui.js';
 import type { DevicePushes } from '../devices/pushes.js';
 import type { DeviceStore } from '../devices/store.js';
 import type { StatusWatch } from '../verification/status-watch.js';
@@ -80,6 +82,10 @@ export interface Cradle {
   accounts: AccountVerification;
   /** Offers to set a method up after a login (a passkey after a password). */
   setupOffers: SetupOffers;
+  /** Setting a method up in the middle of a login (its request id as the track id). */
+  loginSetup: LoginSetup;
+  /** An app's own login UI: where a flow goes there. */
+  loginUi: LoginUi;
   /** Long polls of verification statuses (the login page waiting on a push). */
   statusWatch: StatusWatch;
 

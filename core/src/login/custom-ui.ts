@@ -1,24 +1,32 @@
-import type { OAuthClient } from '../oauth/clients.js';
+import type { ClientRegistry } from '../oauth/clients.js';
 import type { LoginFlow } from '../verification/flows.js';
 
 /**
  * Where an app's own login UI (apps[i].login_page_url, cidaas-style) shows a flow: its URL with
  * `requestId`, `view_type` and, once the user is known, `sub` (what such a UI needs to start
- * the next stage's methods); `extra` adds `error` and `error_description` after a failed form
- * POST. Null when the app uses the hosted page.
+ * the next stage's methods) and `track_id` (what lets it set a missing method up, login-setup.ts);
+ * `extra` adds `error` and `error_description` after a failed form POST. Null when the app uses
+ * the hosted page.
  */
-export function loginUiUrl(
-  client: Pick<OAuthClient, 'loginPageUrl'> | undefined,
-  flow: LoginFlow,
-  extra: Record<string, string> = {},
-): string | null {
-  if (!client?.loginPageUrl) return null;
-  const url = new URL(client.loginPageUrl);
-  url.searchParams.set('requestId', flow.id);
-  url.searchParams.set('view_type', 'login');
-  const locales = (flow.params.oauth as { ui_locales?: unknown } | undefined)?.ui_locales;
-  if (typeof locales === 'string' && locales) url.searchParams.set('ui_locales', locales);
-  if (flow.userId) url.searchParams.set('sub', flow.userId);
-  for (const [name, value] of Object.entries(extra)) url.searchParams.set(name, value);
-  return url.toString();
+export class LoginUi {
+  constructor(
+    private readonly clients: ClientRegistry,
+    private readonly tracks: { trackId(flow: LoginFlow): string },
+  ) {}
+
+  url(flow: LoginFlow, extra: Record<string, string> = {}): string | null {
+    const page = this.clients.get(flow.clientId)?.loginPageUrl;
+    if (!page) return null;
+    const url = new URL(page);
+    url.searchParams.set('requestId', flow.id);
+    url.searchParams.set('view_type', 'login');
+    const locales = (flow.params.oauth as { ui_locales?: unknown } | undefined)?.ui_locales;
+    if (typeof locales === 'string' && locales) url.searchParams.set('ui_locales', locales);
+    if (flow.userId) {
+      url.searchParams.set('sub', flow.userId);
+      if (flow.status === 'active') url.searchParams.set('track_id', this.tracks.trackId(flow));
+    }
+    for (const [name, value] of Object.entries(extra)) url.searchParams.set(name, value);
+    return url.toString();
+  }
 }

@@ -35,6 +35,12 @@ export const codeMethodOptions = z.strictObject({
   /** Codes one destination (and one user) may be sent within `send_window_seconds`. */
   max_sends: z.number().int().min(1).default(5),
   send_window_seconds: z.number().int().min(1).default(900),
+  /**
+   * Whether the address on the user record may receive codes as it is (`any`), or only once the
+   * user proved it (`verified`: account verification, docs/verification.md). Addresses set up
+   * through the method's own enrollment are proven by it either way.
+   */
+  primary_address: z.enum(['any', 'verified']).default('any'),
   /** Replaces the method's default text; `{code}` and `{minutes}` are filled in. */
   message: z
     .string()
@@ -145,10 +151,12 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
   const isWellFormed = (code: unknown): code is string =>
     typeof code === 'string' && code.length === options.code_length && /^\d+$/.test(code);
 
-  /** The user's primary destination, normalised; null when absent or invalid. */
-  const primaryAddress = (user: UserRecord): string | null => {
+  /** The user's primary destination, normalised; null when absent, invalid or (if so configured) unproven. */
+  const primaryAddress = async (user: UserRecord): Promise<string | null> => {
     const raw = spec.addressOf(user);
-    return raw ? spec.normalizeAddress(raw) : null;
+    const address = raw ? spec.normalizeAddress(raw) : null;
+    if (!address || options.primary_address === 'any') return address;
+    return (await services.accounts.verified(user, spec.kind === 'email' ? 'email' : 'sms')) ? address : null;
   };
 
   const addressOfMedium = (credential: Credential | null): string | null => {
@@ -247,7 +255,7 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
       const address = addressOfMedium(await ctx.credentials.get(ctx.mediumId));
       return address ?? fail('MEDIUM_NOT_FOUND', 404, 'No such medium');
     }
-    const primary = primaryAddress(ctx.user);
+    const primary = await primaryAddress(ctx.user);
     if (primary) return primary;
     for (const credential of await ctx.credentials.list(MEDIUM)) {
       const address = addressOfMedium(credential);
@@ -280,7 +288,7 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
     },
 
     async isEnrolled(ctx: MethodContext): Promise<boolean> {
-      if (primaryAddress(ctx.user)) return true;
+      if (await primaryAddress(ctx.user)) return true;
       return (await ctx.credentials.list(MEDIUM)).some((c) => addressOfMedium(c) !== null);
     },
 

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { AppConfig } from '../config/schema.js';
 import { ApiError } from '../errors.js';
 import type { Extensions } from '../plugins/loader.js';
 import type {
@@ -140,6 +141,34 @@ export class EnrollmentService {
       });
     }
     return out;
+  }
+
+  /**
+   * The app's methods with this user's state of each (what an account page shows, cidaas's
+   * `GET …/config`): the stages that list it, whether it is set up and can be, and whether the
+   * user's email address and phone number are verified.
+   */
+  async overview(user: UserRecord, app: AppConfig, request: RequestFacts, logger: Logger): Promise<JsonObject> {
+    const methods: JsonObject[] = [];
+    for (const id of new Set(app.login_stages.flat())) {
+      const method = this.deps.extensions.methods.get(id);
+      if (!method) continue;
+      const credentials = this.deps.services.credentials(user.id, id);
+      methods.push({
+        type: id,
+        stages: app.login_stages.flatMap((stage, i) => (stage.includes(id) ? [i + 1] : [])),
+        enrolled: await method.isEnrolled({ user, credentials, request, clientId: app.client_id, logger }),
+        can_setup: method.enrollment !== undefined,
+      });
+    }
+    const accounts = this.deps.services.accounts;
+    return {
+      client_id: app.client_id,
+      sub: user.id,
+      methods,
+      email_verified: user.email ? await accounts.verified(user, 'email') : false,
+      phone_number_verified: user.phone ? await accounts.verified(user, 'sms') : false,
+    };
   }
 
   /** Whether the user can sign in with anything besides a password (a second factor). */

@@ -30,6 +30,7 @@ export const VERIFICATION_ERRORS = {
   STATUS_USED: [409, 'the status_id was already used'],
   STATUS_EXPIRED: [410, 'the status_id has expired'],
   ENROLLMENT_NOT_SUPPORTED: [400, 'the method has no enrollment step of this kind'],
+  SETUP_NOT_ALLOWED: [403, 'this sign-in cannot set up this method'],
   UNAUTHORIZED: [401, 'a valid bearer token is required'],
   REAUTHENTICATION_REQUIRED: [401, 'changing authentication methods needs a recent login; sign in again'],
   INSUFFICIENT_SCOPE: [403, 'the access token does not allow managing sign-in methods'],

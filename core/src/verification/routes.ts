@@ -20,11 +20,11 @@ import type { UserService } from '../users/users.js';
 import { requestFacts, stringFields } from './context.js';
 import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
 import { OFFER_PATH, type SetupOffers } from '../login/offer.js';
-import { loginUiUrl } from '../login/custom-ui.js';
+import type { LoginUi } from '../login/custom-ui.js';
 import type { AccountVerification } from './account.js';
-import type { ClientRegistry } from '../oauth/clients.js';
 import { isProtocolError, type ApiError } from '../errors.js';
 import { setupAccess } from './setup-access.js';
+import type { LoginSetup } from './login-setup.js';
 export { MANAGE_METHODS_SCOPE, type BearerResolver } from './setup-access.js';
 import { verificationError } from './errors.js';
 import type { LoginFlow } from './flows.js';
@@ -184,9 +184,18 @@ export interface VerificationRouteDeps {
   issuerPath: string;
   /** Offers to set a method up once a login completes. */
   setupOffers: SetupOffers;
-  /** The apps: an app's own login UI gets its errors back (loginUiUrl). */
-  clients: ClientRegistry;
+  /** An app's own login UI gets its errors back. */
+  loginUi: LoginUi;
   accounts: AccountVerification;
+  loginSetup: LoginSetup;
+}
+
+/** What a user may call a credential: 1 to 64 characters. */
+function credentialLabel(value: unknown, field = 'friendly_name'): string {
+  const label = typeof value === 'string' ? value.trim() : '';
+  if (!label || label.length > 64)
+    throw verificationError('INVALID_FIELD', `${field} must be 1 to 64 characters`, { fields: [field] });
+  return label;
 }
 
 /** `?wait=N&state=S`: hold the answer up to N seconds (at most 30) while the state is S. */
@@ -290,7 +299,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
         const flow = requestId && api ? await deps.flows.get(requestId) : null;
         const back =
           flow && api && req.accepts(['html', 'json']) !== 'json'
-            ? loginUiUrl(deps.clients.get(flow.clientId), flow, { error: api.code, error_description: api.message })
+            ? deps.loginUi.url(flow, { error: api.code, error_description: api.message })
             : null;
         if (!back) throw err;
         res.redirect(303, back);
@@ -405,6 +414,38 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     if (step === 'verification') router.post(path, json, form, confirmByExchange);
     router.post(path, enrollmentAuth, json, form, multipart, enrollmentStep(step));
   }
+  // Setting a method up during a login (cidaas-style): the track id came to the UI with `sub`.
+  router.post('/verification-actions-srv/setup/:method/initiation/:trackId', json, form, async (req, res) => {
+    const method = String(req.params.method);
+    const facts = requestFacts(req);
+    const user = await deps.loginSetup.userFor(String(req.params.trackId), method, facts, req.log);
+    const { sub: _sub, ...body } = (req.body ?? {}) as Record<string, unknown>;
+    ok(res, await enrollment.step('initiation', method, user, body, facts, req.log));
+  });
+  // What an app shows on its account page: the app's methods and this user's state of each.
+  router.get('/verification-actions-srv/config', enrollmentAuth, async (req, res) => {
+    const user = await userOf(req.query.sub, res);
+    const clientId = (res.locals.tokenClient as string | undefined) ?? req.query.client_id;
+    if (typeof clientId !== 'string' || !verification.app(clientId)) {
+      throw verificationError('INVALID_FIELD', 'client_id names no app', { fields: ['client_id'] });
+    }
+    ok(res, await enrollment.overview(user, verification.app(clientId)!, requestFacts(req), req.log));
+  });
+  // cidaas's way to name a credential just set up; the track id is the credential's id.
+  router.put(
+    '/verification-actions-srv/setup/users/friendlyname/:method/:trackId',
+    enrollmentAuth,
+    json,
+    form,
+    async (req, res) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const user = await userOf(body.sub, res);
+      const label = credentialLabel(body.friendly_name);
+      const credentialId = String(req.params.trackId);
+      await enrollment.rename(user, String(req.params.method), credentialId, label);
+      ok(res, { id: credentialId, friendly_name: label });
+    },
+  );
   router.get('/verification-actions-srv/setup/users/:sub/methods', enrollmentAuth, async (req, res) => {
     const user = await userOf(req.params.sub, res);
     ok(res, await enrollment.list(user, requestFacts(req), req.log));
@@ -416,9 +457,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     json,
     async (req, res) => {
       const user = await userOf(req.params.sub, res);
-      const label = typeof req.body?.name === 'string' ? (req.body.name as string).trim() : '';
-      if (!label || label.length > 64)
-        throw verificationError('INVALID_FIELD', 'name must be 1 to 64 characters', { fields: ['name'] });
+      const label = credentialLabel(req.body?.name, 'name');
       const credentialId = String(req.params.credentialId);
       await enrollment.rename(user, String(req.params.method), credentialId, label);
       ok(res, { id: credentialId, name: label });

@@ -13,7 +13,7 @@ import { verificationError } from './errors.js';
 /** Who a bearer token belongs to and when they last authenticated (for enrollment). */
 export type BearerResolver = (
   token: string,
-) => Promise<{ userId: string; authTime: number | null; scope: string[]; amr: string[] } | null>;
+) => Promise<{ userId: string; clientId: string; authTime: number | null; scope: string[]; amr: string[] } | null>;
 
 /** The scope a user's access token needs to manage its own sign-in methods (first-party apps). */
 export const MANAGE_METHODS_SCOPE = 'gatehouse.methods';
@@ -30,6 +30,7 @@ function bearerResolver(tokens: TokenService): BearerResolver {
     const amr = info.token.data.amr ?? info.grant?.data.amr;
     return {
       userId: info.token.subject,
+      clientId: info.token.clientId,
       authTime: typeof authTime === 'number' ? authTime : null,
       scope: info.token.scope,
       amr: Array.isArray(amr) ? amr.filter((v): v is string => typeof v === 'string') : [],
@@ -79,6 +80,7 @@ export function setupAccess(deps: {
       );
     }
     res.locals.tokenUser = owner.userId;
+    res.locals.tokenClient = owner.clientId;
     next();
   };
 

@@ -8,6 +8,7 @@ import type { Clock } from '../../services.js';
 import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
 import type { ClientRegistry, OAuthClient } from '../clients.js';
 import type { LogoutService } from '../logout.js';
+import type { LoginUi } from '../../login/custom-ui.js';
 import { errorPage, formPostPage } from '../pages.js';
 import type { SessionStore } from '../sessions.js';
 import type { SingleSignOn } from '../sso.js';
@@ -36,6 +37,8 @@ export interface AuthorizeDeps {
   /** Consents given, by `user:client`. */
   consents: RecordStore;
   clock: Clock;
+  /** An app's own login UI (login_page_url): where its flows go. */
+  loginUi: LoginUi;
 }
 
 /**

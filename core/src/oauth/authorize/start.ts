@@ -7,7 +7,6 @@ import { readCookie } from '../../http/cookies.js';
 import { OAuthError } from '../errors.js';
 import { errorPage } from '../pages.js';
 import { flowCookieNames, MAX_FLOW_COOKIES } from './browser.js';
-import { loginUiUrl } from '../../login/custom-ui.js';
 import { RESUME_PATH, type AuthorizeContext } from './context.js';
 import { ErrorPage, errorParams, RedirectError, validate, type AuthorizationRequest } from './request.js';
 
@@ -85,7 +84,7 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       if (flow.status === 'completed') {
         return res.redirect(303, `${page.base}${RESUME_PATH}?request_id=${encodeURIComponent(flow.id)}`);
       }
-      res.redirect(303, loginUiUrl(client, flow) ?? `${page.base}/login?request_id=${encodeURIComponent(flow.id)}`);
+      res.redirect(303, deps.loginUi.url(flow) ?? `${page.base}/login?request_id=${encodeURIComponent(flow.id)}`);
     } catch (err) {
       if (isProtocolError(err) && err instanceof OAuthError) return ctx.respond(res, request, errorParams(err));
       throw err;

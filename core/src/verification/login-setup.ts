@@ -1,0 +1,68 @@
+import type { Logger } from 'pino';
+import type { RequestFacts, UserRecord } from '../plugins/extensions.js';
+import type { Clock, Services } from '../services.js';
+import { safeEqual } from '../util/crypto.js';
+import type { UserService } from '../users/users.js';
+import type { SetupOffers } from '../login/offer.js';
+import { verificationError } from './errors.js';
+import type { LoginFlow, LoginFlowStore } from './flows.js';
+import type { VerificationService } from './service.js';
+
+/**
+ * Setting a method up in the middle of a login (cidaas's `…/setup/{method}/initiation/{trackId}`):
+ * a user whose app asks for a stage they have no method for sets one up, with the login so far
+ * as the authentication. The track id is what an app's own login UI gets with `sub` once the
+ * user is known: the flow id and a MAC of it and its stage under the server key, so it names one
+ * login at one stage and dies when the stage moves on; no cookie is needed (an XHR from another
+ * site carries none once browsers drop third-party cookies). Only a method of the stage to do
+ * that the user has not set up, and with the setup API's rule: a user who already has a second
+ * factor must have used one in this login, so a password alone never adds a way to sign in.
+ */
+export class LoginSetup {
+  constructor(
+    private readonly deps: {
+      flows: LoginFlowStore;
+      services: Pick<Services, 'secrets'>;
+      verification: VerificationService;
+      setupOffers: SetupOffers;
+      users: UserService;
+      clock: Clock;
+    },
+  ) {}
+
+  /** The track id of the flow at its current stage. */
+  trackId(flow: LoginFlow): string {
+    return `${flow.id}.${this.mac(flow)}`;
+  }
+
+  private mac(flow: LoginFlow): string {
+    return this.deps.services.secrets.mac(`login-setup:${flow.id}:${flow.stage}`);
+  }
+
+  /** The user the login of `trackId` may set `methodId` up for, or the reason it may not. */
+  async userFor(trackId: string, methodId: string, request: RequestFacts, logger: Logger) {
+    const [flowId = '', mac = ''] = trackId.split('.');
+    const flow = await this.deps.flows.get(flowId);
+    if (!flow) throw verificationError('REQUEST_NOT_FOUND');
+    if (flow.expiresAt <= this.deps.clock.now()) throw verificationError('REQUEST_EXPIRED');
+    if (flow.status !== 'active') throw verificationError('REQUEST_COMPLETED');
+    if (!safeEqual(mac, this.mac(flow))) {
+      throw verificationError('FLOW_NOT_BOUND', 'the track_id is not the one of this login at its current stage');
+    }
+    const user: UserRecord | null = flow.userId ? await this.deps.users.findById(flow.userId) : null;
+    if (!user || user.status !== 'active') {
+      throw verificationError('SETUP_NOT_ALLOWED', 'complete the first stage of the sign-in first');
+    }
+    const method = this.deps.verification.method(methodId);
+    if (!flow.stages[flow.stage]?.includes(method.id)) {
+      throw verificationError('METHOD_NOT_ENABLED', 'the stage to do has no such method');
+    }
+    if (await this.deps.verification.isEnrolled(user, method.id, flow.clientId, request, logger)) {
+      throw verificationError('SETUP_NOT_ALLOWED', 'the method is set up already; use it');
+    }
+    if (!(await this.deps.setupOffers.mayEnrol(flow, user, request, logger))) {
+      throw verificationError('SETUP_NOT_ALLOWED', 'sign in with your second factor to set up another');
+    }
+    return user;
+  }
+}
