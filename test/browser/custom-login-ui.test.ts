@@ -20,6 +20,7 @@ import {
   DEMO_APP,
   aliceTotp,
   outboxCode,
+  outboxMessage,
   redeemDemo,
   startDemoServer,
   type DemoServer,
@@ -286,6 +287,43 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     ]);
     const tokens = await redeemDemo(server, DEMO_APP, new URL(request.url()).searchParams.get('code')!, verifier);
     expect(tokens.access_token).to.be.a('string');
+  });
+
+  it('a sign-in link (processingType LINK) opened in a new tab of the same browser moves the login on to its UI', async function () {
+    const { url, verifier } = authorizeUrl();
+    await page.goto(url);
+    const requestId = new URL(page.url()).searchParams.get('requestId')!;
+    const started = (await page.evaluate(
+      ([u, b]) =>
+        fetch(u!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: b }).then((r) => r.json()),
+      [
+        server.url('/verification-srv/authentication/EMAIL/initiation'),
+        JSON.stringify({
+          request_id: requestId,
+          usage_type: 'PASSWORDLESS_AUTHENTICATION',
+          email: 'alice@example.test',
+          processingType: 'LINK',
+        }),
+      ],
+    )) as { data: { exchange_id: { exchange_id: string } } };
+    const exchangeId = started.data.exchange_id.exchange_id;
+    const message = await outboxMessage(server, 'alice@example.test', (t) => t.includes(exchangeId));
+    const link = /https?:\/\/\S+/.exec(message.text)![0];
+    const tab = await context.newPage();
+    try {
+      await tab.goto(link);
+      await tab.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
+      await tab.locator('body[data-ready="yes"]').waitFor();
+      await tab.getByLabel('Code').fill(await aliceTotp(server));
+      const [request] = await Promise.all([
+        tab.waitForRequest((r) => r.url().startsWith(DEMO_APP.redirectUri), { timeout: 15_000 }),
+        tab.getByRole('button', { name: 'Verify' }).click(),
+      ]);
+      const tokens = await redeemDemo(server, DEMO_APP, new URL(request.url()).searchParams.get('code')!, verifier);
+      expect(tokens.access_token).to.be.a('string');
+    } finally {
+      await tab.close();
+    }
   });
 
   it('a page of an unlisted origin cannot read the API; the listed one can', async function () {

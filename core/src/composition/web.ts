@@ -1,3 +1,4 @@
+import { magicLinkRoutes } from '../login/magic-link.js';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { deviceRoutes } from '../devices/routes.js';
@@ -31,6 +32,7 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
   app.use(deviceRoutes(c));
   app.use(verificationRoutes(c));
   app.use(loginPageRoutes(c));
+  app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
   app.use(endSessionRoutes(c));
   for (const route of c.extensions.routes.values()) app.use(route.path, route.router);

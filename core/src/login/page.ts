@@ -228,3 +228,16 @@ export function renderErrorPage(base: string, title: string, text: string): stri
   </main>`;
   return layout(base, title, body, null);
 }
+
+/** A short notice (done, cancelled): a title and a sentence, no script. */
+export function renderNoticePage(base: string, title: string, text: string): string {
+  return layout(
+    base,
+    title,
+    html`<main class="card">
+      <h1>${title}</h1>
+      <p>${text}</p>
+    </main>`,
+    null,
+  );
+}

@@ -64,6 +64,8 @@ export interface CodeMethodSpec {
   mask(address: string): string;
   /** The default message carrying `code`, valid for `minutes`. */
   render(code: string, minutes: number): { subject?: string; text: string };
+  /** The message carrying a sign-in link instead (`processingType: LINK`); without it, no links. */
+  renderLink?(url: string, minutes: number): { subject?: string; text: string };
   /** How `{code}` appears in a configured `message` template (e.g. spelled out for voice); default as is. */
   formatCode?(code: string): string;
   /** On the hosted page: the method's name, the code input's label, and the button that sends. */
@@ -106,6 +108,8 @@ interface IssuedCode {
   code_mac: string;
   salt: string;
   code_expires_at: number;
+  /** The secret went out in a link (a long token), not as a code. */
+  link?: boolean;
 }
 
 type Failure = { ok: false; code: string; status: number; message: string };
@@ -148,8 +152,9 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
 
   const macOf = (salt: string, code: string) => services.secrets.mac(`${salt}:${code}`);
 
-  const isWellFormed = (code: unknown): code is string =>
-    typeof code === 'string' && code.length === options.code_length && /^\d+$/.test(code);
+  const isWellFormed = (code: unknown, link: boolean): code is string =>
+    typeof code === 'string' &&
+    (link ? /^[\w-]{43}$/.test(code) : code.length === options.code_length && /^\d+$/.test(code));
 
   /** The user's primary destination, normalised; null when absent, invalid or (if so configured) unproven. */
   const primaryAddress = async (user: UserRecord): Promise<string | null> => {
@@ -188,19 +193,23 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
     address: string,
     expiresAt: number,
     queued: boolean,
+    link?: (token: string) => string,
   ): Promise<IssuedCode | Failure> => {
     if (await throttled(address, ctx.user.id)) {
       return fail('TOO_MANY_SENDS', 429, 'Too many codes were sent; try again later');
     }
-    const code = services.crypto.randomDigits(options.code_length);
+    // A link carries a long random token (nobody types it); a code is short digits.
+    const code = link ? services.crypto.randomToken(32) : services.crypto.randomDigits(options.code_length);
     const salt = services.crypto.randomToken(16);
     const minutes = Math.max(1, Math.round((expiresAt - services.clock.now().getTime()) / 60_000));
-    const rendered = spec.render(code, minutes);
-    const text = options.message
-      ? options.message
-          .replaceAll('{code}', spec.formatCode ? spec.formatCode(code) : code)
-          .replaceAll('{minutes}', String(minutes))
-      : rendered.text;
+    const url = link?.(code);
+    const rendered = url && spec.renderLink ? spec.renderLink(url, minutes) : spec.render(code, minutes);
+    const text =
+      options.message && !url
+        ? options.message
+            .replaceAll('{code}', spec.formatCode ? spec.formatCode(code) : code)
+            .replaceAll('{minutes}', String(minutes))
+        : rendered.text;
     const message = {
       kind: spec.kind,
       to: address,
@@ -233,7 +242,7 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
       ip: ctx.request.ip,
       data: { channel: options.channel, kind: spec.kind },
     });
-    return { code_mac: macOf(salt, code), salt, code_expires_at: expiresAt };
+    return { code_mac: macOf(salt, code), salt, code_expires_at: expiresAt, ...(url ? { link: true } : {}) };
   };
 
   /** 'ok' or why the presented code does not match the issued one. */
@@ -241,7 +250,7 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
     issued: JsonObject | null,
     presented: unknown,
   ): 'ok' | 'malformed' | 'no_code' | 'expired' | 'mismatch' => {
-    if (!isWellFormed(presented)) return 'malformed';
+    if (!isWellFormed(presented, issued?.['link'] === true)) return 'malformed';
     const mac = issued?.['code_mac'];
     const salt = issued?.['salt'];
     const expiresAt = issued?.['code_expires_at'];
@@ -274,6 +283,7 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
     id: spec.id,
     amr: spec.amr,
     verifyFields: ['pass_code'],
+    ...(spec.renderLink ? { links: true } : {}),
     page: {
       label: spec.page.label,
       sends: { button: spec.page.send, again: spec.page.sendAgain },
@@ -299,7 +309,7 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
         services.clock.now().getTime() + options.code_ttl * 1000,
         ctx.exchangeExpiresAt.getTime(),
       );
-      const issued = await sendCode(ctx, address, expiresAt, true);
+      const issued = await sendCode(ctx, address, expiresAt, true, ctx.link);
       if ('ok' in issued) return issued;
       const mediumText = spec.mask(address);
       return { ok: true, state: { ...issued, medium: mediumText }, response: { medium_text: mediumText } };

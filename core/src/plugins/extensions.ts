@@ -98,6 +98,12 @@ export interface InitiateContext extends MethodContext {
   exchangeExpiresAt: Date;
   /** For a device method: the device the push goes to (the core picked and checked it). */
   device?: BoundDevice;
+  /**
+   * The caller asked for a link instead of a code (`processingType: LINK`; only for a method
+   * with `links`): send `link(token)` for a fresh random token the method keeps a hash of. The
+   * core's link page hands the token back to `verify` in the method's one verify field.
+   */
+  link?: (token: string) => string;
 }
 
 export type InitiateOutcome =
@@ -278,6 +284,8 @@ export interface AuthMethod {
   verifyFields: string[];
   /** Multipart file parts the verification takes (FACE: photo). */
   files?: { name: string; maxBytes: number; mimeTypes: string[] }[];
+  /** It can send a sign-in link (InitiateContext.link) instead of a code; it has one verify field. */
+  links?: boolean;
   /** Only such a method accepts `single_factor_auth` (step b). */
   singleFactor?: boolean;
   /** Completed by an authenticator device through the push steps (docs/devices.md). */

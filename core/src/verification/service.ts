@@ -64,7 +64,12 @@ interface InitiationFacts {
   expiresAt: Date;
   /** The login page asked the method to complete the login alone (`single_factor_auth`). */
   singleFactor: boolean;
+  /** A sign-in link instead of a code (`processingType: LINK`). */
+  link: boolean;
 }
+
+/** The link page of an exchange (login/magic-link.ts): where a sign-in link points. */
+export const LINK_PATH = '/verification-srv/authentication/:method/link';
 
 const USAGE_TYPES = ['INITIAL_AUTHENTICATION', 'MULTIFACTOR_AUTHENTICATION', 'PASSWORDLESS_AUTHENTICATION'];
 
@@ -205,11 +210,29 @@ export class VerificationService {
     const singleFactor =
       Object.hasOwn(fields, 'single_factor_auth') &&
       singleFactorRequested(method, fields.single_factor_auth, this.app(flow.clientId));
-    const facts = { method, flow, request, logger, expiresAt, singleFactor };
+    const facts = { method, flow, request, logger, expiresAt, singleFactor, link: this.wantsLink(method, fields) };
     if (flow.userId) return this.initiateKnown(fields, facts);
     // A passkey names its user: at the first stage any identifier typed is not needed.
     if (method.discoverable) return this.initiateDiscoverable(facts);
     return this.initiateFirstStage(fields, facts);
+  }
+
+  /** `processingType` (cidaas): CODE, the default, or LINK for a method that can send one. */
+  private wantsLink(method: AuthMethod, fields: Record<string, string>): boolean {
+    const kind = fields.processingType ?? fields.processing_type ?? 'CODE';
+    if (kind === 'CODE') return false;
+    if (kind !== 'LINK') throw verificationError('INVALID_FIELD', 'processingType must be CODE or LINK');
+    if (!method.links) throw verificationError('INVALID_FIELD', `${method.id} sends no sign-in links`);
+    return true;
+  }
+
+  /** The URL builder a method sends a link with, for this exchange (see LINK_PATH). */
+  private linkOf(facts: InitiationFacts, exchangeId: string): { link?: (token: string) => string } {
+    if (!facts.link) return {};
+    const base = `${this.deps.config.issuer.replace(/\/+$/, '')}${LINK_PATH.replace(':method', facts.method.id)}`;
+    return {
+      link: (token) => `${base}?${new URLSearchParams({ exchange_id: exchangeId, token }).toString()}`,
+    };
   }
 
   /**
@@ -271,6 +294,7 @@ export class VerificationService {
         mediumId: fields.medium_id ?? null,
         exchangeExpiresAt: expiresAt,
         ...(device ? { device: boundDevice(device) } : {}),
+        ...this.linkOf(facts, exchangeId),
       });
       if (!outcome.ok) {
         await this.deps.exchanges.revoke(exchange.key, 'initiation_failed');
@@ -322,7 +346,9 @@ export class VerificationService {
     const { exchangeId, statusId, exchange } = await this.newExchange(user, facts, null);
     await this.recordInitiated(null, facts);
     if (user && !exchange.revokedAt)
-      this.inBackground(exchange.key, () => this.completeFirstStage(user, exchange.key, facts, number));
+      this.inBackground(exchange.key, () =>
+        this.completeFirstStage(user, exchange.key, facts, number, this.linkOf(facts, exchangeId)),
+      );
     return {
       exchange_id: { exchange_id: exchangeId, expires_at: facts.expiresAt.toISOString() },
       status_id: statusId,
@@ -336,6 +362,7 @@ export class VerificationService {
     exchangeKey: string,
     facts: InitiationFacts,
     number: number | undefined,
+    link: { link?: (token: string) => string },
   ): Promise<void> {
     const { method, flow, request, logger, expiresAt } = facts;
     const ctx = this.methodContext(user, method.id, flow.clientId, request, logger);
@@ -357,6 +384,7 @@ export class VerificationService {
       mediumId: null,
       exchangeExpiresAt: expiresAt,
       ...(device ? { device: boundDevice(device) } : {}),
+      ...link,
     });
     if (!outcome.ok) return refuse(outcome.code);
     let state = outcome.state;

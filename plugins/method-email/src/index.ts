@@ -26,6 +26,10 @@ export default definePlugin({
           subject: 'Your verification code',
           text: `Your verification code is ${code}. It expires in ${minutes} minutes.\n\nIf you did not try to sign in, ignore this message.`,
         }),
+        renderLink: (url, minutes) => ({
+          subject: 'Your sign-in link',
+          text: `Open this link to sign in (it expires in ${minutes} minutes):\n\n${url}\n\nIf you did not try to sign in, ignore this message and do not open the link.`,
+        }),
       },
       options,
     );
