@@ -152,6 +152,21 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
   });
 
+  /** The UI's TOTP step, once it shows the second stage, to the redirect URI: the callback and the tokens. */
+  async function totpToTokens(tab: Page, verifier: string) {
+    await tab.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
+    await tab.locator('body[data-ready="yes"]').waitFor();
+    await tab.getByLabel('Code').fill(await aliceTotp(server));
+    const [request] = await Promise.all([
+      tab.waitForRequest((r) => r.url().startsWith(DEMO_APP.redirectUri), { timeout: 15_000 }),
+      tab.getByRole('button', { name: 'Verify' }).click(),
+    ]);
+    const callback = new URL(request.url());
+    const tokens = await redeemDemo(server, DEMO_APP, callback.searchParams.get('code')!, verifier);
+    expect(tokens.access_token).to.be.a('string');
+    return { callback, tokens };
+  }
+
   function authorizeUrl() {
     const { verifier, challenge } = pkcePair();
     const params = new URLSearchParams({
@@ -184,15 +199,7 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
     expect(new URL(page.url()).searchParams.get('sub')).to.equal(server.alice.id);
-    await page.locator('body[data-ready="yes"]').waitFor();
-    await page.getByLabel('Code').fill(await aliceTotp(server));
-    const [request] = await Promise.all([
-      page.waitForRequest((r) => r.url().startsWith(DEMO_APP.redirectUri), { timeout: 15_000 }),
-      page.getByRole('button', { name: 'Verify' }).click(),
-    ]);
-    const code = new URL(request.url()).searchParams.get('code')!;
-    const tokens = await redeemDemo(server, DEMO_APP, code, verifier);
-    expect(tokens.access_token).to.be.a('string');
+    await totpToTokens(page, verifier);
   });
 
   it('a UI opened without a request id generates one by XHR, and the login it starts ends in a code', async function () {
@@ -202,17 +209,8 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     await page.getByLabel('Username').fill('alice');
     await page.getByLabel('Password').fill(ALICE_PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
-    await page.locator('body[data-ready="yes"]').waitFor();
-    await page.getByLabel('Code').fill(await aliceTotp(server));
-    const [request] = await Promise.all([
-      page.waitForRequest((r) => r.url().startsWith(DEMO_APP.redirectUri), { timeout: 15_000 }),
-      page.getByRole('button', { name: 'Verify' }).click(),
-    ]);
-    const callback = new URL(request.url());
+    const { callback } = await totpToTokens(page, verifier);
     expect(callback.searchParams.get('state')).to.equal('ui');
-    const tokens = await redeemDemo(server, DEMO_APP, callback.searchParams.get('code')!, verifier);
-    expect(tokens.access_token).to.be.a('string');
   });
 
   it('a setup call during the login, by XHR without cookies, is authorised by the track id the UI got', async function () {
@@ -278,15 +276,7 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
         ),
       [verified.data.status_id as string, verified.data.sub as string],
     );
-    await page.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
-    await page.locator('body[data-ready="yes"]').waitFor();
-    await page.getByLabel('Code').fill(await aliceTotp(server));
-    const [request] = await Promise.all([
-      page.waitForRequest((r) => r.url().startsWith(DEMO_APP.redirectUri), { timeout: 15_000 }),
-      page.getByRole('button', { name: 'Verify' }).click(),
-    ]);
-    const tokens = await redeemDemo(server, DEMO_APP, new URL(request.url()).searchParams.get('code')!, verifier);
-    expect(tokens.access_token).to.be.a('string');
+    await totpToTokens(page, verifier);
   });
 
   it('a sign-in link (processingType LINK) opened in a new tab of the same browser moves the login on to its UI', async function () {
@@ -312,15 +302,7 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     const tab = await context.newPage();
     try {
       await tab.goto(link);
-      await tab.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
-      await tab.locator('body[data-ready="yes"]').waitFor();
-      await tab.getByLabel('Code').fill(await aliceTotp(server));
-      const [request] = await Promise.all([
-        tab.waitForRequest((r) => r.url().startsWith(DEMO_APP.redirectUri), { timeout: 15_000 }),
-        tab.getByRole('button', { name: 'Verify' }).click(),
-      ]);
-      const tokens = await redeemDemo(server, DEMO_APP, new URL(request.url()).searchParams.get('code')!, verifier);
-      expect(tokens.access_token).to.be.a('string');
+      await totpToTokens(tab, verifier);
     } finally {
       await tab.close();
     }

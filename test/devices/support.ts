@@ -54,6 +54,18 @@ export async function call(
 
 export const admin = { Authorization: `Bearer ${DEMO_ADMIN_TOKEN}` };
 
+/** Starts account verification of alice's email or phone (admin): the reply, asserted 200. */
+export async function startAccountVerification(server: DemoServer, medium: 'email' | 'sms') {
+  const started = await call(
+    server,
+    '/verification-actions-srv/account/initiation',
+    { sub: server.alice.id, verification_medium: medium },
+    admin,
+  );
+  expect(started.status, JSON.stringify(started)).to.equal(200);
+  return { ...started.data, exchangeId: (started.data.exchange_id as { exchange_id: string }).exchange_id };
+}
+
 /** A binding link for alice (the setup API's answer for PUSH or TOUCHID). */
 export async function bindingFor(server: DemoServer, method: 'PUSH' | 'TOUCHID', sub = server.alice.id) {
   const reply = await call(server, `/verification-actions-srv/setup/${method}/initiation`, { sub }, admin);

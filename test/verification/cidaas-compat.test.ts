@@ -4,7 +4,14 @@
  */
 import { expect } from 'chai';
 import { ALICE_PASSWORD, aliceTotp, outboxCode } from '../oauth/demo-server.js';
-import { admin, atSecondStage, call, startDemoServer, type DemoServer } from '../devices/support.js';
+import {
+  admin,
+  atSecondStage,
+  call,
+  startAccountVerification,
+  startDemoServer,
+  type DemoServer,
+} from '../devices/support.js';
 import { Browser, loginRequestId } from '../oauth/support.js';
 import { DEMO_SPA, startAuthorization } from '../oauth/demo-server.js';
 
@@ -204,15 +211,8 @@ describe('cidaas-style verification calls (issue 12)', function () {
 
     it('a code to the email address verifies it (no bearer needed for the code); once', async function () {
       expect(await verified('email')).to.equal(false);
-      const started = await call(
-        server,
-        '/verification-actions-srv/account/initiation',
-        { sub: server.alice.id, verification_medium: 'email' },
-        admin,
-      );
-      expect(started.status, JSON.stringify(started)).to.equal(200);
-      expect(started.data.medium_text).to.equal('a***@example.test');
-      const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
+      const { medium_text, exchangeId } = await startAccountVerification(server, 'email');
+      expect(medium_text).to.equal('a***@example.test');
       const wrong = await call(server, '/verification-actions-srv/account', {
         exchange_id: exchangeId,
         code: '000000',
