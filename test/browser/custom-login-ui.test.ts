@@ -225,7 +225,7 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
       page.evaluate(
         (u) =>
           fetch(u, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }).then((r) =>
-            r.json().then((b: { error?: { code: string } }) => b.error?.code),
+            r.json().then((b) => (b as { error?: { code: string } }).error?.code),
           ),
         server.url(`/verification-actions-srv/setup/SMS/initiation/${track}`),
       );

@@ -63,7 +63,7 @@ export async function startAccountVerification(server: DemoServer, medium: 'emai
     admin,
   );
   expect(started.status, JSON.stringify(started)).to.equal(200);
-  return { ...started.data, exchangeId: (started.data.exchange_id as { exchange_id: string }).exchange_id };
+  return { data: started.data, exchangeId: (started.data.exchange_id as { exchange_id: string }).exchange_id };
 }
 
 /** A binding link for alice (the setup API's answer for PUSH or TOUCHID). */

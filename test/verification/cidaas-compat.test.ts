@@ -211,8 +211,8 @@ describe('cidaas-style verification calls (issue 12)', function () {
 
     it('a code to the email address verifies it (no bearer needed for the code); once', async function () {
       expect(await verified('email')).to.equal(false);
-      const { medium_text, exchangeId } = await startAccountVerification(server, 'email');
-      expect(medium_text).to.equal('a***@example.test');
+      const { data, exchangeId } = await startAccountVerification(server, 'email');
+      expect(data.medium_text).to.equal('a***@example.test');
       const wrong = await call(server, '/verification-actions-srv/account', {
         exchange_id: exchangeId,
         code: '000000',
