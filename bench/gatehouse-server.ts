@@ -40,6 +40,8 @@ const authCodeApp = (client: { id: string; secret: string }, stages: string[][])
   scopes: ['openid', API_SCOPE],
   login_stages: stages,
   token_format: 'jwt',
+  // The peer signs its ID tokens with ES256: the same algorithm on both sides.
+  id_token_signed_response_alg: 'ES256',
   // Codes are minted before the timed run; the longest lifetime RFC 6749 allows.
   code_ttl: 600,
 });

@@ -74,7 +74,7 @@ describe('OAuth with an off-the-shelf client library (oauth4webapi)', function (
       issuer: server.issuer,
       audience,
     });
-    expect(protectedHeader.alg).to.equal('ES256');
+    expect(protectedHeader.alg).to.equal('RS256');
     return payload;
   }
 
@@ -112,7 +112,7 @@ describe('OAuth with an off-the-shelf client library (oauth4webapi)', function (
     ]);
     expect(as.token_endpoint_auth_signing_alg_values_supported).to.include('ES256').and.not.include('none');
     expect(as.scopes_supported).to.include.members(['openid', 'profile', 'email', 'offline_access']);
-    expect(as.id_token_signing_alg_values_supported).to.deep.equal(['ES256']);
+    expect(as.id_token_signing_alg_values_supported).to.deep.equal(['RS256', 'ES256']);
   });
 
   it('runs the code flow with PKCE for a confidential client (client_secret_basic) and validates the ID token', async function () {

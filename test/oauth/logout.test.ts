@@ -193,7 +193,7 @@ describe('logout: RP-initiated, hosted, admin and back-channel (issue 8)', funct
       audience,
       typ: 'logout+jwt',
     });
-    expect(protectedHeader.alg).to.equal('ES256');
+    expect(protectedHeader.alg).to.equal('RS256');
     expect(payload.events).to.deep.equal({ 'http://schemas.openid.net/event/backchannel-logout': {} });
     expect(payload).to.not.have.property('nonce');
     expect(payload.jti).to.be.a('string');

@@ -616,7 +616,7 @@ describe('OAuth token endpoint (checklist §2–4, §6)', function () {
         issuer: server.issuer,
         audience: WEB.id,
       });
-      expect(protectedHeader.alg).to.equal('ES256');
+      expect(protectedHeader.alg).to.equal('RS256');
       expect(jwks.keys.map((k) => k.kid)).to.include(protectedHeader.kid);
       expect(payload).to.include({ sub: user.id, nonce: got.nonce, azp: WEB.id });
       expect(payload.iat).to.be.within(before, before + 30);
@@ -670,17 +670,20 @@ describe('OAuth token endpoint (checklist §2–4, §6)', function () {
       expect(amr).to.include.members(['pwd', 'otp']);
     });
 
-    it('JWKS: public EC keys only, each with a unique kid', async function () {
+    it('JWKS: public keys only, one per configured algorithm (RS256, ES256), each with a unique kid', async function () {
       const res = await fetch(server.url('/.well-known/jwks.json'));
       expect(res.status).to.equal(200);
       const { keys } = (await res.json()) as JSONWebKeySet;
       expect(keys.length).to.be.at.least(1);
       const kids = keys.map((k) => k.kid);
       expect(new Set(kids).size).to.equal(kids.length);
+      expect(keys.map((k) => k.alg).sort()).to.deep.equal(['ES256', 'RS256']);
+      expect(keys.find((k) => k.alg === 'ES256')).to.include({ kty: 'EC', crv: 'P-256', use: 'sig' });
+      expect(keys.find((k) => k.alg === 'RS256')).to.include({ kty: 'RSA', e: 'AQAB', use: 'sig' });
       for (const key of keys) {
-        expect(key).to.include({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
         expect(key.kid).to.be.a('string').and.not.equal('');
         expect(key).to.not.have.property('d');
+        expect(key).to.not.have.property('p');
       }
     });
   });

@@ -144,12 +144,13 @@ async function main(argv: string[]): Promise<number> {
       await migrate(db, logger);
       const sql = new Sql(await openDriver(db, config.database.url, 2));
       try {
-        const keys = new KeyStore(sql, systemClock, loadSecretBox(config, logger));
+        const keys = new KeyStore(sql, systemClock, loadSecretBox(config, logger), config.oauth.signing_algs);
         if (sub === 'rotate') {
           // Old keys stay published until every token they signed has expired.
           const longest = Math.max(3600, ...config.apps.flatMap((a) => [a.access_token_ttl, a.id_token_ttl]));
-          const { kid, activatesAt } = await keys.rotate(config.oauth.key_activation_delay, longest);
-          process.stdout.write(`published key ${kid}; it signs from ${activatesAt.toISOString()}\n`);
+          for (const { kid, alg, activatesAt } of await keys.rotate(config.oauth.key_activation_delay, longest)) {
+            process.stdout.write(`published ${alg} key ${kid}; it signs from ${activatesAt.toISOString()}\n`);
+          }
         } else {
           const { keys: published } = await keys.jwks();
           printTable(

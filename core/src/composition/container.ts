@@ -105,7 +105,7 @@ export function createGatehouseContainer(
     ),
     clients: single(({ config, appSettings }) => new ClientRegistry(config.apps, appSettings)),
     replay: single(({ sql, clock }) => new AssertionReplayStore(sql, clock)),
-    keys: single(({ sql, clock, secretBox }) => new KeyStore(sql, clock, secretBox)),
+    keys: single(({ sql, clock, secretBox, config }) => new KeyStore(sql, clock, secretBox, config.oauth.signing_algs)),
     tokens: single(({ sql, clock, keys, config }) => new TokenService(sql, clock, keys, config.issuer)),
     sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),
     logout: single(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SIGNING_ALGS } from '../oauth/jws.js';
 import { deadEndStage } from '../verification/stages.js';
 
 /** An absolute http(s) URL; `noFragment` for redirect URIs (RFC 6749 §3.1.2). */
@@ -149,6 +150,10 @@ const appSchema = z
     consent_required: z.boolean().default(false),
     /** Access tokens as JWT (RFC 9068) or opaque. */
     token_format: z.enum(['jwt', 'opaque']).default('jwt'),
+    /** The ID tokens' (and logout tokens') algorithm; OIDC Core §15.1 expects RS256 of every OP. */
+    id_token_signed_response_alg: z.enum(SIGNING_ALGS).default('RS256'),
+    /** The JWT access tokens' algorithm (ES256: small and quick to sign). */
+    access_token_signed_response_alg: z.enum(SIGNING_ALGS).default('ES256'),
     access_token_ttl: z.number().int().positive().default(3600),
     /** Absolute lifetime of a refresh token family. */
     refresh_token_ttl: z
@@ -247,6 +252,11 @@ const oauthSchema = z.strictObject({
   session_ttl: z.number().int().positive().max(86_400).default(86_400),
   /** `gatehouse keys rotate`: a new key is published this long before it signs. */
   key_activation_delay: z.number().int().min(0).default(3600),
+  /**
+   * The algorithms the server keeps signing keys for, each with its own key in the JWKS and the
+   * same staged rotation. Every app's algorithms must be among them.
+   */
+  signing_algs: z.array(z.enum(SIGNING_ALGS)).min(1).default(['RS256', 'ES256']),
   /** Authorization requests one client IP may start per minute on one node (0 = no limit). */
   authorize_per_ip_per_minute: z.number().int().min(0).default(300),
 });
@@ -281,6 +291,15 @@ export const configSchema = z
           message: `duplicates apps[${first}].client_id "${app.client_id}"`,
         });
       } else seen.set(app.client_id, i);
+      for (const key of ['id_token_signed_response_alg', 'access_token_signed_response_alg'] as const) {
+        if (!config.oauth.signing_algs.includes(app[key])) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['apps', i, key],
+            message: `${app[key]} is not among oauth.signing_algs (${config.oauth.signing_algs.join(', ')})`,
+          });
+        }
+      }
     });
   });
 

@@ -1,3 +1,4 @@
+import type { SigningAlg } from './jws.js';
 import type { JSONWebKeySet } from 'jose';
 import { DEFAULT_GRANT_TYPES, type AppConfig } from '../config/schema.js';
 import { sha256 } from '../util/crypto.js';
@@ -27,6 +28,9 @@ export interface OAuthClient {
   singleFactorMethods: string[];
   consentRequired: boolean;
   tokenFormat: 'jwt' | 'opaque';
+  /** JWS algorithms of its ID tokens and of its JWT access tokens. */
+  idTokenAlg: SigningAlg;
+  accessTokenAlg: SigningAlg;
   accessTokenTtl: number;
   refreshTokenTtl: number;
   idTokenTtl: number;
@@ -76,6 +80,8 @@ export class ClientRegistry {
           singleFactorMethods: app.single_factor_methods,
           consentRequired: app.consent_required,
           tokenFormat: app.token_format,
+          idTokenAlg: app.id_token_signed_response_alg,
+          accessTokenAlg: app.access_token_signed_response_alg,
           accessTokenTtl: app.access_token_ttl,
           refreshTokenTtl: app.refresh_token_ttl,
           idTokenTtl: app.id_token_ttl,

@@ -15,7 +15,6 @@ import type { ClientRegistry, OAuthClient } from './clients.js';
 import { OAuthError } from './errors.js';
 import { readForm } from './form.js';
 import type { KeyStore } from './keys.js';
-import { SIGNING_ALG } from './keys.js';
 import { oauthServices } from './services.js';
 import type { TokenService } from './tokens.js';
 import type { TokenInfo } from './types.js';
@@ -325,7 +324,7 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'exte
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: [SIGNING_ALG],
+    id_token_signing_alg_values_supported: deps.config.oauth.signing_algs,
     claims_supported: [
       'sub',
       'iss',

@@ -1,9 +1,27 @@
-import { sign, type KeyObject } from 'node:crypto';
+import { constants, sign, type KeyObject } from 'node:crypto';
 
-/** The ECDSA algorithms Gatehouse signs with, and their hashes (RFC 7518 §3.4). */
-const HASH: Record<string, string> = { ES256: 'sha256', ES384: 'sha384', ES512: 'sha512' };
+/** The JWS algorithms Gatehouse signs with (RFC 7518 §3, RFC 8037). */
+export const SIGNING_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
 
 const b64 = (json: unknown) => Buffer.from(JSON.stringify(json)).toString('base64url');
+
+/** One signature with node:crypto, as RFC 7518 defines it for `alg`. */
+function signature(alg: string, input: Buffer, key: KeyObject): Buffer {
+  switch (alg) {
+    case 'RS256':
+      return sign('sha256', input, key);
+    case 'PS256':
+      // RFC 7518 §3.5: MGF1 with SHA-256, a salt as long as the hash.
+      return sign('sha256', input, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+    case 'ES256':
+      return sign('sha256', input, { key, dsaEncoding: 'ieee-p1363' });
+    case 'EdDSA':
+      return sign(null, input, key);
+    default:
+      throw new Error(`signing algorithm ${alg} is not supported`);
+  }
+}
 
 /**
  * A JWT as a compact JWS (RFC 7515 §7.1), signed synchronously by node:crypto. jose signs
@@ -15,10 +33,7 @@ export function signJwt(
   header: Record<string, unknown>,
   payload: Record<string, unknown>,
 ): string {
-  const hash = HASH[signer.alg];
-  if (!hash) throw new Error(`signing algorithm ${signer.alg} is not supported`);
   // alg and kid last: a caller's header may add fields (typ), never change what signed it.
   const input = `${b64({ ...header, alg: signer.alg, kid: signer.kid })}.${b64(payload)}`;
-  const signature = sign(hash, Buffer.from(input), { key: signer.key, dsaEncoding: 'ieee-p1363' });
-  return `${input}.${signature.toString('base64url')}`;
+  return `${input}.${signature(signer.alg, Buffer.from(input), signer.key).toString('base64url')}`;
 }

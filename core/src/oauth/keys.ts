@@ -3,8 +3,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jo
 import type { Clock } from '../services.js';
 import { num, type Sql } from '../storage/sql.js';
 import type { SecretBox } from '../util/crypto.js';
-
-export const SIGNING_ALG = 'ES256';
+import type { SigningAlg } from './jws.js';
 
 interface KeyRow {
   kid: string;
@@ -27,28 +26,33 @@ export interface Signer {
 const CACHE_MS = 5_000;
 
 /**
- * Signing keys: generated on first start, private halves encrypted at rest, public halves in
- * the JWKS. Rotation publishes the next key first and signs with it only from its activation
- * time; the old key stays published until every token it signed has expired.
+ * Signing keys, one set per configured algorithm (`oauth.signing_algs`): generated on first
+ * use, private halves encrypted at rest, public halves in the JWKS. Rotation publishes the next
+ * key of every algorithm first and signs with it only from its activation time; the old key
+ * stays published until every token it signed has expired.
  */
 export class KeyStore {
-  private cached: { signer: Signer; until: number } | null = null;
+  private readonly cached = new Map<string, { signer: Signer; until: number }>();
   private readonly imported = new Map<string, Signer['key']>();
+  private readonly ensured = new Set<string>();
 
   constructor(
     private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly box: SecretBox,
+    /** The algorithms to keep keys for; the first is the default. */
+    private readonly algs: readonly SigningAlg[] = ['ES256'],
   ) {}
 
-  private ensured = false;
-
-  /** Makes sure some key can sign (first use). Safe to run on several nodes at once. */
-  async ensureKey(): Promise<void> {
-    if (this.ensured) return;
-    const row = await this.sql.one<{ n: unknown }>(`SELECT COUNT(*) AS n FROM signing_keys WHERE state <> 'retired'`);
-    if (num(row?.n ?? 0) === 0) await this.insert('active', this.clock.now().getTime());
-    this.ensured = true;
+  /** Makes sure a key of `alg` can sign (first use). Safe to run on several nodes at once. */
+  async ensureKey(alg: SigningAlg = this.algs[0]!): Promise<void> {
+    if (this.ensured.has(alg)) return;
+    const row = await this.sql.one<{ n: unknown }>(
+      `SELECT COUNT(*) AS n FROM signing_keys WHERE state <> 'retired' AND alg = :alg`,
+      { alg },
+    );
+    if (num(row?.n ?? 0) === 0) await this.insert(alg, 'active', this.clock.now().getTime());
+    this.ensured.add(alg);
   }
 
   /**
@@ -58,47 +62,54 @@ export class KeyStore {
   async rotate(
     activationDelaySeconds: number,
     maxTokenLifetimeSeconds: number,
-  ): Promise<{ kid: string; activatesAt: Date }> {
+  ): Promise<{ kid: string; alg: SigningAlg; activatesAt: Date }[]> {
     const activatesAt = this.clock.now().getTime() + activationDelaySeconds * 1000;
-    const kid = await this.insert('next', activatesAt);
-    await this.sql.exec(
-      `UPDATE signing_keys SET publish_until = :until WHERE kid <> :kid AND state <> 'retired' AND publish_until IS NULL`,
-      { kid, until: activatesAt + maxTokenLifetimeSeconds * 1000 },
-    );
-    this.cached = null;
-    return { kid, activatesAt: new Date(activatesAt) };
+    const published = [];
+    for (const alg of this.algs) {
+      const kid = await this.insert(alg, 'next', activatesAt);
+      await this.sql.exec(
+        `UPDATE signing_keys SET publish_until = :until
+         WHERE kid <> :kid AND alg = :alg AND state <> 'retired' AND publish_until IS NULL`,
+        { kid, alg, until: activatesAt + maxTokenLifetimeSeconds * 1000 },
+      );
+      published.push({ kid, alg, activatesAt: new Date(activatesAt) });
+    }
+    this.cached.clear();
+    return published;
   }
 
-  /** The key to sign with now: the newest one whose activation time has come. */
-  async signer(): Promise<Signer> {
+  /** The key of `alg` to sign with now: the newest one whose activation time has come. */
+  async signer(alg: SigningAlg = this.algs[0]!): Promise<Signer> {
     const now = this.clock.now().getTime();
-    if (this.cached && this.cached.until > now) return this.cached.signer;
+    const hit = this.cached.get(alg);
+    if (hit && hit.until > now) return hit.signer;
     // The time is read per query: a key generated just now must count as active.
     const current = () =>
       this.sql.one<KeyRow>(
-        `SELECT * FROM signing_keys WHERE state <> 'retired' AND activated_at <= :now ORDER BY activated_at DESC LIMIT 1`,
-        { now: this.clock.now().getTime() },
+        `SELECT * FROM signing_keys WHERE state <> 'retired' AND alg = :alg AND activated_at <= :now
+         ORDER BY activated_at DESC LIMIT 1`,
+        { alg, now: this.clock.now().getTime() },
       );
     let row = await current();
     if (!row) {
-      // First use on a new database: generate the first key.
-      await this.ensureKey();
+      // First use of this algorithm on this database: generate its first key.
+      await this.ensureKey(alg);
       row = await current();
     }
-    if (!row) throw new Error('no active signing key (run gatehouse keys rotate)');
+    if (!row) throw new Error(`no active ${alg} signing key (run gatehouse keys rotate)`);
     let key = this.imported.get(row.kid);
     if (!key) {
       key = createPrivateKey({ key: JSON.parse(this.box.decrypt(row.private_sealed)) as JsonWebKey, format: 'jwk' });
       this.imported.set(row.kid, key);
     }
     const signer = { kid: row.kid, alg: row.alg, key };
-    this.cached = { signer, until: now + CACHE_MS };
+    this.cached.set(alg, { signer, until: now + CACHE_MS });
     return signer;
   }
 
   /** Public keys to publish: every key not retired past its publication window. */
   async jwks(): Promise<{ keys: JWK[] }> {
-    await this.ensureKey();
+    for (const alg of this.algs) await this.ensureKey(alg);
     const now = this.clock.now().getTime();
     const rows = await this.sql.select<KeyRow>(
       `SELECT * FROM signing_keys WHERE state <> 'retired' AND (publish_until IS NULL OR publish_until > :now)
@@ -108,18 +119,22 @@ export class KeyStore {
     return { keys: rows.map((r) => JSON.parse(r.public_jwk) as JWK) };
   }
 
-  private async insert(state: 'next' | 'active', activatedAt: number): Promise<string> {
-    const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
+  private async insert(alg: SigningAlg, state: 'next' | 'active', activatedAt: number): Promise<string> {
+    // RSA keys of 2048 bits (RFC 7518 §3.3 minimum); EdDSA as Ed25519.
+    const { publicKey, privateKey } = await generateKeyPair(alg, {
+      extractable: true,
+      ...(alg === 'EdDSA' ? { crv: 'Ed25519' } : {}),
+    });
     const publicJwk = await exportJWK(publicKey);
     const kid = await calculateJwkThumbprint(publicJwk);
-    const published: JWK = { ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' };
-    const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG };
+    const published: JWK = { ...publicJwk, kid, alg, use: 'sig' };
+    const privateJwk = { ...(await exportJWK(privateKey)), kid, alg };
     await this.sql.exec(
       `INSERT INTO signing_keys (kid, alg, public_jwk, private_sealed, state, created_at, activated_at, retired_at, publish_until)
        VALUES (:kid, :alg, :pub, :priv, :state, :now, :activatedAt, NULL, NULL)`,
       {
         kid,
-        alg: SIGNING_ALG,
+        alg,
         pub: JSON.stringify(published),
         priv: this.box.encrypt(JSON.stringify(privateJwk)),
         state,

@@ -112,7 +112,7 @@ export class LogoutService {
   async logoutToken(clientId: string, sub: string, sid: string): Promise<string> {
     const iat = Math.floor(this.deps.clock.now().getTime() / 1000);
     return signJwt(
-      await this.deps.keys.signer(),
+      await this.deps.keys.signer(this.deps.clients.get(clientId)?.idTokenAlg),
       { typ: 'logout+jwt' },
       {
         iss: this.deps.issuer,

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { JsonObject, RequestFacts } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
-import { SIGNING_ALG, type KeyStore } from './keys.js';
+import type { KeyStore } from './keys.js';
+import { SIGNING_ALGS } from './jws.js';
 import type { VerificationService } from '../verification/service.js';
 import type { AssertionReplayStore } from './assertions.js';
 import { OAuthError } from './errors.js';
@@ -61,7 +62,7 @@ export function oauthServices(deps: {
       try {
         const { payload } = await jwtVerify(token, createLocalJWKSet(await deps.keys.jwks()), {
           issuer: deps.issuer,
-          algorithms: [SIGNING_ALG],
+          algorithms: [...SIGNING_ALGS],
           currentDate: deps.clock.now(),
           // ID tokens are typ JWT, access tokens at+jwt: the caller says which it accepts.
           ...(opts.typ ? { typ: opts.typ } : {}),

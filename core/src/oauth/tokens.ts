@@ -77,9 +77,14 @@ const toToken = (r: TokenRow): StoredToken => ({
   parentKey: r.parent_id,
 });
 
-/** OIDC Core §3.1.3.6: the left half of the SHA-256 of the value, base64url. */
-export function halfHash(value: string): string {
-  const digest = createHash('sha256').update(value).digest();
+/**
+ * OIDC Core §3.1.3.6: the left half of the hash of the value, base64url, with the hash of the ID
+ * token's algorithm (SHA-256 for RS256, PS256, ES256; SHA-512 for EdDSA over Ed25519).
+ */
+export function halfHash(value: string, alg = 'RS256'): string {
+  const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256')
+    .update(value)
+    .digest();
   return digest.subarray(0, digest.length / 2).toString('base64url');
 }
 
@@ -297,7 +302,7 @@ export class TokenService {
 
     let accessToken: string;
     if (client.tokenFormat === 'jwt') {
-      const signer = await this.keys.signer();
+      const signer = await this.keys.signer(client.accessTokenAlg);
       accessToken = signJwt(
         signer,
         { typ: 'at+jwt' },
@@ -363,7 +368,7 @@ export class TokenService {
     }
 
     if (input.subject && input.scope.includes('openid') && !input.withoutIdToken) {
-      const signer = await this.keys.signer();
+      const signer = await this.keys.signer(client.idTokenAlg);
       const id = input.idToken ?? {};
       response.id_token = signJwt(
         signer,
@@ -374,8 +379,8 @@ export class TokenService {
           ...(id.amr?.length ? { amr: id.amr } : {}),
           ...(sid ? { sid } : {}),
           azp: client.clientId,
-          at_hash: halfHash(accessToken),
-          ...(id.code ? { c_hash: halfHash(id.code) } : {}),
+          at_hash: halfHash(accessToken, client.idTokenAlg),
+          ...(id.code ? { c_hash: halfHash(id.code, client.idTokenAlg) } : {}),
           iss: this.issuer,
           sub: input.subject,
           aud: client.clientId,

@@ -37,6 +37,8 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     postLogoutRedirectUris: [],
     backchannelLogoutUri: null,
     loginPageUrl: null,
+    idTokenAlg: 'RS256',
+    accessTokenAlg: 'ES256',
     grantTypes: ['authorization_code', 'refresh_token'],
     responseTypes: ['code'],
     scopes: ['openid', 'profile', 'email', 'offline_access'],
