@@ -91,10 +91,11 @@ export function createGatehouseContainer(
     ),
     verification: single((c) => new VerificationService(c)),
     enrollment: single(
-      ({ extensions, services, sql, clock, tokens, logout }) =>
+      ({ extensions, services, sql, clock, tokens, logout, appSettings }) =>
         new EnrollmentService({
           extensions,
           services,
+          appSettings,
           pending: recordStore(sql, clock, 'gatehouse:enrollment'),
           // Tokens and browser sessions: whoever held the old credential loses both.
           revokeGrants: async (userId, reason) => {

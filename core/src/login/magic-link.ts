@@ -7,7 +7,7 @@ import type { Clock } from '../services.js';
 import { requestFacts } from '../verification/context.js';
 import type { ExchangeStore } from '../verification/exchanges.js';
 import type { LoginFlowStore } from '../verification/flows.js';
-import type { LoginRedirects } from '../verification/routes.js';
+import { locationAfter, type LoginRedirects } from '../verification/routes.js';
 import { LINK_PATH, type VerificationService } from '../verification/service.js';
 import { pageHeaders } from './headers.js';
 import { html } from './html.js';
@@ -57,18 +57,11 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
     return { exchange, flow, exchangeId: exchangeId as string };
   };
 
-  const verify = (req: Request, methodId: string, exchangeId: string, token: string) => {
-    const field = deps.verification.method(methodId).verifyFields[0]!;
-    const fields = { exchange_id: exchangeId, [field]: token };
-    return deps.verification.verify(methodId, {
-      fields,
-      malformed: [],
-      keys: Object.keys(fields),
-      files: [],
-      request: requestFacts(req),
-      logger: req.log,
-    });
-  };
+  /** The link's proof: its token in the method's one verify field. */
+  const proof = (methodId: string, exchangeId: string, token: string) => ({
+    exchange_id: exchangeId,
+    [deps.verification.method(methodId).verifyFields[0]!]: token,
+  });
 
   /** Runs a step of the link page; refusals become a page, never a JSON error. */
   const guarded =
@@ -95,15 +88,9 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
     guarded(async (req, res, methodId, token) => {
       const { flow, exchangeId } = await open(methodId, req.query.exchange_id);
       if (typeof flow.params.binding === 'string' && deps.binding.isBound(req, flow)) {
-        const verified = await verify(req, methodId, exchangeId, token);
-        const result = await deps.verification.continueLogin(
-          { requestId: flow.id, status_id: verified.status_id, verificationType: methodId, sub: verified.sub },
-          req.log,
-        );
-        return res.redirect(
-          303,
-          result.completed ? deps.loginRedirects.completed(result.flow) : deps.loginRedirects.nextStage(result.flow),
-        );
+        const fields = proof(methodId, exchangeId, token);
+        const result = await deps.verification.proveAndContinue(methodId, flow.id, fields, requestFacts(req), req.log);
+        return res.redirect(303, locationAfter(deps.loginRedirects, result));
       }
       const appName = deps.clients.get(flow.clientId)?.name ?? flow.clientId;
       pageHeaders(res);
@@ -140,7 +127,7 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
         );
         return page(res, 200, 'Sign-in cancelled', 'Nobody can sign in with this link any more.');
       }
-      await verify(req, methodId, exchangeId, token);
+      await deps.verification.verifyProof(methodId, proof(methodId, exchangeId, token), requestFacts(req), req.log);
       page(res, 200, 'Confirmed', 'Go back to the device where you started: the sign-in continues there.');
     }),
   );

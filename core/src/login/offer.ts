@@ -41,8 +41,7 @@ export class SetupOffers {
       const method = this.deps.extensions.methods.get(id);
       if (!method?.page?.offer || !method.enrollment || flow.methods.includes(id)) continue;
       if (await this.deps.declined.get(`${user.id}:${id}`)) continue;
-      const credentials = this.deps.services.credentials(user.id, id);
-      if (await method.isEnrolled({ user, credentials, request, clientId: flow.clientId, logger })) continue;
+      if (await this.deps.enrollment.isEnrolled(method, user, flow.clientId, request, logger)) continue;
       return (await this.mayEnrol(flow, user, request, logger)) ? method : null;
     }
     return null;

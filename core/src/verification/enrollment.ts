@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../config/schema.js';
 import { ApiError } from '../errors.js';
 import type { Extensions } from '../plugins/loader.js';
+import type { AppSettings } from '../plugins/values.js';
 import type {
+  AuthMethod,
   EnrollmentHandlers,
   JsonObject,
   RecordStore,
@@ -42,8 +44,24 @@ export class EnrollmentService {
       pending: RecordStore;
       /** Ends the user's OAuth grants (refresh tokens) after a credential change (RFC 9700 §4.14.2). */
       revokeGrants?: (userId: string, reason: string) => Promise<unknown>;
+      /** Per-app method options, for what an app's overview asks of a method. */
+      appSettings?: ReadonlyMap<string, AppSettings>;
     },
   ) {}
+
+  /** Whether the user has `method` set up, as `clientId` sees it (its options; 'enrollment': none). */
+  isEnrolled(method: AuthMethod, user: UserRecord, clientId: string, request: RequestFacts, logger: Logger) {
+    const appOptions = this.deps.appSettings?.get(clientId)?.methods[method.id];
+    const credentials = this.deps.services.credentials(user.id, method.id);
+    return method.isEnrolled({
+      user,
+      credentials,
+      request,
+      clientId,
+      logger,
+      ...(appOptions !== undefined ? { appOptions } : {}),
+    });
+  }
 
   async step(
     step: EnrollmentStep,
@@ -125,12 +143,10 @@ export class EnrollmentService {
   async list(user: UserRecord, request: RequestFacts, logger: Logger): Promise<JsonObject[]> {
     const out: JsonObject[] = [];
     for (const method of this.deps.extensions.methods.values()) {
-      const credentials = this.deps.services.credentials(user.id, method.id);
-      const enrolled = await method.isEnrolled({ user, credentials, request, clientId: 'enrollment', logger });
-      const list = await credentials.list();
+      const list = await this.deps.services.credentials(user.id, method.id).list();
       out.push({
         method: method.id,
-        enrolled,
+        enrolled: await this.isEnrolled(method, user, 'enrollment', request, logger),
         credentials: list.map((c) => ({
           id: c.id,
           type: c.type,
@@ -153,11 +169,10 @@ export class EnrollmentService {
     for (const id of new Set(app.login_stages.flat())) {
       const method = this.deps.extensions.methods.get(id);
       if (!method) continue;
-      const credentials = this.deps.services.credentials(user.id, id);
       methods.push({
         type: id,
         stages: app.login_stages.flatMap((stage, i) => (stage.includes(id) ? [i + 1] : [])),
-        enrolled: await method.isEnrolled({ user, credentials, request, clientId: app.client_id, logger }),
+        enrolled: await this.isEnrolled(method, user, app.client_id, request, logger),
         can_setup: method.enrollment !== undefined,
       });
     }
@@ -175,8 +190,7 @@ export class EnrollmentService {
   async hasSecondFactor(user: UserRecord, request: RequestFacts, logger: Logger): Promise<boolean> {
     for (const method of this.deps.extensions.methods.values()) {
       if (method.amr.every((v) => v === 'pwd')) continue;
-      const credentials = this.deps.services.credentials(user.id, method.id);
-      if (await method.isEnrolled({ user, credentials, request, clientId: 'enrollment', logger })) return true;
+      if (await this.isEnrolled(method, user, 'enrollment', request, logger)) return true;
     }
     return false;
   }

@@ -36,6 +36,11 @@ export interface LoginRedirects {
   completed(flow: LoginFlow): string;
 }
 
+/** Where the browser goes once a continuation moved the flow: its next stage, or back to the client. */
+export function locationAfter(redirects: LoginRedirects, result: { completed: boolean; flow: LoginFlow }): string {
+  return result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow);
+}
+
 export const defaultRedirects: LoginRedirects = {
   nextStage: (flow) => `/login?request_id=${encodeURIComponent(flow.id)}`,
   completed: (flow) =>
@@ -324,20 +329,9 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
       });
       const exchangeId = (started.exchange_id as { exchange_id: string }).exchange_id;
       const proof = { exchange_id: exchangeId, password: fields.password ?? '' };
-      const verified = await verification.verify(method.id, {
-        fields: proof,
-        malformed: [],
-        keys: Object.keys(proof),
-        files: [],
-        request,
-        logger: req.log,
-      });
-      const result = await verification.continueLogin(
-        { requestId, status_id: verified.status_id, verificationType: method.id, sub: verified.sub },
-        req.log,
-      );
+      const result = await verification.proveAndContinue(method.id, requestId, proof, request, req.log);
       await claim(res);
-      res.redirect(303, result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow));
+      res.redirect(303, locationAfter(redirects, result));
     }),
   );
 
@@ -350,7 +344,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
       const { claim } = await continuation(req, fields.requestId);
       const result = await verification.continueLogin(fields, req.log);
       await claim(res);
-      let location = result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow);
+      let location = locationAfter(redirects, result);
       // The hosted page that just signed a user in may offer a method for next time (a passkey).
       if (result.completed && fields.offer === 'yes' && req.accepts(['html', 'json']) !== 'json') {
         const offered = await deps.setupOffers.pick(result.flow, requestFacts(req), req.log);

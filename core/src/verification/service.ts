@@ -496,6 +496,26 @@ export class VerificationService {
 
   // ─────────────── verification ───────────────
 
+  /** A proof made by a Gatehouse page or form (no multipart, every field a string). */
+  verifyProof(methodId: string, fields: Record<string, string>, request: RequestFacts, logger: Logger) {
+    return this.verify(methodId, { fields, malformed: [], keys: Object.keys(fields), files: [], request, logger });
+  }
+
+  /** Verifies a proof for a stage of `requestId` and moves the login on with it, as a continuation does. */
+  async proveAndContinue(
+    methodId: string,
+    requestId: string,
+    fields: Record<string, string>,
+    request: RequestFacts,
+    logger: Logger,
+  ): Promise<ContinueResult> {
+    const verified = await this.verifyProof(methodId, fields, request, logger);
+    return this.continueLogin(
+      { requestId, status_id: verified.status_id, verificationType: methodId, sub: verified.sub },
+      logger,
+    );
+  }
+
   async verify(methodId: string, input: VerifyInput): Promise<{ status_id: string; sub: string }> {
     const method = this.method(methodId);
     // An initiation still finishing on this node settles first (its code, or its refusal).
