@@ -33,6 +33,16 @@ describe('an app’s own login UI: binding, errors, public info (issue 12)', fun
   });
   after(() => server?.close());
 
+  /** The UI's password form, posted by `browser` as alice (cross-site in a real browser). */
+  const passwordForm = (browser: Browser, requestId: string, password = ALICE_PASSWORD) =>
+    browser.postForm('/login-srv/login', { requestId, username: 'alice', password });
+  /** The same, answered by a 303: where it sends the browser. */
+  const afterPassword = async (browser: Browser, requestId: string, password = ALICE_PASSWORD) =>
+    locationOf(await passwordForm(browser, requestId, password), server);
+  /** alice's TOTP stage done by `browser` with the verification API and the continuation. */
+  const totpStage = async (browser: Browser, requestId: string) =>
+    completeStage(browser, server, requestId, 'TOTP', { sub: server.alice.id }, { pass_code: await aliceTotp(server) });
+
   it('authorize sends the browser to the UI with requestId; only that app’s flow cookie is SameSite=None; Secure', async function () {
     const browser = new Browser(server);
     const res = await browser.get(
@@ -65,8 +75,7 @@ describe('an app’s own login UI: binding, errors, public info (issue 12)', fun
     const auth = await startAuthorization(attacker, server, DEMO_APP);
     const requestId = auth.location.searchParams.get('requestId')!;
     const victim = new Browser(server);
-    const res = await victim.postForm('/login-srv/login', { requestId, username: 'alice', password: ALICE_PASSWORD });
-    const back = locationOf(res, server);
+    const back = await afterPassword(victim, requestId);
     expect(back.origin + back.pathname).to.equal(UI);
     expect(back.searchParams.get('error')).to.equal('FLOW_NOT_BOUND');
     const info = await fetch(server.url(`/public-srv/public/${requestId}`));
@@ -77,8 +86,7 @@ describe('an app’s own login UI: binding, errors, public info (issue 12)', fun
     const browser = new Browser(server);
     const auth = await startAuthorization(browser, server, DEMO_APP);
     const requestId = auth.location.searchParams.get('requestId')!;
-    const res = await browser.postForm('/login-srv/login', { requestId, username: 'alice', password: ALICE_PASSWORD });
-    const next = locationOf(res, server);
+    const next = await afterPassword(browser, requestId);
     expect(next.origin + next.pathname).to.equal(UI);
     expect(next.searchParams.get('sub')).to.equal(server.alice.id);
     expect(next.searchParams.get('error')).to.equal(null);
@@ -136,11 +144,7 @@ describe('an app’s own login UI: binding, errors, public info (issue 12)', fun
       const { fields, verifier } = request();
       const requestId = (await generate(fields)).body.data!.requestId;
       const browser = new Browser(server);
-      const first = await browser.postForm('/login-srv/login', {
-        requestId,
-        username: 'alice',
-        password: ALICE_PASSWORD,
-      });
+      const first = await passwordForm(browser, requestId);
       const next = locationOf(first, server);
       expect(next.searchParams.get('sub')).to.equal(server.alice.id);
       expect(first.headers.getSetCookie().find((c) => c.startsWith('gh_flow_')))
@@ -148,19 +152,9 @@ describe('an app’s own login UI: binding, errors, public info (issue 12)', fun
         .and.match(/Secure/);
       // Another browser, with the same request id, cannot move it on any more.
       const other = new Browser(server);
-      const refused = locationOf(
-        await other.postForm('/login-srv/login', { requestId, username: 'alice', password: ALICE_PASSWORD }),
-        server,
-      );
+      const refused = await afterPassword(other, requestId);
       expect(refused.searchParams.get('error')).to.equal('FLOW_NOT_BOUND');
-      const resume = await completeStage(
-        browser,
-        server,
-        requestId,
-        'TOTP',
-        { sub: server.alice.id },
-        { pass_code: await aliceTotp(server) },
-      );
+      const resume = await totpStage(browser, requestId);
       const callback = locationOf(await browser.get(resume.pathname + resume.search), server);
       expect(callback.origin + callback.pathname).to.equal(DEMO_APP.redirectUri);
       expect(callback.searchParams.get('state')).to.equal('st');
@@ -171,36 +165,20 @@ describe('an app’s own login UI: binding, errors, public info (issue 12)', fun
     it('a failed first step claims nothing: a wrong password leaves the flow to the browser that signs in', async function () {
       const requestId = (await generate(request().fields)).body.data!.requestId;
       const attacker = new Browser(server);
-      const failed = locationOf(
-        await attacker.postForm('/login-srv/login', { requestId, username: 'alice', password: 'guess' }),
-        server,
-      );
+      const failed = await afterPassword(attacker, requestId, 'guess');
       expect(failed.searchParams.get('error')).to.equal('VERIFICATION_FAILED');
       expect(attacker.cookieNames().some((n) => n.startsWith('gh_flow_'))).to.equal(false);
       const user = new Browser(server);
-      const ok = locationOf(
-        await user.postForm('/login-srv/login', { requestId, username: 'alice', password: ALICE_PASSWORD }),
-        server,
-      );
+      const ok = await afterPassword(user, requestId);
       expect(ok.searchParams.get('sub')).to.equal(server.alice.id);
     });
 
     it("an attacker's generated request id completed by the victim is the victim's: the attacker cannot continue it", async function () {
       const requestId = (await generate(request().fields)).body.data!.requestId;
       const victim = new Browser(server);
-      locationOf(
-        await victim.postForm('/login-srv/login', { requestId, username: 'alice', password: ALICE_PASSWORD }),
-        server,
-      );
+      await afterPassword(victim, requestId);
       const attacker = new Browser(server);
-      const totp = await completeStage(
-        attacker,
-        server,
-        requestId,
-        'TOTP',
-        { sub: server.alice.id },
-        { pass_code: await aliceTotp(server) },
-      );
+      const totp = await totpStage(attacker, requestId);
       expect(totp.searchParams.get('error')).to.equal('FLOW_NOT_BOUND');
       const info = await fetch(server.url(`/public-srv/public/${requestId}`));
       expect(((await info.json()) as { data: { stage: number } }).data.stage).to.equal(2);
