@@ -323,6 +323,8 @@ describe('hosted login page (Chromium)', function () {
     const config = parseConfig(
       {
         issuer,
+        // The partner app lives on another (plain-http) host name of this machine.
+        dev_mode: true,
         server: { host: '127.0.0.1', port },
         database: { url: 'sqlite::memory:' },
         log: { level: 'silent' },

@@ -193,6 +193,57 @@ describe('config: parseConfig', () => {
       expect(configError(raw)).to.equal('apps[1].redirect_uris[0]: must not contain a fragment');
     });
 
+    describe('https outside dev_mode (RFC 9700 §2.6, RFC 8252 §7.3)', () => {
+      const why = 'must be https (http only to localhost, 127.0.0.1 or [::1]); set dev_mode: true for a test setup';
+
+      it('a plain-http issuer on a network host', () => {
+        expect(configError({ issuer: 'http://auth.example' })).to.equal(`issuer: ${why}`);
+      });
+
+      it('plain-http app URLs on a network host, each named', () => {
+        const urls = { redirect_uris: ['https://app.example/cb', 'http://app.example/cb'] };
+        expect(configError({ apps: [app(urls)] })).to.equal(`apps[0].redirect_uris[1]: ${why}`);
+        const logout = { post_logout_redirect_uris: ['http://app.example/bye'] };
+        expect(configError({ apps: [app(logout)] })).to.equal(`apps[0].post_logout_redirect_uris[0]: ${why}`);
+        expect(configError({ apps: [app({ login_page_url: 'http://ui.example/' })] })).to.equal(
+          `apps[0].login_page_url: ${why}`,
+        );
+        expect(configError({ apps: [app({ backchannel_logout_uri: 'http://app.example/bc' })] })).to.equal(
+          `apps[0].backchannel_logout_uri: ${why}`,
+        );
+      });
+
+      it('http to loopback hosts is fine, and dev_mode allows any host', () => {
+        const loopback = ['http://localhost:8080/cb', 'http://127.0.0.1/cb', 'http://[::1]:9000/cb'];
+        expect(
+          parseConfig({ issuer: 'http://localhost:3000', apps: [app({ redirect_uris: loopback })] }, {}).apps,
+        ).to.have.length(1);
+        const dev = parseConfig(
+          { dev_mode: true, issuer: 'http://auth.test', apps: [app({ redirect_uris: ['http://app.test/cb'] })] },
+          {},
+        );
+        expect(dev.dev_mode).to.equal(true);
+      });
+
+      it('a private-use scheme (RFC 8252 §7.1) for a public app only', () => {
+        const native = app({ token_endpoint_auth_method: 'none', redirect_uris: ['com.example.app:/oauth2redirect'] });
+        expect(parseConfig({ apps: [native] }, {}).apps[0]!.redirect_uris).to.deep.equal([
+          'com.example.app:/oauth2redirect',
+        ]);
+        const confidential = app({ client_secret: 'x'.repeat(32), redirect_uris: ['com.example.app:/cb'] });
+        expect(configError({ apps: [confidential] })).to.equal(
+          'apps[0].redirect_uris[0]: a private-use scheme is for native (public) apps only; use https',
+        );
+        expect(configError({ apps: [app({ redirect_uris: ['myapp:/cb'] })] })).to.equal(
+          'apps[0].redirect_uris[0]: must be an absolute URL',
+        );
+      });
+    });
+
+    it('codes live 30 s unless the app says otherwise', () => {
+      expect(parseConfig({ apps: [app()] }, {}).apps[0]!.code_ttl).to.equal(30);
+    });
+
     it('a redirect URI with an empty fragment', () => {
       const raw = { apps: [app({ redirect_uris: ['https://app.example/cb#'] })] };
       expect(configError(raw)).to.equal('apps[0].redirect_uris[0]: must not contain a fragment');

@@ -12,6 +12,8 @@ import {
   NATIVE,
   SPA,
   SPA_CB,
+  STATE_ALWAYS,
+  STATE_NEVER,
   WEB,
   WEB_CB,
   authorize,
@@ -293,6 +295,42 @@ describe('OAuth authorization endpoint (checklist §1)', function () {
       const params = webParams({ scope: 'nope' });
       delete params.state;
       expectErrorRedirect(await get(params), server, WEB_CB, 'invalid_scope', null);
+    });
+
+    it('no state and no PKCE → invalid_request (RFC 6749 §10.12: nothing else binds the code to the browser)', async function () {
+      const params = webParams();
+      delete params.state;
+      delete params.code_challenge;
+      delete params.code_challenge_method;
+      const body = expectErrorRedirect(await get(params), server, WEB_CB, 'invalid_request', null);
+      expect(body.get('error_description')).to.equal('state is required for this app');
+    });
+
+    it('require_state: true asks for state even with PKCE; false accepts neither', async function () {
+      const always = webParams({
+        client_id: STATE_ALWAYS.id,
+        redirect_uri: 'https://state-always.example.test/cb',
+        scope: 'openid',
+      });
+      delete always.state;
+      expectErrorRedirect(await get(always), server, 'https://state-always.example.test/cb', 'invalid_request', null);
+      const never = webParams({
+        client_id: STATE_NEVER.id,
+        redirect_uri: 'https://state-never.example.test/cb',
+        scope: 'openid',
+      });
+      for (const name of ['state', 'code_challenge', 'code_challenge_method']) delete never[name];
+      const res = await get(never);
+      expect(res.status).to.equal(303);
+      expect(locationOf(res, server).pathname).to.equal('/login');
+    });
+
+    it('no state with PKCE is accepted by default: the code is bound by the verifier', async function () {
+      const params = webParams();
+      delete params.state;
+      const res = await get(params);
+      expect(res.status).to.equal(303);
+      expect(locationOf(res, server).pathname).to.equal('/login');
     });
 
     it('prompt=none without a session → login_required', async function () {

@@ -274,7 +274,7 @@ describe('OAuth with an off-the-shelf client library (oauth4webapi)', function (
       sub: user.id,
       username: user.username,
       scope: 'openid profile',
-      token_type: 'Bearer',
+      token_type: 'bearer',
       iss: server.issuer,
       aud: WEB.id,
     });

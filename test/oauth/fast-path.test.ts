@@ -163,7 +163,7 @@ describe('OAuth fast path and express agree', function () {
           active: true,
           client_id: MACHINE.id,
           scope: 'reports.read reports.write',
-          token_type: 'Bearer',
+          token_type: 'bearer',
           sub: MACHINE.id,
           iss: server.issuer,
         });

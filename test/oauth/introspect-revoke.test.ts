@@ -139,7 +139,7 @@ describe('OAuth introspection and revocation (checklist §5)', function () {
           scope: 'openid profile offline_access',
           client_id: WEB.id,
           username: user.username,
-          token_type: 'Bearer',
+          token_type: 'bearer',
           sub: user.id,
           aud: WEB.id,
           iss: server.issuer,

@@ -28,6 +28,9 @@ export const OPAQUE = { id: 'opaque', secret: 'opaque-secret-0123456789abcdef012
 export const SHORTCODE = { id: 'shortcode', secret: 'shortcode-secret-0123456789abcdef01234567' };
 export const GUESSED = { id: 'guessed', secret: 'guessed-secret-0123456789abcdef0123456789ab' };
 export const MFA = { id: 'mfa', secret: 'mfa-secret-0123456789abcdef0123456789abcdef' };
+/** Apps that set require_state: always, and never (a confidential app without PKCE). */
+export const STATE_ALWAYS = { id: 'state-always', secret: 'state-always-secret-0123456789abcdef012345' };
+export const STATE_NEVER = { id: 'state-never', secret: 'state-never-secret-0123456789abcdef0123456' };
 export const SPA = { id: 'spa' };
 export const IMPLICIT = { id: 'implicit' };
 export const NATIVE = { id: 'native' };
@@ -168,6 +171,14 @@ export function suiteApps(key: ClientKey, opts: { minimal?: boolean } = {}): Rec
       scopes: ['openid'],
       login_stages: [['PASSWORD'], ['TOTP']],
     },
+    ...[STATE_ALWAYS, STATE_NEVER].map((app) => ({
+      client_id: app.id,
+      client_secret: app.secret,
+      redirect_uris: [`https://${app.id}.example.test/cb`],
+      scopes: ['openid'],
+      require_state: app === STATE_ALWAYS,
+      login_stages: stages,
+    })),
   );
   return apps;
 }

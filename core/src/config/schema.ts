@@ -3,7 +3,7 @@ import { SIGNING_ALGS } from '../oauth/jws.js';
 import { deadEndStage } from '../verification/stages.js';
 
 /** An absolute http(s) URL; `noFragment` for redirect URIs (RFC 6749 §3.1.2). */
-export function absoluteUrl(opts: { noFragment?: boolean } = {}) {
+export function absoluteUrl(opts: { noFragment?: boolean; privateUseScheme?: boolean } = {}) {
   return z.string().superRefine((value, ctx) => {
     let url: URL;
     try {
@@ -12,13 +12,32 @@ export function absoluteUrl(opts: { noFragment?: boolean } = {}) {
       ctx.addIssue({ code: 'custom', message: 'must be an absolute URL' });
       return;
     }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    const nativeApp = opts.privateUseScheme && PRIVATE_USE_SCHEME.test(value);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:' && !nativeApp) {
       ctx.addIssue({ code: 'custom', message: 'must be an absolute URL' });
     } else if (opts.noFragment && (url.hash || value.includes('#'))) {
       ctx.addIssue({ code: 'custom', message: 'must not contain a fragment' });
     }
   });
 }
+
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+/** RFC 8252 §7.1: a native app's private-use URI scheme is a reversed domain name (has a dot). */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:/i;
+
+/**
+ * Where a URL would carry codes, tokens or credentials over plain HTTP to another machine: only
+ * https, or http to a loopback host (RFC 8252 §7.3), unless `dev_mode` says otherwise.
+ */
+export function insecureUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return url.protocol === 'http:' && !LOOPBACK_HOSTS.includes(url.hostname);
+}
+
+/** A redirect URI: an absolute http(s) URL, or a native app's private-use scheme (RFC 8252 §7.1). */
+const redirectUri = absoluteUrl({ noFragment: true, privateUseScheme: true });
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -113,7 +132,13 @@ const appSchema = z
     token_endpoint_auth_method: z.enum(AUTH_METHODS).optional(),
     /** Public keys for private_key_jwt client authentication. */
     jwks: z.strictObject({ keys: z.array(jwkSchema).min(1) }).optional(),
-    redirect_uris: z.array(absoluteUrl({ noFragment: true })).default([]),
+    /** Exact match; https, http on a loopback host, or a native app's private-use scheme (public apps). */
+    redirect_uris: z.array(redirectUri).default([]),
+    /**
+     * `state` required on /authorize (OAuth 2.0 CSRF protection). Left out: required when the
+     * request has no PKCE code_challenge, which protects the code by itself (RFC 9700 §2.1).
+     */
+    require_state: z.boolean().optional(),
     /** Where RP-Initiated Logout may send the browser afterwards (exact match). */
     post_logout_redirect_uris: z.array(absoluteUrl({ noFragment: true })).default([]),
     /**
@@ -162,8 +187,8 @@ const appSchema = z
       .positive()
       .default(30 * 24 * 3600),
     id_token_ttl: z.number().int().positive().default(3600),
-    /** Authorization code lifetime; RFC 6749 allows at most 10 minutes. */
-    code_ttl: z.number().int().positive().max(600).default(60),
+    /** Authorization code lifetime: "a few seconds" in the spec; RFC 6749 allows at most 10 minutes. */
+    code_ttl: z.number().int().positive().max(600).default(30),
     /**
      * Per-app options of methods, by method id (`methods: { SECURITYQUESTION: {...} }`), each
      * checked against the method's `appOptions` schema once plugins are loaded.
@@ -207,6 +232,16 @@ const appSchema = z
         message: 'is required (in clear) for client_secret_jwt',
       });
     }
+    const isPublic = method === 'none' || (!method && !hasSecret && !app.jwks);
+    app.redirect_uris.forEach((uri, i) => {
+      if (!isPublic && !/^https?:/i.test(uri)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['redirect_uris', i],
+          message: 'a private-use scheme is for native (public) apps only; use https',
+        });
+      }
+    });
     if (method === 'private_key_jwt' && !app.jwks) {
       ctx.addIssue({ code: 'custom', path: ['jwks'], message: 'is required for private_key_jwt' });
     }
@@ -264,6 +299,11 @@ const oauthSchema = z.strictObject({
 export const configSchema = z
   .strictObject({
     issuer: absoluteUrl().default('http://localhost:3000'),
+    /**
+     * Development only: allows plain-http issuer and app URLs on other hosts than loopback ones.
+     * Without it, every URL that carries codes or tokens must be https (or http to this machine).
+     */
+    dev_mode: z.boolean().default(false),
     server: serverSchema.default(serverSchema.parse({})),
     database: databaseSchema.default(databaseSchema.parse({})),
     log: z
@@ -281,6 +321,7 @@ export const configSchema = z
     apps: z.array(appSchema).default([]),
   })
   .superRefine((config, ctx) => {
+    if (!config.dev_mode) requireHttps(config, ctx);
     const seen = new Map<string, number>();
     config.apps.forEach((app, i) => {
       const first = seen.get(app.client_id);
@@ -302,6 +343,32 @@ export const configSchema = z
       }
     });
   });
+
+/** The URL-valued settings that carry codes, tokens or logins, by path. */
+const APP_URL_KEYS = [
+  'redirect_uris',
+  'post_logout_redirect_uris',
+  'login_page_url',
+  'backchannel_logout_uri',
+] as const;
+
+function requireHttps(
+  config: { issuer: string; apps: Pick<AppConfig, (typeof APP_URL_KEYS)[number]>[] },
+  ctx: z.RefinementCtx,
+): void {
+  const why = 'must be https (http only to localhost, 127.0.0.1 or [::1]); set dev_mode: true for a test setup';
+  if (insecureUrl(config.issuer)) ctx.addIssue({ code: 'custom', path: ['issuer'], message: why });
+  config.apps.forEach((app, i) => {
+    for (const key of APP_URL_KEYS) {
+      const value = app[key];
+      const urls = Array.isArray(value) ? value : value === undefined ? [] : [value];
+      urls.forEach((url, j) => {
+        if (insecureUrl(url))
+          ctx.addIssue({ code: 'custom', path: ['apps', i, key, ...(Array.isArray(value) ? [j] : [])], message: why });
+      });
+    }
+  });
+}
 
 export type GatehouseConfig = z.output<typeof configSchema>;
 export type AppConfig = GatehouseConfig['apps'][number];

@@ -35,6 +35,8 @@ export interface OAuthClient {
   refreshTokenTtl: number;
   idTokenTtl: number;
   codeTtl: number;
+  /** `state` required on /authorize: true, false, or null for "unless the request uses PKCE". */
+  requireState: boolean | null;
   /**
    * What plugins added to this app's config (`appConfig` keys), parsed, by key: a grant reads
    * its own, e.g. `client.settings.assertion_issuers`.
@@ -86,6 +88,7 @@ export class ClientRegistry {
           refreshTokenTtl: app.refresh_token_ttl,
           idTokenTtl: app.id_token_ttl,
           codeTtl: app.code_ttl,
+          requireState: app.require_state ?? null,
           settings: settings.get(app.client_id)?.settings ?? {},
         },
         secrets: {

@@ -171,7 +171,8 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
       scope: t.scope.join(' '),
       client_id: t.clientId,
       ...(user ? { username: user.username } : {}),
-      token_type: t.kind === 'access' ? 'Bearer' : 'refresh_token',
+      // The token endpoint's spelling (spec: "Always bearer"); RFC 6749 §5.1 says case-insensitive.
+      token_type: t.kind === 'access' ? 'bearer' : 'refresh_token',
       exp: Math.floor(t.expiresAt.getTime() / 1000),
       iat: Math.floor(t.createdAt.getTime() / 1000),
       nbf: Math.floor(t.createdAt.getTime() / 1000),

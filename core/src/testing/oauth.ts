@@ -49,7 +49,8 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     accessTokenTtl: 3600,
     refreshTokenTtl: 30 * 24 * 3600,
     idTokenTtl: 3600,
-    codeTtl: 60,
+    codeTtl: 30,
+    requireState: null,
     settings: {},
     ...overrides,
   };

@@ -154,6 +154,11 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
       throw fail('invalid_request', 'PKCE (code_challenge with S256) is required for public clients');
     }
   }
+  // CSRF protection of the redirect (RFC 6749 §10.12): `state`, or PKCE, which binds the code
+  // to the browser that started the request (RFC 9700 §2.1).
+  if (!base.state && (client.requireState ?? !base.code_challenge)) {
+    throw fail('invalid_request', 'state is required for this app');
+  }
   if (responseType === 'token' && base.scope.includes('openid') && !base.nonce) {
     throw fail('invalid_request', 'nonce is required for tokens issued from the authorization endpoint');
   }
