@@ -97,6 +97,8 @@ export interface TokenResponse {
   scope: string;
   refresh_token?: string;
   id_token?: string;
+  /** Token exchange narrowed to resource objects: each object with one scope it permits (spec `restricted_to`). */
+  restricted_to?: { object: JsonObject; scope: string }[];
 }
 
 /** Result of looking a token up: active or not, and what it is. */

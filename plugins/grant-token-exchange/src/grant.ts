@@ -6,13 +6,15 @@ import {
   type GrantContext,
   type GrantHandler,
   type JsonObject,
-  type OAuthServices,
   type StoredToken,
   type TokenResponse,
 } from '@gatehouse-auth/core';
 import { acceptActorToken } from './actor.js';
+import { isJsonObject } from './json.js';
+import { restrictedObjects, restrictionClaims, restrictionFor } from './restriction.js';
+import { resolveExchangeScope } from './scope.js';
 import { acceptSubjectToken } from './subject.js';
-import { resolveAudience } from './targets.js';
+import { objectsNamed, resolveAudience } from './targets.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
@@ -38,24 +40,6 @@ function checkTokenTypes(params: Record<string, string>): void {
 }
 
 /**
- * Down-scoping: every requested scope must be held by the subject token. The spec answers a
- * scope the subject token lacks with 401; a malformed scope stays the usual 400.
- */
-function resolveExchangeScope(oauth: OAuthServices, requested: string | undefined, held: string[]): string[] {
-  if (requested === undefined) return [...held];
-  // Checked against its own parts, resolveScope only validates the syntax.
-  const parts = oauth.resolveScope(requested, requested.split(' '), []);
-  const missing = parts.filter((p) => !held.includes(p));
-  if (missing.length) {
-    throw new OAuthError('invalid_scope', `the subject_token does not hold: ${missing.join(' ')}`, 401);
-  }
-  return parts;
-}
-
-const isJsonObject = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
  * Claims the new token carries over or gains: the subject token's service subject (so a token for
  * an enterprise stays one), and `act` (RFC 8693 §4.1): the new actor, with any earlier actor
  * chain nested under it, or the earlier chain alone. Dropping `act` would turn a delegated token
@@ -75,8 +59,8 @@ export function exchangedClaims(subject: StoredToken, actorSub: string | undefin
 
 /**
  * The token-exchange grant (RFC 8693) for down-scoped and annotator tokens. Order: parameters and
- * token types, targets, the subject token, the actor token, scope; then issue. Nothing is written
- * before every check passed.
+ * token types, targets, the subject token, the actor token, the objects, scope; then issue.
+ * Nothing is written before every check passed.
  */
 export function tokenExchangeGrant(clock: Clock): GrantHandler {
   return {
@@ -91,15 +75,22 @@ export function tokenExchangeGrant(clock: Clock): GrantHandler {
       'scope',
       'requested_token_type',
     ],
+    introspectionClaims: restrictionClaims,
     async handle(ctx: GrantContext): Promise<TokenResponse> {
       const { client, params, oauth } = ctx;
       checkTokenTypes(params);
       const audience = resolveAudience(client, params);
+      const named = objectsNamed(client, audience ?? []);
       const subject = await acceptSubjectToken(oauth, clock, client, params.subject_token!);
       const actorSub =
         params.actor_token === undefined ? undefined : await acceptActorToken(oauth, client, params.actor_token);
-      const scope = resolveExchangeScope(oauth, params.scope, subject.token.scope);
-      return oauth.issue({
+      const objects = restrictedObjects(named, subject.token);
+      const scope = resolveExchangeScope(oauth, params.scope, subject.token.scope, objects.length > 0);
+      const restrictedTo = restrictionFor(objects, scope);
+      const claims = exchangedClaims(subject.token, actorSub);
+      // Kept with the token, so introspection, a JWT and a later exchange from it all see it.
+      if (restrictedTo.length) claims.restricted_to = restrictedTo;
+      const response = await oauth.issue({
         client,
         // The new token may not outlive the one it came from.
         accessTokenTtl: subject.remainingSeconds,
@@ -115,8 +106,9 @@ export function tokenExchangeGrant(clock: Clock): GrantHandler {
         derivedFrom: subject.token.key,
         refreshToken: false,
         ...(audience ? { audience } : {}),
-        claims: exchangedClaims(subject.token, actorSub),
+        claims,
       });
+      return restrictedTo.length ? { ...response, restricted_to: restrictedTo } : response;
     },
   };
 }

@@ -17,9 +17,15 @@ import {
   type FakeOAuth,
   expectOAuthError,
 } from '@gatehouse-auth/core/testing';
-import plugin, { TOKEN_EXCHANGE } from '../src/index.js';
+import plugin, { FILE_SCOPES, TOKEN_EXCHANGE } from '../src/index.js';
+import { resourceObjectsConfig } from '../src/targets.js';
 
 const FILE = 'https://files.example.test/file/1';
+/** Resources that stand for one file each (`resource_objects`). */
+const DOC = 'https://files.example.test/2.0/files/123';
+const DOC_OBJECT = { type: 'file', id: '123', name: 'Contract.pdf', etag: '3' };
+const SHEET = 'https://files.example.test/2.0/files/456';
+const SHEET_OBJECT = { type: 'file', id: '456' };
 const SCOPE = ['item_preview', 'item_download', 'annotation_edit'];
 const ACTOR_ID_TOKEN = 'actor-id-token';
 const SUBJECT_FAILURE = 'the subject_token is invalid, inactive, or not issued to or for this client';
@@ -50,7 +56,13 @@ async function setup(): Promise<Setup> {
   });
   const client = fakeClient({
     grantTypes: ['authorization_code', 'refresh_token', TOKEN_EXCHANGE],
-    settings: { audiences: [FILE, 'annotations'] },
+    settings: {
+      audiences: [FILE, 'annotations'],
+      resource_objects: [
+        { resource: DOC, object: DOC_OBJECT },
+        { resource: SHEET, object: SHEET_OBJECT },
+      ],
+    },
   });
   const { grants } = await registerWithFakes(plugin, {}, services);
   const { access_token } = await oauth.issue({
@@ -468,6 +480,246 @@ describe('@gatehouse-auth/grant-token-exchange', () => {
     it('a scope of blanks → 400', async () => {
       const s = await setup();
       await expectRefused(s, { scope: '   ' }, 'invalid_scope', 400);
+    });
+  });
+
+  describe('restricted_to: narrowing to resource objects', () => {
+    /** Makes a token of the client for user-1 with this scope (and claims) the subject token. */
+    async function useSubject(s: Setup, scope: string[], claims: JsonObject = {}) {
+      const { access_token } = await s.oauth.issue({
+        client: s.client,
+        subject: 'user-1',
+        scope,
+        grantType: 'authorization_code',
+        claims,
+      });
+      s.oauth.issued.length = 0;
+      s.subjectToken = access_token;
+    }
+
+    /** Exchanges, then makes the new (restricted) token the subject token. */
+    async function narrowSubject(s: Setup, params: Record<string, string>) {
+      const response = await exchange(s, params);
+      s.oauth.issued.length = 0;
+      s.subjectToken = response.access_token;
+      return response;
+    }
+
+    const restrictedTo = (objects: JsonObject[], scopes: string[]) =>
+      objects.flatMap((object) => scopes.map((scope) => ({ object, scope })));
+
+    it('a resource naming an object: one entry per file scope, in the response, the token and introspection', async () => {
+      const s = await setup();
+      const response = await exchange(s, { resource: DOC, scope: 'item_preview item_download' });
+      const expected = restrictedTo([DOC_OBJECT], ['item_preview', 'item_download']);
+      expect(response.restricted_to).to.deep.equal(expected);
+      expect(response.scope).to.equal('item_preview item_download');
+      expect(s.oauth.issued[0]!.audience).to.deep.equal([DOC]);
+      // As a claim, the core stores it with the token and puts it in a JWT access token.
+      expect(s.oauth.issued[0]!.claims).to.deep.equal({ restricted_to: expected });
+      const row = s.oauth.tokenRow(response.access_token)!;
+      expect(s.handler.introspectionClaims!(row)).to.deep.equal({ restricted_to: expected });
+    });
+
+    it('without scope: the file scopes the subject token holds, and no other', async () => {
+      const s = await setup();
+      await useSubject(s, ['openid', 'profile', 'item_preview', 'item_share']);
+      const response = await exchange(s, { resource: DOC });
+      expect(response.scope).to.equal('item_preview item_share');
+      expect(response.restricted_to).to.deep.equal(restrictedTo([DOC_OBJECT], ['item_preview', 'item_share']));
+    });
+
+    it('resource and audience naming two objects: object by object, then scope by scope', async () => {
+      const s = await setup();
+      const response = await exchange(s, { resource: DOC, audience: SHEET, scope: 'item_preview annotation_edit' });
+      expect(response.restricted_to).to.deep.equal(
+        restrictedTo([DOC_OBJECT, SHEET_OBJECT], ['item_preview', 'annotation_edit']),
+      );
+      expect(s.oauth.issued[0]!.audience).to.deep.equal([DOC, SHEET]);
+    });
+
+    it('an object and a plain audience: restricted to the object, aud names both', async () => {
+      const s = await setup();
+      const response = await exchange(s, { resource: DOC, audience: 'annotations', scope: 'annotation_edit' });
+      expect(response.restricted_to).to.deep.equal(restrictedTo([DOC_OBJECT], ['annotation_edit']));
+      expect(s.oauth.issued[0]!.audience).to.deep.equal([DOC, 'annotations']);
+    });
+
+    it('two resources for the same object make one object', async () => {
+      const s = await setup();
+      const alias = 'https://files.example.test/2.0/files/123/content';
+      const objects = [
+        ...(s.client.settings.resource_objects as JsonObject[]),
+        { resource: alias, object: DOC_OBJECT },
+      ];
+      const client = { ...s.client, settings: { ...s.client.settings, resource_objects: objects } };
+      const response = await exchange(s, { resource: DOC, audience: alias, scope: 'item_preview' }, client);
+      expect(response.restricted_to).to.deep.equal(restrictedTo([DOC_OBJECT], ['item_preview']));
+    });
+
+    it('keeps the actor beside the restriction', async () => {
+      const s = await setup();
+      await exchange(s, {
+        resource: DOC,
+        scope: 'annotation_edit',
+        actor_token: ACTOR_ID_TOKEN,
+        actor_token_type: ID_TOKEN_TYPE,
+      });
+      expect(s.oauth.issued[0]!.claims).to.deep.equal({
+        act: { sub: 'user-2' },
+        restricted_to: restrictedTo([DOC_OBJECT], ['annotation_edit']),
+      });
+    });
+
+    it('no object named: no restricted_to, and introspection adds nothing', async () => {
+      const s = await setup();
+      const response = await exchange(s, { resource: FILE, scope: 'item_preview' });
+      expect(response).to.not.have.property('restricted_to');
+      expect(s.handler.introspectionClaims!(s.oauth.tokenRow(response.access_token)!)).to.deep.equal({});
+    });
+
+    it('a restricted token exchanged again keeps its objects, narrowed to the scope asked for', async () => {
+      const s = await setup();
+      await narrowSubject(s, { resource: DOC, audience: SHEET, scope: 'item_preview item_download' });
+      const again = await exchange(s, { scope: 'item_preview' });
+      expect(again.restricted_to).to.deep.equal(restrictedTo([DOC_OBJECT, SHEET_OBJECT], ['item_preview']));
+      const plain = await exchange(s, { audience: 'annotations' });
+      expect(plain.restricted_to).to.deep.equal(
+        restrictedTo([DOC_OBJECT, SHEET_OBJECT], ['item_preview', 'item_download']),
+      );
+      const fewer = await exchange(s, { resource: SHEET, scope: 'item_download' });
+      expect(fewer.restricted_to).to.deep.equal(restrictedTo([SHEET_OBJECT], ['item_download']));
+    });
+
+    describe('failures, nothing issued', () => {
+      it('an object the app does not list → 400 invalid_target', async () => {
+        const s = await setup();
+        await expectRefused(s, { resource: 'https://files.example.test/2.0/files/999' }, 'invalid_target');
+      });
+
+      it('a scope that is no file scope → 400 invalid_scope, even one the subject token holds', async () => {
+        const s = await setup();
+        await useSubject(s, ['openid', 'item_preview']);
+        await expectRefused(s, { resource: DOC, scope: 'item_preview openid' }, 'invalid_scope', 400);
+      });
+
+      it('a scope that is no file scope beside a file scope the subject lacks → 400 (checked first)', async () => {
+        const s = await setup();
+        await expectRefused(s, { resource: DOC, scope: 'item_delete profile' }, 'invalid_scope', 400);
+      });
+
+      it('a file scope the subject token lacks → 401 invalid_scope', async () => {
+        const s = await setup();
+        await expectRefused(s, { resource: DOC, scope: 'item_preview item_delete' }, 'invalid_scope', 401);
+      });
+
+      it('no scope, and the subject token holds no file scope → 401 invalid_scope', async () => {
+        const s = await setup();
+        await useSubject(s, ['openid', 'profile']);
+        await expectRefused(s, { resource: DOC }, 'invalid_scope', 401);
+      });
+
+      it('re-exchange naming another object → 400 invalid_target', async () => {
+        const s = await setup();
+        await narrowSubject(s, { resource: DOC, scope: 'item_preview' });
+        await expectRefused(s, { resource: SHEET, scope: 'item_preview' }, 'invalid_target');
+      });
+
+      it('re-exchange adding an object to its own → 400 invalid_target', async () => {
+        const s = await setup();
+        await narrowSubject(s, { resource: DOC, scope: 'item_preview' });
+        await expectRefused(s, { resource: DOC, audience: SHEET }, 'invalid_target');
+      });
+
+      it('re-exchange asking for a file scope it was narrowed away from → 401 invalid_scope', async () => {
+        const s = await setup();
+        await narrowSubject(s, { resource: DOC, scope: 'item_preview' });
+        await expectRefused(s, { scope: 'item_preview item_download' }, 'invalid_scope', 401);
+      });
+
+      it('re-exchange with a plain audience still allows file scopes only → 400 invalid_scope', async () => {
+        const s = await setup();
+        await useSubject(s, ['openid', 'item_preview']);
+        await narrowSubject(s, { resource: DOC, scope: 'item_preview' });
+        await expectRefused(s, { audience: 'annotations', scope: 'openid' }, 'invalid_scope', 400);
+      });
+
+      it('a subject token restricted to nothing never yields an unrestricted token → 400 invalid_target', async () => {
+        const s = await setup();
+        await useSubject(s, ['item_preview'], { restricted_to: [] });
+        await expectRefused(s, {}, 'invalid_target');
+      });
+    });
+
+    describe('apps[i].resource_objects', () => {
+      const parse = (value: unknown) => resourceObjectsConfig.safeParse(value);
+      const firstIssue = (value: unknown) => {
+        const result = parse(value);
+        expect(result.success).to.equal(false);
+        const issue = result.error!.issues[0]!;
+        return { path: issue.path, message: issue.message };
+      };
+
+      it('defaults to none and keeps a file object (mini) as given', () => {
+        expect(parse(undefined).data).to.deep.equal([]);
+        const list = [
+          { resource: DOC, object: DOC_OBJECT },
+          { resource: SHEET, object: SHEET_OBJECT },
+        ];
+        expect(parse(list).data).to.deep.equal(list);
+      });
+
+      it('refuses a resource that is relative or has a fragment', () => {
+        for (const resource of ['/2.0/files/123', `${DOC}#page`]) {
+          expect(firstIssue([{ resource, object: DOC_OBJECT }])).to.deep.equal({
+            path: [0, 'resource'],
+            message: 'must be an absolute URI without a fragment',
+          });
+        }
+      });
+
+      it('refuses a resource listed twice', () => {
+        expect(
+          firstIssue([
+            { resource: DOC, object: DOC_OBJECT },
+            { resource: DOC, object: SHEET_OBJECT },
+          ]),
+        ).to.deep.equal({ path: [1, 'resource'], message: 'is listed twice' });
+      });
+
+      it('refuses a numeric id, another object type and an unknown member', () => {
+        expect(firstIssue([{ resource: DOC, object: { type: 'file', id: 123 } }]).path).to.deep.equal([
+          0,
+          'object',
+          'id',
+        ]);
+        expect(firstIssue([{ resource: DOC, object: { type: 'folder', id: '1' } }]).path).to.deep.equal([
+          0,
+          'object',
+          'type',
+        ]);
+        expect(firstIssue([{ resource: DOC, object: { type: 'file', id: '1', owner: 'x' } }]).path).to.deep.equal([
+          0,
+          'object',
+        ]);
+      });
+    });
+
+    it('the file scopes are the spec list', () => {
+      expect([...FILE_SCOPES].sort()).to.deep.equal([
+        'annotation_edit',
+        'annotation_view_all',
+        'annotation_view_self',
+        'base_explorer',
+        'base_picker',
+        'base_preview',
+        'base_upload',
+        'item_delete',
+        'item_download',
+        'item_preview',
+        'item_rename',
+        'item_share',
+      ]);
     });
   });
 });
