@@ -76,6 +76,31 @@ describe('CLI: migrate and users', function () {
     expect(result.stderr).to.equal('gatehouse: INVALID_FIELD: email must be an email address\n');
   });
 
+  it('users profile shows, sets and unsets profile claims; a bad value is one line and changes nothing', async () => {
+    const profile = (args: string[]) =>
+      runCli(['users', 'profile', '--config', config, '--username', 'ivy', ...args], { env });
+    const set = await profile([
+      '--set',
+      'name=Ivy Example',
+      '--set',
+      'address={"country":"NZ"}',
+      '--set',
+      'nickname=I',
+    ]);
+    expect(set.code, set.stderr).to.equal(0);
+    expect(JSON.parse(set.stdout)).to.include({ name: 'Ivy Example', nickname: 'I' });
+    const unset = await profile(['--unset', 'nickname']);
+    const after = JSON.parse(unset.stdout) as Record<string, unknown>;
+    expect(after).to.deep.include({ name: 'Ivy Example', address: { country: 'NZ' } });
+    expect(after).to.not.have.property('nickname');
+    const bad = await profile(['--set', 'zoneinfo=Mars/Olympus']);
+    expect(bad.code).to.equal(1);
+    expect(bad.stderr).to.equal('gatehouse: INVALID_FIELD: zoneinfo must be an IANA time zone such as Europe/Paris\n');
+    expect(JSON.parse((await profile([])).stdout)).to.deep.equal(after);
+    const nobody = await runCli(['users', 'profile', '--config', config, '--username', 'nobody'], { env });
+    expect(nobody).to.deep.include({ code: 1, stderr: 'gatehouse: no user "nobody" (give --username)\n' });
+  });
+
   it('an unknown command exits 2 with the usage', async () => {
     const result = await runCli(['frobnicate']);
     expect(result.code).to.equal(2);

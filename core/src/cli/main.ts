@@ -7,13 +7,15 @@ import { parseArgs } from 'node:util';
 import { PLUGIN_KINDS, writePluginTemplate, type PluginKind } from './plugin-template.js';
 import { runPrimary } from '../cluster.js';
 import { loadConfigFile, resolveConfigFile, type LoadedConfig } from '../config/load.js';
-import { isBootError, isProtocolError } from '../errors.js';
+import { ApiError, isBootError, isProtocolError } from '../errors.js';
 import { buildApp, checkConfig } from '../gatehouse.js';
 import { createLogger } from '../http/logging.js';
 import { exitOnSignals, listen } from '../server.js';
 import { openDatabase } from '../storage/database.js';
 import { migrate } from '../storage/migrate.js';
 import { UserService } from '../users/users.js';
+import { UserProfiles } from '../users/profile.js';
+import { recordStore } from '../storage/stores.js';
 import { KeyStore } from '../oauth/keys.js';
 import { loadSecretBox, systemClock } from '../services.js';
 import { openDriver } from '../storage/drivers.js';
@@ -28,11 +30,32 @@ Commands:
   plugins               list the plugins the config loads, with versions
   users create --username NAME [--email EMAIL] [--phone +E164]
   users list [--json]
+  users profile --username NAME [--set CLAIM=VALUE ...] [--unset CLAIM ...]
+                        show or change a user's OIDC profile claims (name, given_name, locale, ...)
   keys rotate           publish a new signing key; it signs after oauth.key_activation_delay
   keys list             show the published signing keys
   plugin new <method|fds|channel|grant> NAME [--dir DIR]
                         write a plugin package (default directory: ./<NAME without scope>)
 `;
+
+/** `--set name=Alice --set address={"country":"DE"} --unset nickname`: a JSON merge patch. */
+function profilePatch(set: string[], unset: string[]): Record<string, unknown> {
+  const patch: Record<string, unknown> = {};
+  for (const pair of set) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new ApiError(400, 'INVALID_FIELD', `--set ${pair}: expected CLAIM=VALUE`, { field: pair });
+    const value = pair.slice(eq + 1);
+    // An object (address) is given as JSON; everything else is a plain string.
+    const name = pair.slice(0, eq);
+    try {
+      patch[name] = value.startsWith('{') ? JSON.parse(value) : value;
+    } catch {
+      throw new ApiError(400, 'INVALID_FIELD', `--set ${name}: not valid JSON`, { field: name });
+    }
+  }
+  for (const name of unset) patch[name] = null;
+  return patch;
+}
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -44,6 +67,8 @@ async function main(argv: string[]): Promise<number> {
       email: { type: 'string' },
       phone: { type: 'string' },
       json: { type: 'boolean' },
+      set: { type: 'string', multiple: true },
+      unset: { type: 'string', multiple: true },
       dir: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -106,7 +131,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'users create':
-    case 'users list': {
+    case 'users list':
+    case 'users profile': {
       const { config } = loaded();
       const logger = createLogger('warn');
       const db = await openDatabase({ url: config.database.url, logger });
@@ -121,6 +147,18 @@ async function main(argv: string[]): Promise<number> {
             phone: values.phone,
           });
           process.stdout.write(`${JSON.stringify(user)}\n`);
+        } else if (sub === 'profile') {
+          const user = values.username ? await users.findByIdentifier(values.username) : null;
+          if (!user) {
+            process.stderr.write(`gatehouse: no user ${JSON.stringify(values.username ?? '')} (give --username)\n`);
+            return 1;
+          }
+          const profiles = new UserProfiles(recordStore(sql, systemClock, 'gatehouse:profile'), systemClock);
+          const patch = profilePatch(values.set ?? [], values.unset ?? []);
+          const profile = Object.keys(patch).length
+            ? await profiles.update(user.id, patch)
+            : await profiles.get(user.id);
+          process.stdout.write(`${JSON.stringify(profile)}\n`);
         } else {
           const list = await users.list({ limit: 1000 });
           if (values.json) process.stdout.write(`${JSON.stringify(list)}\n`);

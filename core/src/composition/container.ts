@@ -10,6 +10,8 @@ import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
 import { SetupOffers } from '../login/offer.js';
 import { AccountVerification } from '../verification/account.js';
+import { UserClaims } from '../oauth/claims.js';
+import { UserProfiles } from '../users/profile.js';
 import { LoginUi } from '../login/custom-ui.js';
 import { DeviceCookie } from '../http/device.js';
 import { JobQueue } from '../jobs/queue.js';
@@ -107,7 +109,14 @@ export function createGatehouseContainer(
     clients: single(({ config, appSettings }) => new ClientRegistry(config.apps, appSettings)),
     replay: single(({ sql, clock }) => new AssertionReplayStore(sql, clock)),
     keys: single(({ sql, clock, secretBox, config }) => new KeyStore(sql, clock, secretBox, config.oauth.signing_algs)),
-    tokens: single(({ sql, clock, keys, config }) => new TokenService(sql, clock, keys, config.issuer)),
+    profiles: single(({ sql, clock }) => new UserProfiles(recordStore(sql, clock, 'gatehouse:profile'), clock)),
+    userClaims: single(
+      ({ users, profiles, accounts }) =>
+        new UserClaims({ users, profiles, verified: (user, medium) => accounts.verified(user, medium) }),
+    ),
+    tokens: single(
+      ({ sql, clock, keys, config, userClaims }) => new TokenService(sql, clock, keys, config.issuer, userClaims),
+    ),
     sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),
     logout: single(
       ({ config, sessions, tokens, clients, keys, jobs, events, clock, logger }) =>

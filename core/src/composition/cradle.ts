@@ -10,6 +10,8 @@ import type { DeviceStore } from '../devices/store.js';
 import type { StatusWatch } from '../verification/status-watch.js';
 import type { SetupOffers } from '../login/offer.js';
 import type { AccountVerification } from '../verification/account.js';
+import type { UserClaims } from '../oauth/claims.js';
+import type { UserProfiles } from '../users/profile.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { PageModules } from '../login/modules.js';
@@ -80,6 +82,10 @@ export interface Cradle {
   pushes: DevicePushes;
   /** Account verification: proving the user's email address or phone number. */
   accounts: AccountVerification;
+  /** Users' OIDC profile claims (name, locale, ...). */
+  profiles: UserProfiles;
+  /** The values of user claims, for userinfo and ID tokens. */
+  userClaims: UserClaims;
   /** Offers to set a method up after a login (a passkey after a password). */
   setupOffers: SetupOffers;
   /** Setting a method up in the middle of a login (its request id as the track id). */

@@ -6,6 +6,7 @@ import type { GatehouseConfig } from '../config/schema.js';
 import type { LogoutService } from '../oauth/logout.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { UserService } from '../users/users.js';
+import type { UserProfiles } from '../users/profile.js';
 import { safeEqual } from '../util/crypto.js';
 import { ok } from './envelope.js';
 
@@ -30,6 +31,7 @@ export interface AdminDeps {
   events: EventLog;
   sessions: SessionStore;
   logout: LogoutService;
+  profiles: UserProfiles;
 }
 
 export function adminRoutes(opts: AdminDeps): Router {
@@ -62,6 +64,20 @@ export function adminRoutes(opts: AdminDeps): Router {
     if (!user) throw new ApiError(404, 'USER_NOT_FOUND', 'no such user');
     return user;
   };
+  /** A user's OIDC profile claims; PATCH is a JSON merge patch (null removes a claim). */
+  router.get('/admin/users/:id/profile', async (req, res) => {
+    ok(res, await opts.profiles.get((await userOf(req.params.id)).id));
+  });
+  router.patch('/admin/users/:id/profile', async (req, res) => {
+    const user = await userOf(req.params.id);
+    const profile = await opts.profiles.update(user.id, req.body);
+    await opts.events.record({
+      type: 'user.profile_updated',
+      userId: user.id,
+      data: { claims: Object.keys(req.body as object) },
+    });
+    ok(res, profile);
+  });
   /** A user's live browser sessions: when, how, and which apps they reached. */
   router.get('/admin/users/:id/sessions', async (req, res) => {
     const user = await userOf(req.params.id);

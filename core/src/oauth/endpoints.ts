@@ -15,6 +15,7 @@ import type { ClientRegistry, OAuthClient } from './clients.js';
 import { OAuthError } from './errors.js';
 import { readForm } from './form.js';
 import type { KeyStore } from './keys.js';
+import { namedClaims, scopeClaims, USER_CLAIMS, type ClaimRequest, type UserClaims } from './claims.js';
 import { oauthServices } from './services.js';
 import type { TokenService } from './tokens.js';
 import type { TokenInfo } from './types.js';
@@ -41,6 +42,7 @@ export interface OAuthDeps {
   verification: VerificationService;
   extensions: Extensions;
   users: UserService;
+  userClaims: UserClaims;
 }
 
 export function endpointUrls(issuer: string) {
@@ -253,15 +255,15 @@ export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router 
     }
     if (!info.token.scope.includes('openid'))
       throw new OAuthError('insufficient_scope', 'the token lacks the openid scope');
-    const user = await deps.users.findById(info.token.subject);
-    if (!user) throw new OAuthError('invalid_token', 'the subject no longer exists');
+    const client = deps.clients.get(info.token.clientId);
+    if (!client) throw new OAuthError('invalid_token', 'the app of this token is no longer registered');
     const scope = info.token.scope;
-    res.json({
-      sub: user.id,
-      ...(scope.includes('profile') ? { preferred_username: user.username } : {}),
-      ...(scope.includes('email') && user.email ? { email: user.email, email_verified: false } : {}),
-      ...(scope.includes('phone') && user.phone ? { phone_number: user.phone, phone_number_verified: false } : {}),
-    });
+    // The scopes' claims (OIDC Core §5.4) and those the `claims` parameter named for userinfo.
+    const requested = info.token.data.userinfo_claims as Record<string, ClaimRequest> | undefined;
+    const names = [...scopeClaims(scope), ...namedClaims(client, scope, requested)];
+    const claims = await deps.userClaims.of(info.token.subject, names);
+    if (!claims) throw new OAuthError('invalid_token', 'the subject no longer exists');
+    res.json({ ...claims, sub: info.token.subject });
   };
   for (const path of PATHS.userinfo) {
     router.get(path, userinfo);
@@ -327,22 +329,13 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'exte
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: deps.config.oauth.signing_algs,
     claims_supported: [
-      'sub',
-      'iss',
-      'aud',
-      'exp',
-      'iat',
-      'auth_time',
-      'nonce',
-      'amr',
-      'sid',
-      'azp',
-      'at_hash',
-      'c_hash',
-      'preferred_username',
-      'email',
-      'phone_number',
+      ...['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'sid', 'azp', 'at_hash', 'c_hash'],
+      ...USER_CLAIMS,
     ],
+    claims_parameter_supported: true,
+    // Request objects (RFC 9101) are refused with request_not_supported / request_uri_not_supported.
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
     prompt_values_supported: ['none', 'login', 'consent'],
     verification_methods_supported: deps.extensions.methods.ids(),
   };

@@ -3,6 +3,7 @@ import type { JsonObject } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
+import { namedClaims, type ClaimsRequest, type UserClaims } from './claims.js';
 import { signJwt } from './jws.js';
 import type { KeyStore } from './keys.js';
 import {
@@ -109,6 +110,8 @@ export interface NewCode {
   ttlSeconds: number;
   /** Absolute lifetime of the grant the code opens (the client's refresh token lifetime). */
   grantTtlSeconds: number;
+  /** The `claims` request parameter: kept on the grant, so refreshed ID tokens repeat it. */
+  claims?: ClaimsRequest | null;
 }
 
 /**
@@ -121,6 +124,8 @@ export class TokenService {
     private readonly clock: Clock,
     private readonly keys: KeyStore,
     private readonly issuer: string,
+    /** User claims for ID tokens that the `claims` parameter asked for. */
+    private readonly userClaims?: UserClaims,
   ) {}
 
   // ─────────── grants ───────────
@@ -211,7 +216,12 @@ export class TokenService {
       subject: input.subject,
       scope: input.scope,
       ttlSeconds: input.grantTtlSeconds,
-      data: { auth_time: input.authTime, amr: input.amr, ...(input.sid ? { sid: input.sid } : {}) },
+      data: {
+        auth_time: input.authTime,
+        amr: input.amr,
+        ...(input.sid ? { sid: input.sid } : {}),
+        ...(input.claims ? { claims: input.claims as JsonObject } : {}),
+      },
     });
     const code = randomToken(32); // 256 bits (CS EnsureMinimumAuthorizationCodeLength: ≥ 128)
     const now = this.clock.now().getTime();
@@ -299,6 +309,7 @@ export class TokenService {
     const authTime = input.idToken?.authTime ?? (input.grantData?.auth_time as number | undefined);
     const amr = input.idToken?.amr ?? (input.grantData?.amr as string[] | undefined) ?? [];
     const sid = (grant?.data.sid ?? input.grantData?.sid) as string | undefined;
+    const claimsRequest = (grant?.data.claims ?? input.grantData?.claims) as ClaimsRequest | undefined;
 
     let accessToken: string;
     if (client.tokenFormat === 'jwt') {
@@ -339,6 +350,8 @@ export class TokenService {
         ...(authTime ? { auth_time: authTime } : {}),
         ...(amr.length ? { amr } : {}),
         ...(input.claims ?? {}),
+        // What userinfo adds to the scopes' claims for this token (OIDC Core §5.5).
+        ...(claimsRequest?.userinfo ? { userinfo_claims: claimsRequest.userinfo as JsonObject } : {}),
       },
     });
 
@@ -370,10 +383,15 @@ export class TokenService {
     if (input.subject && input.scope.includes('openid') && !input.withoutIdToken) {
       const signer = await this.keys.signer(client.idTokenAlg);
       const id = input.idToken ?? {};
+      // With an access token, the scopes' claims are for userinfo (OIDC Core §5.4); the ID token
+      // carries those the `claims` parameter asked for in it.
+      const named = namedClaims(client, input.scope, claimsRequest?.id_token);
+      const userClaims = named.length && this.userClaims ? await this.userClaims.of(input.subject, named) : null;
       response.id_token = signJwt(
         signer,
         { typ: 'JWT' },
         {
+          ...(userClaims ?? {}),
           ...(id.nonce ? { nonce: id.nonce } : {}),
           ...(id.authTime ? { auth_time: id.authTime } : {}),
           ...(id.amr?.length ? { amr: id.amr } : {}),

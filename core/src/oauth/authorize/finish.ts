@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { Logger } from 'pino';
+import type { JsonObject } from '../../plugins/extensions.js';
 import type { LoginFlow } from '../../verification/flows.js';
 import type { OAuthClient } from '../clients.js';
 import type { Session } from '../sessions.js';
@@ -41,6 +42,7 @@ export async function finish(
       sid,
       ttlSeconds: client.codeTtl,
       grantTtlSeconds: client.refreshTokenTtl,
+      claims: request.claims ?? null,
     });
     log.info({ client: client.clientId }, 'authorization code issued');
     return ctx.respond(res, request, { code });
@@ -52,7 +54,12 @@ export async function finish(
     grantType: 'implicit',
     refreshToken: false,
     idToken: { nonce: request.nonce, authTime, amr: flow.amr },
-    grantData: { auth_time: authTime, amr: flow.amr, ...(sid ? { sid } : {}) },
+    grantData: {
+      auth_time: authTime,
+      amr: flow.amr,
+      ...(sid ? { sid } : {}),
+      ...(request.claims ? { claims: request.claims as JsonObject } : {}),
+    },
   });
   log.info({ client: client.clientId }, 'implicit access token issued');
   ctx.respond(res, request, {

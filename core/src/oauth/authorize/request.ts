@@ -1,4 +1,5 @@
 import type { ClientRegistry } from '../clients.js';
+import { parseClaimsRequest, type ClaimsRequest } from '../claims.js';
 import { OAuthError } from '../errors.js';
 import { parseStrictQuery } from '../form.js';
 import { resolveScope } from '../services.js';
@@ -22,6 +23,8 @@ export interface AuthorizationRequest {
   max_age: number | null;
   /** OIDC Core §3.1.2.1: the user's preferred languages, for the login page (optional in old flows). */
   ui_locales?: string | null;
+  /** OIDC Core §5.5: claims asked for one by one, for userinfo and the ID token. */
+  claims?: ClaimsRequest | null;
 }
 
 /** A failure before the redirect URI is trusted: shown as a page, never redirected (RFC 6749 §4.1.2.1). */
@@ -108,6 +111,9 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
   const fail = (code: string, description: string) =>
     Object.assign(new RedirectError(code, description), { request: base });
 
+  // Request objects (RFC 9101) are not supported: refused, never silently ignored (OIDC Core §6).
+  if (q.request !== undefined) throw fail('request_not_supported', 'request objects are not supported');
+  if (q.request_uri !== undefined) throw fail('request_uri_not_supported', 'request_uri is not supported');
   if (!responseType) throw fail('invalid_request', 'response_type is required');
   if (responseType !== 'code' && responseType !== 'token') {
     throw fail('unsupported_response_type', `response_type ${responseType} is not supported`);
@@ -138,6 +144,13 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
     throw fail('invalid_request', 'prompt=none cannot be combined');
   if (base.prompt.some((p) => !['none', 'login', 'consent', 'select_account'].includes(p))) {
     throw fail('invalid_request', 'unsupported prompt value');
+  }
+  if (q.claims !== undefined) {
+    try {
+      base.claims = parseClaimsRequest(q.claims);
+    } catch (err) {
+      throw fail('invalid_request', (err as Error).message);
+    }
   }
   if (q.max_age !== undefined) {
     if (!/^\d{1,9}$/.test(q.max_age)) throw fail('invalid_request', 'max_age must be a non-negative integer');
@@ -181,6 +194,7 @@ export function authorizeUrlOf(request: AuthorizationRequest): string {
     ['code_challenge_method', request.code_challenge ? request.code_challenge_method : null],
     ['max_age', request.max_age],
     ['ui_locales', request.ui_locales ?? null],
+    ['claims', request.claims ? JSON.stringify(request.claims) : null],
   ];
   for (const [k, v] of optional) if (v !== null) q.set(k, String(v));
   const prompt = request.prompt.filter((p) => p !== 'none');
