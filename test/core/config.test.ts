@@ -240,6 +240,19 @@ describe('config: parseConfig', () => {
       });
     });
 
+    it('an acr value may only add stages to the app’s login_stages', () => {
+      const stages = { login_stages: [['PASSWORD'], ['TOTP']] };
+      const weaker = app({ ...stages, acr_values: [{ acr: 'urn:pwd', login_stages: [['PASSWORD']] }] });
+      expect(configError({ apps: [weaker] })).to.equal(
+        "apps[0].acr_values[0].login_stages: must begin with the app's login_stages (an acr may only add stages)",
+      );
+      const stronger = app({
+        ...stages,
+        acr_values: [{ acr: 'urn:mfa', login_stages: [['PASSWORD'], ['TOTP'], ['FIDO2']] }],
+      });
+      expect(parseConfig({ apps: [stronger] }, {}).apps[0]!.acr_values[0]!.acr).to.equal('urn:mfa');
+    });
+
     it('codes live 30 s unless the app says otherwise', () => {
       expect(parseConfig({ apps: [app()] }, {}).apps[0]!.code_ttl).to.equal(30);
     });

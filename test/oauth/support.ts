@@ -28,6 +28,10 @@ export const OPAQUE = { id: 'opaque', secret: 'opaque-secret-0123456789abcdef012
 export const SHORTCODE = { id: 'shortcode', secret: 'shortcode-secret-0123456789abcdef01234567' };
 export const GUESSED = { id: 'guessed', secret: 'guessed-secret-0123456789abcdef0123456789ab' };
 export const MFA = { id: 'mfa', secret: 'mfa-secret-0123456789abcdef0123456789abcdef' };
+/** An app signing in with a password, stepping up to TOTP when a request asks for the mfa acr. */
+export const STEPUP = { id: 'stepup', secret: 'stepup-secret-0123456789abcdef0123456789abc' };
+export const ACR_PWD = 'urn:gatehouse:acr:pwd';
+export const ACR_MFA = 'urn:gatehouse:acr:mfa';
 /** Apps that set require_state: always, and never (a confidential app without PKCE). */
 export const STATE_ALWAYS = { id: 'state-always', secret: 'state-always-secret-0123456789abcdef012345' };
 export const STATE_NEVER = { id: 'state-never', secret: 'state-never-secret-0123456789abcdef0123456' };
@@ -170,6 +174,18 @@ export function suiteApps(key: ClientKey, opts: { minimal?: boolean } = {}): Rec
       grant_types: ['authorization_code'],
       scopes: ['openid'],
       login_stages: [['PASSWORD'], ['TOTP']],
+    },
+    {
+      client_id: STEPUP.id,
+      client_secret: STEPUP.secret,
+      redirect_uris: ['https://stepup.example.test/cb'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      scopes: ['openid', 'offline_access'],
+      login_stages: stages,
+      acr_values: [
+        { acr: ACR_PWD, login_stages: stages },
+        { acr: ACR_MFA, login_stages: [...stages, ['TOTP']] },
+      ],
     },
     ...[STATE_ALWAYS, STATE_NEVER].map((app) => ({
       client_id: app.id,

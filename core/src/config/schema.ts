@@ -157,6 +157,19 @@ const appSchema = z
     /** Login stages in order; each lists the methods that may complete it. */
     login_stages: z.array(z.array(methodId).min(1)).default([]),
     /**
+     * Authentication context classes the app offers (OIDC `acr_values`), weakest first. Each is the
+     * app's `login_stages` with more stages after them: a request may ask for a stronger login
+     * than the app's, never a weaker one. The ID token's `acr` is the strongest one met.
+     */
+    acr_values: z
+      .array(
+        z.strictObject({
+          acr: z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be printable ASCII without spaces'),
+          login_stages: z.array(z.array(methodId).min(1)).min(1),
+        }),
+      )
+      .default([]),
+    /**
      * Methods that may complete the whole login alone when the request says `single_factor_auth`
      * (only methods that allow it: FACE, a device key unlocked by the user's face).
      */
@@ -206,6 +219,24 @@ const appSchema = z
         message: `can only be met by a method already used at an earlier stage (after ${stuck.after.join(', ')}); each stage needs a method of its own`,
       });
     }
+    app.acr_values.forEach((level, i) => {
+      const prefix = level.login_stages.slice(0, app.login_stages.length);
+      if (JSON.stringify(prefix) !== JSON.stringify(app.login_stages)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['acr_values', i, 'login_stages'],
+          message: "must begin with the app's login_stages (an acr may only add stages)",
+        });
+      }
+      const dead = deadEndStage(level.login_stages);
+      if (dead) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['acr_values', i, 'login_stages', dead.stage],
+          message: `can only be met by a method already used at an earlier stage (after ${dead.after.join(', ')})`,
+        });
+      }
+    });
     const method = app.token_endpoint_auth_method;
     const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
     if (app.client_secret && app.client_secret_sha256) {
@@ -375,6 +406,11 @@ export type AppConfig = GatehouseConfig['apps'][number];
 
 /** The grant types of an app that names none. */
 export const DEFAULT_GRANT_TYPES = ['authorization_code'];
+
+/** Every method an app's logins may use: its stages and those of its acr values. */
+export function appMethods(app: Pick<AppConfig, 'login_stages' | 'acr_values'>): string[] {
+  return [...new Set([...app.login_stages, ...app.acr_values.flatMap((a) => a.login_stages)].flat())];
+}
 
 /** The keys of an app the core itself defines (the rest are plugins'). */
 export function appSchemaKeys(): string[] {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { GatehouseConfig } from '../config/schema.js';
+import { appMethods, type GatehouseConfig } from '../config/schema.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { AuthMethod, RecordStore, RequestFacts, UserRecord } from '../plugins/extensions.js';
 import type { Services } from '../services.js';
@@ -37,7 +37,7 @@ export class SetupOffers {
     const user = await this.deps.services.users.findById(flow.userId);
     const app = this.deps.config.apps.find((a) => a.client_id === flow.clientId);
     if (!user || user.status !== 'active' || !app) return null;
-    for (const id of new Set(app.login_stages.flat())) {
+    for (const id of appMethods(app)) {
       const method = this.deps.extensions.methods.get(id);
       if (!method?.page?.offer || !method.enrollment || flow.methods.includes(id)) continue;
       if (await this.deps.declined.get(`${user.id}:${id}`)) continue;

@@ -24,6 +24,8 @@ export interface OAuthClient {
   responseTypes: string[];
   scopes: string[];
   loginStages: string[][];
+  /** The acr values it offers, weakest first, each with the stages it takes (its login_stages and more). */
+  acrValues: { acr: string; stages: string[][] }[];
   /** Methods that may complete the whole login alone (`single_factor_auth`, FACE). */
   singleFactorMethods: string[];
   consentRequired: boolean;
@@ -79,6 +81,7 @@ export class ClientRegistry {
           responseTypes: app.response_types,
           scopes: app.scopes,
           loginStages: app.login_stages,
+          acrValues: app.acr_values.map((a) => ({ acr: a.acr, stages: a.login_stages })),
           singleFactorMethods: app.single_factor_methods,
           consentRequired: app.consent_required,
           tokenFormat: app.token_format,

@@ -309,6 +309,7 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'exte
   const endpointAuth = authMethods.filter((m) => m !== 'none');
   const usesJwtAuth = authMethods.some((m) => m === 'private_key_jwt' || m === 'client_secret_jwt');
   const algs = usesJwtAuth ? { signing: CLIENT_AUTH_SIGNING_ALGS } : null;
+  const acrValues = [...new Set(clients.flatMap((c) => c.acrValues.map((a) => a.acr)))];
   return {
     issuer: deps.config.issuer,
     ...endpointUrls(deps.config.issuer),
@@ -329,13 +330,15 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'exte
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: deps.config.oauth.signing_algs,
     claims_supported: [
-      ...['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'sid', 'azp', 'at_hash', 'c_hash'],
+      ...['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'amr', 'sid', 'azp', 'at_hash', 'c_hash'],
+      ...(acrValues.length ? ['acr'] : []),
       ...USER_CLAIMS,
     ],
     claims_parameter_supported: true,
     // Request objects (RFC 9101) are refused with request_not_supported / request_uri_not_supported.
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
+    ...(acrValues.length ? { acr_values_supported: acrValues } : {}),
     prompt_values_supported: ['none', 'login', 'consent'],
     verification_methods_supported: deps.extensions.methods.ids(),
   };

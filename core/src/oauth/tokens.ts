@@ -112,6 +112,8 @@ export interface NewCode {
   grantTtlSeconds: number;
   /** The `claims` request parameter: kept on the grant, so refreshed ID tokens repeat it. */
   claims?: ClaimsRequest | null;
+  /** The acr the login met, for the ID tokens of the grant. */
+  acr?: string | null;
 }
 
 /**
@@ -221,6 +223,7 @@ export class TokenService {
         amr: input.amr,
         ...(input.sid ? { sid: input.sid } : {}),
         ...(input.claims ? { claims: input.claims as JsonObject } : {}),
+        ...(input.acr ? { acr: input.acr } : {}),
       },
     });
     const code = randomToken(32); // 256 bits (CS EnsureMinimumAuthorizationCodeLength: ≥ 128)
@@ -310,6 +313,7 @@ export class TokenService {
     const amr = input.idToken?.amr ?? (input.grantData?.amr as string[] | undefined) ?? [];
     const sid = (grant?.data.sid ?? input.grantData?.sid) as string | undefined;
     const claimsRequest = (grant?.data.claims ?? input.grantData?.claims) as ClaimsRequest | undefined;
+    const acr = (grant?.data.acr ?? input.grantData?.acr) as string | undefined;
 
     let accessToken: string;
     if (client.tokenFormat === 'jwt') {
@@ -395,6 +399,7 @@ export class TokenService {
           ...(id.nonce ? { nonce: id.nonce } : {}),
           ...(id.authTime ? { auth_time: id.authTime } : {}),
           ...(id.amr?.length ? { amr: id.amr } : {}),
+          ...(acr ? { acr } : {}),
           ...(sid ? { sid } : {}),
           azp: client.clientId,
           at_hash: halfHash(accessToken, client.idTokenAlg),

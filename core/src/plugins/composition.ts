@@ -12,18 +12,21 @@ const known = (ids: string[]) => (ids.length ? ids.join(', ') : 'none');
  */
 export function checkComposition(config: GatehouseConfig, extensions: Extensions, logger: Logger): void {
   const methods = extensions.methods.ids();
-  config.apps.forEach((app, i) =>
-    app.login_stages.forEach((stage, j) =>
+  const checkStages = (stages: string[][], path: string) =>
+    stages.forEach((stage, j) =>
       stage.forEach((method, k) => {
         if (!extensions.methods.has(method)) {
           throw new BootError(
             'CONFIG_INVALID',
-            `apps[${i}].login_stages[${j}][${k}]: no method "${method}" is registered (known: ${known(methods)})`,
+            `${path}[${j}][${k}]: no method "${method}" is registered (known: ${known(methods)})`,
           );
         }
       }),
-    ),
-  );
+    );
+  config.apps.forEach((app, i) => {
+    checkStages(app.login_stages, `apps[${i}].login_stages`);
+    app.acr_values.forEach((level, l) => checkStages(level.login_stages, `apps[${i}].acr_values[${l}].login_stages`));
+  });
 
   config.apps.forEach((app, i) =>
     app.single_factor_methods.forEach((id, j) => {

@@ -43,6 +43,7 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     responseTypes: ['code'],
     scopes: ['openid', 'profile', 'email', 'offline_access'],
     loginStages: [],
+    acrValues: [],
     singleFactorMethods: [],
     consentRequired: false,
     tokenFormat: 'opaque',

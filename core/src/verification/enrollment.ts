@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { AppConfig } from '../config/schema.js';
+import { appMethods, type AppConfig } from '../config/schema.js';
 import { ApiError } from '../errors.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { AppSettings } from '../plugins/values.js';
@@ -166,7 +166,7 @@ export class EnrollmentService {
    */
   async overview(user: UserRecord, app: AppConfig, request: RequestFacts, logger: Logger): Promise<JsonObject> {
     const methods: JsonObject[] = [];
-    for (const id of new Set(app.login_stages.flat())) {
+    for (const id of appMethods(app)) {
       const method = this.deps.extensions.methods.get(id);
       if (!method) continue;
       methods.push({

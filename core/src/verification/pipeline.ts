@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { AppConfig } from '../config/schema.js';
+import { appMethods, type AppConfig } from '../config/schema.js';
 import type { AuthMethod, MethodContext, RequestFacts, UploadedFile, UserRecord } from '../plugins/extensions.js';
 import { verificationError, verificationErrorWithStatus } from './errors.js';
 import type { Exchange } from './exchanges.js';
@@ -155,7 +155,7 @@ export const noForeignFields: Step = (s, deps) => {
 
 export const methodEnabled: Step = async (s, deps) => {
   const app = deps.findApp(s.flow!.clientId);
-  if (!app || !app.login_stages.some((stage) => stage.includes(s.method.id))) {
+  if (!app || !appMethods(app).includes(s.method.id)) {
     throw verificationError('METHOD_NOT_ENABLED', `${s.method.id} is not enabled for this app`);
   }
   s.app = app;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { AppConfig, GatehouseConfig } from '../config/schema.js';
+import { appMethods, type AppConfig, type GatehouseConfig } from '../config/schema.js';
 import { ApiError } from '../errors.js';
 import type { Extensions } from '../plugins/loader.js';
 import type {
@@ -168,7 +168,8 @@ export class VerificationService {
   /** A step-up stage: any method of the app not used in this login yet (registered ones). */
   stepUpMethods(clientId: string, used: Iterable<string>): string[] {
     const done = new Set(used);
-    const all = [...new Set((this.app(clientId)?.login_stages ?? []).flat())];
+    const app = this.app(clientId);
+    const all = app ? appMethods(app) : [];
     return all.filter((m) => !done.has(m) && this.deps.extensions.methods.has(m));
   }
 
@@ -181,7 +182,7 @@ export class VerificationService {
     const fields = named === undefined ? input.fields : { ...input.fields, identifier: named };
     const flow = await this.activeFlow(fields.request_id);
     const app = this.app(flow.clientId);
-    if (!app || !app.login_stages.some((stage) => stage.includes(method.id))) {
+    if (!app || !appMethods(app).includes(method.id)) {
       throw verificationError('METHOD_NOT_ENABLED', `${method.id} is not enabled for this app`);
     }
     if (!(flow.stages[flow.stage] ?? []).includes(method.id)) {
@@ -741,8 +742,7 @@ export class VerificationService {
     const method = this.deps.extensions.methods.get(input.method);
     if (!method) return { ok: false, reason: 'method_not_registered' };
     const app = this.app(input.clientId);
-    if (!app?.login_stages.some((stage) => stage.includes(method.id)))
-      return { ok: false, reason: 'method_not_enabled' };
+    if (!app || !appMethods(app).includes(method.id)) return { ok: false, reason: 'method_not_enabled' };
     const found = await this.deps.services.users.findByIdentifier(input.identifier);
     const usable =
       found && found.status === 'active'

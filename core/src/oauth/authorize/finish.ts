@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import type { JsonObject } from '../../plugins/extensions.js';
+import { achievedAcr } from '../acr.js';
 import type { LoginFlow } from '../../verification/flows.js';
 import type { OAuthClient } from '../clients.js';
 import type { Session } from '../sessions.js';
@@ -27,6 +28,8 @@ export async function finish(
   if (session) await sessions.addClient(session, client.clientId);
   const sid = session?.sid ?? null;
   const authTime = ctx.authTimeOf(flow);
+  // The strongest authentication context this login met (the ID token's acr), if the app names any.
+  const acr = achievedAcr(client, flow.methods);
   if (request.response_type === 'code') {
     const code = await tokens.createCode({
       clientId: client.clientId,
@@ -43,6 +46,7 @@ export async function finish(
       ttlSeconds: client.codeTtl,
       grantTtlSeconds: client.refreshTokenTtl,
       claims: request.claims ?? null,
+      acr,
     });
     log.info({ client: client.clientId }, 'authorization code issued');
     return ctx.respond(res, request, { code });
@@ -59,6 +63,7 @@ export async function finish(
       amr: flow.amr,
       ...(sid ? { sid } : {}),
       ...(request.claims ? { claims: request.claims as JsonObject } : {}),
+      ...(acr ? { acr } : {}),
     },
   });
   log.info({ client: client.clientId }, 'implicit access token issued');

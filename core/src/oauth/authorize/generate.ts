@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { ok } from '../../http/envelope.js';
 import type { JsonObject } from '../../plugins/extensions.js';
+import { stagesFor } from '../acr.js';
 import { OAuthError } from '../errors.js';
 import type { AuthorizeContext } from './context.js';
 import { ErrorPage, RedirectError, validate } from './request.js';
@@ -47,7 +48,7 @@ export function generateAuthorization(ctx: AuthorizeContext): RequestHandler {
     }
     const flow = await flows.create({
       clientId: client.clientId,
-      stages: client.loginStages,
+      stages: stagesFor(client, request),
       ttlSeconds: config.verification.flow_ttl,
       params: { oauth: request as unknown as JsonObject, unclaimed: true },
     });

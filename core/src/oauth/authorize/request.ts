@@ -25,6 +25,8 @@ export interface AuthorizationRequest {
   ui_locales?: string | null;
   /** OIDC Core §5.5: claims asked for one by one, for userinfo and the ID token. */
   claims?: ClaimsRequest | null;
+  /** OIDC Core §3.1.2.1: authentication context classes wanted, in order of preference. */
+  acr_values?: string[] | null;
 }
 
 /** A failure before the redirect URI is trusted: shown as a page, never redirected (RFC 6749 §4.1.2.1). */
@@ -152,6 +154,13 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
       throw fail('invalid_request', (err as Error).message);
     }
   }
+  if (q.acr_values !== undefined) {
+    const values = q.acr_values.split(' ').filter(Boolean);
+    if (values.length > 10 || values.some((v) => !/^[\x21-\x7e]{1,255}$/.test(v))) {
+      throw fail('invalid_request', 'malformed acr_values');
+    }
+    base.acr_values = values;
+  }
   if (q.max_age !== undefined) {
     if (!/^\d{1,9}$/.test(q.max_age)) throw fail('invalid_request', 'max_age must be a non-negative integer');
     base.max_age = Number(q.max_age);
@@ -195,6 +204,7 @@ export function authorizeUrlOf(request: AuthorizationRequest): string {
     ['max_age', request.max_age],
     ['ui_locales', request.ui_locales ?? null],
     ['claims', request.claims ? JSON.stringify(request.claims) : null],
+    ['acr_values', request.acr_values?.join(' ') ?? null],
   ];
   for (const [k, v] of optional) if (v !== null) q.set(k, String(v));
   const prompt = request.prompt.filter((p) => p !== 'none');

@@ -4,6 +4,7 @@ import type { JsonObject } from '../../plugins/extensions.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 import { requestFacts } from '../../verification/context.js';
 import { readCookie } from '../../http/cookies.js';
+import { stagesFor } from '../acr.js';
 import { OAuthError } from '../errors.js';
 import { errorPage } from '../pages.js';
 import { flowCookieNames, MAX_FLOW_COOKIES } from './browser.js';
@@ -43,9 +44,11 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
     try {
       if (!client.loginStages.length)
         throw new OAuthError('server_error', 'the app has no login stages configured', 500);
+      // The stages of the acr asked for: a session short of them is asked for what is missing (step-up).
+      const loginStages = stagesFor(client, request);
       const decision = await sso.decide(await sessions.get(readCookie(req, ctx.sessionCookie)), {
         clientId: client.clientId,
-        loginStages: client.loginStages,
+        loginStages,
         singleFactorMethods: client.singleFactorMethods,
         prompt: request.prompt,
         maxAge: request.max_age,
@@ -66,7 +69,7 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       const flow = await flows.create({
         clientId: client.clientId,
         ...(decision.kind === 'none'
-          ? { stages: client.loginStages }
+          ? { stages: loginStages }
           : { stages: decision.stages, userId: decision.userId, carried: decision.carried }),
         ttlSeconds: config.verification.flow_ttl,
         params: { oauth: request as unknown as JsonObject, binding: sha256(bindingValue) },
