@@ -460,6 +460,24 @@ describe('OAuth authorization endpoint (checklist §1)', function () {
       expect(callback.searchParams.get('iss')).to.equal(server.issuer);
     });
 
+    it('id_token_hint: the signed-in user’s own ID token → SSO; another user’s → login_required with prompt=none, a fresh login without', async function () {
+      const browser = new Browser(server);
+      const mine = await redeem(server, await obtainCode(server, user, { browser }));
+      const other = await server.user('hint');
+      const theirs = await redeem(server, await obtainCode(server, other));
+      const hinted = (hint: string, extra: Record<string, string> = {}) =>
+        browser.get(authorizePath(webParams({ id_token_hint: hint, ...extra })));
+
+      const sso = locationOf(await hinted(mine.body.id_token as string, { prompt: 'none' }), server);
+      expect(sso.pathname).to.equal('/api/oauth2/authorize/resume');
+      const refused = await hinted(theirs.body.id_token as string, { prompt: 'none' });
+      expectErrorRedirect(refused, server, WEB_CB, 'login_required', 'st-1');
+      const fresh = locationOf(await hinted(theirs.body.id_token as string), server);
+      expect(fresh.pathname).to.equal('/login');
+      const bogus = await hinted('eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.');
+      expectErrorRedirect(bogus, server, WEB_CB, 'invalid_request', 'st-1');
+    });
+
     it('prompt=login forces a login despite the session', async function () {
       const browser = new Browser(server);
       await obtainCode(server, user, { browser });

@@ -27,6 +27,8 @@ export interface AuthorizationRequest {
   claims?: ClaimsRequest | null;
   /** OIDC Core §3.1.2.1: authentication context classes wanted, in order of preference. */
   acr_values?: string[] | null;
+  /** OIDC Core §3.1.2.1: an ID token naming the user the app expects (read at the start only). */
+  id_token_hint?: string | null;
 }
 
 /** A failure before the redirect URI is trusted: shown as a page, never redirected (RFC 6749 §4.1.2.1). */
@@ -160,6 +162,10 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
       throw fail('invalid_request', 'malformed acr_values');
     }
     base.acr_values = values;
+  }
+  if (q.id_token_hint !== undefined) {
+    if (q.id_token_hint.length > 8192) throw fail('invalid_request', 'id_token_hint is too long');
+    base.id_token_hint = q.id_token_hint;
   }
   if (q.max_age !== undefined) {
     if (!/^\d{1,9}$/.test(q.max_age)) throw fail('invalid_request', 'max_age must be a non-negative integer');

@@ -46,7 +46,8 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
         throw new OAuthError('server_error', 'the app has no login stages configured', 500);
       // The stages of the acr asked for: a session short of them is asked for what is missing (step-up).
       const loginStages = stagesFor(client, request);
-      const decision = await sso.decide(await sessions.get(readCookie(req, ctx.sessionCookie)), {
+      const hinted = await hintedUser(deps.logout, request.id_token_hint);
+      const signedIn = await sso.decide(await sessions.get(readCookie(req, ctx.sessionCookie)), {
         clientId: client.clientId,
         loginStages,
         singleFactorMethods: client.singleFactorMethods,
@@ -55,6 +56,12 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
         request: requestFacts(req, undefined, deps.device),
         logger: req.log,
       });
+      // A session of another user than the app's id_token_hint names is not used (OIDC Core §3.1.2.1).
+      const otherUser = hinted !== null && signedIn.kind !== 'none' && signedIn.userId !== hinted;
+      if (otherUser && request.prompt.includes('none')) {
+        throw new OAuthError('login_required', 'the signed-in user is not the one id_token_hint names');
+      }
+      const decision: typeof signedIn = otherUser ? { kind: 'none' } : signedIn;
       if (request.prompt.includes('none')) {
         if (decision.kind === 'none' || (decision.kind === 'login' && decision.stale))
           throw new OAuthError('login_required', 'the user must sign in (again)');
@@ -72,7 +79,8 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
           ? { stages: loginStages }
           : { stages: decision.stages, userId: decision.userId, carried: decision.carried }),
         ttlSeconds: config.verification.flow_ttl,
-        params: { oauth: request as unknown as JsonObject, binding: sha256(bindingValue) },
+        // The hint is spent: the flow need not carry an ID token around.
+        params: { oauth: { ...request, id_token_hint: null } as unknown as JsonObject, binding: sha256(bindingValue) },
       });
       // Abandoned sign-ins leave their cookies until the flow expires: past a cap, the oldest go
       // (their flows can no longer continue), so a busy browser never reaches the header limit.
@@ -93,4 +101,12 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       throw err;
     }
   };
+}
+
+/** The subject of an id_token_hint: an ID token this server signed (expired ones too); refused otherwise. */
+async function hintedUser(logout: AuthorizeContext['deps']['logout'], hint: string | null | undefined) {
+  if (!hint) return null;
+  const read = await logout.readIdTokenHint(hint);
+  if (!read) throw new OAuthError('invalid_request', 'id_token_hint is not an ID token of this server');
+  return read.sub;
 }
