@@ -9,7 +9,8 @@ import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
 import type { ClientRegistry, OAuthClient } from '../clients.js';
 import type { LogoutService } from '../logout.js';
 import type { LoginUi } from '../../login/custom-ui.js';
-import { errorPage, formPostPage } from '../pages.js';
+import { errorPage, formPostPage, type PageContext } from '../pages.js';
+import { queryUiLocales, type Locales } from '../../i18n/locales.js';
 import type { SessionStore } from '../sessions.js';
 import type { SingleSignOn } from '../sso.js';
 import type { TokenService } from '../tokens.js';
@@ -39,6 +40,8 @@ export interface AuthorizeDeps {
   clock: Clock;
   /** An app's own login UI (login_page_url): where its flows go. */
   loginUi: LoginUi;
+  /** The pages' messages. */
+  locales: Locales;
 }
 
 /**
@@ -57,6 +60,14 @@ export class AuthorizeContext {
     // Every flow started writes a row: one address may not start them without bound.
     const perIp = deps.config.oauth.authorize_per_ip_per_minute;
     this.flowStarts = perIp ? new WindowLimiter(perIp, 60_000, () => deps.clock.now().getTime()) : null;
+  }
+
+  /**
+   * A page's base and messages: in the language of the sign-in request's `ui_locales` (or the
+   * page URL's own, before a request is valid), then of the browser.
+   */
+  pageFor(req: Request, request?: Pick<AuthorizationRequest, 'ui_locales'> | null): PageContext {
+    return { base: this.page.base, t: this.deps.locales.for(req, request?.ui_locales ?? queryUiLocales(req)) };
   }
 
   /** Seconds this address must wait before starting another flow (/authorize or generate), if any. */
@@ -107,7 +118,7 @@ export class AuthorizeContext {
 
   /** An error shown as a page: before the redirect URI is trusted, or for a broken form. */
   showError(res: Response, err: ErrorPage): void {
-    errorPage(res, this.page, err.status, err.code, err.message);
+    errorPage(res, this.pageFor(res.req), err.status, err.code, err.message);
   }
 
   /** Sends the response to the redirect URI with `state` and `iss` (RFC 9207), in the response mode. */
@@ -118,7 +129,9 @@ export class AuthorizeContext {
       iss: this.deps.config.issuer,
     };
     res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
-    if (request.response_mode === 'form_post') return formPostPage(res, this.page, request.redirect_uri, all);
+    if (request.response_mode === 'form_post') {
+      return formPostPage(res, this.pageFor(res.req, request), request.redirect_uri, all);
+    }
     const url = new URL(request.redirect_uri);
     if (request.response_mode === 'fragment') {
       url.hash = new URLSearchParams(all).toString();

@@ -25,7 +25,7 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       res.set('Retry-After', String(wait));
       return errorPage(
         res,
-        page,
+        ctx.pageFor(req),
         429,
         'temporarily_unavailable',
         'Too many sign-in requests from this address; try again shortly.',
