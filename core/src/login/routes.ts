@@ -122,7 +122,8 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     return {
       name: user.username,
       signOutCsrf: session?.userId === user.id ? logoutCsrf(cookie!) : null,
-      restartUrl: request ? `${base}${authorizeUrlOf(request)}` : null,
+      // Someone else signs in: the app's guess at who it is no longer helps.
+      restartUrl: request ? `${base}${authorizeUrlOf({ ...request, login_hint: null })}` : null,
     };
   };
 
@@ -227,7 +228,7 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     const flow = await deps.flows.get(String(req.params.requestId));
     if (!flow || flowProblem(flow, deps.clock.now())) throw verificationError('REQUEST_NOT_FOUND');
     const client = deps.clients.get(flow.clientId);
-    const oauth = flow.params.oauth as { ui_locales?: unknown } | undefined;
+    const oauth = flow.params.oauth as { ui_locales?: unknown; login_hint?: unknown } | undefined;
     ok(res, {
       requestId: flow.id,
       client_id: flow.clientId,
@@ -237,6 +238,7 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
       stage: flow.stage + 1,
       stages: flow.stages.length,
       ui_locales: typeof oauth?.ui_locales === 'string' ? oauth.ui_locales : null,
+      login_hint: typeof oauth?.login_hint === 'string' && !flow.userId ? oauth.login_hint : null,
     });
   });
 

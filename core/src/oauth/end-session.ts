@@ -124,7 +124,8 @@ export function endSessionRoutes(deps: EndSessionDeps): Router {
   async function restartOf(req: Request, requestId: string): Promise<string | null> {
     const flow = await deps.flows.get(requestId);
     if (!flow || flow.status !== 'active' || !flow.params.oauth || !deps.binding.isBound(req, flow)) return null;
-    return `${base}${authorizeUrlOf(flow.params.oauth as unknown as AuthorizationRequest)}`;
+    // Someone else signs in: the app's guess at who it is no longer helps.
+    return `${base}${authorizeUrlOf({ ...(flow.params.oauth as unknown as AuthorizationRequest), login_hint: null })}`;
   }
 
   const answer = (req: Request, res: Response, read: () => Record<string, string>, confirmed: boolean) => {
