@@ -5,6 +5,7 @@ import { formBody } from '../http/parsers.js';
 import { sendReply, type Endpoint, type FastRoute, type Reply } from '../http/fast-routes.js';
 import { lazyLogger } from '../http/logging.js';
 import type { Extensions } from '../plugins/loader.js';
+import type { Locales } from '../i18n/locales.js';
 import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
 import { clientIp, requestFacts } from '../verification/context.js';
@@ -41,6 +42,8 @@ export interface OAuthDeps {
   verification: VerificationService;
   extensions: Extensions;
   users: UserService;
+  /** The hosted pages' languages, for `ui_locales_supported`. */
+  locales: Locales;
 }
 
 export function endpointUrls(issuer: string) {
@@ -287,7 +290,9 @@ function visibleTo(info: TokenInfo, caller: OAuthClient | 'bearer'): boolean {
 }
 
 /** Generated from what is registered: grant plugins, clients, methods. Never hand-written. */
-export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions'>): Record<string, unknown> {
+export function buildMetadata(
+  deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' | 'locales'>,
+): Record<string, unknown> {
   const clients = deps.clients.all();
   const registeredGrants = deps.extensions.grants.ids();
   const usedGrants = new Set(clients.flatMap((c) => c.grantTypes));
@@ -324,6 +329,7 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'exte
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
     subject_types_supported: ['public'],
+    ui_locales_supported: deps.locales.supported,
     id_token_signing_alg_values_supported: deps.config.oauth.signing_algs,
     claims_supported: [
       'sub',
@@ -342,7 +348,7 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'exte
       'email',
       'phone_number',
     ],
-    prompt_values_supported: ['none', 'login', 'consent'],
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     verification_methods_supported: deps.extensions.methods.ids(),
   };
 }

@@ -3,7 +3,7 @@ import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
 import { WindowLimiter } from '../../http/rate-limit.js';
 import { clientIp } from '../../verification/context.js';
-import type { RecordStore } from '../../plugins/extensions.js';
+import type { RecordStore, UserRecord } from '../../plugins/extensions.js';
 import type { Clock } from '../../services.js';
 import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
 import type { ClientRegistry, OAuthClient } from '../clients.js';
@@ -42,6 +42,8 @@ export interface AuthorizeDeps {
   loginUi: LoginUi;
   /** The pages' messages. */
   locales: Locales;
+  /** Who a session is, for the account choice (`prompt=select_account`). */
+  users: { findById(id: string): Promise<UserRecord | null> };
 }
 
 /**
@@ -88,13 +90,13 @@ export class AuthorizeContext {
     this.dropCookie(res, this.deps.binding.flowCookie(flow.id));
   }
 
-  /** The flow of this browser: known, bound to its cookie, in the expected state. */
-  async boundFlow(req: Request, requestId: unknown, status: LoginFlow['status']) {
+  /** The flow of this browser: known, bound to its cookie, in the expected state (one of them). */
+  async boundFlow(req: Request, requestId: unknown, status: LoginFlow['status'] | LoginFlow['status'][]) {
     const flow = typeof requestId === 'string' ? await this.deps.flows.get(requestId) : null;
     if (!flow || typeof flow.params.binding !== 'string' || !this.deps.binding.isBound(req, flow)) {
       throw new ErrorPage(400, 'invalid_request', 'This sign-in is unknown or was started in another browser.');
     }
-    if (flow.status !== status || flow.expiresAt.getTime() <= this.deps.clock.now().getTime()) {
+    if (![status].flat().includes(flow.status) || flow.expiresAt.getTime() <= this.deps.clock.now().getTime()) {
       throw new ErrorPage(
         400,
         'invalid_request',
