@@ -115,7 +115,7 @@ describe('hosted pages: locales, login_hint, prompt=select_account and prompt=cr
       expect(html).to.include('Step 1 of 2');
     });
 
-    it('German error pages: the login page’s own, and the authorization and logout endpoints’', async function () {
+    it('German error pages (the login page’s, the authorization and logout endpoints’) and the device binding page', async function () {
       const browser = new Browser(server);
       const unknown = await browser.get('/login?request_id=no-such-request', { 'Accept-Language': 'de' });
       expect(unknown.status).to.equal(404);
@@ -139,6 +139,13 @@ describe('hosted pages: locales, login_hint, prompt=select_account and prompt=cr
       const logoutPage = await logout.text();
       expect(langOf(logoutPage)).to.equal('de');
       expect(logoutPage).to.include('(invalid_request)');
+
+      // The device binding link, opened in a browser instead of the authenticator app.
+      const binding = await browser.get('/devices/bind', { 'Accept-Language': 'de-DE,de;q=0.9,en;q=0.5' });
+      expect(binding.status).to.equal(200);
+      const bindingPage = await binding.text();
+      expect(langOf(bindingPage)).to.equal('de');
+      expect(titleOf(bindingPage)).to.equal('Öffnen Sie diesen Link in Ihrer Authenticator-App');
     });
 
     it('discovery lists the locales (built-in and the deployment’s) and the prompt values that work', async function () {
