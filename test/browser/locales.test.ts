@@ -32,12 +32,10 @@ describe('a German login page (Chromium, issue 13)', function () {
     profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-profile-'));
     context = await launchChromium(profile, ['--lang=en-US']);
     // Runs before any page script (and outside the page's CSP): records what the CSP blocks.
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => {
-        const seen = ((window as unknown as { __csp?: string[] }).__csp ??= []);
-        seen.push(`${e.violatedDirective} ${e.blockedURI}`);
-      });
-    });
+    await context.addInitScript(
+      "document.addEventListener('securitypolicyviolation', (e) => " +
+        '(window.__csp = window.__csp || []).push(e.violatedDirective + " " + e.blockedURI));',
+    );
     page = context.pages()[0] ?? (await context.newPage());
     page.on('console', (message) => {
       if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
@@ -53,7 +51,7 @@ describe('a German login page (Chromium, issue 13)', function () {
 
   /** The violations the page's own listener saw, plus the console's. */
   async function cspViolations(): Promise<string[]> {
-    const seen = await page.evaluate(() => (window as unknown as { __csp?: string[] }).__csp ?? []);
+    const seen = (await page.evaluate('window.__csp || []')) as string[];
     return [...seen, ...violations];
   }
 
