@@ -131,7 +131,17 @@ describe('locales: the built-in catalogs', () => {
     expect(used.size).to.be.greaterThan(40);
     expect([...used].filter((key) => en[key] === undefined && !key.startsWith('js.error.'))).to.deep.equal([]);
     // Keys built at run time: the login page's error pages and the device module's states.
-    for (const name of ['missing', 'unknown', 'expired', 'completed', 'no_client', 'other_browser', 'no_method']) {
+    const pageErrors = [
+      'missing',
+      'unknown',
+      'expired',
+      'completed',
+      'no_client',
+      'other_browser',
+      'no_method',
+      'none_set_up',
+    ];
+    for (const name of pageErrors) {
       expect(en[`login.error.${name}.title`], name).to.be.a('string');
       expect(en[`login.error.${name}.text`], name).to.be.a('string');
     }

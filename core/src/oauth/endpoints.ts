@@ -41,9 +41,9 @@ export interface OAuthDeps {
   replay: AssertionReplayStore;
   verification: VerificationService;
   extensions: Extensions;
-  users: UserService;
   /** The hosted pages' languages, for `ui_locales_supported`. */
   locales: Locales;
+  users: UserService;
 }
 
 export function endpointUrls(issuer: string) {
