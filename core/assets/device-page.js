@@ -2,22 +2,23 @@
 // push, show the number to pick on the device (number matching), then wait on the status with
 // long polls and continue the login once the device completed the method. The core serves this
 // file under /login/methods/<METHOD>/<hash>/device-page.js, so the path names the method.
+// What it says comes from the page's messages (`js.device.*` in core/locales).
 'use strict';
 
 const method = decodeURIComponent(new URL(import.meta.url).pathname.split('/').slice(-3)[0]);
 
-/** What the user is told in each state of the push. */
+/** What the user is told in each state of the push: its message key under `js.device.`. */
 const SAID = {
-  INITIATED: (device) => 'We sent a request to ' + device + '. Open it there to continue.',
-  PUSH_ACKNOWLEDGED: () => 'Request opened on your device. Approve it there.',
-  ALLOWED: () => 'Approved on your device. Finishing…',
+  INITIATED: 'initiated',
+  PUSH_ACKNOWLEDGED: 'acknowledged',
+  ALLOWED: 'allowed',
 };
 /** The ends of a push that are not a success, as errors the page shows. */
 const ENDED = {
-  DENIED: 'The request was denied on your device. If that was not you, change your password.',
-  CANCELLED: 'The request was cancelled. Try again.',
-  EXPIRED: 'The request expired. Try again.',
-  CONSUMED: 'The request was already used. Try again.',
+  DENIED: 'denied',
+  CANCELLED: 'cancelled',
+  EXPIRED: 'expired',
+  CONSUMED: 'consumed',
 };
 
 function numberBox(section) {
@@ -33,18 +34,19 @@ function numberBox(section) {
 
 window.GatehouseLogin.register(method, {
   async start(ctx) {
+    const message = (name, vars) => ctx.t('js.device.' + name, null, vars);
     const data = await ctx.initiate();
     const box = numberBox(ctx.section);
-    const device = data.medium_text || 'your device';
+    const device = data.medium_text || message('yours');
     if (data.push_selected_number !== undefined) {
       box.hidden = false;
       box.textContent = String(data.push_selected_number);
-      box.title = 'Pick this number on ' + device;
+      box.title = message('pick', { device });
     } else {
       box.hidden = true;
     }
     let state = 'INITIATED';
-    ctx.say(SAID.INITIATED(device), false);
+    ctx.say(message(SAID.INITIATED, { device }), false);
     for (;;) {
       const now = await ctx.status(data.status_id, state);
       if (now.status === state) continue;
@@ -55,9 +57,9 @@ window.GatehouseLogin.register(method, {
       }
       if (ENDED[state]) {
         box.hidden = true;
-        throw { code: 'PUSH_' + state, error: ENDED[state] };
+        throw { code: 'PUSH_' + state, error: message(ENDED[state]) };
       }
-      if (SAID[state]) ctx.say(SAID[state](device), false);
+      if (SAID[state]) ctx.say(message(SAID[state], { device }), false);
     }
   },
 });

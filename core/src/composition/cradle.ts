@@ -15,6 +15,7 @@ import type { UserProfiles } from '../users/profile.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { PageModules } from '../login/modules.js';
+import type { Locales } from '../i18n/locales.js';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
 import type { BrowserBinding } from '../oauth/authorize/index.js';
 import type { ClientAuthenticator } from '../oauth/client-auth.js';
@@ -110,5 +111,7 @@ export interface Cradle {
   binding: BrowserBinding;
   device: DeviceCookie;
   pageModules: PageModules;
+  /** The pages' message catalogs (core/locales and `locales.messages_dir`). */
+  locales: Locales;
   loginRedirects: LoginRedirects;
 }

@@ -313,6 +313,15 @@ const maintenanceSchema = z.strictObject({
   event_retention_days: z.number().int().positive().default(90),
 });
 
+/** The hosted pages' languages (docs/locales.md). */
+const localesSchema = z.strictObject({
+  /**
+   * A directory of `<locale>.json` message files (relative to the working directory) that
+   * override the built-in messages and add locales.
+   */
+  messages_dir: z.string().min(1).optional(),
+});
+
 const oauthSchema = z.strictObject({
   /** Browser session (SSO) lifetime in seconds; NIST 800-63B AAL2 allows at most 24 h. */
   session_ttl: z.number().int().positive().max(86_400).default(86_400),
@@ -348,6 +357,7 @@ export const configSchema = z
     oauth: oauthSchema.default(oauthSchema.parse({})),
     maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
     notifications: notificationsSchema.default(notificationsSchema.parse({})),
+    locales: localesSchema.default({}),
     plugins: z.array(pluginEntrySchema).default([]),
     apps: z.array(appSchema).default([]),
   })

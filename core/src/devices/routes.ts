@@ -3,7 +3,8 @@ import type { GatehouseConfig } from '../config/schema.js';
 import { ok } from '../http/envelope.js';
 import { jsonBody } from '../http/parsers.js';
 import { pageHeaders } from '../login/headers.js';
-import { html } from '../login/html.js';
+import type { Locales } from '../i18n/locales.js';
+import { renderNoticePage } from '../login/page.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
@@ -30,6 +31,7 @@ export interface DeviceRouteDeps {
   tokens: TokenService;
   users: UserService;
   clock: Clock;
+  locales: Locales;
 }
 
 const json = jsonBody('16kb');
@@ -60,27 +62,10 @@ export function deviceRoutes(deps: DeviceRouteDeps): Router {
   });
 
   // The link in the QR code, opened in a browser instead of the app: say what it is for.
-  router.get(BINDING_LINK_PATH, (_req, res) => {
+  router.get(BINDING_LINK_PATH, (req, res) => {
+    const page = { base: deps.issuerPath, t: deps.locales.for(req) };
     pageHeaders(res);
-    res.type('html').send(
-      html`<!doctype html>
-        <html lang="en">
-          <head>
-            <meta charset="utf-8" />
-            <title>Set up your authenticator app</title>
-            <meta name="viewport" content="width=device-width, initial-scale=1" />
-          </head>
-          <body>
-            <main>
-              <h1>Open this link in your authenticator app</h1>
-              <p>
-                This link binds your authenticator app to your account. Scan the QR code with the app, or open this link
-                on the phone where the app is installed.
-              </p>
-            </main>
-          </body>
-        </html>`.value,
-    );
+    res.send(renderNoticePage(page, page.t.t('device_link.title'), page.t.t('device_link.text')));
   });
 
   router.post(INBOX_PATH, json, async (req, res) => {

@@ -15,13 +15,46 @@ function asset(body: string, contentType: string): Asset {
   return { body, contentType, version: createHash('sha256').update(body).digest('hex').slice(0, 16) };
 }
 
+/**
+ * The pages' message lookup, loaded before the login and offer scripts: a page hands its
+ * messages to its scripts in `data-messages` (JSON in an attribute: no inline script for the
+ * CSP to allow).
+ */
+export const MESSAGES_JS: Asset = asset(
+  String.raw`// Gatehouse hosted pages: GatehouseMessages.of(root) answers t(key, fallback, vars), the message
+// of root's data-messages with its {name} placeholders filled in; without the key, fallback,
+// else the key itself.
+'use strict';
+(function () {
+  const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+  window.GatehouseMessages = {
+    of(root) {
+      let messages = {};
+      try {
+        messages = JSON.parse(root.dataset.messages || '{}');
+      } catch {
+        messages = {};
+      }
+      return function t(key, fallback, vars) {
+        const text = has(messages, key) ? messages[key] : fallback === undefined || fallback === null ? key : fallback;
+        return String(text).replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) =>
+          vars && has(vars, name) ? String(vars[name]) : whole,
+        );
+      };
+    },
+  };
+})();
+`,
+  'text/javascript; charset=utf-8',
+);
+
 /** The browser script of the login page: vanilla JS, no dependencies, no build step. */
 export const LOGIN_JS: Asset = asset(
   String.raw`// Gatehouse hosted login page. Walks one stage: initiate the chosen method, verify its proof,
 // then continue the login with a real form POST so the browser follows the server's 303.
 // Every method is described by the server (its section of the form); a method with a browser
 // module registers a driver with window.GatehouseLogin.register(id, driver) and runs its own
-// ceremony through the context it is given (initiate, verify, say).
+// ceremony through the context it is given (initiate, verify, say, t).
 'use strict';
 (function () {
   const $ = (id) => document.getElementById(id);
@@ -37,7 +70,7 @@ export const LOGIN_JS: Asset = asset(
   const requestId = root.dataset.requestId;
   const sub = root.dataset.sub || '';
   const api = (root.dataset.base || '') + '/verification-srv/authentication/';
-  const GENERIC = 'That did not work. Check and try again.';
+  const t = window.GatehouseMessages.of(root);
   // After these the exchange is spent: the next try starts a new one.
   const SPENT = ['TOO_MANY_ATTEMPTS', 'EXCHANGE_EXPIRED', 'EXCHANGE_USED', 'EXCHANGE_INVALID', 'WRONG_FLOW_STAGE'];
 
@@ -92,9 +125,10 @@ export const LOGIN_JS: Asset = asset(
     message.className = 'message' + (text ? (isError ? ' error' : ' info') : '');
   }
 
+  /** The server's text as a sentence, where the page has no message of its own for the code. */
   function sentence(text) {
-    const t = String(text || 'Something went wrong. Try again.');
-    return t.charAt(0).toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? '' : '.');
+    const s = String(text || t('js.failed'));
+    return s.charAt(0).toUpperCase() + s.slice(1) + (/[.!?]$/.test(s) ? '' : '.');
   }
 
   /** Shows the chosen method's section, and its inputs once there is something to type. */
@@ -133,11 +167,11 @@ export const LOGIN_JS: Asset = asset(
         credentials: 'same-origin',
       });
     } catch {
-      throw { code: 'NETWORK', error: 'Could not reach the server. Check your connection and try again.' };
+      throw { code: 'NETWORK', error: t('js.network') };
     }
     const payload = await response.json().catch(() => null);
     if (payload && payload.success) return payload.data;
-    throw (payload && payload.error) || { code: 'HTTP_' + response.status, error: 'Something went wrong. Try again.' };
+    throw (payload && payload.error) || { code: 'HTTP_' + response.status, error: t('js.failed') };
   }
 
   async function initiate(m, extra) {
@@ -169,7 +203,7 @@ export const LOGIN_JS: Asset = asset(
     done.elements.namedItem('sub').value = userId || '';
     // This page can run a method's setup ceremony: the server may offer one before the app.
     done.elements.namedItem('offer').value = 'yes';
-    say('Verified. Continuing…', false);
+    say(t('js.verified'), false);
     done.submit();
   }
 
@@ -204,14 +238,16 @@ export const LOGIN_JS: Asset = asset(
     }
     const failed = err && err.code === 'VERIFICATION_FAILED';
     if (failed) m.inputs.forEach((input) => (input.value = ''));
-    say(failed ? GENERIC : sentence(err && err.error), true);
+    // The API's codes the page has a message for (js.error.<CODE>); else what the server said.
+    const known = err && err.code ? t('js.error.' + err.code, '') : '';
+    say(failed ? t('js.generic') : known || sentence(err && err.error), true);
     focusNext();
   }
 
   function needsIdentifier() {
     // A passkey names the user itself: it may start with the field empty.
     if (!identifier || identifier.value.trim() || current().discoverable) return false;
-    say('Enter your username, email or phone number.', true);
+    say(t('js.enter_identifier'), true);
     identifier.focus();
     return true;
   }
@@ -240,6 +276,7 @@ export const LOGIN_JS: Asset = asset(
       status,
       finish: (statusId, userId) => finish(m, statusId, userId),
       say,
+      t,
     };
   }
 
@@ -250,8 +287,8 @@ export const LOGIN_JS: Asset = asset(
       const data = await initiate(m);
       render();
       m.inputs.forEach((input) => (input.value = ''));
-      const where = data.medium_text ? ' to ' + data.medium_text : '';
-      say(sub ? 'We sent a code' + where + '.' : 'If the account can use ' + m.label + ', a code is on its way.', false);
+      const sent = data.medium_text ? t('js.code_sent_to', null, { to: data.medium_text }) : t('js.code_sent');
+      say(sub ? sent : t('js.code_maybe_sent', null, { method: m.label }), false);
       focusNext();
     });
   });
@@ -267,7 +304,7 @@ export const LOGIN_JS: Asset = asset(
     if (m.driven) {
       const driver = drivers.get(m.id);
       if (!driver) {
-        say(m.label + ' could not load. Reload the page, or choose another way.', true);
+        say(t('js.module_failed', null, { method: m.label }), true);
         return;
       }
       run(() => driver.start(context(m)));
@@ -278,7 +315,8 @@ export const LOGIN_JS: Asset = asset(
       const value = input.type === 'password' ? input.value : input.value.trim();
       if (!value) {
         const label = form.querySelector('label[for="' + input.id + '"]');
-        say('Enter the ' + (label ? label.textContent.trim().toLowerCase() : 'answer') + '.', true);
+        const name = label ? label.textContent.trim() : t('js.answer');
+        say(t('js.enter_field', null, { label: name, label_lower: name.toLowerCase() }), true);
         input.focus();
         return;
       }
@@ -325,6 +363,7 @@ export const OFFER_JS: Asset = asset(
   const message = document.getElementById('gh-message');
   const form = document.getElementById('gh-continue');
   if (!root || !accept || !form) return;
+  const t = window.GatehouseMessages.of(root);
   const drivers = new Map();
   window.GatehouseLogin = { register: (id, driver) => drivers.set(id, driver) };
 
@@ -342,20 +381,20 @@ export const OFFER_JS: Asset = asset(
     }).catch(() => null);
     const payload = response ? await response.json().catch(() => null) : null;
     if (payload && payload.success) return payload.data;
-    throw (payload && payload.error) || { code: 'NETWORK', error: 'Could not reach the server. Try again.' };
+    throw (payload && payload.error) || { code: 'NETWORK', error: t('js.offer.network') };
   }
 
   accept.addEventListener('click', async () => {
     const driver = drivers.get(root.dataset.method);
-    if (!driver || typeof driver.enroll !== 'function') return say('This could not load. Continue without it.', true);
+    if (!driver || typeof driver.enroll !== 'function') return say(t('js.offer.unavailable'), true);
     accept.disabled = true;
     try {
-      await driver.enroll({ setup: setup, say: say });
-      say('Done. Continuing…', false);
+      await driver.enroll({ setup: setup, say: say, t: t });
+      say(t('js.offer.done'), false);
       decision.value = 'done';
       form.submit();
     } catch (err) {
-      say((err && err.error) || 'That did not work. Continue without it, or try again.', true);
+      say((err && err.error) || t('js.offer.failed'), true);
       accept.disabled = false;
     }
   });

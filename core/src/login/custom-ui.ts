@@ -3,7 +3,7 @@ import type { LoginFlow } from '../verification/flows.js';
 
 /**
  * Where an app's own login UI (apps[i].login_page_url, cidaas-style) shows a flow: its URL with
- * `requestId`, `view_type` and, once the user is known, `sub` (what such a UI needs to start
+ * `requestId`, `view_type`, the request's `ui_locales` and `login_hint` and, once the user is known, `sub` (what such a UI needs to start
  * the next stage's methods) and `track_id` (what lets it set a missing method up, login-setup.ts);
  * `extra` adds `error` and `error_description` after a failed form POST. Null when the app uses
  * the hosted page.
@@ -20,8 +20,10 @@ export class LoginUi {
     const url = new URL(page);
     url.searchParams.set('requestId', flow.id);
     url.searchParams.set('view_type', 'login');
-    const locales = (flow.params.oauth as { ui_locales?: unknown } | undefined)?.ui_locales;
-    if (typeof locales === 'string' && locales) url.searchParams.set('ui_locales', locales);
+    const oauth = flow.params.oauth as { ui_locales?: unknown; login_hint?: unknown } | undefined;
+    if (typeof oauth?.ui_locales === 'string' && oauth.ui_locales) url.searchParams.set('ui_locales', oauth.ui_locales);
+    // Only until someone is known: after that the UI shows who signs in, not what the app guessed.
+    if (typeof oauth?.login_hint === 'string' && !flow.userId) url.searchParams.set('login_hint', oauth.login_hint);
     if (flow.userId) {
       url.searchParams.set('sub', flow.userId);
       if (flow.status === 'active') url.searchParams.set('track_id', this.tracks.trackId(flow));

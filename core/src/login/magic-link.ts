@@ -11,7 +11,9 @@ import { locationAfter, type LoginRedirects } from '../verification/routes.js';
 import { LINK_PATH, type VerificationService } from '../verification/service.js';
 import { pageHeaders } from './headers.js';
 import { html } from './html.js';
-import { layout, renderErrorPage, renderNoticePage } from './page.js';
+import { layout, renderErrorPage, renderNoticePage, type PageContext } from './page.js';
+import type { Locales } from '../i18n/locales.js';
+import type { LoginFlow } from '../verification/flows.js';
 
 /** What the link page uses (the container's cradle provides it). */
 export interface MagicLinkDeps {
@@ -23,9 +25,15 @@ export interface MagicLinkDeps {
   loginRedirects: LoginRedirects;
   issuerPath: string;
   clock: Clock;
+  locales: Locales;
 }
 
-class LinkProblem extends Error {}
+/** Why a link does not work: its message is `link.problem.<reason>`. */
+class LinkProblem extends Error {
+  constructor(readonly reason: 'invalid' | 'used' | 'revoked' | 'expired' | 'over') {
+    super(reason);
+  }
+}
 
 /**
  * The page a sign-in link (`processingType: LINK`) opens. In the browser that is doing the login
@@ -38,21 +46,30 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
   const router = express.Router();
   const base = deps.issuerPath;
 
-  const page = (res: Response, status: number, title: string, text: string) => {
+  /** In the sign-in request's language where the link's flow is known, else the browser's. */
+  const pageOf = (req: Request, flow?: LoginFlow | null): PageContext => {
+    const oauth = flow?.params.oauth as { ui_locales?: unknown } | undefined;
+    return { base, t: deps.locales.for(req, typeof oauth?.ui_locales === 'string' ? oauth.ui_locales : null) };
+  };
+
+  /** A notice (status < 400) or an error page: a title and a sentence, by their message keys. */
+  const page = (req: Request, res: Response, status: number, keys: [string, string], flow?: LoginFlow | null) => {
+    const ctx = pageOf(req, flow);
     pageHeaders(res);
-    res.status(status).send((status < 400 ? renderNoticePage : renderErrorPage)(base, title, text));
+    const [title, text] = keys.map((key) => ctx.t.t(key)) as [string, string];
+    res.status(status).send((status < 400 ? renderNoticePage : renderErrorPage)(ctx, title, text));
   };
 
   /** The link's exchange and login, both still live; else why the link no longer works. */
   const open = async (methodId: string, exchangeId: unknown) => {
     const exchange = typeof exchangeId === 'string' ? await deps.exchanges.find(exchangeId) : null;
-    if (!exchange || exchange.method !== methodId) throw new LinkProblem('This sign-in link is not valid.');
-    if (exchange.usedAt) throw new LinkProblem('This sign-in link was used already.');
-    if (exchange.revokedAt) throw new LinkProblem('This sign-in was cancelled or replaced by a newer link.');
-    if (exchange.expiresAt <= deps.clock.now()) throw new LinkProblem('This sign-in link has expired.');
+    if (!exchange || exchange.method !== methodId) throw new LinkProblem('invalid');
+    if (exchange.usedAt) throw new LinkProblem('used');
+    if (exchange.revokedAt) throw new LinkProblem('revoked');
+    if (exchange.expiresAt <= deps.clock.now()) throw new LinkProblem('expired');
     const flow = await deps.flows.get(exchange.flowId);
     if (!flow || flow.status !== 'active' || flow.expiresAt <= deps.clock.now()) {
-      throw new LinkProblem('This sign-in is over.');
+      throw new LinkProblem('over');
     }
     return { exchange, flow, exchangeId: exchangeId as string };
   };
@@ -71,14 +88,12 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
       const source = req.method === 'POST' ? (req.body as Record<string, unknown>) : req.query;
       const token = typeof source.token === 'string' ? source.token : '';
       try {
-        if (!deps.verification.method(methodId).links || !token)
-          throw new LinkProblem('This sign-in link is not valid.');
+        if (!deps.verification.method(methodId).links || !token) throw new LinkProblem('invalid');
         await step(req, res, methodId, token);
       } catch (err) {
-        if (err instanceof LinkProblem) return page(res, 400, 'This link does not work', err.message);
-        if (isProtocolError(err)) {
-          return page(res, 400, 'This link does not work', 'The link is wrong, or it was used or has expired.');
-        }
+        if (err instanceof LinkProblem)
+          return page(req, res, 400, ['link.problem.title', `link.problem.${err.reason}`]);
+        if (isProtocolError(err)) return page(req, res, 400, ['link.problem.title', 'link.problem.refused']);
         throw err;
       }
     };
@@ -92,22 +107,21 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
         const result = await deps.verification.proveAndContinue(methodId, flow.id, fields, requestFacts(req), req.log);
         return res.redirect(303, locationAfter(deps.loginRedirects, result));
       }
-      const appName = deps.clients.get(flow.clientId)?.name ?? flow.clientId;
+      const app = deps.clients.get(flow.clientId)?.name ?? flow.clientId;
+      const ctx = pageOf(req, flow);
+      const { t } = ctx;
       pageHeaders(res);
       const body = html`<main class="card">
-        <h1>Sign in to ${appName}?</h1>
-        <p>
-          Someone asked to sign in to ${appName} with this link. Confirm only if it was you, just now: the sign-in then
-          continues on the device where you started it.
-        </p>
+        <h1>${t.t('link.confirm.title', { app })}</h1>
+        <p>${t.t('link.confirm.text', { app })}</p>
         <form method="post" action="${base}${LINK_PATH.replace(':method', methodId)}">
           <input type="hidden" name="exchange_id" value="${exchangeId}" />
           <input type="hidden" name="token" value="${token}" />
-          <button class="primary" name="decision" value="confirm">Yes, it was me</button>
-          <button name="decision" value="deny">No, it was not me</button>
+          <button class="primary" name="decision" value="confirm">${t.t('link.confirm.yes')}</button>
+          <button name="decision" value="deny">${t.t('link.confirm.no')}</button>
         </form>
       </main>`;
-      res.send(layout(base, `Sign in to ${appName}?`, body, null));
+      res.send(layout(ctx, t.t('link.confirm.title', { app }), body, null));
     }),
   );
 
@@ -116,7 +130,7 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
     formBody('4kb', 10),
     guarded(async (req, res, methodId, token) => {
       const body = req.body as Record<string, unknown>;
-      const { exchangeId } = await open(methodId, body.exchange_id);
+      const { exchangeId, flow } = await open(methodId, body.exchange_id);
       if (body.decision === 'deny') {
         await deps.verification.cancel(
           methodId,
@@ -125,10 +139,10 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
           requestFacts(req),
           req.log,
         );
-        return page(res, 200, 'Sign-in cancelled', 'Nobody can sign in with this link any more.');
+        return page(req, res, 200, ['link.cancelled.title', 'link.cancelled.text'], flow);
       }
       await deps.verification.verifyProof(methodId, proof(methodId, exchangeId, token), requestFacts(req), req.log);
-      page(res, 200, 'Confirmed', 'Go back to the device where you started: the sign-in continues there.');
+      page(req, res, 200, ['link.confirmed.title', 'link.confirmed.text'], flow);
     }),
   );
 

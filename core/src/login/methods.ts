@@ -1,4 +1,5 @@
-import type { AuthMethod, PageInput } from '../plugins/extensions.js';
+import type { Messages } from '../i18n/messages.js';
+import type { AuthMethod, MethodPage, PageInput } from '../plugins/extensions.js';
 
 /** An input with its defaults filled in. */
 export type InputView = Required<Pick<PageInput, 'field' | 'label' | 'type' | 'autocomplete'>> &
@@ -23,24 +24,45 @@ function humanize(field: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-/** How the page presents a method: what it declares, or a plain form from its verify fields. */
-export function methodView(method: AuthMethod, moduleUrl: string | null): MethodView {
+/**
+ * How the page presents a method, in the page's language: what it declares, or a plain form
+ * from its verify fields. Every text has a message key built from the method's id
+ * (`method.<ID>.label`, `method.<ID>.input.<field>.label`, …) that a catalog may translate; the
+ * method's own (English) text is the fallback.
+ */
+export function methodView(method: AuthMethod, moduleUrl: string | null, t: Messages): MethodView {
   const page = method.page;
+  const key = (name: string) => `method.${method.id}.${name}`;
   const inputs: PageInput[] = page?.inputs ?? method.verifyFields.map((field) => ({ field, label: humanize(field) }));
+  const sends = page?.sends;
+  const button = sends ? t.or(key('send'), sends.button) : null;
   return {
     id: method.id,
-    label: page?.label ?? method.id,
-    help: page?.help ?? null,
-    inputs: inputs.map((input) => ({
-      field: input.field,
-      label: input.label,
-      type: input.type ?? 'text',
-      autocomplete: input.autocomplete ?? 'off',
-      ...(input.inputmode ? { inputmode: input.inputmode } : {}),
-      ...(input.help ? { help: input.help } : {}),
-    })),
-    sends: page?.sends ? { button: page.sends.button, again: page.sends.again ?? page.sends.button } : null,
+    label: t.or(key('label'), page?.label ?? method.id),
+    help: t.optional(key('help'), page?.help),
+    inputs: inputs.map((input) => {
+      const help = t.optional(key(`input.${input.field}.help`), input.help);
+      return {
+        field: input.field,
+        label: t.or(key(`input.${input.field}.label`), input.label),
+        type: input.type ?? 'text',
+        autocomplete: input.autocomplete ?? 'off',
+        ...(input.inputmode ? { inputmode: input.inputmode } : {}),
+        ...(help ? { help } : {}),
+      };
+    }),
+    sends: sends && button ? { button, again: t.or(key('again'), sends.again ?? button) } : null,
     module: moduleUrl,
     discoverable: Boolean(method.discoverable),
+  };
+}
+
+/** A method's offer after a login (`page.offer`), in the page's language. */
+export function offerView(methodId: string, offer: NonNullable<MethodPage['offer']>, t: Messages): typeof offer {
+  const key = (name: string) => `method.${methodId}.offer.${name}`;
+  return {
+    title: t.or(key('title'), offer.title),
+    text: t.or(key('text'), offer.text),
+    accept: t.or(key('accept'), offer.accept),
   };
 }

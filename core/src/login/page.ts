@@ -1,10 +1,19 @@
-import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS, OFFER_JS } from './assets.js';
+import type { Messages } from '../i18n/messages.js';
+import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS, MESSAGES_JS, OFFER_JS } from './assets.js';
 import { html, trusted, type SafeHtml } from './html.js';
 import type { MethodView } from './methods.js';
 
-export interface LoginView {
+/** What every page is rendered with: the issuer's path and the messages of the page's locale. */
+export interface PageContext {
   /** Path prefix of the issuer ('' at the root), for every URL the browser uses. */
   base: string;
+  t: Messages;
+}
+
+/** The messages the page scripts say themselves (a method module's are `method.<ID>.js.…`). */
+const SCRIPT_MESSAGES = 'js.';
+
+export interface LoginView extends PageContext {
   requestId: string;
   appName: string;
   /** 1-based stage number and the number of stages. */
@@ -20,24 +29,28 @@ export interface LoginView {
   who?: { name: string; signOutCsrf: string | null; restartUrl: string | null } | null;
   /** The token of the "back to the app" form (OAuth flows only). */
   cancelCsrf?: string | null;
+  /** The app's `login_hint`: what the identifier field starts with (first stage only). */
+  loginHint?: string | null;
 }
 
 /** The page skeleton: the shared style sheet and, where the page needs one, its script asset. */
 export function layout(
-  base: string,
+  page: PageContext,
   title: string,
   body: SafeHtml,
   script: 'login' | 'form-post' | 'offer' | null,
   modules: string[] = [],
 ): string {
+  const base = page.base;
   return html`<!doctype html>
-    <html lang="en">
+    <html lang="${page.t.locale}">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="robots" content="noindex" />
         <title>${title}</title>
         <link rel="stylesheet" href="${base}/login/assets/login.css?v=${LOGIN_CSS.version}" />
+        ${script === 'login' || script === 'offer' ? html`<script src="${base}/login/assets/messages.js?v=${MESSAGES_JS.version}" defer></script>` : ''}
         ${script === 'login' ? html`<script src="${base}/login/assets/login.js?v=${LOGIN_JS.version}" defer></script>` : ''}
         ${script === 'form-post' ? html`<script src="${base}/login/assets/form-post.js?v=${FORM_POST_JS.version}" defer></script>` : ''}
         ${script === 'offer' ? html`<script src="${base}/login/assets/offer.js?v=${OFFER_JS.version}" defer></script>` : ''}
@@ -49,6 +62,14 @@ export function layout(
     </html> `.value;
 }
 
+/**
+ * What a page's script may say, as a data attribute (escaped like any other): the script has
+ * no inline part the CSP would have to allow. `methods` adds their page modules' messages.
+ */
+function scriptMessages(t: Messages, methods: string[]): string {
+  return JSON.stringify(t.under([SCRIPT_MESSAGES, ...methods.map((id) => `method.${id}.js.`)]));
+}
+
 function methodChoice(view: LoginView): SafeHtml {
   const options = view.methods.map(
     (m) =>
@@ -58,7 +79,7 @@ function methodChoice(view: LoginView): SafeHtml {
       >`,
   );
   return html`<fieldset id="gh-methods" ${view.methods.length === 1 ? trusted(' hidden') : ''}>
-    <legend>Verify with</legend>
+    <legend>${view.t.t('login.methods')}</legend>
     ${options}
   </fieldset>`;
 }
@@ -100,43 +121,46 @@ function methodSection(m: MethodView, chosen: boolean): SafeHtml {
 function whoLine(view: LoginView): SafeHtml {
   const who = view.who;
   if (!who) return html``;
+  const name = html`<strong>${who.name}</strong>`;
   if (who.signOutCsrf) {
     return html`<form class="signed-in" method="post" action="${view.base}/session/end_session">
       <p>
-        Signed in as <strong>${who.name}</strong>.
+        ${view.t.html('login.signed_in_as', { name })}
         <input type="hidden" name="csrf" value="${who.signOutCsrf}" />
         <input type="hidden" name="request_id" value="${view.requestId}" />
-        <button type="submit" name="confirm" value="yes" id="gh-sign-out">Not you? Sign out</button>
+        <button type="submit" name="confirm" value="yes" id="gh-sign-out">${view.t.t('login.sign_out')}</button>
       </p>
     </form>`;
   }
   return html`<p class="signed-in">
-    Signing in as <strong>${who.name}</strong>.
-    ${who.restartUrl ? html`<a href="${who.restartUrl}" id="gh-not-you">Not you?</a>` : ''}
+    ${view.t.html('login.signing_in_as', { name })}
+    ${who.restartUrl ? html`<a href="${who.restartUrl}" id="gh-not-you">${view.t.t('login.not_you')}</a>` : ''}
   </p>`;
 }
 
 /** The way back to the app: the app hears that the user cancelled (access_denied). */
-function backToApp(view: LoginView): SafeHtml {
+function backToApp(view: Pick<LoginView, 'base' | 't' | 'requestId' | 'appName' | 'cancelCsrf'>): SafeHtml {
   if (!view.cancelCsrf) return html``;
   return html`<form class="back" method="post" action="${view.base}/login/cancel">
     <input type="hidden" name="request_id" value="${view.requestId}" />
     <input type="hidden" name="csrf" value="${view.cancelCsrf}" />
-    <button type="submit" id="gh-cancel">Cancel and go back to ${view.appName}</button>
+    <button type="submit" id="gh-cancel">${view.t.t('login.cancel', { app: view.appName })}</button>
   </form>`;
 }
 
 /** The page of the flow's current stage. Inputs have no name: only login.js sends them. */
 export function renderLoginPage(view: LoginView): string {
+  const t = view.t;
   // With a passkey among the methods, the browser may offer passkeys in the field's autofill.
   const autofill = view.methods.some((m) => m.discoverable) ? 'username webauthn' : 'username';
   const identifier = view.userId
     ? ''
     : html`<div class="field">
-        <label for="gh-identifier">Username, email or phone</label>
+        <label for="gh-identifier">${t.t('login.identifier')}</label>
         <input
           id="gh-identifier"
           type="text"
+          value="${view.loginHint ?? ''}"
           autocomplete="${autofill}"
           autocapitalize="off"
           spellcheck="false"
@@ -149,16 +173,20 @@ export function renderLoginPage(view: LoginView): string {
     data-request-id="${view.requestId}"
     data-sub="${view.userId ?? ''}"
     data-base="${view.base}"
+    data-messages="${scriptMessages(
+      t,
+      view.methods.map((m) => m.id),
+    )}"
   >
-    <p class="step">Step ${view.step} of ${view.steps}</p>
-    <h1>Sign in to ${view.appName}</h1>
+    <p class="step">${t.t('login.step', { step: view.step, steps: view.steps })}</p>
+    <h1>${t.t('login.title', { app: view.appName })}</h1>
     ${whoLine(view)}
-    <noscript><p class="message error">This page needs JavaScript to sign you in.</p></noscript>
+    <noscript><p class="message error">${t.t('login.noscript')}</p></noscript>
     <form id="gh-form" method="post" novalidate>
       ${identifier} ${methodChoice(view)} ${view.methods.map((m) => methodSection(m, m.id === view.preselected))}
       <p id="gh-message" class="message" aria-live="polite" aria-atomic="true"></p>
-      <button type="button" id="gh-send" hidden>Send code</button>
-      <button type="submit" id="gh-submit" class="primary" disabled>Continue</button>
+      <button type="button" id="gh-send" hidden>${t.t('login.send')}</button>
+      <button type="submit" id="gh-submit" class="primary" disabled>${t.t('login.continue')}</button>
     </form>
     <form id="gh-done" method="post" action="${view.base}/login-srv/verification/login" hidden>
       <input type="hidden" name="requestId" value="${view.requestId}" />
@@ -170,27 +198,29 @@ export function renderLoginPage(view: LoginView): string {
     ${backToApp(view)}
   </main>`;
   const modules = view.methods.map((m) => m.module).filter((m): m is string => m !== null);
-  return layout(view.base, `Sign in to ${view.appName}`, body, 'login', modules);
+  return layout(view, t.t('login.title', { app: view.appName }), body, 'login', modules);
 }
 
 /**
  * After a login: the offer to set a method up for next time. "Not now" (or the button after a
  * setup) continues to the app through a form POST; offer.js runs the method's ceremony.
  */
-export function renderOfferPage(view: {
-  base: string;
-  requestId: string;
-  appName: string;
-  method: string;
-  offer: { title: string; text: string; accept: string };
-  module: string | null;
-}): string {
+export function renderOfferPage(
+  view: PageContext & {
+    requestId: string;
+    appName: string;
+    method: string;
+    offer: { title: string; text: string; accept: string };
+    module: string | null;
+  },
+): string {
   const body = html`<main
     class="card"
     id="gh-offer"
     data-request-id="${view.requestId}"
     data-method="${view.method}"
     data-base="${view.base}"
+    data-messages="${scriptMessages(view.t, [view.method])}"
   >
     <h1>${view.offer.title}</h1>
     <p>${view.offer.text}</p>
@@ -199,40 +229,40 @@ export function renderOfferPage(view: {
     <form id="gh-continue" method="post" action="${view.base}/login/offer/done">
       <input type="hidden" name="request_id" value="${view.requestId}" />
       <input type="hidden" name="decision" value="later" id="gh-decision" />
-      <button type="submit" id="gh-later">Not now, continue to ${view.appName}</button>
+      <button type="submit" id="gh-later">${view.t.t('offer.later', { app: view.appName })}</button>
     </form>
   </main>`;
-  return layout(view.base, view.offer.title, body, 'offer', view.module ? [view.module] : []);
+  return layout(view, view.offer.title, body, 'offer', view.module ? [view.module] : []);
 }
 
 /** A page that explains why the login cannot go on, with a way back to the app when there is one. */
 export function renderProblemPage(
-  view: Pick<LoginView, 'base' | 'requestId' | 'appName' | 'cancelCsrf'>,
+  view: Pick<LoginView, 'base' | 't' | 'requestId' | 'appName' | 'cancelCsrf'>,
   title: string,
   text: string,
 ): string {
   const body = html`<main class="card">
     <h1>${title}</h1>
     <p>${text}</p>
-    ${backToApp(view as LoginView)}
+    ${backToApp(view)}
   </main>`;
-  return layout(view.base, title, body, null);
+  return layout(view, title, body, null);
 }
 
 /** A page that explains why the login cannot go on. It never redirects and runs no script. */
-export function renderErrorPage(base: string, title: string, text: string): string {
+export function renderErrorPage(page: PageContext, title: string, text: string): string {
   const body = html`<main class="card">
     <h1>${title}</h1>
     <p>${text}</p>
-    <p class="note">Go back to the app you came from and sign in again.</p>
+    <p class="note">${page.t.t('error.note')}</p>
   </main>`;
-  return layout(base, title, body, null);
+  return layout(page, title, body, null);
 }
 
 /** A short notice (done, cancelled): a title and a sentence, no script. */
-export function renderNoticePage(base: string, title: string, text: string): string {
+export function renderNoticePage(page: PageContext, title: string, text: string): string {
   return layout(
-    base,
+    page,
     title,
     html`<main class="card">
       <h1>${title}</h1>

@@ -4,7 +4,7 @@ import type { ClientRegistry } from '../oauth/clients.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { Clock } from '../services.js';
 import type { LoginFlow, LoginFlowStore } from '../verification/flows.js';
-import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS, OFFER_JS, type Asset } from './assets.js';
+import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS, MESSAGES_JS, OFFER_JS, type Asset } from './assets.js';
 import { OFFER_PATH, type SetupOffers } from './offer.js';
 import { verificationError } from '../verification/errors.js';
 import type { EnrollmentService } from '../verification/enrollment.js';
@@ -12,9 +12,16 @@ import type { LoginRedirects } from '../verification/routes.js';
 import { formBody, jsonBody } from '../http/parsers.js';
 import { ok } from '../http/envelope.js';
 import { pageHeaders, redirectSources } from './headers.js';
-import { methodView } from './methods.js';
+import { methodView, offerView } from './methods.js';
 import type { PageModules } from './modules.js';
-import { renderErrorPage, renderLoginPage, renderOfferPage, renderProblemPage, type LoginView } from './page.js';
+import {
+  renderErrorPage,
+  renderLoginPage,
+  renderOfferPage,
+  renderProblemPage,
+  type LoginView,
+  type PageContext,
+} from './page.js';
 import { pickMethods } from './picker.js';
 import type { GatehouseConfig } from '../config/schema.js';
 import { readCookie } from '../http/cookies.js';
@@ -31,6 +38,7 @@ import type { History } from '../plugins/extensions.js';
 import type { UserService } from '../users/users.js';
 import { requestFacts } from '../verification/context.js';
 import type { VerificationService } from '../verification/service.js';
+import type { Locales } from '../i18n/locales.js';
 
 /** What the hosted login page uses (the container's cradle provides it). */
 export interface LoginPageDeps {
@@ -54,35 +62,25 @@ export interface LoginPageDeps {
   setupOffers: SetupOffers;
   enrollment: EnrollmentService;
   loginRedirects: LoginRedirects;
+  /** The pages' messages, by the request's `ui_locales` and the browser's languages. */
+  locales: Locales;
 }
 
+/** Why the page cannot be shown: its status and its messages (`login.error.<name>.title` and `.text`). */
 interface PageError {
   status: number;
-  title: string;
-  text: string;
+  name: string;
 }
 
 const ERRORS = {
-  missing: { status: 400, title: 'This sign-in link is incomplete', text: 'The link has no valid sign-in request.' },
-  unknown: { status: 404, title: 'Sign-in request not found', text: 'This sign-in request does not exist.' },
-  expired: { status: 410, title: 'This sign-in request has expired', text: 'It was not completed in time.' },
-  completed: { status: 410, title: 'This sign-in is already complete', text: 'The request was already used.' },
-  noClient: { status: 400, title: 'Unknown app', text: 'The app of this sign-in request is not registered.' },
-  otherBrowser: {
-    status: 403,
-    title: 'Start this sign-in from the app',
-    text: 'This sign-in was started in another browser. Go back to the app you came from and sign in there.',
-  },
-  noMethod: {
-    status: 500,
-    title: 'No way to sign in',
-    text: 'None of the sign-in methods of this step is available. Contact the administrator of the app.',
-  },
-  noneSetUp: {
-    status: 409,
-    title: 'No way to sign in to this app yet',
-    text: 'Your account has none of the ways to sign in that this step asks for set up. Set one up, or ask the administrator of the app.',
-  },
+  missing: { status: 400, name: 'missing' },
+  unknown: { status: 404, name: 'unknown' },
+  expired: { status: 410, name: 'expired' },
+  completed: { status: 410, name: 'completed' },
+  noClient: { status: 400, name: 'no_client' },
+  otherBrowser: { status: 403, name: 'other_browser' },
+  noMethod: { status: 500, name: 'no_method' },
+  noneSetUp: { status: 409, name: 'none_set_up' },
 } satisfies Record<string, PageError>;
 
 /** Why a flow cannot be shown, or null when it can. */
@@ -110,6 +108,8 @@ function sendAsset(res: Response, asset: Asset): void {
 export function loginPageRoutes(deps: LoginPageDeps): Router {
   const base = new URL(deps.config.issuer).pathname.replace(/\/+$/, '');
   const sessionCookie = sessionCookieName(deps.config.issuer);
+  // Read now, not at the first page: a broken message file stops the server at start-up.
+  const locales = deps.locales;
   const router = express.Router();
 
   /** Who the flow is for, once known, and how to get out if it is someone else. */
@@ -122,7 +122,8 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     return {
       name: user.username,
       signOutCsrf: session?.userId === user.id ? logoutCsrf(cookie!) : null,
-      restartUrl: request ? `${base}${authorizeUrlOf(request)}` : null,
+      // Someone else signs in: the app's guess at who it is no longer helps.
+      restartUrl: request ? `${base}${authorizeUrlOf({ ...request, login_hint: null })}` : null,
     };
   };
 
@@ -132,26 +133,42 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     return recent.find((e) => e.method !== null && methods.includes(e.method))?.method ?? null;
   };
 
-  const showError = (res: Response, error: PageError) => {
+  /** The page's base and messages: by the sign-in request's `ui_locales`, then the browser's languages. */
+  const pageOf = (req: Request, flow?: LoginFlow | null): PageContext => {
+    const oauth = flow?.params.oauth as { ui_locales?: unknown } | undefined;
+    const uiLocales = typeof oauth?.ui_locales === 'string' ? oauth.ui_locales : null;
+    return { base, t: locales.for(req, uiLocales) };
+  };
+
+  const showError = (req: Request, res: Response, error: PageError, flow?: LoginFlow | null) => {
+    const page = pageOf(req, flow);
     pageHeaders(res);
-    res.status(error.status).send(renderErrorPage(base, error.title, error.text));
+    res
+      .status(error.status)
+      .send(
+        renderErrorPage(page, page.t.t(`login.error.${error.name}.title`), page.t.t(`login.error.${error.name}.text`)),
+      );
   };
 
   router.get('/login/assets/login.js', (_req, res) => sendAsset(res, LOGIN_JS));
   router.get('/login/assets/login.css', (_req, res) => sendAsset(res, LOGIN_CSS));
   router.get('/login/assets/form-post.js', (_req, res) => sendAsset(res, FORM_POST_JS));
   router.get('/login/assets/offer.js', (_req, res) => sendAsset(res, OFFER_JS));
+  router.get('/login/assets/messages.js', (_req, res) => sendAsset(res, MESSAGES_JS));
 
   router.get('/login', async (req: Request, res: Response) => {
     const requestId = req.query.request_id;
-    if (typeof requestId !== 'string' || !requestId || requestId.length > 200) return showError(res, ERRORS.missing);
+    if (typeof requestId !== 'string' || !requestId || requestId.length > 200) {
+      return showError(req, res, ERRORS.missing);
+    }
     const flow = await deps.flows.get(requestId);
     const problem = flowProblem(flow, deps.clock.now());
-    if (problem || !flow) return showError(res, problem ?? ERRORS.unknown);
+    if (problem || !flow) return showError(req, res, problem ?? ERRORS.unknown, flow);
     // A sign-in link sent by someone else must not log this browser in for them.
-    if (!deps.binding.isBound(req, flow)) return showError(res, ERRORS.otherBrowser);
+    if (!deps.binding.isBound(req, flow)) return showError(req, res, ERRORS.otherBrowser, flow);
     const client = deps.clients.get(flow.clientId);
-    if (!client) return showError(res, ERRORS.noClient);
+    if (!client) return showError(req, res, ERRORS.noClient, flow);
+    const page = pageOf(req, flow);
 
     // A method already used in this login (here or by the session) is not offered again.
     const user = flow.userId ? await deps.users.findById(flow.userId) : null;
@@ -172,21 +189,22 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
         .status(problem.status)
         .send(
           renderProblemPage(
-            { base, requestId: flow.id, appName: client.name, cancelCsrf },
-            problem.title,
-            problem.text,
+            { ...page, requestId: flow.id, appName: client.name, cancelCsrf },
+            page.t.t(`login.error.${problem.name}.title`),
+            page.t.t(`login.error.${problem.name}.text`),
           ),
         );
     }
     const methods = picked.ids.map((id) =>
-      methodView(deps.extensions.methods.get(id)!, deps.pageModules.url(base, id)),
+      methodView(deps.extensions.methods.get(id)!, deps.pageModules.url(base, id), page.t),
     );
+    const request = flow.params.oauth as { login_hint?: unknown } | undefined;
 
     pageHeaders(res, redirectSources(client.redirectUris));
     deps.device.ensure(req, res);
     res.send(
       renderLoginPage({
-        base,
+        ...page,
         requestId: flow.id,
         appName: client.name,
         step: flow.stage + 1,
@@ -196,6 +214,8 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
         preselected: picked.preselect,
         who: await whoOf(req, flow),
         cancelCsrf,
+        // A hint only fills the field in: the stage is still done, and nothing says whether it names anyone.
+        loginHint: typeof request?.login_hint === 'string' ? request.login_hint : null,
       }),
     );
   });
@@ -208,7 +228,7 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     const flow = await deps.flows.get(String(req.params.requestId));
     if (!flow || flowProblem(flow, deps.clock.now())) throw verificationError('REQUEST_NOT_FOUND');
     const client = deps.clients.get(flow.clientId);
-    const oauth = flow.params.oauth as { ui_locales?: unknown } | undefined;
+    const oauth = flow.params.oauth as { ui_locales?: unknown; login_hint?: unknown } | undefined;
     ok(res, {
       requestId: flow.id,
       client_id: flow.clientId,
@@ -218,6 +238,7 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
       stage: flow.stage + 1,
       stages: flow.stages.length,
       ui_locales: typeof oauth?.ui_locales === 'string' ? oauth.ui_locales : null,
+      login_hint: typeof oauth?.login_hint === 'string' && !flow.userId ? oauth.login_hint : null,
     });
   });
 
@@ -236,19 +257,20 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
 
   router.get(OFFER_PATH, async (req, res) => {
     const { flow, error } = await completedFlow(req, req.query.request_id);
-    if (!flow) return showError(res, error);
+    if (!flow) return showError(req, res, error);
     const method = await deps.setupOffers.pick(flow, facts(req), req.log);
     if (!method?.page?.offer) return res.redirect(303, deps.loginRedirects.completed(flow));
+    const page = pageOf(req, flow);
     const client = deps.clients.get(flow.clientId);
     // The continue form's POST ends at the app's redirect URI: CSP form-action must allow it.
     pageHeaders(res, redirectSources(client?.redirectUris ?? []));
     res.send(
       renderOfferPage({
-        base,
+        ...page,
         requestId: flow.id,
         appName: client?.name ?? flow.clientId,
         method: method.id,
-        offer: method.page.offer,
+        offer: offerView(method.id, method.page.offer, page.t),
         module: deps.pageModules.url(base, method.id),
       }),
     );
@@ -269,7 +291,7 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
 
   router.post(`${OFFER_PATH}/done`, formBody('4kb'), async (req, res) => {
     const { flow, error } = await completedFlow(req, req.body?.request_id);
-    if (!flow) return showError(res, error);
+    if (!flow) return showError(req, res, error);
     if (req.body?.decision === 'later') {
       const method = await deps.setupOffers.pick(flow, facts(req), req.log);
       if (method && flow.userId) await deps.setupOffers.decline(flow.userId, method.id);

@@ -13,7 +13,8 @@ import {
 import type { ClientRegistry, OAuthClient } from './clients.js';
 import { parseStrictQuery } from './form.js';
 import type { IdTokenHint, LogoutService } from './logout.js';
-import { errorPage, logoutConfirmPage, signedOutPage } from './pages.js';
+import { errorPage, logoutConfirmPage, signedOutPage, type PageContext } from './pages.js';
+import { queryUiLocales, type Locales } from '../i18n/locales.js';
 import type { SessionStore } from './sessions.js';
 
 export const END_SESSION_PATH = '/session/end_session';
@@ -51,6 +52,7 @@ export interface EndSessionDeps {
   logout: LogoutService;
   flows: LoginFlowStore;
   binding: BrowserBinding;
+  locales: Locales;
 }
 
 export function endSessionRoutes(deps: EndSessionDeps): Router {
@@ -58,7 +60,12 @@ export function endSessionRoutes(deps: EndSessionDeps): Router {
   const clearSession = (res: Response) =>
     res.clearCookie(sessionCookie, { path: '/', secure: deps.binding.secure, sameSite: 'lax', httpOnly: true });
   const router = express.Router();
-  const page = { base: new URL(deps.config.issuer).pathname.replace(/\/+$/, '') };
+  const base = new URL(deps.config.issuer).pathname.replace(/\/+$/, '');
+  /** In the language of the logout request's `ui_locales` (RP-Initiated Logout §2), then the browser's. */
+  const pageOf = (req: Request, params: Record<string, string> = {}): PageContext => ({
+    base,
+    t: deps.locales.for(req, params.ui_locales ?? queryUiLocales(req)),
+  });
 
   const handle = async (req: Request, res: Response, params: Record<string, string>, confirmed: boolean) => {
     const hint = params.id_token_hint ? await deps.logout.readIdTokenHint(params.id_token_hint) : null;
@@ -75,7 +82,7 @@ export function endSessionRoutes(deps: EndSessionDeps): Router {
     const hinted = Boolean(hint && session && hint.sub === session.userId);
     if (session && !confirmed && !hinted) {
       const fields = Object.fromEntries(PARAMS.filter((k) => params[k] !== undefined).map((k) => [k, params[k]!]));
-      return logoutConfirmPage(res, page, {
+      return logoutConfirmPage(res, pageOf(req, params), {
         appName: client?.name ?? null,
         fields: {
           ...fields,
@@ -99,7 +106,7 @@ export function endSessionRoutes(deps: EndSessionDeps): Router {
       if (params.state) url.searchParams.append('state', params.state);
       return res.redirect(303, url.toString());
     }
-    signedOutPage(res, page, client?.name ?? null);
+    signedOutPage(res, pageOf(req, params), client?.name ?? null);
   };
 
   /** The app: the hint's audience, or `client_id` (which must agree with it). */
@@ -117,7 +124,8 @@ export function endSessionRoutes(deps: EndSessionDeps): Router {
   async function restartOf(req: Request, requestId: string): Promise<string | null> {
     const flow = await deps.flows.get(requestId);
     if (!flow || flow.status !== 'active' || !flow.params.oauth || !deps.binding.isBound(req, flow)) return null;
-    return `${page.base}${authorizeUrlOf(flow.params.oauth as unknown as AuthorizationRequest)}`;
+    // Someone else signs in: the app's guess at who it is no longer helps.
+    return `${base}${authorizeUrlOf({ ...(flow.params.oauth as unknown as AuthorizationRequest), login_hint: null })}`;
   }
 
   const answer = (req: Request, res: Response, read: () => Record<string, string>, confirmed: boolean) => {
@@ -125,12 +133,14 @@ export function endSessionRoutes(deps: EndSessionDeps): Router {
     try {
       params = read();
     } catch {
-      return errorPage(res, page, 400, 'invalid_request', 'A parameter appears more than once or is malformed.');
+      return errorPage(res, pageOf(req), 400, 'invalid_request', 'A parameter appears more than once or is malformed.');
     }
     handle(req, res, params, confirmed).catch((err: unknown) => {
-      if (err instanceof LogoutRefused) return errorPage(res, page, err.status, 'invalid_request', err.message);
+      if (err instanceof LogoutRefused) {
+        return errorPage(res, pageOf(req, params), err.status, 'invalid_request', err.message);
+      }
       req.log.error({ err }, 'logout failed');
-      errorPage(res, page, 500, 'server_error', 'Signing out failed. Try again.');
+      errorPage(res, pageOf(req, params), 500, 'server_error', 'Signing out failed. Try again.');
     });
   };
 

@@ -5,6 +5,7 @@ import { formBody } from '../http/parsers.js';
 import { sendReply, type Endpoint, type FastRoute, type Reply } from '../http/fast-routes.js';
 import { lazyLogger } from '../http/logging.js';
 import type { Extensions } from '../plugins/loader.js';
+import type { Locales } from '../i18n/locales.js';
 import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
 import { clientIp, requestFacts } from '../verification/context.js';
@@ -41,6 +42,8 @@ export interface OAuthDeps {
   replay: AssertionReplayStore;
   verification: VerificationService;
   extensions: Extensions;
+  /** The hosted pages' languages, for `ui_locales_supported`. */
+  locales: Locales;
   users: UserService;
   userClaims: UserClaims;
 }
@@ -290,7 +293,9 @@ function visibleTo(info: TokenInfo, caller: OAuthClient | 'bearer'): boolean {
 }
 
 /** Generated from what is registered: grant plugins, clients, methods. Never hand-written. */
-export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions'>): Record<string, unknown> {
+export function buildMetadata(
+  deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' | 'locales'>,
+): Record<string, unknown> {
   const clients = deps.clients.all();
   const registeredGrants = deps.extensions.grants.ids();
   const usedGrants = new Set(clients.flatMap((c) => c.grantTypes));
@@ -328,6 +333,7 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'exte
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
     subject_types_supported: ['public'],
+    ui_locales_supported: deps.locales.supported,
     id_token_signing_alg_values_supported: deps.config.oauth.signing_algs,
     claims_supported: [
       ...['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'amr', 'sid', 'azp', 'at_hash', 'c_hash'],
@@ -339,7 +345,7 @@ export function buildMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'exte
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     ...(acrValues.length ? { acr_values_supported: acrValues } : {}),
-    prompt_values_supported: ['none', 'login', 'consent'],
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     verification_methods_supported: deps.extensions.methods.ids(),
   };
 }

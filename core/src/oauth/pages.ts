@@ -1,23 +1,25 @@
 import type { Response } from 'express';
 import { pageHeaders, redirectSources } from '../login/headers.js';
 import { html } from '../login/html.js';
-import { layout, renderErrorPage } from '../login/page.js';
+import { layout, renderErrorPage, type PageContext } from '../login/page.js';
 
 /**
- * The authorization endpoint's own pages (error, consent, form_post), built like the login
- * page: escaped templates, the shared style sheet and headers, no inline script.
+ * The authorization and logout endpoints' own pages (error, consent, account choice,
+ * form_post, logout), built like the login page: escaped templates, the shared style sheet and
+ * headers, no inline script, the messages of the request's locale.
  */
-export interface PageContext {
-  /** The issuer's path prefix ('' at the root). */
-  base: string;
-}
+export type { PageContext } from '../login/page.js';
 
-/** An error shown to the user instead of a redirect (unknown client, bad redirect_uri, ...). */
+/**
+ * An error shown to the user instead of a redirect (unknown client, bad redirect_uri, ...). The
+ * description is the protocol's `error_description`, in English in every locale: it is for
+ * whoever builds the app, the sentence around it for the user.
+ */
 export function errorPage(res: Response, ctx: PageContext, status: number, error: string, description: string): void {
   pageHeaders(res);
   res
     .status(status)
-    .send(renderErrorPage(ctx.base, 'This sign-in request cannot be completed', `${description} (${error})`));
+    .send(renderErrorPage(ctx, ctx.t.t('oauth.error.title'), ctx.t.t('oauth.error.text', { description, error })));
 }
 
 export function consentPage(
@@ -25,22 +27,49 @@ export function consentPage(
   ctx: PageContext,
   input: { clientName: string; scopes: string[]; requestId: string; csrf: string; redirectUris: string[] },
 ): void {
+  const { t } = ctx;
   // The form posts here; the answer then redirects to the client, so its origins are form targets.
   pageHeaders(res, redirectSources(input.redirectUris));
   const body = html`<main class="card">
-    <h1>${input.clientName} wants access to your account</h1>
-    <p>It asks for:</p>
+    <h1>${t.t('consent.heading', { app: input.clientName })}</h1>
+    <p>${t.t('consent.asks')}</p>
     <ul>
       ${input.scopes.map((s) => html`<li><code>${s}</code></li>`)}
     </ul>
     <form method="post" action="${ctx.base}/login/consent">
       <input type="hidden" name="request_id" value="${input.requestId}" />
       <input type="hidden" name="csrf" value="${input.csrf}" />
-      <button class="primary" name="decision" value="allow">Allow</button>
-      <button name="decision" value="deny">Deny</button>
+      <button class="primary" name="decision" value="allow">${t.t('consent.allow')}</button>
+      <button name="decision" value="deny">${t.t('consent.deny')}</button>
     </form>
   </main>`;
-  res.send(layout(ctx.base, 'Allow access?', body, null));
+  res.send(layout(ctx, t.t('consent.title'), body, null));
+}
+
+/**
+ * `prompt=select_account` with a signed-in browser: continue as that account, or sign in with
+ * another one. `formTargets`: where the answer's redirects may end (the app's redirect URIs).
+ */
+export function accountPage(
+  res: Response,
+  ctx: PageContext,
+  input: { action: string; appName: string; userName: string; requestId: string; csrf: string; formTargets: string[] },
+): void {
+  const { t } = ctx;
+  pageHeaders(res, redirectSources(input.formTargets));
+  const body = html`<main class="card" id="gh-account">
+    <h1>${t.t('account.heading', { app: input.appName })}</h1>
+    <p>${t.html('account.signed_in_as', { name: html`<strong>${input.userName}</strong>` })}</p>
+    <form method="post" action="${input.action}">
+      <input type="hidden" name="request_id" value="${input.requestId}" />
+      <input type="hidden" name="csrf" value="${input.csrf}" />
+      <button class="primary" name="choice" value="continue" id="gh-continue-as">
+        ${t.t('account.continue', { name: input.userName })}
+      </button>
+      <button name="choice" value="other" id="gh-other-account">${t.t('account.other')}</button>
+    </form>
+  </main>`;
+  res.send(layout(ctx, t.t('account.title'), body, null));
 }
 
 /** OAuth 2.0 Form Post Response Mode: a form the served script submits (a button without script). */
@@ -49,10 +78,10 @@ export function formPostPage(res: Response, ctx: PageContext, action: string, fi
   const body = html`<main class="card">
     <form method="post" action="${action}">
       ${Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
-      <button class="primary">Continue</button>
+      <button class="primary">${ctx.t.t('form_post.continue')}</button>
     </form>
   </main>`;
-  res.send(layout(ctx.base, 'Continue', body, 'form-post'));
+  res.send(layout(ctx, ctx.t.t('form_post.title'), body, 'form-post'));
 }
 
 /** RP-Initiated Logout without proof of who asks: the user confirms (a CSRF-bound form). */
@@ -61,27 +90,27 @@ export function logoutConfirmPage(
   ctx: PageContext,
   input: { appName: string | null; fields: Record<string, string>; redirectUris: string[] },
 ): void {
+  const { t } = ctx;
   pageHeaders(res, redirectSources(input.redirectUris));
   const body = html`<main class="card">
-    <h1>Sign out?</h1>
-    <p>${input.appName ? `${input.appName} asks to sign you out.` : 'You are about to sign out.'}</p>
+    <h1>${t.t('logout.title')}</h1>
+    <p>${input.appName ? t.t('logout.asked_by', { app: input.appName }) : t.t('logout.about_to')}</p>
     <form method="post" action="${ctx.base}/session/end_session">
       ${Object.entries(input.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
-      <button class="primary" name="confirm" value="yes">Sign out</button>
+      <button class="primary" name="confirm" value="yes">${t.t('logout.confirm')}</button>
     </form>
-    <p class="note">To stay signed in, close this page.</p>
+    <p class="note">${t.t('logout.stay')}</p>
   </main>`;
-  res.send(layout(ctx.base, 'Sign out?', body, null));
+  res.send(layout(ctx, t.t('logout.title'), body, null));
 }
 
 /** After a logout that has nowhere to go back to. */
 export function signedOutPage(res: Response, ctx: PageContext, appName: string | null): void {
+  const { t } = ctx;
   pageHeaders(res);
   const body = html`<main class="card">
-    <h1>You are signed out</h1>
-    <p>
-      ${appName ? `You are signed out of ${appName} and every app you signed in to here.` : 'You are signed out of every app you signed in to here.'}
-    </p>
+    <h1>${t.t('logout.done.heading')}</h1>
+    <p>${appName ? t.t('logout.done.app', { app: appName }) : t.t('logout.done.all')}</p>
   </main>`;
-  res.send(layout(ctx.base, 'Signed out', body, null));
+  res.send(layout(ctx, t.t('logout.done.title'), body, null));
 }

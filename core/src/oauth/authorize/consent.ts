@@ -14,7 +14,7 @@ export function showConsent(ctx: AuthorizeContext): RequestHandler {
     try {
       const { flow, request } = await ctx.boundFlow(req, req.query.request_id, 'completed');
       const client = ctx.deps.clients.get(request.client_id)!;
-      consentPage(res, ctx.page, {
+      consentPage(res, ctx.pageFor(req, request), {
         clientName: client.name,
         redirectUris: client.redirectUris,
         scopes: request.scope,

@@ -3,13 +3,14 @@ import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
 import { WindowLimiter } from '../../http/rate-limit.js';
 import { clientIp } from '../../verification/context.js';
-import type { RecordStore } from '../../plugins/extensions.js';
+import type { RecordStore, UserRecord } from '../../plugins/extensions.js';
 import type { Clock } from '../../services.js';
 import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
 import type { ClientRegistry, OAuthClient } from '../clients.js';
 import type { LogoutService } from '../logout.js';
 import type { LoginUi } from '../../login/custom-ui.js';
-import { errorPage, formPostPage } from '../pages.js';
+import { errorPage, formPostPage, type PageContext } from '../pages.js';
+import { queryUiLocales, type Locales } from '../../i18n/locales.js';
 import type { SessionStore } from '../sessions.js';
 import type { SingleSignOn } from '../sso.js';
 import type { TokenService } from '../tokens.js';
@@ -39,6 +40,10 @@ export interface AuthorizeDeps {
   clock: Clock;
   /** An app's own login UI (login_page_url): where its flows go. */
   loginUi: LoginUi;
+  /** The pages' messages. */
+  locales: Locales;
+  /** Who a session is, for the account choice (`prompt=select_account`). */
+  users: { findById(id: string): Promise<UserRecord | null> };
 }
 
 /**
@@ -59,6 +64,14 @@ export class AuthorizeContext {
     this.flowStarts = perIp ? new WindowLimiter(perIp, 60_000, () => deps.clock.now().getTime()) : null;
   }
 
+  /**
+   * A page's base and messages: in the language of the sign-in request's `ui_locales` (or the
+   * page URL's own, before a request is valid), then of the browser.
+   */
+  pageFor(req: Request, request?: Pick<AuthorizationRequest, 'ui_locales'> | null): PageContext {
+    return { base: this.page.base, t: this.deps.locales.for(req, request?.ui_locales ?? queryUiLocales(req)) };
+  }
+
   /** Seconds this address must wait before starting another flow (/authorize or generate), if any. */
   flowStartWait(req: Request): number | null {
     return this.flowStarts?.hit(clientIp(req)) ?? null;
@@ -77,13 +90,13 @@ export class AuthorizeContext {
     this.dropCookie(res, this.deps.binding.flowCookie(flow.id));
   }
 
-  /** The flow of this browser: known, bound to its cookie, in the expected state. */
-  async boundFlow(req: Request, requestId: unknown, status: LoginFlow['status']) {
+  /** The flow of this browser: known, bound to its cookie, in the expected state (one of them). */
+  async boundFlow(req: Request, requestId: unknown, status: LoginFlow['status'] | LoginFlow['status'][]) {
     const flow = typeof requestId === 'string' ? await this.deps.flows.get(requestId) : null;
     if (!flow || typeof flow.params.binding !== 'string' || !this.deps.binding.isBound(req, flow)) {
       throw new ErrorPage(400, 'invalid_request', 'This sign-in is unknown or was started in another browser.');
     }
-    if (flow.status !== status || flow.expiresAt.getTime() <= this.deps.clock.now().getTime()) {
+    if (![status].flat().includes(flow.status) || flow.expiresAt.getTime() <= this.deps.clock.now().getTime()) {
       throw new ErrorPage(
         400,
         'invalid_request',
@@ -107,7 +120,7 @@ export class AuthorizeContext {
 
   /** An error shown as a page: before the redirect URI is trusted, or for a broken form. */
   showError(res: Response, err: ErrorPage): void {
-    errorPage(res, this.page, err.status, err.code, err.message);
+    errorPage(res, this.pageFor(res.req), err.status, err.code, err.message);
   }
 
   /** Sends the response to the redirect URI with `state` and `iss` (RFC 9207), in the response mode. */
@@ -118,7 +131,9 @@ export class AuthorizeContext {
       iss: this.deps.config.issuer,
     };
     res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
-    if (request.response_mode === 'form_post') return formPostPage(res, this.page, request.redirect_uri, all);
+    if (request.response_mode === 'form_post') {
+      return formPostPage(res, this.pageFor(res.req, request), request.redirect_uri, all);
+    }
     const url = new URL(request.redirect_uri);
     if (request.response_mode === 'fragment') {
       url.hash = new URLSearchParams(all).toString();

@@ -1,5 +1,6 @@
 import express, { type Router } from 'express';
 import { formBody, jsonBody } from '../../http/parsers.js';
+import { ACCOUNT_PATH, decideAccount, showAccountChoice } from './account.js';
 import { cancelAuthorization } from './cancel.js';
 import { decideConsent, showConsent } from './consent.js';
 import {
@@ -21,7 +22,8 @@ export { authorizeUrlOf, RedirectError, validate, type AuthorizationRequest } fr
 /**
  * The authorization endpoint and the steps of the browser's way back to the client, one module
  * each: start (validate, single sign-on or a login flow), resume (session, consent?, answer),
- * consent, and cancel; and generate, a flow an app's own login UI asks for by XHR.
+ * consent, cancel and the account choice of prompt=select_account; and generate, a flow an
+ * app's own login UI asks for by XHR.
  */
 export function authorizeRoutes(deps: AuthorizeDeps): Router {
   const ctx = new AuthorizeContext(deps);
@@ -32,5 +34,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): Router {
   router.get(CONSENT_PATH, showConsent(ctx));
   router.post(CONSENT_PATH, formBody('8kb', 20), decideConsent(ctx));
   router.post(CANCEL_PATH, formBody('8kb', 20), cancelAuthorization(ctx));
+  router.get(ACCOUNT_PATH, showAccountChoice(ctx));
+  router.post(ACCOUNT_PATH, formBody('8kb', 20), decideAccount(ctx));
   return router;
 }

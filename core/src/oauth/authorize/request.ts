@@ -5,6 +5,8 @@ import { parseStrictQuery } from '../form.js';
 import { resolveScope } from '../services.js';
 
 const PKCE_CHALLENGE = /^[A-Za-z0-9\-._~]{43,128}$/;
+/** An identifier is a user name, an email address or a phone number: far shorter than this. */
+const MAX_LOGIN_HINT = 256;
 
 /** The validated authorization request, kept on the login flow until the client gets its answer. */
 export interface AuthorizationRequest {
@@ -21,6 +23,8 @@ export interface AuthorizationRequest {
   code_challenge_method: string | null;
   prompt: string[];
   max_age: number | null;
+  /** OIDC Core §3.1.2.1: who the app thinks signs in; it prefills the identifier (optional in old flows). */
+  login_hint?: string | null;
   /** OIDC Core §3.1.2.1: the user's preferred languages, for the login page (optional in old flows). */
   ui_locales?: string | null;
   /** OIDC Core §5.5: claims asked for one by one, for userinfo and the ID token. */
@@ -109,6 +113,9 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
     code_challenge_method: q.code_challenge ? (q.code_challenge_method ?? 'plain') : null,
     prompt: (q.prompt ?? '').split(' ').filter(Boolean),
     max_age: null,
+    // A hint, so a bad one is dropped, not refused: printable text of a sensible length only.
+    login_hint:
+      q.login_hint && q.login_hint.length <= MAX_LOGIN_HINT && !/[\p{Cc}]/u.test(q.login_hint) ? q.login_hint : null,
     // Language tags only (BCP 47 letters, digits, hyphens, spaces); anything else is ignored.
     ui_locales: q.ui_locales && /^[A-Za-z0-9\- ]{1,100}$/.test(q.ui_locales) ? q.ui_locales : null,
   };
@@ -146,6 +153,10 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
   }
   if (base.prompt.includes('none') && base.prompt.length > 1)
     throw fail('invalid_request', 'prompt=none cannot be combined');
+  // Initiating User Registration via OpenID Connect 1.0: no sign-up here, so say so (not listed in discovery).
+  if (base.prompt.includes('create')) {
+    throw fail('invalid_request', 'prompt=create is not supported: this server offers no sign-up');
+  }
   if (base.prompt.some((p) => !['none', 'login', 'consent', 'select_account'].includes(p))) {
     throw fail('invalid_request', 'unsupported prompt value');
   }
@@ -207,6 +218,7 @@ export function authorizeUrlOf(request: AuthorizationRequest): string {
     ['nonce', request.nonce],
     ['code_challenge', request.code_challenge],
     ['code_challenge_method', request.code_challenge ? request.code_challenge_method : null],
+    ['login_hint', request.login_hint ?? null],
     ['max_age', request.max_age],
     ['ui_locales', request.ui_locales ?? null],
     ['claims', request.claims ? JSON.stringify(request.claims) : null],

@@ -7,6 +7,7 @@ import { readCookie } from '../../http/cookies.js';
 import { stagesFor } from '../acr.js';
 import { OAuthError } from '../errors.js';
 import { errorPage } from '../pages.js';
+import { ACCOUNT_PATH } from './account.js';
 import { flowCookieNames, MAX_FLOW_COOKIES } from './browser.js';
 import { RESUME_PATH, type AuthorizeContext } from './context.js';
 import { ErrorPage, errorParams, RedirectError, validate, type AuthorizationRequest } from './request.js';
@@ -26,7 +27,7 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       res.set('Retry-After', String(wait));
       return errorPage(
         res,
-        page,
+        ctx.pageFor(req),
         429,
         'temporarily_unavailable',
         'Too many sign-in requests from this address; try again shortly.',
@@ -91,6 +92,10 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       // with that POST (SameSite=None, Secure; decision 19). The binding itself is unchanged.
       const crossSite = client.loginPageUrl !== null;
       res.cookie(binding.flowCookie(flow.id), bindingValue, ctx.cookieOptions(config.verification.flow_ttl, crossSite));
+      // prompt=select_account: the session's user confirms the account, or signs in with another.
+      if (request.prompt.includes('select_account') && decision.kind !== 'none') {
+        return res.redirect(303, `${page.base}${ACCOUNT_PATH}?request_id=${encodeURIComponent(flow.id)}`);
+      }
       // Single sign-on: the session already satisfies this app; else its first stage left to do.
       if (flow.status === 'completed') {
         return res.redirect(303, `${page.base}${RESUME_PATH}?request_id=${encodeURIComponent(flow.id)}`);
