@@ -240,15 +240,17 @@ describe('OAuth authorization endpoint (checklist §1)', function () {
       );
     });
 
-    it('an unknown response_type → unsupported_response_type', async function () {
-      expectErrorRedirect(
-        await get(webParams({ response_type: 'code id_token' })),
-        server,
-        WEB_CB,
-        'unsupported_response_type',
-        'st-1',
-      );
-    });
+    for (const responseType of ['code id_token', 'id_token', 'id_token token', 'code token']) {
+      it(`response_type=${responseType} (hybrid or ID-token implicit, not supported) → unsupported_response_type`, async function () {
+        expectErrorRedirect(
+          await get(webParams({ response_type: responseType })),
+          server,
+          WEB_CB,
+          'unsupported_response_type',
+          'st-1',
+        );
+      });
+    }
 
     it('a duplicated parameter → invalid_request', async function () {
       const params: [string, string][] = [...Object.entries(webParams()), ['scope', 'openid']];
