@@ -7,91 +7,38 @@
  * as the OAuth suite does. What the library does not check in the code flow (at_hash, c_hash)
  * is checked here.
  */
-import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { decodeProtectedHeader, generateKeyPair, type JSONWebKeySet } from 'jose';
 import * as client from 'openid-client';
 import {
   ACR_MFA,
   ACR_PWD,
-  ADMIN_TOKEN,
   Browser,
-  STEPUP,
   completeStage,
   enrolTotp,
   locationOf,
   loginRequestId,
-  loginWithPassword,
-  startServer,
   totpCode,
-  type OAuthServer,
   type TestUser,
 } from '../oauth/support.js';
-
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
-const DOC = 'https://files.example.test/2.0/files/123';
-const DOC_OBJECT = { type: 'file', id: '123', name: 'Contract.pdf', etag: '3' };
-
-interface RpApp {
-  id: string;
-  secret: string;
-  redirectUri: string;
-}
-
-const rpApp = (id: string): RpApp => ({
-  id,
-  secret: `${id}-secret-0123456789abcdef0123456789abcdef`,
-  redirectUri: `https://${id}.example.test/cb`,
-});
-/** Two confidential apps alike but for the ID token algorithm: the default (RS256), and ES256. */
-const RS = rpApp('rp-rs');
-const ES = rpApp('rp-es');
-/** An app that exchanges its users' tokens for tokens restricted to one file. */
-const FILES = rpApp('rp-files');
-const STEPUP_APP: RpApp = { ...STEPUP, redirectUri: 'https://stepup.example.test/cb' };
-
-const appConfig = (app: RpApp, more: Record<string, unknown>) => ({
-  client_id: app.id,
-  client_secret: app.secret,
-  token_endpoint_auth_method: 'client_secret_basic',
-  redirect_uris: [app.redirectUri],
-  login_stages: [['PASSWORD']],
-  ...more,
-});
-
-const RP_APPS = [
-  appConfig(RS, {
-    grant_types: ['authorization_code', 'refresh_token'],
-    scopes: ['openid', 'profile', 'email', 'offline_access'],
-  }),
-  appConfig(ES, {
-    grant_types: ['authorization_code', 'refresh_token'],
-    scopes: ['openid', 'profile', 'email', 'offline_access'],
-    id_token_signed_response_alg: 'ES256',
-  }),
-  appConfig(FILES, {
-    grant_types: ['authorization_code', EXCHANGE],
-    scopes: ['openid', 'item_preview', 'item_download'],
-    resource_objects: [{ resource: DOC, object: DOC_OBJECT }],
-  }),
-];
-
-/** The system clock, `offset` seconds ahead: lets a test redeem a code "31 s later" without waiting. */
-const clock = {
-  offset: 0,
-  now: () => new Date(Date.now() + clock.offset * 1000),
-};
-
-/** OIDC Core §3.1.3.6: the left half of the SHA-256 of `value` (RS256 and ES256 both hash with SHA-256). */
-const halfHash = (value: string) => createHash('sha256').update(value).digest().subarray(0, 16).toString('base64url');
-
-/** What a promise was rejected with (null if it was not). */
-const rejection = (promise: Promise<unknown>): Promise<unknown> =>
-  promise.then(
-    () => null,
-    (err: unknown) => err,
-  );
+import {
+  ACCESS_TOKEN_TYPE,
+  DOC,
+  DOC_OBJECT,
+  ES,
+  EXCHANGE,
+  FILES,
+  RS,
+  STEPUP_APP,
+  halfHash,
+  immediateRedirect,
+  patchProfile,
+  rejection,
+  signIn,
+  startRpServer,
+  type RpApp,
+  type RpServer,
+} from './support.js';
 
 /** Asserts a token-endpoint style error that the library parsed: its status and code. */
 function expectBodyError(err: unknown, status: number, code: string): void {
@@ -114,20 +61,16 @@ function expectAuthorizationError(err: unknown, code: string): void {
 }
 
 describe('A relying party on openid-client 6 (issue 13)', function () {
-  let server: OAuthServer;
+  let server: RpServer;
   let user: TestUser;
 
   before(async function () {
-    server = await startServer({
-      plugins: [{ name: '@gatehouse-auth/grant-token-exchange' }],
-      apps: RP_APPS,
-      clock,
-    });
+    server = await startRpServer();
     user = await server.user('rp');
   });
   after(() => server?.close());
   afterEach(() => {
-    clock.offset = 0;
+    if (server) server.clock.offset = 0;
   });
 
   /** Discovery as an RP does it; the library then checks every ID token's signature against the JWKS. */
@@ -164,23 +107,6 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
     return { url, state, nonce, verifier };
   }
 
-  /** The browser part: the library's URL, the password login if the session needs one, the callback. */
-  async function signIn(browser: Browser, url: URL): Promise<URL> {
-    const next = locationOf(await browser.get(url.href), server);
-    const resumed =
-      next.pathname === '/login'
-        ? await loginWithPassword(browser, server, next, user)
-        : await browser.get(next.pathname + next.search);
-    return locationOf(resumed, server);
-  }
-
-  /** Where the authorization endpoint sends a fresh browser straight away (an error redirect). */
-  async function immediateRedirect(url: URL, app: RpApp): Promise<URL> {
-    const callback = locationOf(await new Browser(server).get(url.href), server);
-    expect(callback.origin + callback.pathname).to.equal(app.redirectUri);
-    return callback;
-  }
-
   /** The library's authorization code grant with every check it offers. */
   const redeem = (config: client.Configuration, callback: URL, req: AuthRequest, checks: { maxAge?: number } = {}) =>
     client.authorizationCodeGrant(config, callback, {
@@ -199,21 +125,12 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
     browser = new Browser(server),
   ) {
     const req = await authRequest(config, app, extra);
-    const callback = await signIn(browser, req.url);
+    const callback = await signIn(server, browser, req.url, user);
     const tokens = await redeem(config, callback, req);
     return { req, callback, tokens };
   }
 
   const jwks = async () => (await (await fetch(server.url('/.well-known/jwks.json'))).json()) as JSONWebKeySet;
-
-  const patchProfile = async (body: Record<string, unknown>) => {
-    const res = await fetch(server.url(`/admin/users/${user.id}/profile`), {
-      method: 'PATCH',
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    expect(res.status, await res.clone().text()).to.equal(200);
-  };
 
   describe('discovery and the code flow', function () {
     it('discovers the server: what an RP reads of the metadata', async function () {
@@ -260,7 +177,7 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
     it('the library rejects an RS256 ID token when it expects ES256, and one whose signature was altered', async function () {
       const wrongAlg = await discover(RS, { id_token_signed_response_alg: 'ES256' });
       const req = await authRequest(wrongAlg, RS);
-      const err = await rejection(redeem(wrongAlg, await signIn(new Browser(server), req.url), req));
+      const err = await rejection(redeem(wrongAlg, await signIn(server, new Browser(server), req.url, user), req));
       expectClientCheck(err, 'OAUTH_INVALID_RESPONSE', 'unexpected JWT "alg" header parameter');
 
       // The same flow, the ID token's signature changed in transit: the JWKS check catches it.
@@ -276,14 +193,16 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
         return new Response(JSON.stringify(body), { status: res.status, headers: res.headers });
       };
       const again = await authRequest(config, RS);
-      const tampered = await rejection(redeem(config, await signIn(new Browser(server), again.url), again));
+      const tampered = await rejection(
+        redeem(config, await signIn(server, new Browser(server), again.url, user), again),
+      );
       expectClientCheck(tampered, 'OAUTH_INVALID_RESPONSE', 'JWT signature verification failed');
     });
 
     it('a wrong PKCE verifier: invalid_grant', async function () {
       const config = await discover(RS);
       const req = await authRequest(config, RS);
-      const callback = await signIn(new Browser(server), req.url);
+      const callback = await signIn(server, new Browser(server), req.url, user);
       const err = await rejection(redeem(config, callback, { ...req, verifier: client.randomPKCECodeVerifier() }));
       expectBodyError(err, 400, 'invalid_grant');
     });
@@ -291,7 +210,12 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
 
   describe('claims', function () {
     before(async function () {
-      await patchProfile({ name: 'Ada Lovelace', given_name: 'Ada', family_name: 'Lovelace', locale: 'en-GB' });
+      await patchProfile(server, user, {
+        name: 'Ada Lovelace',
+        given_name: 'Ada',
+        family_name: 'Lovelace',
+        locale: 'en-GB',
+      });
     });
 
     it('the claims parameter: name in the ID token, email from userinfo, with scope openid alone', async function () {
@@ -358,7 +282,7 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
         privateKey,
       );
       expect([...url.searchParams.keys()].sort()).to.deep.equal(['client_id', 'request']);
-      const callback = await immediateRedirect(url, RS);
+      const callback = await immediateRedirect(server, url, RS);
       // The state is inside the unread request object, so the error cannot carry it.
       expect(callback.searchParams.has('state')).to.equal(false);
       const err = await rejection(client.authorizationCodeGrant(config, callback, { expectedState: undefined }));
@@ -368,7 +292,7 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
     it('a request_uri → request_uri_not_supported at the redirect URI, with the state', async function () {
       const config = await discover(RS);
       const req = await authRequest(config, RS, { request_uri: 'https://rp-rs.example.test/request.jwt' });
-      const callback = await immediateRedirect(req.url, RS);
+      const callback = await immediateRedirect(server, req.url, RS);
       const err = await rejection(redeem(config, callback, req));
       expectAuthorizationError(err, 'request_uri_not_supported');
     });
@@ -413,7 +337,9 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
     it('max_age: the ID token carries auth_time, which the library checks', async function () {
       const config = await discover(RS);
       const req = await authRequest(config, RS, { max_age: '60' });
-      const tokens = await redeem(config, await signIn(new Browser(server), req.url), req, { maxAge: 60 });
+      const tokens = await redeem(config, await signIn(server, new Browser(server), req.url, user), req, {
+        maxAge: 60,
+      });
       const authTime = tokens.claims()!.auth_time!;
       expect(authTime).to.be.within(Math.floor(Date.now() / 1000) - 60, Math.ceil(Date.now() / 1000));
     });
@@ -520,14 +446,14 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
     it('a code lives 30 s: redeemed 29 s later it works, 31 s later it is invalid_grant', async function () {
       const config = await discover(RS);
       const late = await authRequest(config, RS);
-      const lateCallback = await signIn(new Browser(server), late.url);
-      clock.offset = 31;
+      const lateCallback = await signIn(server, new Browser(server), late.url, user);
+      server.clock.offset = 31;
       expectBodyError(await rejection(redeem(config, lateCallback, late)), 400, 'invalid_grant');
 
-      clock.offset = 0;
+      server.clock.offset = 0;
       const inTime = await authRequest(config, RS);
-      const inTimeCallback = await signIn(new Browser(server), inTime.url);
-      clock.offset = 29;
+      const inTimeCallback = await signIn(server, new Browser(server), inTime.url, user);
+      server.clock.offset = 29;
       const tokens = await redeem(config, inTimeCallback, inTime);
       expect(tokens.claims()!.sub).to.equal(user.id);
     });
@@ -539,7 +465,7 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
         scope: 'openid',
         nonce: client.randomNonce(),
       });
-      const callback = await immediateRedirect(bare, RS);
+      const callback = await immediateRedirect(server, bare, RS);
       const err = await rejection(client.authorizationCodeGrant(config, callback, { expectedState: undefined }));
       expectAuthorizationError(err, 'invalid_request');
       expect((err as client.AuthorizationResponseError).error_description).to.equal('state is required for this app');
@@ -553,11 +479,15 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
         code_challenge: await client.calculatePKCECodeChallenge(verifier),
         code_challenge_method: 'S256',
       });
-      const tokens = await client.authorizationCodeGrant(config, await signIn(new Browser(server), pkceOnly), {
-        pkceCodeVerifier: verifier,
-        expectedNonce: nonce,
-        expectedState: undefined,
-      });
+      const tokens = await client.authorizationCodeGrant(
+        config,
+        await signIn(server, new Browser(server), pkceOnly, user),
+        {
+          pkceCodeVerifier: verifier,
+          expectedNonce: nonce,
+          expectedState: undefined,
+        },
+      );
       expect(tokens.claims()!.sub).to.equal(user.id);
     });
   });
