@@ -11,7 +11,15 @@ import net from 'node:net';
 import { expect } from 'chai';
 import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { generate } from 'otplib';
-import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
+import {
+  buildApp,
+  createLogger,
+  listen,
+  parseConfig,
+  type Clock,
+  type Gatehouse,
+  type RunningServer,
+} from '@gatehouse-auth/core';
 
 export const ADMIN_TOKEN = 'oauth-suite-admin-token-0123456789abcdef0123';
 const KEY = Buffer.alloc(32, 11).toString('base64');
@@ -230,6 +238,12 @@ export interface ServerOptions {
   databaseUrl?: string;
   minimal?: boolean;
   key?: ClientKey;
+  /** More plugins after the suite's (e.g. a grant only one suite needs). */
+  plugins?: { name: string; options?: Record<string, unknown> }[];
+  /** More apps after the suite's. */
+  apps?: Record<string, unknown>[];
+  /** The server's clock (the system clock by default). */
+  clock?: Clock;
 }
 
 let serial = 0;
@@ -255,14 +269,18 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         { name: '@gatehouse-auth/grant-refresh-token' },
         { name: '@gatehouse-auth/grant-client-credentials' },
         { name: '@gatehouse-auth/grant-password' },
+        ...(opts.plugins ?? []),
       ],
-      apps: suiteApps(key, opts),
+      apps: [...suiteApps(key, opts), ...(opts.apps ?? [])],
     },
     {},
   );
   // GATEHOUSE_TEST_LOG=error shows the server's faults while debugging a failing test.
   const level = (process.env.GATEHOUSE_TEST_LOG ?? 'silent') as Parameters<typeof createLogger>[0];
-  const gatehouse = await buildApp(config, { logger: createLogger(level) });
+  const gatehouse = await buildApp(config, {
+    logger: createLogger(level),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
   const running = await listen(gatehouse);
   const url = (path: string) => `${issuer}${path}`;
   return {
