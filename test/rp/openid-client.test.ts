@@ -259,6 +259,22 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
     });
   });
 
+  describe('hints and locales', function () {
+    it('login_hint and ui_locales from the library’s URL: a German page with the identifier filled in, then tokens', async function () {
+      const config = await discover(RS);
+      const req = await authRequest(config, RS, { login_hint: user.username, ui_locales: 'de-CH en' });
+      const browser = new Browser(server);
+      const login = locationOf(await browser.get(req.url.href), server);
+      expect(login.pathname).to.equal('/login');
+      const page = await (await browser.get(login.pathname + login.search)).text();
+      expect(page).to.match(/<html lang="de"/);
+      expect(page).to.include(`value="${user.username}"`);
+      // The hint only fills the field: the password stage is still asked, and the flow ends in tokens.
+      const callback = await signIn(server, browser, req.url, user);
+      expect((await redeem(config, callback, req)).claims()!.sub).to.equal(user.id);
+    });
+  });
+
   describe('request objects', function () {
     it('discovery says request objects are not supported', async function () {
       const meta = (await discover(RS)).serverMetadata();
