@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import net from 'node:net';
 import { MIGRATIONS } from '../../core/dist/storage/migrate.js';
 import { runCli } from '../support/cli.js';
 import { fixtureConfig, REPO_ROOT } from '../support/paths.js';
@@ -105,5 +106,40 @@ describe('CLI: migrate and users', function () {
     const result = await runCli(['frobnicate']);
     expect(result.code).to.equal(2);
     expect(result.stderr).to.match(/^gatehouse: unknown command "frobnicate"\nUsage: gatehouse <command>/);
+  });
+
+  it('gatehouse help prints the usage (exit 0)', async () => {
+    const result = await runCli(['help']);
+    expect(result).to.deep.include({ code: 0, stderr: '' });
+    expect(result.stdout).to.match(/^Usage: gatehouse <command>/);
+  });
+
+  it('a mistyped option is one line naming it, exit 2, no stack trace', async () => {
+    const result = await runCli(['users', 'create', '--emial', 'x@example.com', '--username', 'x']);
+    expect(result.code).to.equal(2);
+    expect(result.stderr).to.match(/^gatehouse: Unknown option '--emial'.* \(gatehouse help lists the options\)\n$/);
+  });
+
+  it('users create without --username says what it needs', async () => {
+    const result = await runCli(['users', 'create', '--config', config], { env });
+    expect(result).to.deep.include({
+      code: 2,
+      stderr: 'gatehouse: users create needs --username NAME (and optionally --email, --phone)\n',
+    });
+  });
+
+  it('start on a port in use is one line, exit 1', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const result = await runCli(['start', '--config', config], { env: { ...env, PORT: String(port) } });
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.match(
+        /^gatehouse: [\d.:]*:\d+ is already in use \(another Gatehouse, or npm run demo\?\); stop it or set PORT\n$/,
+      );
+    } finally {
+      blocker.close();
+    }
   });
 });

@@ -8,7 +8,7 @@ import { BootError, buildApp, type Gatehouse } from '@gatehouse-auth/core';
 import { resolvePlugins } from '../../core/dist/plugins/loader.js';
 import { runCli, type CliResult } from '../support/cli.js';
 import { testConfig, type PluginEntryInput } from '../support/config.js';
-import { fixtureConfig, fixturePlugin } from '../support/paths.js';
+import { fixtureConfig, fixturePlugin, REPO_ROOT } from '../support/paths.js';
 
 /** Awaits `promise`, expecting it to reject with a BootError; returns it. */
 async function bootErrorOf(promise: Promise<unknown>): Promise<BootError> {
@@ -163,7 +163,15 @@ describe('plugin loader', () => {
       const err = await buildFailure([byPath('base.js'), { name: '@acme/does-not-exist' }]);
       expect(err.code).to.equal('PLUGIN_NOT_FOUND');
       expect(err.message).to.equal(
-        'plugin @acme/does-not-exist (plugins[1]): package not found; install it with npm install @acme/does-not-exist',
+        'plugin @acme/does-not-exist (plugins[1]): package not found; if it is a third-party plugin, check the name with its publisher before installing it',
+      );
+    });
+
+    it('a misspelt bundled plugin: the error names the nearest installed one, never npm install of the typo', async () => {
+      const err = await buildFailure([{ name: '@gatehouse-auth/method-totpp' }]);
+      expect(err.code).to.equal('PLUGIN_NOT_FOUND');
+      expect(err.message).to.equal(
+        'plugin @gatehouse-auth/method-totpp (plugins[0]): package not found; did you mean @gatehouse-auth/method-totp?',
       );
     });
 
@@ -277,7 +285,7 @@ describe('plugin loader', () => {
       'wrong-api.yaml':
         'gatehouse: plugin @fixture/wrong-api (plugins[0]): needs plugin API ^2, this core provides 1.0.0',
       'missing-package.yaml':
-        'gatehouse: plugin @acme/does-not-exist (plugins[0]): package not found; install it with npm install @acme/does-not-exist',
+        'gatehouse: plugin @acme/does-not-exist (plugins[0]): package not found; if it is a third-party plugin, check the name with its publisher before installing it',
       'missing-path.yaml': `gatehouse: plugin ../plugins/no-such-plugin.js (plugins[0]): no file or directory at ${fixturePlugin('no-such-plugin.js')}`,
       'duplicate-id.yaml':
         'gatehouse: plugin @fixture/rule-b: FDS rule "shared-rule" is already registered by plugin @fixture/rule-a',
@@ -335,6 +343,15 @@ describe('plugin loader', () => {
       const result = await runCli(['start', '--config', file]);
       expect(result.code).to.equal(1);
       expect(result.stderr).to.match(new RegExp(`^gatehouse: cannot read config file ${escape(file)}: [^\\n]+\\n$`));
+    });
+
+    it('plugins on the demo config: a plain table, no log line from a plugin warning at start-up', async () => {
+      const result = await runCli(['plugins', '--config', path.join(REPO_ROOT, 'config/default.yaml')]);
+      expect(result.code, result.stderr).to.equal(0);
+      const lines = result.stdout.trimEnd().split('\n');
+      expect(lines[0]).to.match(/^plugin +version +api +contributes$/);
+      expect(lines.filter((l) => l.startsWith('{'))).to.deep.equal([]);
+      expect(lines.some((l) => l.startsWith('@gatehouse-auth/channel-outbox'))).to.equal(true);
     });
 
     it('plugins: lists the loaded plugins in registration order with versions and contributions', async () => {

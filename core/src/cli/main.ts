@@ -74,9 +74,13 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   const [command, sub] = positionals;
-  if (values.help || !command) {
+  if (values.help || !command || command === 'help') {
     process.stdout.write(USAGE);
     return command || values.help ? 0 : 2;
+  }
+  if (command === 'users' && sub === 'create' && !values.username) {
+    process.stderr.write('gatehouse: users create needs --username NAME (and optionally --email, --phone)\n');
+    return 2;
   }
   const loaded = (): LoadedConfig => loadConfigFile(resolveConfigFile(values.config));
 
@@ -117,7 +121,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'plugins': {
-      const gatehouse = await buildApp(loaded(), { logger: createLogger('warn') });
+      // Errors only: a plugin's start-up warning (say, the dev outbox route) would break the table.
+      const gatehouse = await buildApp(loaded(), { logger: createLogger('error') });
       const rows = gatehouse.plugins.map((p) => [
         p.name,
         p.version,
@@ -241,9 +246,19 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     // One line an operator can act on: which key or plugin, and what is wrong.
+    const code = (err as NodeJS.ErrnoException)?.code;
     if (isBootError(err)) process.stderr.write(`gatehouse: ${err.message}\n`);
     else if (isProtocolError(err)) process.stderr.write(`gatehouse: ${err.code}: ${err.message}\n`);
-    else process.stderr.write(`gatehouse: ${(err as Error)?.stack ?? String(err)}\n`);
+    else if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      // A mistyped option: what was wrong and where the list is, not a stack trace.
+      process.stderr.write(`gatehouse: ${(err as Error).message.split('\n')[0]} (gatehouse help lists the options)\n`);
+      process.exit(2);
+    } else if (code === 'EADDRINUSE') {
+      const { address, port } = err as NodeJS.ErrnoException & { address?: string; port?: number };
+      process.stderr.write(
+        `gatehouse: ${address ?? ''}:${port ?? ''} is already in use (another Gatehouse, or npm run demo?); stop it or set PORT\n`,
+      );
+    } else process.stderr.write(`gatehouse: ${(err as Error)?.stack ?? String(err)}\n`);
     process.exit(1);
   },
 );

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -225,10 +225,45 @@ function locate(entry: PluginEntry, baseDir: string, where: string): string {
     const found = resolvePackage(name, from);
     if (found) return found;
   }
+  // Never "npm install <what was typed>": a misspelt name may be someone else's package.
+  const nearest = nearestInstalled(name);
   throw new BootError(
     'PLUGIN_NOT_FOUND',
-    `plugin ${name} (${where}): package not found; install it with npm install ${name}`,
+    `plugin ${name} (${where}): package not found; ` +
+      (nearest
+        ? `did you mean ${nearest}?`
+        : 'if it is a third-party plugin, check the name with its publisher before installing it'),
   );
+}
+
+/** The installed Gatehouse package closest to a name that did not resolve (at most 3 edits away). */
+function nearestInstalled(name: string): string | null {
+  const installed = new Set<string>();
+  for (const from of [path.join(process.cwd(), 'noop.js'), import.meta.filename]) {
+    for (const dir of createRequire(from).resolve.paths(name) ?? []) {
+      const scope = path.join(dir, '@gatehouse-auth');
+      if (existsSync(scope)) for (const pkg of readdirSync(scope)) installed.add(`@gatehouse-auth/${pkg}`);
+    }
+  }
+  let best: { name: string; distance: number } | null = null;
+  for (const candidate of installed) {
+    const distance = editDistance(name, candidate);
+    if (distance <= 3 && (!best || distance < best.distance)) best = { name: candidate, distance };
+  }
+  return best?.name ?? null;
+}
+
+/** Levenshtein distance, for names of a few dozen characters. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length]!;
 }
 
 /**

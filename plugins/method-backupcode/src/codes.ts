@@ -4,7 +4,7 @@ import { randomInt } from 'node:crypto';
 export const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 /** 12 characters × 5 bits = 60 bits per code. */
 export const CODE_LENGTH = 12;
-/** Characters of a code stored in clear as its lookup id (the label). */
+/** Characters of a code stored in clear as its lookup id. */
 export const LOOKUP_LENGTH = 4;
 
 /** A new code from the CSPRNG, normalised (no separators). */
@@ -30,7 +30,7 @@ export function normalizeCode(input: string): string | null {
   return code;
 }
 
-/** The non-secret lookup id stored as the credential label. */
+/** The lookup id kept with each code's hash (`data.lookup`), so a check hashes one candidate, not ten. */
 export function lookupId(code: string): string {
   return code.slice(0, LOOKUP_LENGTH);
 }

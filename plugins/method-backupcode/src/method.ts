@@ -8,7 +8,7 @@ import type {
 } from '@gatehouse-auth/core';
 import { formatCode, generateCode, lookupId, normalizeCode } from './codes.js';
 
-/** Credential type of one backup code: label = lookup id, secret = argon2id hash of the code. */
+/** Credential type of one backup code: data.lookup = lookup id, secret = argon2id hash of the code. */
 export const CODE_CREDENTIAL = 'code';
 
 export interface BackupCodeMethodDeps {
@@ -28,7 +28,13 @@ export function backupCodeMethod({ hasher, count, dummyHash }: BackupCodeMethodD
     async initiate(ctx) {
       const codes = Array.from({ length: count }, generateCode);
       const rows: NewCredential[] = await Promise.all(
-        codes.map(async (code) => ({ type: CODE_CREDENTIAL, label: lookupId(code), secret: await hasher.hash(code) })),
+        codes.map(async (code, i) => ({
+          type: CODE_CREDENTIAL,
+          // What a listing shows: which code of the set, never any part of it.
+          label: `Backup code ${i + 1}`,
+          secret: await hasher.hash(code),
+          data: { lookup: lookupId(code) },
+        })),
       );
       // One replaceAll, so the old set stops working exactly when the new one starts.
       await ctx.credentials.replaceAll(CODE_CREDENTIAL, rows);
@@ -66,7 +72,8 @@ async function verifyCode(ctx: VerifyContext, hasher: SecretHasher, dummyHash: s
     await hasher.verify(dummyHash, code);
     return { ok: false, reason: 'not_enrolled' };
   }
-  const candidates = all.filter((c) => c.label === lookupId(code) && c.secret);
+  // Sets made before the lookup id moved to `data` kept it as the label.
+  const candidates = all.filter((c) => (c.data.lookup ?? c.label) === lookupId(code) && c.secret);
   if (candidates.length === 0) {
     await hasher.verify(dummyHash, code);
     return { ok: false, reason: 'mismatch' };

@@ -85,7 +85,9 @@ describe('@gatehouse-auth/method-backupcode', () => {
       const plain = codes.map((c) => c.replace(/-/g, ''));
       stored.forEach((row, i) => {
         expect(row.type).to.equal('code');
-        expect(row.label).to.equal(plain[i]!.slice(0, 4));
+        // The label a listing shows names the code by its place, never by its characters.
+        expect(row.label).to.equal(`Backup code ${i + 1}`);
+        expect(row.data.lookup).to.equal(plain[i]!.slice(0, 4));
         expect(row.secret).to.match(/^\$argon2id\$v=19\$m=1024,p=1,t=2\$/);
         expect(row.secret).to.not.contain(plain[i]!.slice(4));
         expect(row.usedAt).to.equal(null);
@@ -120,6 +122,17 @@ describe('@gatehouse-auth/method-backupcode', () => {
       expect(rows(s).filter((r) => r.usedAt)).to.have.length(0); // not spent before commit
       expect(await (out as { commit: () => Promise<boolean> }).commit()).to.equal(true);
       expect(rows(s).filter((r) => r.usedAt)).to.have.length(1);
+      expect(await check(s, code!)).to.deep.equal({ ok: false, reason: 'used' });
+    });
+
+    it('a set made before the lookup id moved to data (label = lookup id) still works', async () => {
+      const s = await setup();
+      const [code] = await enroll(s);
+      for (const row of rows(s)) {
+        row.label = String(row.data.lookup);
+        delete row.data.lookup;
+      }
+      expect(await use(s, code!)).to.equal(true);
       expect(await check(s, code!)).to.deep.equal({ ok: false, reason: 'used' });
     });
 

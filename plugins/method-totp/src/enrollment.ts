@@ -50,8 +50,14 @@ export function totpEnrollment(services: Services, settings: TotpSettings): Enro
       if (timeStep === null) {
         return { ok: false, code: 'VERIFICATION_FAILED', status: 401, message: 'The code is not valid.' };
       }
-      // The confirming code's step counts as used, so it cannot also complete a login.
-      await ctx.credentials.add({ type: SEED_CREDENTIAL, secret: sealed, counter: timeStep });
+      // The confirming code's step counts as used, so it cannot also complete a login; kept in
+      // data too, so that the user typing it again right away is not taken for a replay.
+      await ctx.credentials.add({
+        type: SEED_CREDENTIAL,
+        secret: sealed,
+        counter: timeStep,
+        data: { setup_step: timeStep },
+      });
       return { ok: true, done: true, pending: null, response: { enrolled: true } };
     },
   };

@@ -11,6 +11,7 @@ export function totpMethod(services: Services, settings: TotpSettings): AuthMeth
     verifyFields: ['pass_code'],
     page: {
       label: 'Authenticator app',
+      help: 'Just set it up? Wait for the next code: each code works once.',
       inputs: [
         {
           field: 'pass_code',
@@ -50,6 +51,9 @@ async function verifyCode(ctx: VerifyContext, services: Services, settings: Totp
   // Tell a replay (a right code of a spent step) apart for the event log, which must record reuse.
   for (const seed of seeds) {
     const spent = await matchTimeStep({ secret: openSeed(services, seed), token, now, digits: settings.digits });
+    // The code that confirmed the setup, typed again for the first sign-in: the user's own, not
+    // a copy someone else replays. Refused (the step is spent) without a sign-in alert.
+    if (spent !== null && spent === seed.data.setup_step) return { ok: false, reason: 'setup_code' };
     if (spent !== null) {
       ctx.logger.warn(
         { userId: ctx.user.id, credentialId: seed.id, timeStep: spent },

@@ -185,8 +185,10 @@ describe('@gatehouse-auth/method-totp', () => {
       expect(rows).to.have.length(1);
       expect(rows[0]).to.include({ type: 'seed', secret: started.pending!.sealed, counter: stepOf(s.services) });
       expect(await enrolled(s)).to.equal(true);
-      // The confirming code cannot complete a login as well.
-      expect(await check(s, code)).to.deep.equal({ ok: false, reason: 'replay' });
+      // The confirming code cannot complete a login as well; typed again by the user it is
+      // refused as the setup's own code (no replay alert), not as a replay.
+      expect(rows[0]!.data).to.deep.equal({ setup_step: stepOf(s.services) });
+      expect(await check(s, code)).to.deep.equal({ ok: false, reason: 'setup_code' });
       s.services.clock.advance(STEP);
       expect(await checkAndCommit(s, await codeAt(s, secret))).to.equal(true);
     });
