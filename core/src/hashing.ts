@@ -1,4 +1,4 @@
-import { argon2id, hash, verify } from 'argon2';
+import { argon2id, hash, needsRehash, verify } from 'argon2';
 
 /** Argon2id cost parameters (memory in KiB). */
 export interface HashCost {
@@ -11,6 +11,8 @@ export interface HashCost {
 export interface SecretHasher {
   hash(secret: string): Promise<string>;
   verify(storedHash: string, secret: string): Promise<boolean>;
+  /** Whether a stored hash was made with other parameters than this hasher's (rehash it on a login). */
+  needsRehash?(storedHash: string): boolean;
 }
 
 /**
@@ -32,6 +34,7 @@ export function argon2Hashing(limit: <T>(work: () => Promise<T>) => Promise<T> =
     withCost: (cost) => ({
       hash: (secret) => limit(() => hash(secret, { type: argon2id, ...cost })),
       verify: (storedHash, secret) => limit(() => verify(storedHash, secret)),
+      needsRehash: (storedHash) => needsRehash(storedHash, cost),
     }),
   };
 }

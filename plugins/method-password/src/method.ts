@@ -52,7 +52,17 @@ export function passwordMethod({ hasher, policy, dummyHash }: PasswordMethodDeps
         await hasher.verify(dummyHash, password);
         return { ok: false, reason: 'not_enrolled' };
       }
-      return (await hasher.verify(stored.secret, password)) ? { ok: true } : { ok: false, reason: 'mismatch' };
+      if (!(await hasher.verify(stored.secret, password))) return { ok: false, reason: 'mismatch' };
+      // Made with other parameters (the defaults or the config changed): stored again at today's
+      // cost, once the whole sign-in succeeded — the only time the password is at hand.
+      if (!hasher.needsRehash?.(stored.secret)) return { ok: true };
+      return {
+        ok: true,
+        commit: async () => {
+          await ctx.credentials.update(stored.id, { secret: await hasher.hash(password) });
+          return true;
+        },
+      };
     },
     enrollment,
   };

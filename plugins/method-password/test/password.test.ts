@@ -52,9 +52,9 @@ describe('@gatehouse-auth/method-password', () => {
     expect(method.enrollment?.verify).to.equal(undefined);
   });
 
-  it('uses argon2id defaults of 64 MiB, t=3, p=4 and refuses weaker memory than 1 MiB', () => {
+  it('uses OWASP’s argon2id minimum by default (19 MiB, t=2, p=1) and refuses weaker memory than 1 MiB', () => {
     const parsed = plugin.options!.parse({});
-    expect(parsed).to.deep.equal({ min_length: 8, max_length: 256, memory_cost: 65536, time_cost: 3, parallelism: 4 });
+    expect(parsed).to.deep.equal({ min_length: 8, max_length: 256, memory_cost: 19456, time_cost: 2, parallelism: 1 });
     expect(() => plugin.options!.parse({ memory_cost: 512 })).to.throw();
     expect(() => plugin.options!.parse({ min_length: 7 })).to.throw();
   });
@@ -167,6 +167,25 @@ describe('@gatehouse-auth/method-password', () => {
       expect(await check(s, GOOD + ' ')).to.deep.equal({ ok: false, reason: 'mismatch' });
       expect(await check(s, 'Correct horse battery staple')).to.deep.equal({ ok: false, reason: 'mismatch' });
       expect(await check(s, '')).to.deep.equal({ ok: false, reason: 'mismatch' });
+    });
+
+    it('a hash of other parameters is stored again at today’s cost by a successful login (on commit), never by a failed one', async () => {
+      const s = await setup();
+      await enroll(s, { password: GOOD });
+      const before = storedRows(s.services, s.user.id)[0]!.secret!;
+      expect(before).to.include('m=1024,p=1,t=2');
+      // The same users, the cost raised in the config.
+      const { methods } = await registerWithFakes(plugin, { ...CHEAP, memory_cost: 2048 }, s.services);
+      const raised = { ...s, method: methods[0] as AuthMethod };
+      expect(await check(raised, 'wrong password, wrong')).to.deep.equal({ ok: false, reason: 'mismatch' });
+      expect(storedRows(s.services, s.user.id)[0]!.secret).to.equal(before);
+      const out = await check(raised, GOOD);
+      expect(out.ok).to.equal(true);
+      expect(storedRows(s.services, s.user.id)[0]!.secret).to.equal(before); // not before the commit
+      expect(await (out as { commit: () => Promise<boolean> }).commit()).to.equal(true);
+      const after = storedRows(s.services, s.user.id)[0]!.secret!;
+      expect(after).to.include('m=2048,p=1,t=2');
+      expect(await check(raised, GOOD)).to.deep.equal({ ok: true }); // nothing left to rehash
     });
 
     it('does not truncate: the first 72 characters of a 100-character password fail', async () => {
