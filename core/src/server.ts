@@ -3,11 +3,15 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Gatehouse } from './gatehouse.js';
+import { InFlightHandlers } from './http/in-flight.js';
 
 export interface RunningServer {
   server: http.Server;
   port: number;
-  /** Stops accepting, lets in-flight requests finish (up to the timeout), then closes the database. */
+  /**
+   * Stops accepting, lets in-flight requests finish (cutting their connections after
+   * server.shutdown_timeout_ms), waits for handlers still running, then closes the database.
+   */
   shutdown(): Promise<void>;
 }
 
@@ -33,9 +37,11 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
   });
   const port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
+  const handlers = new InFlightHandlers();
   // While draining, a keep-alive connection that just finished its response is closed at
   // once instead of idling until keepAliveTimeout.
   server.on('request', (_req, res: http.ServerResponse) => {
+    handlers.track(res);
     if (closing) res.setHeader('Connection', 'close');
     res.on('finish', () => {
       if (closing) setImmediate(() => server.closeIdleConnections());
@@ -49,6 +55,11 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
       const timer = setTimeout(() => server.closeAllConnections(), cfg.shutdown_timeout_ms);
       await closed;
       clearTimeout(timer);
+      // Handlers whose connection was cut still run (queued hashing, then their writes): the
+      // database stays open for them, up to server.shutdown_settle_ms.
+      if (!(await handlers.settled(cfg.shutdown_settle_ms))) {
+        gatehouse.logger.warn({ running: handlers.size }, 'closing the database with request handlers still running');
+      }
       await gatehouse.close();
     })());
   return { server, port, shutdown };

@@ -44,6 +44,9 @@ export async function startDemoServer(
     configure?: (config: GatehouseConfig) => void;
     /** `localhost` for WebAuthn, whose relying party id must be a domain name (default 127.0.0.1). */
     host?: string;
+    /** argon2id cost for PASSWORD and BACKUPCODE (default: cheap, the suite checks behaviour). */
+    hashCost?: { memory_cost: number; time_cost: number };
+    logger?: ReturnType<typeof createLogger>;
   } = {},
 ): Promise<DemoServer> {
   const port = await freePort();
@@ -61,12 +64,12 @@ export async function startDemoServer(
   // Cheap hashing: the suite checks behaviour, not cost.
   for (const plugin of loaded.config.plugins) {
     if (plugin.name === '@gatehouse-auth/method-password' || plugin.name === '@gatehouse-auth/method-backupcode') {
-      plugin.options = { ...plugin.options, memory_cost: 1024, time_cost: 2 };
+      plugin.options = { ...plugin.options, ...(opts.hashCost ?? { memory_cost: 1024, time_cost: 2 }) };
     }
   }
   const clock = new FakeClock(new Date());
   const level = (process.env.GATEHOUSE_TEST_LOG ?? 'silent') as Parameters<typeof createLogger>[0];
-  const gatehouse = await buildApp(loaded, { logger: createLogger(level), clock });
+  const gatehouse = await buildApp(loaded, { logger: opts.logger ?? createLogger(level), clock });
   const running: RunningServer = await listen(gatehouse);
   const url = (p: string) => `${issuer}${p}`;
 

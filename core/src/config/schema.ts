@@ -49,6 +49,11 @@ const serverSchema = z.strictObject({
   tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdown_timeout_ms: z.number().int().positive().default(10_000),
+  /**
+   * After that, how long handlers whose connection was cut may still run (queued hashing, their
+   * writes) before the database closes under them.
+   */
+  shutdown_settle_ms: z.number().int().positive().default(5_000),
   /** A client that has not sent all its request headers by then gets 408 and is cut off. */
   headers_timeout_ms: z.number().int().positive().default(10_000),
   /** The whole request (headers and body) must arrive within this; slower ones get 408. */
