@@ -19,6 +19,7 @@ import { openDatabase } from './storage/database.js';
 import { openDriver } from './storage/drivers.js';
 import { migrate } from './storage/migrate.js';
 import { Sql } from './storage/sql.js';
+import { openRevocationBus, type RevocationBus } from './oauth/revocation-bus.js';
 import { recordStore } from './storage/stores.js';
 
 export type { Cradle } from './composition/cradle.js';
@@ -77,12 +78,15 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     logSql: database.log_sql,
     poolMax: database.pool_max,
   });
+  let revocations: RevocationBus | undefined;
   try {
     if (options.migrate !== false) await migrate(sequelize, logger);
     const sql = new Sql(await openDriver(sequelize, database.url, database.pool_max));
+    const bus = await openRevocationBus({ dialect: sql.dialect, url: database.url, logger });
+    revocations = bus;
     const provided = new Map<string, string>();
     const container = createGatehouseContainer(
-      { config, logger, sequelize, sql, clock: options.clock ?? systemClock },
+      { config, logger, sequelize, sql, clock: options.clock ?? systemClock, revocations: bus },
       provided,
     );
     const c = container.cradle;
@@ -130,11 +134,13 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         await c.jobs.stop();
         await c.notifier.drain();
         await container.dispose();
+        await bus.close();
         await sql.close();
         await sequelize.close();
       },
     };
   } catch (err) {
+    await revocations?.close();
     await sequelize.close();
     throw err;
   }

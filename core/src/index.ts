@@ -12,6 +12,7 @@ export * from './methods/code-method.js';
 export * from './methods/device-method.js';
 export { OAuthError } from './oauth/errors.js';
 export * from './oauth/types.js';
+export { ActiveTokenCache, type Invalidation } from './oauth/token-cache.js';
 
 // For embedding and tests: compose a server in-process.
 export { buildApp } from './gatehouse.js';

@@ -27,6 +27,8 @@ import { LogoutService } from '../oauth/logout.js';
 import { SessionStore } from '../oauth/sessions.js';
 import { SingleSignOn } from '../oauth/sso.js';
 import { TokenService } from '../oauth/tokens.js';
+import { ActiveTokenCache } from '../oauth/token-cache.js';
+import type { RevocationBus } from '../oauth/revocation-bus.js';
 import type { AppSettings } from '../plugins/values.js';
 import { createExtensions } from '../plugins/loader.js';
 import { loadSecretBox, runHeavy, type Clock, type UserDirectory } from '../services.js';
@@ -50,6 +52,8 @@ export interface ContainerBase {
   sequelize: Sequelize;
   sql: Sql;
   clock: Clock;
+  /** Carries token revocations to the other nodes' caches. */
+  revocations: RevocationBus;
 }
 
 /**
@@ -69,6 +73,7 @@ export function createGatehouseContainer(
     sequelize: asValue(base.sequelize),
     sql: asValue(base.sql),
     clock: asValue(base.clock),
+    revocations: asValue(base.revocations),
     secretBox: asValue(loadSecretBox(base.config, base.logger)),
     extensions: asValue(createExtensions()),
     lifecycle: asValue({ draining: false }),
@@ -115,8 +120,18 @@ export function createGatehouseContainer(
       ({ users, profiles, accounts }) =>
         new UserClaims({ users, profiles, verified: (user, medium) => accounts.verified(user, medium) }),
     ),
+    tokenCache: single(({ config, clock, revocations }) => {
+      const { max_entries, max_age_seconds } = config.oauth.token_cache;
+      const cache = new ActiveTokenCache(max_entries, max_age_seconds * 1000, clock);
+      revocations.subscribe({
+        invalidate: (what) => cache.invalidate(what),
+        connected: (up) => cache.setEnabled(up),
+      });
+      return cache;
+    }),
     tokens: single(
-      ({ sql, clock, keys, config, userClaims }) => new TokenService(sql, clock, keys, config.issuer, userClaims),
+      ({ sql, clock, keys, config, userClaims, tokenCache, revocations }) =>
+        new TokenService(sql, clock, keys, config.issuer, userClaims, { tokens: tokenCache, bus: revocations }),
     ),
     sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),
     logout: single(

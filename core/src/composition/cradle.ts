@@ -25,6 +25,8 @@ import type { LogoutService } from '../oauth/logout.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { SingleSignOn } from '../oauth/sso.js';
 import type { TokenService } from '../oauth/tokens.js';
+import type { ActiveTokenCache } from '../oauth/token-cache.js';
+import type { RevocationBus } from '../oauth/revocation-bus.js';
 import type { AppSettings } from '../plugins/values.js';
 import type { RecordStore } from '../plugins/extensions.js';
 import type { Extensions } from '../plugins/loader.js';
@@ -51,6 +53,8 @@ export interface Cradle {
   logger: Logger;
   sequelize: Sequelize;
   sql: Sql;
+  revocations: RevocationBus;
+  tokenCache: ActiveTokenCache;
   clock: Clock;
   secretBox: SecretBox;
   extensions: Extensions;

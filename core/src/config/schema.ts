@@ -339,6 +339,18 @@ const oauthSchema = z.strictObject({
   signing_algs: z.array(z.enum(SIGNING_ALGS)).min(1).default(['RS256', 'ES256']),
   /** Authorization requests one client IP may start per minute on one node (0 = no limit). */
   authorize_per_ip_per_minute: z.number().int().min(0).default(300),
+  /**
+   * Active access tokens kept in memory for introspection and bearer checks (decision 29):
+   * revocations reach every node's cache at once (PostgreSQL LISTEN/NOTIFY, cluster IPC).
+   */
+  token_cache: z
+    .strictObject({
+      /** 0 turns the cache off. */
+      max_entries: z.number().int().min(0).max(1_000_000).default(10_000),
+      /** A backstop: an entry is read again from the database after this long. */
+      max_age_seconds: z.number().int().positive().default(300),
+    })
+    .default({ max_entries: 10_000, max_age_seconds: 300 }),
 });
 
 export const configSchema = z

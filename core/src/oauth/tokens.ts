@@ -6,6 +6,8 @@ import { randomToken, sha256 } from '../util/crypto.js';
 import { namedClaims, type ClaimsRequest, type UserClaims } from './claims.js';
 import { signJwt } from './jws.js';
 import type { KeyStore } from './keys.js';
+import type { RevocationBus } from './revocation-bus.js';
+import type { ActiveTokenCache, Invalidation } from './token-cache.js';
 import {
   ACCESS_TOKEN_TYPE,
   type AuthorizationCode,
@@ -128,7 +130,14 @@ export class TokenService {
     private readonly issuer: string,
     /** User claims for ID tokens that the `claims` parameter asked for. */
     private readonly userClaims?: UserClaims,
+    /** Active access tokens kept in memory, and how revocations reach the other nodes' caches. */
+    private readonly cache?: { tokens: ActiveTokenCache; bus: RevocationBus },
   ) {}
+
+  /** Tells this node's cache and every other node's (after the revocation is in the database). */
+  private revoked(what: Invalidation): Promise<void> {
+    return this.cache ? this.cache.bus.publish(what) : Promise.resolve();
+  }
 
   // ─────────── grants ───────────
 
@@ -182,6 +191,7 @@ export class TokenService {
       id,
       now,
     });
+    await this.revoked({ grants: [id] });
   }
 
   /** Revokes every grant of a subject (password change, logout everywhere). */
@@ -196,6 +206,7 @@ export class TokenService {
       subject,
       now: this.clock.now().getTime(),
     });
+    await this.revoked({ subjects: [subject] });
     return grants.length;
   }
 
@@ -443,12 +454,16 @@ export class TokenService {
   /** A token by value, with whether it is active: known, unexpired, unrevoked, grant alive. */
   async inspect(token: string): Promise<TokenInfo> {
     if (!token || token.length > 4096) return { active: false };
+    const key = sha256(token);
+    const cached = this.cache?.tokens.get(key);
+    if (cached) return cached;
+    const generation = this.cache?.tokens.generation ?? 0;
     // One round trip: the token with its grant's state.
     const row = await this.sql.one<TokenRow & { g_id: string | null } & Record<string, unknown>>(
       `SELECT t.*, g.id AS g_id, g.client_id AS g_client_id, g.subject AS g_subject, g.scope AS g_scope,
          g.data AS g_data, g.expires_at AS g_expires_at, g.revoked_at AS g_revoked_at
        FROM oauth_tokens t LEFT JOIN oauth_grants g ON g.id = t.grant_id WHERE t.id = :key`,
-      { key: sha256(token) },
+      { key },
     );
     if (!row) return { active: false };
     const stored = toToken(row);
@@ -471,7 +486,9 @@ export class TokenService {
       stored.expiresAt > now &&
       (standalone || (!!grant && !grant.revokedAt)) &&
       (stored.kind === 'access' || (!!grant && !stored.rotatedAt && grant.expiresAt > now));
-    return { active, token: stored, ...(grant ? { grant } : {}) };
+    const info: TokenInfo = { active, token: stored, ...(grant ? { grant } : {}) };
+    this.cache?.tokens.set(key, info, generation);
+    return info;
   }
 
   /** Marks a refresh token rotated; false if another request rotated it first. */
@@ -484,17 +501,18 @@ export class TokenService {
     return rows.length > 0;
   }
 
-  /** Revokes one token. */
   /** Revokes one token, and the access tokens exchanged from it (RFC 8693), transitively. */
   async revokeToken(token: StoredToken): Promise<void> {
-    await this.sql.exec(
+    const family = await this.sql.write<{ id: string }>(
       `WITH RECURSIVE family(id) AS (
          SELECT CAST(:key AS VARCHAR(64))
          UNION
          SELECT t.id FROM oauth_tokens t JOIN family f ON t.parent_id = f.id WHERE t.kind = 'access'
        )
-       UPDATE oauth_tokens SET revoked_at = :now WHERE id IN (SELECT id FROM family) AND revoked_at IS NULL`,
+       UPDATE oauth_tokens SET revoked_at = :now WHERE id IN (SELECT id FROM family) AND revoked_at IS NULL
+       RETURNING id`,
       { key: token.key, now: this.clock.now().getTime() },
     );
+    await this.revoked({ keys: [token.key, ...family.map((t) => t.id)] });
   }
 }
