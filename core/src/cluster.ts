@@ -5,7 +5,7 @@ import { startPurgeJob } from './maintenance.js';
 import { loadSecretBox, systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrate.js';
-import { relayRevocations } from './oauth/revocation-bus.js';
+import { relayPeerNews } from './peer-bus.js';
 import { openDriver } from './storage/drivers.js';
 import { Sql } from './storage/sql.js';
 
@@ -36,7 +36,7 @@ export async function runPrimary(config: GatehouseConfig, workers: number, logge
     logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
     setTimeout(fork, 1000).unref();
   });
-  relayRevocations();
+  relayPeerNews();
   for (let i = 0; i < workers; i++) fork();
   logger.info({ workers }, 'gatehouse primary started');
 

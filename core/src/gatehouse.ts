@@ -19,7 +19,7 @@ import { openDatabase } from './storage/database.js';
 import { openDriver } from './storage/drivers.js';
 import { migrate } from './storage/migrate.js';
 import { Sql } from './storage/sql.js';
-import { openRevocationBus, type RevocationBus } from './oauth/revocation-bus.js';
+import { openPeerBus, type PeerBus } from './peer-bus.js';
 import { recordStore } from './storage/stores.js';
 
 export type { Cradle } from './composition/cradle.js';
@@ -78,18 +78,21 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     logSql: database.log_sql,
     poolMax: database.pool_max,
   });
-  let revocations: RevocationBus | undefined;
+  let peers: PeerBus | undefined;
   try {
     if (options.migrate !== false) await migrate(sequelize, logger);
     const sql = new Sql(await openDriver(sequelize, database.url, database.pool_max));
-    const bus = await openRevocationBus({ dialect: sql.dialect, url: database.url, logger });
-    revocations = bus;
+    const bus = await openPeerBus({ dialect: sql.dialect, url: database.url, logger });
+    peers = bus;
     const provided = new Map<string, string>();
     const container = createGatehouseContainer(
-      { config, logger, sequelize, sql, clock: options.clock ?? systemClock, revocations: bus },
+      { config, logger, sequelize, sql, clock: options.clock ?? systemClock, peers: bus },
       provided,
     );
     const c = container.cradle;
+    // Peer news (revocations, client blocks) must find its listeners from the first message.
+    container.resolve('tokenCache');
+    container.resolve('clientBlocks');
 
     const plugins = await registerPlugins(resolved, {
       extensions: c.extensions,
@@ -140,7 +143,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       },
     };
   } catch (err) {
-    await revocations?.close();
+    await peers?.close();
     await sequelize.close();
     throw err;
   }

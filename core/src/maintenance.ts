@@ -24,6 +24,7 @@ function targets(
     { table: 'oauth_assertions', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'sessions', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'session_clients', key: 'sid', where: 'expires_at < :now', params: expired },
+    { table: 'rate_windows', key: 'key', where: 'expires_at < :now', params: expired },
     { table: 'exchanges', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'verification_statuses', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'login_flows', key: 'id', where: 'expires_at < :now', params: expired },

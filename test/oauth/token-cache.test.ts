@@ -188,7 +188,7 @@ describe('token cache: introspection without a database round trip (issue 15)', 
       expect(cache.size).to.be.greaterThan(0);
       await a.gatehouse.container.cradle.sql.exec(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-         WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`,
+         WHERE datname = current_database() AND application_name = 'gatehouse-peer-bus'`,
       );
       await until(() => !cache.caching);
       expect(cache.size).to.equal(0);

@@ -19,7 +19,7 @@ import { PageModules } from '../login/modules.js';
 import { Locales } from '../i18n/locales.js';
 import { AssertionReplayStore } from '../oauth/assertions.js';
 import { browserBinding, RESUME_PATH } from '../oauth/authorize/index.js';
-import { ClientAuthenticator } from '../oauth/client-auth.js';
+import { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
 import { ClientRegistry } from '../oauth/clients.js';
 import { assertionAudiences } from '../oauth/endpoints.js';
 import { KeyStore } from '../oauth/keys.js';
@@ -28,7 +28,9 @@ import { SessionStore } from '../oauth/sessions.js';
 import { SingleSignOn } from '../oauth/sso.js';
 import { TokenService } from '../oauth/tokens.js';
 import { ActiveTokenCache } from '../oauth/token-cache.js';
-import type { RevocationBus } from '../oauth/revocation-bus.js';
+import { DatabaseCounters } from '../limits/shared-counters.js';
+import { RedisCounters } from '../limits/redis-counters.js';
+import type { PeerBus } from '../peer-bus.js';
 import type { AppSettings } from '../plugins/values.js';
 import { createExtensions } from '../plugins/loader.js';
 import { loadSecretBox, runHeavy, type Clock, type UserDirectory } from '../services.js';
@@ -52,8 +54,8 @@ export interface ContainerBase {
   sequelize: Sequelize;
   sql: Sql;
   clock: Clock;
-  /** Carries token revocations to the other nodes' caches. */
-  revocations: RevocationBus;
+  /** What every node must hear at once: revocations, client blocks. */
+  peers: PeerBus;
 }
 
 /**
@@ -73,7 +75,7 @@ export function createGatehouseContainer(
     sequelize: asValue(base.sequelize),
     sql: asValue(base.sql),
     clock: asValue(base.clock),
-    revocations: asValue(base.revocations),
+    peers: asValue(base.peers),
     secretBox: asValue(loadSecretBox(base.config, base.logger)),
     extensions: asValue(createExtensions()),
     lifecycle: asValue({ draining: false }),
@@ -86,8 +88,13 @@ export function createGatehouseContainer(
     flows: single(({ sql, clock }) => new LoginFlowStore(sql, clock)),
     exchanges: single(({ sql, clock }) => new ExchangeStore(sql, clock)),
     statuses: single(({ sql, clock }) => new StatusStore(sql, clock)),
+    counters: asFunction(({ config, sql, clock, logger }: Cradle) =>
+      config.limits.redis_url ? new RedisCounters(config.limits.redis_url, logger) : new DatabaseCounters(sql, clock),
+    )
+      .singleton()
+      .disposer((counters) => counters.close()),
     notifier: single(
-      ({ config, extensions, events, clock, logger }) =>
+      ({ config, extensions, events, clock, logger, counters }) =>
         new SecurityNotifier({
           config: config.notifications,
           channels: extensions.channels,
@@ -95,6 +102,7 @@ export function createGatehouseContainer(
           history: events,
           clock,
           logger,
+          counters,
         }),
     ),
     verification: single((c) => new VerificationService(c)),
@@ -120,18 +128,20 @@ export function createGatehouseContainer(
       ({ users, profiles, accounts }) =>
         new UserClaims({ users, profiles, verified: (user, medium) => accounts.verified(user, medium) }),
     ),
-    tokenCache: single(({ config, clock, revocations }) => {
+    tokenCache: single(({ config, clock, peers }) => {
       const { max_entries, max_age_seconds } = config.oauth.token_cache;
       const cache = new ActiveTokenCache(max_entries, max_age_seconds * 1000, clock);
-      revocations.subscribe({
-        invalidate: (what) => cache.invalidate(what),
+      peers.subscribe({
+        receive: (news) => {
+          if (news.revoked) cache.invalidate(news.revoked);
+        },
         connected: (up) => cache.setEnabled(up),
       });
       return cache;
     }),
     tokens: single(
-      ({ sql, clock, keys, config, userClaims, tokenCache, revocations }) =>
-        new TokenService(sql, clock, keys, config.issuer, userClaims, { tokens: tokenCache, bus: revocations }),
+      ({ sql, clock, keys, config, userClaims, tokenCache, peers }) =>
+        new TokenService(sql, clock, keys, config.issuer, userClaims, { tokens: tokenCache, bus: peers }),
     ),
     sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),
     logout: single(
@@ -140,7 +150,7 @@ export function createGatehouseContainer(
     ),
     sso: single(({ users, verification, clock }) => new SingleSignOn({ users, verifier: verification, clock })),
     clientAuth: single(
-      ({ clients, replay, events, clock, config }) =>
+      ({ clients, replay, events, clock, config, clientBlocks }) =>
         new ClientAuthenticator({
           clients,
           replay,
@@ -148,8 +158,10 @@ export function createGatehouseContainer(
           history: events,
           clock,
           audiences: assertionAudiences(config.issuer),
+          blocks: clientBlocks,
         }),
     ),
+    clientBlocks: single(({ peers }) => new ClientBlocks(peers)),
     consents: single(({ sql, clock }) => recordStore(sql, clock, 'gatehouse:consent')),
     devices: single(({ sql, clock, secretBox }) => new DeviceStore(sql, clock, secretBox)),
     deviceBinding: single(

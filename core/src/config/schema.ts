@@ -337,7 +337,7 @@ const oauthSchema = z.strictObject({
    * same staged rotation. Every app's algorithms must be among them.
    */
   signing_algs: z.array(z.enum(SIGNING_ALGS)).min(1).default(['RS256', 'ES256']),
-  /** Authorization requests one client IP may start per minute on one node (0 = no limit). */
+  /** Authorization requests one client IP may start per minute, across nodes (0 = no limit). */
   authorize_per_ip_per_minute: z.number().int().min(0).default(300),
   /**
    * Active access tokens kept in memory for introspection and bearer checks (decision 29):
@@ -372,6 +372,18 @@ export const configSchema = z
     admin: adminSchema.default({}),
     verification: verificationSchema.default(verificationSchema.parse({})),
     oauth: oauthSchema.default(oauthSchema.parse({})),
+    /**
+     * Limits that hold across nodes (the /authorize per-address limit, one notice per interval)
+     * count in the database, or in Redis at this URL (redis://host:6379/0).
+     */
+    limits: z
+      .strictObject({
+        redis_url: z
+          .string()
+          .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+          .optional(),
+      })
+      .default({}),
     maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
     notifications: notificationsSchema.default(notificationsSchema.parse({})),
     locales: localesSchema.default({}),

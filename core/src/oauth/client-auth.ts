@@ -1,5 +1,6 @@
 import { createLocalJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { EventLog, History } from '../plugins/extensions.js';
+import type { PeerBus } from '../peer-bus.js';
 import type { Clock } from '../services.js';
 import { safeEqual, safeEqualDigest, sha256 } from '../util/crypto.js';
 import type { AssertionReplayStore } from './assertions.js';
@@ -36,8 +37,14 @@ export class ClientAuthenticator {
       clock: Clock;
       /** Acceptable `aud` values of a client assertion: the issuer and the endpoint URLs. */
       audiences: string[];
+      /** Blocks every node holds (the container's); without it, this node's only. */
+      blocks?: ClientBlocks;
     },
-  ) {}
+  ) {
+    this.blocks = deps.blocks ?? new ClientBlocks();
+  }
+
+  private readonly blocks: ClientBlocks;
 
   async authenticate(input: ClientAuthInput, ip: string): Promise<OAuthClient> {
     const { params } = input;
@@ -137,22 +144,15 @@ export class ClientAuthenticator {
     return client;
   }
 
-  /** Client ids this node refuses until the given time (epoch ms), after too many failures. */
-  private readonly blockedUntil = new Map<string, number>();
-
   /**
    * Refuses a client that failed too often. Costs nothing on the success path: the shared
    * failure count (the events table, across nodes) is read only when an authentication fails,
-   * and a block found there is remembered here.
+   * and a block found there is told to every node (the peer bus) before the failure is answered.
    */
   private async throttle(clientId: string, ip: string): Promise<void> {
-    const until = this.blockedUntil.get(blockKey(clientId, ip));
-    if (until === undefined) return;
     const now = this.deps.clock.now().getTime();
-    if (until <= now) {
-      this.blockedUntil.delete(blockKey(clientId, ip));
-      return;
-    }
+    const until = this.blocks.until(blockKey(clientId, ip), now);
+    if (until === null) return;
     throw new OAuthError('invalid_client', 'too many failed client authentications; retry later', 429, {
       'Retry-After': String(Math.ceil((until - now) / 1000)),
     });
@@ -193,10 +193,7 @@ export class ClientAuthenticator {
       since: new Date(now - FAILURE_WINDOW_MS),
       limit: MAX_FAILURES,
     });
-    if (failures >= MAX_FAILURES) {
-      for (const [id, t] of this.blockedUntil) if (t <= now) this.blockedUntil.delete(id);
-      this.blockedUntil.set(blockKey(clientId, ip), now + FAILURE_WINDOW_MS);
-    }
+    if (failures >= MAX_FAILURES) await this.blocks.block(blockKey(clientId, ip), now + FAILURE_WINDOW_MS, now);
     throw invalidClient(why);
   }
 }
@@ -206,7 +203,41 @@ function clientKey(clientId: string, ip: string): string {
 }
 
 function blockKey(clientId: string, ip: string): string {
-  return `${clientId}\n${ip}`;
+  return sha256(`${clientId}\n${ip}`);
+}
+
+/**
+ * Client ids (per address) refused until a time (epoch ms), after too many failures: on every
+ * node at once, as the peer bus carries each block before the failure that caused it is
+ * answered. Subscribed when the container starts, so no block is missed.
+ */
+export class ClientBlocks {
+  private readonly blockedUntil = new Map<string, number>();
+
+  constructor(private readonly peers?: PeerBus) {
+    peers?.subscribe({
+      receive: (news) => {
+        for (const b of news.blocked ?? []) this.blockedUntil.set(b.key, b.until);
+      },
+      connected: () => undefined,
+    });
+  }
+
+  /** When the block on `key` ends, or null if there is none. */
+  until(key: string, now: number): number | null {
+    const until = this.blockedUntil.get(key);
+    if (until === undefined) return null;
+    if (until > now) return until;
+    this.blockedUntil.delete(key);
+    return null;
+  }
+
+  /** Blocks `key` here and on every other node. */
+  async block(key: string, until: number, now: number): Promise<void> {
+    for (const [k, t] of this.blockedUntil) if (t <= now) this.blockedUntil.delete(k);
+    this.blockedUntil.set(key, until);
+    await this.peers?.publish({ blocked: [{ key, until }] });
+  }
 }
 
 /** RFC 6749 §2.3.1: id and secret are form-urlencoded before Base64. */

@@ -6,7 +6,7 @@ import { randomToken, sha256 } from '../util/crypto.js';
 import { namedClaims, type ClaimsRequest, type UserClaims } from './claims.js';
 import { signJwt } from './jws.js';
 import type { KeyStore } from './keys.js';
-import type { RevocationBus } from './revocation-bus.js';
+import type { PeerBus } from '../peer-bus.js';
 import type { ActiveTokenCache, Invalidation } from './token-cache.js';
 import {
   ACCESS_TOKEN_TYPE,
@@ -131,12 +131,12 @@ export class TokenService {
     /** User claims for ID tokens that the `claims` parameter asked for. */
     private readonly userClaims?: UserClaims,
     /** Active access tokens kept in memory, and how revocations reach the other nodes' caches. */
-    private readonly cache?: { tokens: ActiveTokenCache; bus: RevocationBus },
+    private readonly cache?: { tokens: ActiveTokenCache; bus: PeerBus },
   ) {}
 
   /** Tells this node's cache and every other node's (after the revocation is in the database). */
   private revoked(what: Invalidation): Promise<void> {
-    return this.cache ? this.cache.bus.publish(what) : Promise.resolve();
+    return this.cache ? this.cache.bus.publish({ revoked: what }) : Promise.resolve();
   }
 
   // ─────────── grants ───────────

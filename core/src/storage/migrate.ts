@@ -14,6 +14,7 @@ import { m007BoundedWrites } from './migrations/007-bounded-writes.js';
 import { m008Jobs } from './migrations/008-jobs.js';
 import { m009Logout } from './migrations/009-logout.js';
 import { m010Devices } from './migrations/010-devices.js';
+import { m011RateWindows } from './migrations/011-rate-windows.js';
 
 /**
  * Every migration, in order. An explicit list rather than a glob: a stale file in dist/
@@ -30,6 +31,7 @@ export const MIGRATIONS: Migration[] = [
   m008Jobs,
   m009Logout,
   m010Devices,
+  m011RateWindows,
 ];
 
 function migrator(sequelize: Sequelize, logger: Logger): Umzug<QueryInterface> {

@@ -12,6 +12,7 @@ import type {
 } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
 import { WindowLimiter } from '../http/rate-limit.js';
+import { SharedLimit, type SharedCounters } from '../limits/shared-counters.js';
 import { withTimeout } from '../util/timeout.js';
 import { PHANTOM_USER_ID } from './context.js';
 
@@ -59,10 +60,11 @@ const SEND_TIMEOUT_MS = 10_000;
 export class SecurityNotifier {
   private readonly pending = new Set<Promise<void>>();
   /**
-   * One notice of a kind per user and interval on this node, claimed synchronously, so a burst
-   * of concurrent triggers sends one notice. The events table carries the interval across nodes.
+   * One notice of a kind per user and interval: this node's claim is taken synchronously (a
+   * burst of concurrent triggers sends one notice), then the shared one (a burst across nodes).
+   * The events table carries the interval past restarts and failed sends.
    */
-  private readonly claims: WindowLimiter;
+  private readonly claims: { hit(key: string): Promise<number | null> };
 
   constructor(
     private readonly deps: {
@@ -74,9 +76,14 @@ export class SecurityNotifier {
       logger: Logger;
       /** A provider slower than this counts as failed (default SEND_TIMEOUT_MS). */
       sendTimeoutMs?: number;
+      /** Shared across nodes (the container's); without it the claim is this node's only. */
+      counters?: SharedCounters;
     },
   ) {
-    this.claims = new WindowLimiter(1, deps.config.min_interval_seconds * 1000, () => deps.clock.now().getTime());
+    const intervalMs = deps.config.min_interval_seconds * 1000;
+    this.claims = deps.counters
+      ? new SharedLimit(deps.counters, 'notice', 1, intervalMs, deps.clock)
+      : localClaims(new WindowLimiter(1, intervalMs, () => deps.clock.now().getTime()));
   }
 
   /** Checks the configured channels against the registered ones (after plugins registered). */
@@ -105,10 +112,13 @@ export class SecurityNotifier {
     if (user.id === PHANTOM_USER_ID) return Promise.resolve();
     const { email_channel, sms_channel } = this.deps.config;
     if (!email_channel && !sms_channel) return Promise.resolve();
-    if (this.claims.hit(`${user.id}:${notice}`) !== null) return Promise.resolve();
-    const work = this.send(user, notice, facts).catch((err: unknown) => {
-      this.deps.logger.error({ err, notice }, 'security notice could not be recorded');
-    });
+    // The local part of the claim runs before the first await: a burst here sends once.
+    const claimed = this.claims.hit(`${user.id}:${notice}`);
+    const work = claimed
+      .then((wait) => (wait === null ? this.send(user, notice, facts) : undefined))
+      .catch((err: unknown) => {
+        this.deps.logger.error({ err, notice }, 'security notice could not be recorded');
+      });
     this.pending.add(work);
     void work.finally(() => this.pending.delete(work));
     return work;
@@ -171,4 +181,9 @@ export class SecurityNotifier {
     }
     await event('notification.sent', null, { channel: route.channel, kind: route.kind });
   }
+}
+
+/** A node-local claim with the shared claim's shape. */
+function localClaims(limiter: WindowLimiter): { hit(key: string): Promise<number | null> } {
+  return { hit: async (key) => limiter.hit(key) };
 }

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
-import { WindowLimiter } from '../../http/rate-limit.js';
+import { SharedLimit, type SharedCounters } from '../../limits/shared-counters.js';
 import { clientIp } from '../../verification/context.js';
 import type { RecordStore, UserRecord } from '../../plugins/extensions.js';
 import type { Clock } from '../../services.js';
@@ -44,6 +44,8 @@ export interface AuthorizeDeps {
   locales: Locales;
   /** Who a session is, for the account choice (`prompt=select_account`). */
   users: { findById(id: string): Promise<UserRecord | null> };
+  /** Counters every node shares (the per-address limit). */
+  counters: SharedCounters;
 }
 
 /**
@@ -54,14 +56,14 @@ export class AuthorizeContext {
   readonly page: { base: string };
   readonly sessionCookie: string;
 
-  private readonly flowStarts: WindowLimiter | null;
+  private readonly flowStarts: SharedLimit | null;
 
   constructor(readonly deps: AuthorizeDeps) {
     this.page = { base: new URL(deps.config.issuer).pathname.replace(/\/+$/, '') };
     this.sessionCookie = sessionCookieName(deps.config.issuer);
     // Every flow started writes a row: one address may not start them without bound.
     const perIp = deps.config.oauth.authorize_per_ip_per_minute;
-    this.flowStarts = perIp ? new WindowLimiter(perIp, 60_000, () => deps.clock.now().getTime()) : null;
+    this.flowStarts = perIp ? new SharedLimit(deps.counters, 'authorize', perIp, 60_000, deps.clock) : null;
   }
 
   /**
@@ -72,9 +74,9 @@ export class AuthorizeContext {
     return { base: this.page.base, t: this.deps.locales.for(req, request?.ui_locales ?? queryUiLocales(req)) };
   }
 
-  /** Seconds this address must wait before starting another flow (/authorize or generate), if any. */
-  flowStartWait(req: Request): number | null {
-    return this.flowStarts?.hit(clientIp(req)) ?? null;
+  /** Seconds this address must wait before starting another flow (/authorize or generate), if any (every node counts). */
+  async flowStartWait(req: Request): Promise<number | null> {
+    return (await this.flowStarts?.hit(clientIp(req))) ?? null;
   }
 
   cookieOptions(maxAgeSeconds: number, crossSite = false) {

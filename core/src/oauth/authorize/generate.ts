@@ -18,7 +18,7 @@ export const GENERATE_PATH = '/authz-srv/authrequest/authz/generate';
 export function generateAuthorization(ctx: AuthorizeContext): RequestHandler {
   const { clients, flows, config } = ctx.deps;
   return async (req: Request, res: Response) => {
-    const wait = ctx.flowStartWait(req);
+    const wait = await ctx.flowStartWait(req);
     if (wait) {
       res.set('Retry-After', String(wait));
       throw new OAuthError('temporarily_unavailable', 'too many sign-in requests from this address', 429);

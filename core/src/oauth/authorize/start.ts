@@ -22,7 +22,7 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
   const { config, clients, sso, sessions, flows, binding } = deps;
 
   return async (req: Request, res: Response) => {
-    const wait = ctx.flowStartWait(req);
+    const wait = await ctx.flowStartWait(req);
     if (wait) {
       res.set('Retry-After', String(wait));
       return errorPage(

@@ -1,0 +1,330 @@
+import { randomUUID } from 'node:crypto';
+import cluster from 'node:cluster';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Invalidation } from './oauth/token-cache.js';
+
+/** What one node tells the others. */
+export interface PeerNews {
+  /** Tokens revoked: drop them from the token cache. */
+  revoked?: Invalidation;
+  /** Client authentication blocks (client id and address, until epoch ms). */
+  blocked?: { key: string; until: number }[];
+}
+
+/**
+ * Carries news every node must hear at once — revocations for the token caches, client blocks
+ * (docs/decisions/0029): PostgreSQL LISTEN/NOTIFY between servers on one database, IPC through
+ * the primary between the cluster workers of one SQLite file, nothing for a lone process.
+ */
+export interface PeerBus {
+  /**
+   * Delivers `news` here at once and to every other node; resolves once every live peer has
+   * acknowledged it (or after ACK_TIMEOUT_MS, with a warning), so a revocation is answered only
+   * after the other nodes have dropped what it revokes.
+   */
+  publish(news: PeerNews): Promise<void>;
+  /**
+   * `receive` for every piece of news, here or elsewhere; `connected(false)` while news from
+   * peers may be missed (and `connected(true)` once it no longer can be).
+   */
+  subscribe(listener: PeerListener): void;
+  close(): Promise<void>;
+}
+
+export interface PeerListener {
+  receive(news: PeerNews): void;
+  connected(up: boolean): void;
+}
+
+/** How long `publish` waits for the peers' acknowledgements before answering anyway. */
+const ACK_TIMEOUT_MS = 1000;
+/** Each node says it is alive this often; a node not heard of for three periods is gone. */
+const HEARTBEAT_MS = 5000;
+/** NOTIFY payloads stop at 8000 bytes: split long lists of keys. */
+const KEYS_PER_MESSAGE = 90;
+const CHANNEL = 'gatehouse_peers';
+
+type Message =
+  | { type: 'news'; node: string; seq: number; news: PeerNews }
+  | { type: 'ack'; node: string; to: string; seq: number }
+  | { type: 'alive' | 'bye'; node: string };
+
+/**
+ * The protocol over any broadcast channel that reaches every node, the sender included: news,
+ * acknowledgements addressed to its sender, and heartbeats that say who the peers are.
+ */
+class Peers {
+  readonly node = randomUUID();
+  readonly listeners: PeerListener[] = [];
+  private seq = 0;
+  /** Peers by id, with when they were last heard of (epoch ms). */
+  private readonly seen = new Map<string, number>();
+  /** Publications waiting for acknowledgements: seq → peers still to answer. */
+  private readonly waiting = new Map<number, { missing: Set<string>; done: () => void }>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private live = false;
+
+  constructor(
+    private readonly transmit: (message: Message) => Promise<void>,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The channel works (again): say hello, and from now on say so every HEARTBEAT_MS. */
+  up(): void {
+    this.live = true;
+    this.emit({ type: 'alive', node: this.node });
+    clearInterval(this.heartbeat);
+    this.heartbeat = setInterval(() => this.emit({ type: 'alive', node: this.node }), HEARTBEAT_MS);
+    this.heartbeat.unref();
+    for (const l of this.listeners) l.connected(true);
+  }
+
+  /** The channel is gone: news may be missed, nobody will acknowledge. */
+  down(): void {
+    this.live = false;
+    clearInterval(this.heartbeat);
+    this.seen.clear();
+    this.releaseAll();
+    for (const l of this.listeners) l.connected(false);
+  }
+
+  async close(): Promise<void> {
+    if (this.live) await this.transmit({ type: 'bye', node: this.node }).catch(() => undefined);
+    this.down();
+  }
+
+  subscribe(listener: PeerListener): void {
+    this.listeners.push(listener);
+    listener.connected(this.live);
+  }
+
+  publish(news: PeerNews): Promise<void> {
+    return Promise.all(pieces(news).map((piece) => this.publishOne(piece))).then(() => undefined);
+  }
+
+  private publishOne(news: PeerNews): Promise<void> {
+    this.deliver(news);
+    if (!this.live) return Promise.resolve(); // peers' caches are off or expire by age
+    const seq = ++this.seq;
+    const missing = new Set(this.livePeers());
+    const acked = missing.size
+      ? new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            this.waiting.delete(seq);
+            this.logger.warn({ peers: missing.size }, 'peers did not acknowledge in time; they may see it late');
+            resolve();
+          }, ACK_TIMEOUT_MS);
+          this.waiting.set(seq, {
+            missing,
+            done: () => {
+              clearTimeout(timer);
+              resolve();
+            },
+          });
+        })
+      : Promise.resolve();
+    return this.transmit({ type: 'news', node: this.node, seq, news }).then(() => acked);
+  }
+
+  /** Every message the channel brings, this node's own included. */
+  receive(message: Message): void {
+    if (message.node === this.node) return;
+    if (message.type === 'bye') {
+      this.seen.delete(message.node);
+      for (const [seq, w] of this.waiting) this.answered(seq, w, message.node);
+      return;
+    }
+    const firstContact = !this.seen.has(message.node);
+    this.seen.set(message.node, Date.now());
+    // A newcomer learns of this node at once rather than at the next heartbeat.
+    if (firstContact && message.type === 'alive') this.emit({ type: 'alive', node: this.node });
+    if (message.type === 'news') {
+      this.deliver(message.news);
+      this.emit({ type: 'ack', node: this.node, to: message.node, seq: message.seq });
+    } else if (message.type === 'ack' && message.to === this.node) {
+      const w = this.waiting.get(message.seq);
+      if (w) this.answered(message.seq, w, message.node);
+    }
+  }
+
+  private answered(seq: number, w: { missing: Set<string>; done: () => void }, peer: string): void {
+    w.missing.delete(peer);
+    if (w.missing.size > 0) return;
+    this.waiting.delete(seq);
+    w.done();
+  }
+
+  private livePeers(): string[] {
+    const cutoff = Date.now() - 3 * HEARTBEAT_MS;
+    for (const [id, at] of this.seen) if (at < cutoff) this.seen.delete(id);
+    return [...this.seen.keys()];
+  }
+
+  private deliver(news: PeerNews): void {
+    for (const l of this.listeners) l.receive(news);
+  }
+
+  private emit(message: Message): void {
+    this.transmit(message).catch((err: unknown) => this.logger.warn({ err }, 'peer bus: a message was not sent'));
+  }
+
+  private releaseAll(): void {
+    for (const w of this.waiting.values()) w.done();
+    this.waiting.clear();
+  }
+}
+
+/** One process, nobody else to tell. */
+export function localPeerBus(): PeerBus {
+  const listeners: PeerListener[] = [];
+  return {
+    publish: async (news) => {
+      for (const l of listeners) l.receive(news);
+    },
+    subscribe: (l) => {
+      listeners.push(l);
+      l.connected(true);
+    },
+    close: async () => undefined,
+  };
+}
+
+/** Splits long lists into NOTIFY-sized pieces. */
+function pieces(news: PeerNews): PeerNews[] {
+  const revoked = news.revoked ?? {};
+  const blocked = news.blocked ?? [];
+  const size = (revoked.keys?.length ?? 0) + (revoked.grants?.length ?? 0) + (revoked.subjects?.length ?? 0);
+  if (size + blocked.length <= KEYS_PER_MESSAGE) return [news];
+  const out: PeerNews[] = [];
+  for (const field of ['keys', 'grants', 'subjects'] as const) {
+    const list = revoked[field] ?? [];
+    for (let i = 0; i < list.length; i += KEYS_PER_MESSAGE)
+      out.push({ revoked: { [field]: list.slice(i, i + KEYS_PER_MESSAGE) } });
+  }
+  for (let i = 0; i < blocked.length; i += KEYS_PER_MESSAGE)
+    out.push({ blocked: blocked.slice(i, i + KEYS_PER_MESSAGE) });
+  return out;
+}
+
+/**
+ * LISTEN on a connection of its own; NOTIFY through the same connection. While that connection
+ * is down the cache is off (`connected(false)`): a notification missed then is never replayed.
+ */
+export async function postgresPeerBus(url: string, logger: Logger): Promise<PeerBus> {
+  let client: pg.Client | null = null;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const peers = new Peers(async (message) => {
+    const c = client;
+    if (!c) return;
+    // One query at a time on the connection (pg 9 refuses overlapping ones).
+    const sent = queue.then(() => c.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(message)]));
+    queue = sent.catch(() => undefined);
+    await sent;
+  }, logger);
+
+  const connect = async (): Promise<void> => {
+    // Named, so that an operator finds it in pg_stat_activity.
+    const c = new pg.Client({ connectionString: url, application_name: 'gatehouse-peer-bus' });
+    c.on('notification', (n) => {
+      if (n.channel !== CHANNEL || !n.payload) return;
+      try {
+        peers.receive(JSON.parse(n.payload) as Message);
+      } catch (err) {
+        logger.warn({ err }, 'peer bus: unreadable notification');
+      }
+    });
+    const lost = (err?: Error) => {
+      if (client !== c) return;
+      client = null;
+      peers.down();
+      if (closed) return;
+      logger.warn({ err }, 'peer bus lost its connection; token cache off until it is back');
+      retry = setTimeout(() => void connect().catch(lost), 1000);
+    };
+    c.on('error', lost);
+    c.on('end', () => lost());
+    await c.connect();
+    await c.query(`LISTEN ${CHANNEL}`);
+    client = c;
+    peers.up();
+  };
+  await connect();
+
+  return {
+    publish: (news) => peers.publish(news),
+    subscribe: (l) => peers.subscribe(l),
+    close: async () => {
+      closed = true;
+      clearTimeout(retry);
+      await peers.close();
+      const c = client;
+      client = null;
+      await c?.end();
+    },
+  };
+}
+
+/** What cluster workers and the primary send each other. */
+export const CLUSTER_MESSAGE = 'gatehouse:peer-news';
+
+/** A cluster worker's bus: the primary relays every worker's messages to all of them. */
+export function clusterPeerBus(logger: Logger): PeerBus {
+  const peers = new Peers(
+    (message) =>
+      new Promise<void>((resolve, reject) =>
+        process.send!({ type: CLUSTER_MESSAGE, message }, undefined, {}, (err) => (err ? reject(err) : resolve())),
+      ),
+    logger,
+  );
+  const onMessage = (raw: unknown) => {
+    const m = raw as { type?: string; message?: Message };
+    if (m?.type === CLUSTER_MESSAGE && m.message) peers.receive(m.message);
+  };
+  process.on('message', onMessage);
+  peers.up();
+  return {
+    publish: (news) => peers.publish(news),
+    subscribe: (l) => peers.subscribe(l),
+    close: async () => {
+      await peers.close();
+      process.off('message', onMessage);
+    },
+  };
+}
+
+/**
+ * In the primary: relays each worker's messages to every worker, and says goodbye for a worker
+ * that died (so the others stop waiting for its acknowledgements).
+ */
+export function relayPeerNews(): void {
+  const nodeOf = new Map<number, string>();
+  const broadcast = (message: object) => {
+    for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send(message);
+  };
+  cluster.on('message', (worker, raw: unknown) => {
+    const m = raw as { type?: string; message?: Message };
+    if (m?.type !== CLUSTER_MESSAGE || !m.message) return;
+    nodeOf.set(worker.id, m.message.node);
+    broadcast(m);
+  });
+  cluster.on('exit', (worker) => {
+    const node = nodeOf.get(worker.id);
+    nodeOf.delete(worker.id);
+    if (node) broadcast({ type: CLUSTER_MESSAGE, message: { type: 'bye', node } });
+  });
+}
+
+/** The bus for this process: PostgreSQL, a cluster worker's IPC, or none. */
+export async function openPeerBus(opts: {
+  dialect: 'sqlite' | 'postgres';
+  url: string;
+  logger: Logger;
+}): Promise<PeerBus> {
+  if (opts.dialect === 'postgres') return postgresPeerBus(opts.url, opts.logger);
+  if (cluster.isWorker && process.send) return clusterPeerBus(opts.logger);
+  return localPeerBus();
+}

@@ -1,0 +1,186 @@
+/**
+ * Issue 15: limits that hold across nodes. Two nodes on one PostgreSQL database (and, with
+ * `limits.redis_url`, on one Redis): the /authorize per-address limit counts both nodes' hits,
+ * one security notice per interval is claimed once whichever node claims it, and a client
+ * blocked after too many failed authentications on one node is refused on the other at once.
+ */
+import { randomInt } from 'node:crypto';
+import net from 'node:net';
+import { expect } from 'chai';
+import supertest from 'supertest';
+import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-auth/core';
+import { FakeClock } from '@gatehouse-auth/core/testing';
+import { withPostgresDatabase } from '../support/postgres.js';
+
+const KEY = Buffer.alloc(32, 12).toString('base64');
+const SECRET = 'shared-limits-client-secret-0123456789abcdef';
+const REDIS_URL = process.env.GATEHOUSE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+const PER_IP = 10;
+
+function config(url: string, limits: Record<string, unknown> = {}) {
+  return parseConfig(
+    {
+      issuer: 'https://login.example.test',
+      server: { trust_proxy: true },
+      database: { url },
+      log: { level: 'silent' },
+      secrets: { encryption_key: KEY },
+      limits,
+      maintenance: { purge_interval_seconds: 0 },
+      oauth: { authorize_per_ip_per_minute: PER_IP },
+      plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }],
+      apps: [{ client_id: 'machine', client_secret: SECRET, grant_types: ['client_credentials'], scopes: ['api'] }],
+    },
+    {},
+  );
+}
+
+/** A fresh client address per test run, so Redis windows left by an earlier run do not count. */
+const someAddress = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+
+/** Whether Redis answers at REDIS_URL (a PING over a plain socket). */
+function redisAnswers(): Promise<boolean> {
+  const { hostname, port } = new URL(REDIS_URL);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || 6379) });
+    socket.setTimeout(1000, () => (socket.destroy(), resolve(false)));
+    socket.once('error', () => resolve(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => (socket.destroy(), resolve(d.toString().startsWith('+PONG'))));
+  });
+}
+
+function sharedLimitSuite(store: 'database' | 'redis', db: { readonly url: string }): void {
+  let a: Gatehouse;
+  let b: Gatehouse;
+
+  before(async function () {
+    if (store === 'redis' && !(await redisAnswers())) {
+      if (process.env.CI === 'true') throw new Error(`Redis does not answer at ${REDIS_URL} (required under CI=true)`);
+      console.log(`      (skipped: Redis does not answer at ${REDIS_URL}; set GATEHOUSE_TEST_REDIS_URL)`);
+      return this.skip();
+    }
+    const limits = store === 'redis' ? { redis_url: REDIS_URL } : {};
+    a = await buildApp(config(db.url, limits), { logger: createLogger('silent') });
+    b = await buildApp(config(db.url, limits), { logger: createLogger('silent') });
+  });
+  after(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  it(`/authorize: ${PER_IP} requests a minute from one address across both nodes, then 429 on either`, async () => {
+    const ip = someAddress();
+    const authorize = (node: Gatehouse) =>
+      supertest(node.app).get('/api/oauth2/authorize').query({ client_id: 'nobody' }).set('X-Forwarded-For', ip);
+    const statuses: number[] = [];
+    for (let i = 0; i < PER_IP; i++) statuses.push((await authorize(i % 2 ? b : a)).status);
+    expect(statuses.filter((s) => s === 429)).to.deep.equal([]);
+    expect((await authorize(a)).status).to.equal(429);
+    const refused = await authorize(b);
+    expect(refused.status).to.equal(429);
+    expect(Number(refused.headers['retry-after'])).to.be.within(1, 60);
+    // Another address is not affected.
+    expect(
+      (
+        await supertest(b.app)
+          .get('/api/oauth2/authorize')
+          .query({ client_id: 'nobody' })
+          .set('X-Forwarded-For', someAddress())
+      ).status,
+    ).to.not.equal(429);
+  });
+
+  it('a notice claim is won once, whichever node claims it, in a burst on both', async () => {
+    const key = `u-${someAddress()}:code_reuse`;
+    const claim = (node: Gatehouse) => node.container.cradle.counters.hit(`notice-test:${key}`, 60_000);
+    const counts = (await Promise.all([...Array(8)].map((_, i) => claim(i % 2 ? a : b)))).map((r) => r.count);
+    expect(counts.sort((x, y) => x - y)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+}
+
+describe('limits that hold across nodes (issue 15)', function () {
+  this.timeout(60_000);
+  const db = withPostgresDatabase();
+
+  describe('counted in PostgreSQL', () => sharedLimitSuite('database', db));
+  describe('counted in Redis (limits.redis_url)', () => sharedLimitSuite('redis', db));
+
+  describe('client authentication blocks', function () {
+    let a: Gatehouse;
+    let b: Gatehouse;
+    before(async () => {
+      a = await buildApp(config(db.url), { logger: createLogger('silent') });
+      b = await buildApp(config(db.url), { logger: createLogger('silent') });
+    });
+    after(async () => {
+      await a?.close();
+      await b?.close();
+    });
+
+    it('20 wrong secrets on node A block the client (from that address) on node B too, even with the right secret', async () => {
+      const ip = someAddress();
+      const token = (node: Gatehouse, secret: string) =>
+        supertest(node.app)
+          .post('/oauth/token')
+          .set('X-Forwarded-For', ip)
+          .auth('machine', secret)
+          .type('form')
+          .send({ grant_type: 'client_credentials' });
+      for (let i = 0; i < 20; i++) expect((await token(a, 'wrong-secret')).status).to.equal(401);
+      const onB = await token(b, SECRET);
+      expect(onB.status, onB.text).to.equal(429);
+      expect(onB.body.error).to.equal('invalid_client');
+      // Another address still gets its token.
+      const other = await supertest(b.app)
+        .post('/oauth/token')
+        .set('X-Forwarded-For', someAddress())
+        .auth('machine', SECRET)
+        .type('form')
+        .send({ grant_type: 'client_credentials' });
+      expect(other.status, other.text).to.equal(200);
+    });
+  });
+
+  describe('security notices', function () {
+    it('two nodes notified of one event at once send one notice', async function () {
+      const { SecurityNotifier } = await import('../../core/dist/verification/notifier.js');
+      const sent: string[] = [];
+      const a = await buildApp(config(db.url), { logger: createLogger('silent') });
+      const b = await buildApp(config(db.url), { logger: createLogger('silent') });
+      try {
+        const notifierOn = (node: Gatehouse) =>
+          new SecurityNotifier({
+            config: { email_channel: 'capture', min_interval_seconds: 900 },
+            channels: {
+              get: () => ({ id: 'capture', kinds: ['email'], send: async (m: { to: string }) => void sent.push(m.to) }),
+            } as never,
+            events: { record: async () => undefined },
+            history: { count: async () => 0, recent: async () => [] },
+            clock: new FakeClock(new Date()),
+            logger: createLogger('silent'),
+            counters: node.container.cradle.counters,
+          });
+        const [na, nb] = [notifierOn(a), notifierOn(b)];
+        const user = {
+          id: `u-${someAddress()}`,
+          username: 'u',
+          email: 'u@example.test',
+          phone: null,
+          status: 'active' as const,
+        };
+        const facts = {
+          method: 'TOTP',
+          clientId: 'app1',
+          request: { ip: '', userAgent: '', acceptLanguage: '', deviceId: null, deviceKey: null, requestId: 'r' },
+        };
+        await Promise.all([na.notify(user, 'code_reuse', facts), nb.notify(user, 'code_reuse', facts)]);
+        await Promise.all([na.drain(), nb.drain()]);
+        expect(sent).to.deep.equal(['u@example.test']);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+});
