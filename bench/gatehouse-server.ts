@@ -12,6 +12,7 @@ import {
   API_SCOPE,
   CODE_CLIENT,
   JWT_CLIENT,
+  LOGIN_CLIENT,
   OPAQUE_CLIENT,
   REDIRECT_URI,
   TOTP_CLIENT,
@@ -62,7 +63,13 @@ const config = parseConfig(
       { name: '@gatehouse-auth/method-totp' },
       { name: '@gatehouse-auth/grant-client-credentials' },
       { name: '@gatehouse-auth/grant-authorization-code' },
+      // The demo config's fraud rules: the TOTP pairs pay for them as deployed.
+      { name: '@gatehouse-auth/fds-ip-list' },
+      { name: '@gatehouse-auth/fds-velocity' },
+      { name: '@gatehouse-auth/fds-new-context' },
+      { name: '@gatehouse-auth/fds-push-fatigue' },
     ],
+    verification: { fds_rules: ['ip_list', 'velocity', 'new_context', 'push_fatigue'] },
     apps: [
       {
         client_id: JWT_CLIENT.id,
@@ -80,6 +87,7 @@ const config = parseConfig(
       },
       authCodeApp(CODE_CLIENT, [['PASSWORD']]),
       authCodeApp(TOTP_CLIENT, [['TOTP']]),
+      authCodeApp(LOGIN_CLIENT, [['PASSWORD'], ['TOTP']]),
     ],
   },
   {},
@@ -87,6 +95,23 @@ const config = parseConfig(
 
 const gatehouse = await buildApp(config, { logger: createLogger('warn') });
 const running = await listen(gatehouse);
+
+// Statements run, for the bench's queries-per-pair figure (asked for over IPC: `sql-count`).
+let statements = 0;
+const driver = gatehouse.container.cradle.sql.driver;
+const countQueries = (d: typeof driver): typeof driver => {
+  const query = d.query.bind(d);
+  const transaction = d.transaction.bind(d);
+  // Every argument passed on: the SQLite driver's own transaction calls query with a third.
+  d.query = ((...args: Parameters<typeof d.query>) => {
+    statements++;
+    return query(...args);
+  }) as typeof d.query;
+  d.transaction = ((work: (bound: typeof driver) => Promise<unknown>) =>
+    transaction((bound) => work(bound === d ? bound : countQueries(bound)))) as typeof d.transaction;
+  return d;
+};
+countQueries(driver);
 
 let stopping = false;
 const stop = () => {
@@ -120,6 +145,7 @@ const seed = (request: SeedRequest) => {
 process.on('message', (message: { type?: string }) => {
   if (message?.type === 'stop') stop();
   else if (message?.type === 'seed') seed(message as SeedRequest);
+  else if (message?.type === 'sql-count') process.send!({ type: 'sql-count', statements });
 });
 // The parent went away (crash, Ctrl-C): do not linger.
 process.on('disconnect', stop);

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { killAllChildren, request as requestReply, startServer, type ServerChild } from './lib/children.js';
 import { API_SCOPE, CODE_CLIENT, JWT_CLIENT, OPAQUE_CLIENT, TOTP_CLIENT } from './lib/clients.js';
+import { runLogins } from './lib/logins.js';
 import {
   Browser,
   codeByLogin,
@@ -67,23 +68,25 @@ const { values: flags } = parseArgs({
 if (flags.help) {
   console.log(`usage: npm run bench -- [--connections N] [--duration S] [--quick] [--only a,b,…] [--cpu-prof]
                           [--growth-rows N] [--seed-budget S]
-  scenarios (default a,b,c,d,e,f,g,i):
+  scenarios (default a,b,c,d,e,f,g,i,j):
     a  client credentials, JWT (ES256)       b  client credentials, opaque
     c  introspection of an opaque token      d  TOTP initiation + verification pairs
     e  authorization code + PKCE exchange    f  a–c on PostgreSQL (Gatehouse alone)
     g  introspection idle, then under a concurrent password load
     h  growth (opt-in: --only h): introspection with ${GROWTH_SMALL} stored tokens, then with
        --growth-rows (1000000) seeded into a separate Gatehouse; seeding stops after --seed-budget s (300)
-    i  FACE: describe + match per photo, against the 200 ms goal (bench/face.ts; one round with --quick)`);
+    i  FACE: describe + match per photo, against the 200 ms goal (bench/face.ts; one round with --quick)
+    j  whole logins: authorize → PASSWORD → TOTP → code → tokens, logins/s and p99 (Keycloak's sizing
+       guide: 15 password logins/s per vCPU)`);
   process.exit(0);
 }
 const connections = Number(flags.connections);
 const duration = flags.quick ? 2 : Number(flags.duration);
 if (!Number.isInteger(connections) || connections < 1 || connections > 1024) throw new Error('--connections: 1..1024');
 if (!(duration > 0 && duration <= 300)) throw new Error('--duration: seconds, at most 300');
-const only = new Set((flags.only ?? 'a,b,c,d,e,f,g,i').split(',').map((s) => s.trim()));
-const unknown = [...only].filter((s) => !'abcdefghi'.includes(s) || s.length !== 1);
-if (unknown.length) throw new Error(`--only: unknown scenario ${unknown.join(', ')} (a–i; see --help)`);
+const only = new Set((flags.only ?? 'a,b,c,d,e,f,g,i,j').split(',').map((s) => s.trim()));
+const unknown = [...only].filter((s) => !'abcdefghij'.includes(s) || s.length !== 1);
+if (unknown.length) throw new Error(`--only: unknown scenario ${unknown.join(', ')} (a–j; see --help)`);
 const growthRows = Number(flags['growth-rows']);
 const seedBudgetSeconds = Number(flags['seed-budget']);
 if (!Number.isInteger(growthRows) || growthRows < 10_000 || growthRows > 20_000_000)
@@ -98,6 +101,8 @@ const params = {
   totpUsers: flags.quick ? 600 : 4000,
   passwordUsers: 8,
   passwordConnections: 8,
+  // Browsers logging in at once in scenario j: enough to keep both cores busy with argon2.
+  loginConnections: 8,
   /** Codes minted per server before the exchange run, and the time allowed for minting. */
   gatehouseCodes: flags.quick ? 1500 : Math.round(800 * duration),
   mintBudgetSeconds: flags.quick ? 20 : 90,
@@ -243,6 +248,56 @@ async function activeToken(server: ServerChild, kind: ServerKind): Promise<strin
   return token;
 }
 
+/** j: whole logins (two stages, code, tokens) by `connections` browsers in a closed loop. */
+async function loginsScenario(gatehouse: ServerChild) {
+  const r = row('j', 'j. whole logins (PASSWORD + TOTP → tokens)', 'logins/s');
+  r.notes.push("peer: n/a (Keycloak's published sizing: 15 password logins/s per vCPU, so 30 on 2 cores)");
+  await side(r, 'gatehouse', async () => {
+    const base = gatehouse.issuer;
+    // Each user gives about two logins per 30 s step window (totpPicker).
+    const count = Math.min(1000, Math.max(40, Math.ceil(duration * 40)));
+    log(`enrolling ${count} users with a password and TOTP (admin API)`);
+    const users: TotpUser[] = [];
+    await inParallel(count, 8, async (i) => {
+      check();
+      const user = await createUser(base, `login-${i}`);
+      await enrolPassword(base, user);
+      const { secret, step } = await enrolTotp(base, user);
+      users.push({ username: user.username, secret, nextStep: step + 1 });
+    });
+    const picker = totpPicker(users);
+    const result = await runLogins({
+      base,
+      nextCode: picker.next,
+      connections: params.loginConnections,
+      durationSeconds: duration,
+    });
+    const failed = Object.entries(result.failures).map(([why, n]) => `${why} ×${n}`);
+    if (failed.length) r.notes.push(`gatehouse: failed logins: ${failed.join(', ')}`);
+    r.notes.push(`gatehouse: ${result.logins} logins by ${params.loginConnections} browsers`);
+    return {
+      rps: Math.round(result.perSecond * 10) / 10,
+      p50: result.p50,
+      mean: result.p50,
+      p90: result.p99,
+      p99: result.p99,
+      max: result.p99,
+      requests: result.logins + Object.values(result.failures).reduce((a, b) => a + b, 0),
+      ok: result.logins,
+      non2xx: 0,
+      errors: Object.values(result.failures).reduce((a, b) => a + b, 0),
+      timeouts: 0,
+      durationSeconds: result.durationSeconds,
+      connections: params.loginConnections,
+    };
+  });
+}
+
+/** Statements the Gatehouse child ran so far. */
+async function sqlCount(server: ServerChild): Promise<number> {
+  return (await requestReply<{ statements: number }>(server, { type: 'sql-count' }, 'sql-count', 10_000)).statements;
+}
+
 /** d: TOTP pairs on Gatehouse; users enrolled through the admin API first. */
 async function totpScenario(gatehouse: ServerChild) {
   const r = row('d', 'd. TOTP initiation + verification', 'pairs/s');
@@ -276,7 +331,13 @@ async function totpScenario(gatehouse: ServerChild) {
       failed,
     );
     // No warm-up: it would spend the users' time steps.
+    const statementsBefore = await sqlCount(gatehouse);
     const result = await measure(load, { warmup: false });
+    const pairs = result.requests / 2;
+    if (pairs > 0) {
+      const perPair = ((await sqlCount(gatehouse)) - statementsBefore) / pairs;
+      r.notes.push(`gatehouse: ${perPair.toFixed(1)} SQL statements per pair (with the four FDS rules)`);
+    }
     if (picker.exhausted)
       r.notes.push(
         `gatehouse: ${picker.exhausted} pairs found no unused TOTP step left (the bench ran out of codes; they fail by construction)`,
@@ -560,7 +621,7 @@ async function main(): Promise<void> {
   try {
     log(`parameters: ${connections} connections, ${duration} s per run${flags.quick ? ' (quick)' : ''}`);
     // Scenarios on the shared SQLite Gatehouse and the peer; f and h start servers of their own.
-    if ([...only].some((s) => 'abcdeg'.includes(s))) {
+    if ([...only].some((s) => 'abcdegj'.includes(s))) {
       const sqlite = await startServer('gatehouse', 'gatehouse-server.ts', {
         env: { BENCH_DATABASE_URL: `sqlite:${path.join(tmp, 'gatehouse.db')}` },
         execArgv: flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
@@ -573,6 +634,7 @@ async function main(): Promise<void> {
       if (only.has('d')) await totpScenario(sqlite);
       if (only.has('e')) await codeScenario(sqlite, peer);
       if (only.has('g')) await isolationScenario(sqlite);
+      if (only.has('j')) await loginsScenario(sqlite);
       await sqlite.stop();
       await peer.stop();
       if (flags['cpu-prof']) reportProfile(profileDir, sqlite);

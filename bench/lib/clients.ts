@@ -8,6 +8,8 @@ export const OPAQUE_CLIENT = { id: 'bench-opaque', secret: 'bench-opaque-secret-
 export const CODE_CLIENT = { id: 'bench-code', secret: 'bench-code-secret-0123456789abcdef01234567' };
 /** Authorization code, login [[TOTP]] (Gatehouse only: the TOTP scenario's login flows). */
 export const TOTP_CLIENT = { id: 'bench-totp', secret: 'bench-totp-secret-0123456789abcdef01234567' };
+/** Authorization code + PKCE, login [[PASSWORD], [TOTP]] (Gatehouse only: whole logins, scenario j). */
+export const LOGIN_CLIENT = { id: 'bench-login', secret: 'bench-login-secret-0123456789abcdef0123456' };
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/cb';
 /** The API scope every token carries; on the peer it belongs to a resource server. */

@@ -139,7 +139,7 @@ export async function startLogin(browser: Browser, clientId: string, challenge: 
 }
 
 /** The code in the client's redirect, from the resume hop. */
-async function codeFromResume(browser: Browser, resume: URL): Promise<string> {
+export async function codeFromResume(browser: Browser, resume: URL): Promise<string> {
   const callback = await browser.follow(resume.pathname + resume.search);
   // Gatehouse leaves each flow's binding cookie until it expires (flow_ttl); hundreds of sign-ins
   // in a row would outgrow Node's 16 KB header limit (431), so this browser forgets finished ones.

@@ -5,8 +5,8 @@ import type { LoadSummary } from './load.js';
 export interface ScenarioResult {
   id: string;
   title: string;
-  /** What the req/s column counts (requests, or verification pairs). */
-  unit: 'req/s' | 'pairs/s';
+  /** What the req/s column counts (requests, verification pairs, or whole logins). */
+  unit: 'req/s' | 'pairs/s' | 'logins/s';
   gatehouse: LoadSummary | null;
   peer: LoadSummary | null;
   /** Why a side is missing or what to keep in mind when reading the row. */
@@ -39,7 +39,7 @@ function rate(summary: LoadSummary, unit: ScenarioResult['unit']): number {
 export function table(rows: ScenarioResult[]): string {
   const ms = (v: number) => `${v} ms`;
   const side = (s: LoadSummary | null, unit: ScenarioResult['unit']) =>
-    s ? [`${rate(s, unit)}${unit === 'pairs/s' ? ' pairs/s' : ''}`, ms(s.p50), ms(s.p99)] : ['n/a', 'n/a', 'n/a'];
+    s ? [`${rate(s, unit)}${unit === 'req/s' ? '' : ` ${unit}`}`, ms(s.p50), ms(s.p99)] : ['n/a', 'n/a', 'n/a'];
   const lines = [
     '| scenario | Gatehouse req/s | p50 | p99 | peer req/s | p50 | p99 | ratio |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',

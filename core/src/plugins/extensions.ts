@@ -468,6 +468,8 @@ export interface NewEvent {
 /** Append-only event log: verification outcomes, FDS verdicts, deliveries. */
 export interface EventLog {
   record(event: NewEvent): Promise<void>;
+  /** Several events in one statement (none aggregated); a log without it records them one by one. */
+  recordMany?(events: NewEvent[]): Promise<void>;
 }
 
 export interface StoredRecord {

@@ -192,6 +192,35 @@ export class EventStore implements EventLog, History {
     );
   }
 
+  /** One multi-row INSERT (the FDS verdicts of a phase). Aggregated events go one by one. */
+  async recordMany(events: NewEvent[]): Promise<void> {
+    const plain = events.filter((e) => !e.aggregateSeconds);
+    for (const e of events) if (e.aggregateSeconds) await this.record(e);
+    if (plain.length === 0) return;
+    const at = this.clock.now().getTime();
+    const params: Params = { at };
+    const values = plain.map((e, i) => {
+      Object.assign(params, {
+        [`id${i}`]: randomUUID(),
+        [`type${i}`]: e.type,
+        [`key${i}`]: e.key ?? null,
+        [`userId${i}`]: e.userId ?? null,
+        [`method${i}`]: e.method ?? null,
+        [`clientId${i}`]: e.clientId ?? null,
+        [`ip${i}`]: e.ip ?? null,
+        [`outcome${i}`]: e.outcome ?? null,
+        [`reason${i}`]: e.reason ?? null,
+        [`data${i}`]: JSON.stringify(e.data ?? {}),
+      });
+      return `(:id${i}, :at, :type${i}, :key${i}, :userId${i}, :method${i}, :clientId${i}, :ip${i}, :outcome${i}, :reason${i}, :data${i}, 1)`;
+    });
+    await this.sql.exec(
+      `INSERT INTO events (id, at, type, key, user_id, method, client_id, ip, outcome, reason, data, count)
+       VALUES ${values.join(', ')}`,
+      params,
+    );
+  }
+
   private where(q: EventQuery): { clause: string; params: Params } {
     const parts: string[] = [];
     const params: Params = {};

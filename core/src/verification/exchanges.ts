@@ -94,7 +94,7 @@ export class ExchangeStore {
     const same = 'flow_id = :flowId AND stage = :stage AND method = :method';
     // One statement: the new exchange inherits the highest failure count of its unused
     // predecessors, and starts burned if that count already spent the budget.
-    await this.sql.exec(
+    const [created] = await this.sql.write<ExchangeRow>(
       `INSERT INTO exchanges (id, flow_id, status_id, user_id, method, stage, attempts, max_attempts, state,
          created_at, expires_at, used_at, revoked_at, revoked_reason, medium_id, status_seal)
        SELECT CAST(:key AS VARCHAR(64)), CAST(:flowId AS VARCHAR(64)), CAST(:statusKey AS VARCHAR(64)),
@@ -103,7 +103,8 @@ export class ExchangeStore {
          CASE WHEN p.attempts >= CAST(:maxAttempts AS INTEGER) THEN CAST(:now AS BIGINT) END,
          CASE WHEN p.attempts >= CAST(:maxAttempts AS INTEGER) THEN 'attempts' END,
          CAST(:mediumId AS VARCHAR(128)), CAST(:statusSeal AS TEXT)
-       FROM (SELECT COALESCE(MAX(attempts), 0) AS attempts FROM exchanges WHERE ${same} AND used_at IS NULL) p`,
+       FROM (SELECT COALESCE(MAX(attempts), 0) AS attempts FROM exchanges WHERE ${same} AND used_at IS NULL) p
+       RETURNING *`,
       // (The casts give PostgreSQL's prepared statements a type for each bare parameter.)
       {
         ...input,
@@ -121,7 +122,7 @@ export class ExchangeStore {
        WHERE ${same} AND used_at IS NULL AND revoked_at IS NULL AND id <> :key`,
       { ...input, key, now },
     );
-    return (await this.find(input.id))!;
+    return toExchange(created!);
   }
 
   async find(id: string): Promise<Exchange | null> {

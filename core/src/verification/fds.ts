@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { EventLog, FdsContext, FdsRule, FdsVerdict } from '../plugins/extensions.js';
+import type { EventLog, FdsContext, FdsRule, FdsVerdict, NewEvent } from '../plugins/extensions.js';
 import { withTimeout } from '../util/timeout.js';
 
 const SEVERITY = { allow: 0, step_up: 1, deny: 2 } as const;
@@ -11,8 +11,9 @@ export interface FdsResult {
 }
 
 /**
- * Runs the FDS rules in their configured order. Every verdict is stored as an event; a rule
- * that throws or exceeds the time limit counts as deny (fail closed). The first deny stops.
+ * Runs the FDS rules in their configured order. Every verdict is stored as an event (all of a
+ * phase in one statement, after the rules ran); a rule that throws or exceeds the time limit
+ * counts as deny (fail closed). The first deny stops.
  */
 export async function runFdsRules(
   rules: FdsRule[],
@@ -21,6 +22,7 @@ export async function runFdsRules(
   opts: { timeoutMs: number; logger: Logger },
 ): Promise<FdsResult> {
   const result: FdsResult = { action: 'allow', reasons: [] };
+  const verdicts: NewEvent[] = [];
   for (const rule of rules) {
     let verdict: FdsVerdict;
     try {
@@ -34,7 +36,7 @@ export async function runFdsRules(
       opts.logger.error({ err, rule: rule.id }, 'FDS rule failed; failing closed');
       verdict = { action: 'deny', reason: `fds.rule_error:${rule.id}` };
     }
-    await events.record({
+    verdicts.push({
       type: 'fds.verdict',
       userId: ctx.user.id,
       method: ctx.method,
@@ -49,5 +51,7 @@ export async function runFdsRules(
     if (verdict.retryAfter) result.retryAfter = Math.max(result.retryAfter ?? 0, verdict.retryAfter);
     if (verdict.action === 'deny') break;
   }
+  if (events.recordMany) await events.recordMany(verdicts);
+  else for (const e of verdicts) await events.record(e);
   return result;
 }

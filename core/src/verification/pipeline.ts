@@ -36,6 +36,8 @@ export interface VerifyState {
   singleFactor?: boolean;
   /** A discoverable first stage: the user the proof names (DiscoverableMethod.identify). */
   discovered?: string;
+  /** The method's context for the user, made once per request (its credential reads are shared). */
+  methodContext?: MethodContext;
 }
 
 /** Where an exchange records that a discoverable method started it without a user. */

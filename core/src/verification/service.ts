@@ -18,6 +18,8 @@ import type { Clock, Services } from '../services.js';
 import { verificationError } from './errors.js';
 import type { Exchange, ExchangeStore } from './exchanges.js';
 import { runFdsRules } from './fds.js';
+import { UserHistorySnapshot } from './user-history.js';
+import { readOnce } from './read-once.js';
 import type { LoginFlow, LoginFlowStore } from './flows.js';
 import { namedIdentifier, phantomUser } from './context.js';
 import {
@@ -529,6 +531,8 @@ export class VerificationService {
     const flow = state.flow!;
     const user = state.user ?? phantomUser(flow.id);
 
+    // The FDS phases of this request read the user's events once.
+    const history = new UserHistorySnapshot(this.deps.services.history, user.id, this.deps.clock.now());
     // Rules that guard attempts (a locked or backed-off factor) refuse before the proof is
     // checked, so the answer cannot tell a right proof from a wrong one.
     if (state.user && this.attemptGuards.length) {
@@ -540,6 +544,7 @@ export class VerificationService {
         flow.clientId,
         input.request,
         input.logger,
+        history,
       );
       if (guard.action === 'deny') {
         if (flow.userId) throw fdsBlocked(guard.retryAfter);
@@ -564,7 +569,7 @@ export class VerificationService {
       }
       throw verificationError('EXCHANGE_INVALID', 'the exchange_id is no longer valid');
     }
-    const outcome = await this.methodOutcome(method, exchange, flow.clientId, user, input);
+    const outcome = await this.methodOutcome(method, exchange, flow.clientId, user, input, state.methodContext);
     if (!outcome.ok || state.phantom) {
       if (!state.phantom)
         this.noticeReplay(outcome, user, { method: method.id, request: input.request, clientId: flow.clientId });
@@ -587,6 +592,7 @@ export class VerificationService {
       flow.clientId,
       input.request,
       input.logger,
+      history,
     );
     if (fds.action === 'deny') {
       if (!flow.userId) {
@@ -630,9 +636,13 @@ export class VerificationService {
     clientId: string,
     user: UserRecord,
     input: VerifyInput,
+    /** The context the pipeline made for this user already (its credential reads are reused). */
+    made?: MethodContext,
   ): Promise<VerifyOutcome> {
     const ctx = {
-      ...this.methodContext(user, method.id, clientId, input.request, input.logger),
+      ...(made?.user.id === user.id
+        ? made
+        : this.methodContext(user, method.id, clientId, input.request, input.logger)),
       fields: input.fields,
       files: input.files,
       state: exchange.state,
@@ -662,7 +672,11 @@ export class VerificationService {
           fields: s.fields,
           state: s.exchange!.state,
         }),
-      methodContext: (s, user) => this.methodContext(user, method.id, s.flow!.clientId, s.request, s.logger),
+      methodContext: (s, user) =>
+        (s.methodContext ??= {
+          ...this.methodContext(user, method.id, s.flow!.clientId, s.request, s.logger),
+          credentials: readOnce(this.deps.services.credentials(user.id, method.id)),
+        }),
       knownFields: () => this.knownFields,
       now: () => this.deps.clock.now(),
     };
@@ -927,6 +941,8 @@ export class VerificationService {
     clientId: string,
     request: RequestFacts,
     logger: Logger,
+    /** Shared by the phases of one request (the attempt guard, then the verification). */
+    history = new UserHistorySnapshot(this.deps.services.history, user.id, this.deps.clock.now()),
   ) {
     const result = await runFdsRules(
       rules,
@@ -936,11 +952,12 @@ export class VerificationService {
         method,
         clientId,
         request,
-        now: this.deps.clock.now(),
-        history: this.deps.services.history,
+        now: history.now,
+        // One read of the user's events answers the rules' user-scoped questions.
+        history,
         logger,
       },
-      this.deps.services.events,
+      history.recording(this.deps.services.events, () => this.deps.clock.now()),
       { timeoutMs: this.deps.config.verification.fds_timeout_ms, logger },
     );
     // A deny blocked a sign-in attempt in any phase. A step-up takes effect only after a right
