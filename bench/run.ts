@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { killAllChildren, request as requestReply, startServer, type ServerChild } from './lib/children.js';
 import { API_SCOPE, CODE_CLIENT, JWT_CLIENT, OPAQUE_CLIENT, TOTP_CLIENT } from './lib/clients.js';
 import { runLogins } from './lib/logins.js';
+import { runWrk, wrkInstalled } from './lib/wrk.js';
 import {
   Browser,
   codeByLogin,
@@ -46,6 +47,7 @@ import {
   passwordPair,
   totpPicker,
   verificationPair,
+  type Load,
   type ServerKind,
   type TotpUser,
 } from './lib/scenarios.js';
@@ -58,6 +60,8 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '32' },
     duration: { type: 'string', default: '8' },
     quick: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '2' },
+    load: { type: 'string', default: 'both' },
     only: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     'growth-rows': { type: 'string', default: '1000000' },
@@ -67,7 +71,10 @@ const { values: flags } = parseArgs({
 });
 if (flags.help) {
   console.log(`usage: npm run bench -- [--connections N] [--duration S] [--quick] [--only a,b,…] [--cpu-prof]
-                          [--growth-rows N] [--seed-budget S]
+                          [--growth-rows N] [--seed-budget S] [--rounds N] [--load autocannon|wrk|both]
+  --rounds N   a–c: N alternating rounds per side (Gatehouse, peer, Gatehouse, peer…; 1 with --quick),
+               the ratio of every round and their spread printed
+  --load       a–c with autocannon, wrk (1 thread), or both (the default when wrk is installed)
   scenarios (default a,b,c,d,e,f,g,i,j):
     a  client credentials, JWT (ES256)       b  client credentials, opaque
     c  introspection of an opaque token      d  TOTP initiation + verification pairs
@@ -84,6 +91,19 @@ const connections = Number(flags.connections);
 const duration = flags.quick ? 2 : Number(flags.duration);
 if (!Number.isInteger(connections) || connections < 1 || connections > 1024) throw new Error('--connections: 1..1024');
 if (!(duration > 0 && duration <= 300)) throw new Error('--duration: seconds, at most 300');
+const rounds = flags.quick ? 1 : Number(flags.rounds);
+if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10) throw new Error('--rounds: 1..10');
+if (!['autocannon', 'wrk', 'both'].includes(String(flags.load))) throw new Error('--load: autocannon, wrk or both');
+if (flags.load === 'wrk' && !wrkInstalled()) throw new Error('--load wrk: wrk is not installed (Debian package wrk)');
+// Both generators by default when wrk is installed (a–c; the other scenarios are autocannon's).
+const generators: ('autocannon' | 'wrk')[] =
+  flags.load === 'autocannon'
+    ? ['autocannon']
+    : flags.load === 'wrk'
+      ? ['wrk']
+      : wrkInstalled()
+        ? ['autocannon', 'wrk']
+        : ['autocannon'];
 const only = new Set((flags.only ?? 'a,b,c,d,e,f,g,i,j').split(',').map((s) => s.trim()));
 const unknown = [...only].filter((s) => !'abcdefghij'.includes(s) || s.length !== 1);
 if (unknown.length) throw new Error(`--only: unknown scenario ${unknown.join(', ')} (a–j; see --help)`);
@@ -107,6 +127,8 @@ const params = {
   gatehouseCodes: flags.quick ? 1500 : Math.round(800 * duration),
   mintBudgetSeconds: flags.quick ? 20 : 90,
   warmupSeconds: 1,
+  rounds,
+  generators,
   /** h: stored tokens for the small measurement, the large one, and the time allowed for seeding. */
   growthSmallRows: GROWTH_SMALL,
   growthRows,
@@ -215,22 +237,73 @@ async function tokenScenarios(
     ['gatehouse', gatehouse],
     ...(peer ? [['peer', peer] as [ServerKind, ServerChild]] : []),
   ];
-  if (which.has('a')) {
-    const r = row(`${prefix}a`, `${prefix}a. client credentials, JWT (ES256)${suffix}`);
-    for (const [kind, server] of servers)
-      await side(r, kind, () => measure(clientCredentials(server, kind, JWT_CLIENT)));
-  }
-  if (which.has('b')) {
-    const r = row(`${prefix}b`, `${prefix}b. client credentials, opaque${suffix}`);
-    for (const [kind, server] of servers)
-      await side(r, kind, () => measure(clientCredentials(server, kind, OPAQUE_CLIENT)));
-  }
-  if (which.has('c')) {
-    const r = row(`${prefix}c`, `${prefix}c. introspection (opaque, active)${suffix}`);
-    for (const [kind, server] of servers) {
-      await side(r, kind, async () => measure(introspection(server, kind, await activeToken(server, kind))));
+  const tokens = new Map<ServerKind, string>();
+  const scenarios: [string, string, (server: ServerChild, kind: ServerKind) => Promise<Load>][] = [
+    ['a', 'client credentials, JWT (ES256)', async (server, kind) => clientCredentials(server, kind, JWT_CLIENT)],
+    ['b', 'client credentials, opaque', async (server, kind) => clientCredentials(server, kind, OPAQUE_CLIENT)],
+    [
+      'c',
+      'introspection (opaque, active)',
+      async (server, kind) => {
+        if (!tokens.has(kind)) tokens.set(kind, await activeToken(server, kind));
+        return introspection(server, kind, tokens.get(kind)!);
+      },
+    ],
+  ];
+  for (const generator of generators) {
+    const tag = generator === 'wrk' ? ' [wrk]' : '';
+    for (const [letter, title, loadOf] of scenarios) {
+      if (!which.has(letter)) continue;
+      const r = row(
+        `${prefix}${letter}${generator === 'wrk' ? '-wrk' : ''}`,
+        `${prefix}${letter}. ${title}${suffix}${tag}`,
+      );
+      await inRounds(r, servers, async (server, kind) => measureWith(generator, await loadOf(server, kind)));
     }
   }
+}
+
+/**
+ * Measures each side `rounds` times, alternating (Gatehouse, peer, Gatehouse, peer…) so that a
+ * noisy host's drift hits both; keeps each side's mean throughput (latencies of its median
+ * round) and notes the ratio of every round, whose spread the table prints.
+ */
+async function inRounds(
+  r: ScenarioResult,
+  servers: [ServerKind, ServerChild][],
+  run: (server: ServerChild, kind: ServerKind) => Promise<LoadSummary>,
+): Promise<void> {
+  const results: Record<ServerKind, LoadSummary[]> = { gatehouse: [], peer: [] };
+  for (let round = 0; round < params.rounds; round++) {
+    for (const [kind, server] of servers) {
+      await side(r, kind, async () => {
+        const result = await run(server, kind);
+        results[kind].push(result);
+        return result;
+      });
+    }
+  }
+  for (const kind of ['gatehouse', 'peer'] as const) {
+    const list = results[kind];
+    if (list.length === 0) continue;
+    const median = [...list].sort((x, y) => x.rps - y.rps)[Math.floor(list.length / 2)]!;
+    r[kind] = { ...median, rps: Math.round(list.reduce((sum, x) => sum + x.rps, 0) / list.length) };
+  }
+  const pairs = results.gatehouse.map((g, i) => [g, results.peer[i]] as const).filter(([, p]) => p && p.rps > 0);
+  if (pairs.length > 1) {
+    const ratios = pairs.map(([g, p]) => g.rps / p!.rps);
+    r.spread = [Math.min(...ratios), Math.max(...ratios)].map((x) => Number(x.toFixed(2))) as [number, number];
+    r.notes.push(`ratio by round: ${ratios.map((x) => x.toFixed(2)).join(', ')}`);
+  }
+}
+
+/** One measurement with the given load generator (wrk after autocannon's warm-up run). */
+async function measureWith(generator: 'autocannon' | 'wrk', load: Load): Promise<LoadSummary> {
+  if (generator === 'autocannon') return measure(load);
+  check();
+  await runLoad({ ...load, connections, durationSeconds: params.warmupSeconds });
+  check();
+  return timed(load.url, () => runWrk(load, { connections, durationSeconds: duration }));
 }
 
 /** A token that introspects active (checked once, so the run measures the real answer). */

@@ -11,6 +11,8 @@ export interface ScenarioResult {
   peer: LoadSummary | null;
   /** Why a side is missing or what to keep in mind when reading the row. */
   notes: string[];
+  /** The lowest and highest ratio over alternating rounds, when there were several. */
+  spread?: [number, number];
 }
 
 export function machine() {
@@ -47,7 +49,7 @@ export function table(rows: ScenarioResult[]): string {
   for (const row of rows) {
     const r = ratio(row);
     lines.push(
-      `| ${row.title} | ${[...side(row.gatehouse, row.unit), ...side(row.peer, row.unit), r === null ? 'n/a' : `${r}×`].join(' | ')} |`,
+      `| ${row.title} | ${[...side(row.gatehouse, row.unit), ...side(row.peer, row.unit), r === null ? 'n/a' : `${r}×${row.spread ? ` (${row.spread[0]}–${row.spread[1]})` : ''}`].join(' | ')} |`,
     );
   }
   return lines.join('\n');

@@ -11,7 +11,7 @@ const FORM = 'application/x-www-form-urlencoded';
 const tokenPath = (kind: ServerKind) => (kind === 'peer' ? '/token' : '/oauth/token');
 const introspectionPath = (kind: ServerKind) => (kind === 'peer' ? '/token/introspection' : '/token/introspect');
 
-type Load = Omit<LoadOptions, 'durationSeconds' | 'connections'>;
+export type Load = Omit<LoadOptions, 'durationSeconds' | 'connections'>;
 
 /** a/b: POST the token endpoint with Basic auth, grant_type=client_credentials. */
 export function clientCredentials(server: ServerChild, kind: ServerKind, client: { id: string; secret: string }): Load {
