@@ -2,6 +2,8 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { GatehouseConfig } from './config/schema.js';
 import { startPurgeJob } from './maintenance.js';
+import { listenForMetrics } from './observability/http.js';
+import { clusterMetrics } from './observability/metrics.js';
 import { loadSecretBox, systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrate.js';
@@ -35,8 +37,13 @@ export async function runPrimary(config: GatehouseConfig, workers: number, logge
     logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
     setTimeout(fork, 1000).unref();
   });
+  // The workers' metrics, added up, on the metrics' own listener (the workers have none).
+  const metrics =
+    config.metrics.enabled && config.metrics.expose === 'listener'
+      ? await listenForMetrics(config.metrics, clusterMetrics())
+      : null;
   for (let i = 0; i < workers; i++) fork();
-  logger.info({ workers }, 'gatehouse primary started');
+  logger.info({ workers, ...(metrics ? { metricsPort: metrics.port } : {}) }, 'gatehouse primary started');
 
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -52,6 +59,7 @@ export async function runPrimary(config: GatehouseConfig, workers: number, logge
           }),
       ),
     );
+    await metrics?.close();
     await purge?.stop();
     await db.close();
     logger.info('all workers stopped');

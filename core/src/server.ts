@@ -1,12 +1,16 @@
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Gatehouse } from './gatehouse.js';
+import { listenForMetrics, type MetricsListener } from './observability/http.js';
 
 export interface RunningServer {
   server: http.Server;
   port: number;
+  /** The metrics' own listener's port (`metrics.expose: listener`), else null. */
+  metricsPort: number | null;
   /** Stops accepting, lets in-flight requests finish (up to the timeout), then closes the database. */
   shutdown(): Promise<void>;
 }
@@ -32,6 +36,13 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
     });
   });
   const port = (server.address() as AddressInfo).port;
+  let metrics: MetricsListener | null;
+  try {
+    metrics = await metricsListener(gatehouse);
+  } catch (err) {
+    server.close();
+    throw err;
+  }
   let closing: Promise<void> | undefined;
   // While draining, a keep-alive connection that just finished its response is closed at
   // once instead of idling until keepAliveTimeout.
@@ -49,9 +60,21 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
       const timer = setTimeout(() => server.closeAllConnections(), cfg.shutdown_timeout_ms);
       await closed;
       clearTimeout(timer);
+      await metrics?.close();
       await gatehouse.close();
     })());
-  return { server, port, shutdown };
+  return { server, port, metricsPort: metrics?.port ?? null, shutdown };
+}
+
+/**
+ * The metrics' own listener, when configured. In a cluster the primary listens and adds the
+ * workers' metrics up (cluster.ts): a worker's own would answer for one worker at random.
+ */
+async function metricsListener(gatehouse: Gatehouse): Promise<MetricsListener | null> {
+  const { metrics: config } = gatehouse.config;
+  const { registry } = gatehouse.container.cradle.metrics;
+  if (!registry || config.expose !== 'listener' || cluster.isWorker) return null;
+  return listenForMetrics(config, { text: () => registry.metrics(), contentType: registry.contentType });
 }
 
 /** SIGTERM/SIGINT: finish in-flight requests, then exit 0. */

@@ -29,8 +29,10 @@ import { SingleSignOn } from '../oauth/sso.js';
 import { TokenService } from '../oauth/tokens.js';
 import type { AppSettings } from '../plugins/values.js';
 import { createExtensions } from '../plugins/loader.js';
-import { loadSecretBox, runHeavy, type Clock, type UserDirectory } from '../services.js';
+import { heavyWorkLoad, loadSecretBox, runHeavy, type Clock, type UserDirectory } from '../services.js';
 import type { Sql } from '../storage/sql.js';
+import { createMetrics } from '../observability/metrics.js';
+import type { Tracing } from '../observability/tracing.js';
 import { EventStore, recordStore } from '../storage/stores.js';
 import { UserService } from '../users/users.js';
 import { EnrollmentService } from '../verification/enrollment.js';
@@ -50,6 +52,8 @@ export interface ContainerBase {
   sequelize: Sequelize;
   sql: Sql;
   clock: Clock;
+  /** Made before the database driver, whose calls it traces. */
+  tracing: Tracing;
 }
 
 /**
@@ -69,6 +73,14 @@ export function createGatehouseContainer(
     sequelize: asValue(base.sequelize),
     sql: asValue(base.sql),
     clock: asValue(base.clock),
+    tracing: asValue(base.tracing),
+    metrics: single(({ config, sql, jobs }) =>
+      createMetrics(config.metrics, {
+        database: () => sql.driver.stats(),
+        hashing: heavyWorkLoad,
+        jobsRunning: () => jobs.runningJobs,
+      }),
+    ),
     secretBox: asValue(loadSecretBox(base.config, base.logger)),
     extensions: asValue(createExtensions()),
     lifecycle: asValue({ draining: false }),
@@ -116,7 +128,8 @@ export function createGatehouseContainer(
         new UserClaims({ users, profiles, verified: (user, medium) => accounts.verified(user, medium) }),
     ),
     tokens: single(
-      ({ sql, clock, keys, config, userClaims }) => new TokenService(sql, clock, keys, config.issuer, userClaims),
+      ({ sql, clock, keys, config, userClaims, metrics }) =>
+        new TokenService(sql, clock, keys, config.issuer, userClaims, metrics),
     ),
     sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),
     logout: single(

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { JsonObject } from '../plugins/extensions.js';
+import { NO_METRICS, type Metrics } from '../observability/metrics.js';
 import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
@@ -128,6 +129,7 @@ export class TokenService {
     private readonly issuer: string,
     /** User claims for ID tokens that the `claims` parameter asked for. */
     private readonly userClaims?: UserClaims,
+    private readonly metrics: Pick<Metrics, 'tokenIssued'> = NO_METRICS,
   ) {}
 
   // ─────────── grants ───────────
@@ -412,6 +414,7 @@ export class TokenService {
         },
       );
     }
+    this.metrics.tokenIssued(input.grantType);
     return response;
   }
 

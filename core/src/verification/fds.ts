@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { EventLog, FdsContext, FdsRule, FdsVerdict } from '../plugins/extensions.js';
+import type { Metrics } from '../observability/metrics.js';
+import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { withTimeout } from '../util/timeout.js';
 
 const SEVERITY = { allow: 0, step_up: 1, deny: 2 } as const;
@@ -18,22 +20,32 @@ export async function runFdsRules(
   rules: FdsRule[],
   ctx: FdsContext,
   events: EventLog,
-  opts: { timeoutMs: number; logger: Logger },
+  opts: { timeoutMs: number; logger: Logger; metrics?: Pick<Metrics, 'fdsVerdict'>; tracing?: Tracing },
 ): Promise<FdsResult> {
   const result: FdsResult = { action: 'allow', reasons: [] };
+  const tracing = opts.tracing ?? NO_TRACING;
   for (const rule of rules) {
-    let verdict: FdsVerdict;
-    try {
-      verdict = await withTimeout(
-        rule.evaluate(ctx),
-        opts.timeoutMs,
-        `FDS rule ${rule.id} timed out after ${opts.timeoutMs} ms`,
-      );
-      if (!verdict || !(verdict.action in SEVERITY)) throw new Error(`rule ${rule.id} returned no valid verdict`);
-    } catch (err) {
-      opts.logger.error({ err, rule: rule.id }, 'FDS rule failed; failing closed');
-      verdict = { action: 'deny', reason: `fds.rule_error:${rule.id}` };
-    }
+    const verdict = await tracing.span(
+      'fds.rule',
+      { 'gatehouse.fds.rule': rule.id, 'gatehouse.fds.phase': ctx.phase },
+      async (span) => {
+        let verdict: FdsVerdict;
+        try {
+          verdict = await withTimeout(
+            rule.evaluate(ctx),
+            opts.timeoutMs,
+            `FDS rule ${rule.id} timed out after ${opts.timeoutMs} ms`,
+          );
+          if (!verdict || !(verdict.action in SEVERITY)) throw new Error(`rule ${rule.id} returned no valid verdict`);
+        } catch (err) {
+          opts.logger.error({ err, rule: rule.id }, 'FDS rule failed; failing closed');
+          verdict = { action: 'deny', reason: `fds.rule_error:${rule.id}` };
+        }
+        span.setAttribute('gatehouse.fds.action', verdict.action);
+        return verdict;
+      },
+    );
+    opts.metrics?.fdsVerdict(rule.id, ctx.phase, verdict.action);
     await events.record({
       type: 'fds.verdict',
       userId: ctx.user.id,

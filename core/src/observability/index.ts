@@ -1,0 +1,17 @@
+import { createRequire } from 'node:module';
+
+export { createMetrics, NO_METRICS, PromMetrics, type GaugeSources, type Metrics } from './metrics.js';
+export { createTracing, NO_TRACING, OtlpTracing, type Tracing } from './tracing.js';
+export { tracedDriver } from './database.js';
+export {
+  expressRoute,
+  listenForMetrics,
+  metricsRoutes,
+  observeExpress,
+  requestObserver,
+  type MetricsListener,
+  type RequestObserver,
+} from './http.js';
+
+/** The core's version, for the traces' `service.version` (from src and from dist alike). */
+export const CORE_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
