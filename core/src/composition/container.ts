@@ -76,6 +76,7 @@ export function createGatehouseContainer(
     tracing: asValue(base.tracing),
     metrics: single(({ config, sql, jobs }) =>
       createMetrics(config.metrics, {
+        dialect: sql.dialect,
         database: () => sql.driver.stats(),
         hashing: heavyWorkLoad,
         jobsRunning: () => jobs.runningJobs,

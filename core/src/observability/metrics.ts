@@ -22,6 +22,8 @@ export interface Metrics {
 
 /** Where the gauges read the server's load at each scrape. */
 export interface GaugeSources {
+  /** Which database gauges there are: a pool's (PostgreSQL) or the write batch's (SQLite). */
+  dialect: DriverStats['dialect'];
   database(): DriverStats;
   /** Password and code hashes running and waiting in the CPU-heavy-work limiter. */
   hashing(): { running: number; waiting: number };
@@ -108,36 +110,39 @@ export class PromMetrics implements Metrics {
       registers,
     });
 
-    new Gauge({
-      name: 'gatehouse_db_pool_connections',
-      help: 'PostgreSQL pool connections, by state (idle, busy)',
-      labelNames: ['state'],
-      registers,
-      collect() {
-        const s = sources.database();
-        if (s.dialect !== 'postgres') return;
-        this.set({ state: 'idle' }, s.idle);
-        this.set({ state: 'busy' }, s.total - s.idle);
-      },
-    });
-    new Gauge({
-      name: 'gatehouse_db_pool_waiting',
-      help: 'Queries waiting for a PostgreSQL pool connection',
-      registers,
-      collect() {
-        const s = sources.database();
-        if (s.dialect === 'postgres') this.set(s.waiting);
-      },
-    });
-    new Gauge({
-      name: 'gatehouse_db_write_batch_pending',
-      help: 'SQLite writes waiting for the group commit at the end of this event-loop turn',
-      registers,
-      collect() {
-        const s = sources.database();
-        if (s.dialect === 'sqlite') this.set(s.pendingWrites);
-      },
-    });
+    if (sources.dialect === 'postgres') {
+      new Gauge({
+        name: 'gatehouse_db_pool_connections',
+        help: 'PostgreSQL pool connections, by state (idle, busy)',
+        labelNames: ['state'],
+        registers,
+        collect() {
+          const s = sources.database();
+          if (s.dialect !== 'postgres') return;
+          this.set({ state: 'idle' }, s.idle);
+          this.set({ state: 'busy' }, s.total - s.idle);
+        },
+      });
+      new Gauge({
+        name: 'gatehouse_db_pool_waiting',
+        help: 'Queries waiting for a PostgreSQL pool connection',
+        registers,
+        collect() {
+          const s = sources.database();
+          if (s.dialect === 'postgres') this.set(s.waiting);
+        },
+      });
+    } else {
+      new Gauge({
+        name: 'gatehouse_db_write_batch_pending',
+        help: 'SQLite writes waiting for the group commit at the end of this event-loop turn',
+        registers,
+        collect() {
+          const s = sources.database();
+          if (s.dialect === 'sqlite') this.set(s.pendingWrites);
+        },
+      });
+    }
     new Gauge({
       name: 'gatehouse_password_hashing_running',
       help: 'Password and code hashes running (bounded by the CPUs)',
