@@ -95,7 +95,7 @@ export function createGatehouseContainer(
     exchanges: single(({ sql, clock }) => new ExchangeStore(sql, clock)),
     statuses: single(({ sql, clock }) => new StatusStore(sql, clock)),
     notifier: single(
-      ({ config, extensions, events, clock, logger }) =>
+      ({ config, extensions, events, clock, logger, metrics }) =>
         new SecurityNotifier({
           config: config.notifications,
           channels: extensions.channels,
@@ -103,6 +103,7 @@ export function createGatehouseContainer(
           history: events,
           clock,
           logger,
+          metrics,
         }),
     ),
     verification: single((c) => new VerificationService(c)),
