@@ -18,6 +18,7 @@ import {
   type ScriptedVerdict,
 } from '../verification/steps.js';
 import { withPostgresDatabase } from '../support/postgres.js';
+import { fixturePlugin } from '../support/paths.js';
 import { basic, MACHINE, startObservedApp } from './observed-app.js';
 
 interface Sample {
@@ -70,10 +71,13 @@ describe('metrics on the main port (metrics.expose: admin)', function () {
 
   before(async () => {
     // Security notices by email through the capturing channel: the FDS deny below sends one.
-    v = await startObservedApp({
-      metrics: { enabled: true, expose: 'admin' },
-      notifications: { email_channel: 'capture' },
-    });
+    v = await startObservedApp(
+      {
+        metrics: { enabled: true, expose: 'admin' },
+        notifications: { email_channel: 'capture' },
+      },
+      { plugins: [{ path: fixturePlugin('valid') }] },
+    );
     verdict = await resetVerdict();
   });
   after(() => v.close());
@@ -223,6 +227,18 @@ describe('metrics on the main port (metrics.expose: admin)', function () {
     expect(text).to.not.include('4711');
   });
 
+  it("labels a plugin's routes with the path they are mounted at, also when they fail", async () => {
+    expect((await v.http.get('/fixture/hello')).status).to.equal(200);
+    expectError(await v.http.get('/fixture/fault'), 500, 'INTERNAL_ERROR');
+    const m = await scrapeMain(v);
+    expect(
+      valueOf(m, 'gatehouse_http_requests_total', { method: 'GET', route: '/fixture/hello', status: '200' }),
+    ).to.equal(1);
+    expect(
+      valueOf(m, 'gatehouse_http_requests_total', { method: 'GET', route: '/fixture/fault', status: '500' }),
+    ).to.equal(1);
+  });
+
   it('has the gauges of the database, the hashing queue and the jobs, and the process metrics', async () => {
     const m = await scrapeMain(v);
     expect(valueOf(m, 'gatehouse_db_write_batch_pending')).to.equal(0);
@@ -316,7 +332,7 @@ describe('metrics on PostgreSQL', function () {
   const db = withPostgresDatabase();
 
   it('gauges the pool: idle and busy connections, and queries waiting for one', async () => {
-    const v = await startObservedApp({ metrics: { enabled: true, expose: 'admin' } }, db.url);
+    const v = await startObservedApp({ metrics: { enabled: true, expose: 'admin' } }, { databaseUrl: db.url });
     try {
       // The pool opens connections on first use: a token request uses one, then leaves it idle.
       const token = await v.http

@@ -10,12 +10,15 @@ export const MACHINE = { id: 'machine', secret: 'machine-secret-0123456789abcdef
 const lowCost = { memory_cost: 1024, time_cost: 2 };
 
 /** A verification app (the steps' helpers drive it) with the config sections a test adds. */
-export async function startObservedApp(extra: Record<string, unknown>, databaseUrl = 'sqlite::memory:') {
+export async function startObservedApp(
+  extra: Record<string, unknown>,
+  opts: { databaseUrl?: string; plugins?: Record<string, unknown>[] } = {},
+) {
   const config = parseConfig(
     {
       issuer: 'http://localhost:3000',
       server: { host: '127.0.0.1', port: 0 },
-      database: { url: databaseUrl },
+      database: { url: opts.databaseUrl ?? 'sqlite::memory:' },
       log: { level: 'silent' },
       secrets: { encryption_key: KEY },
       admin: { token: ADMIN_TOKEN },
@@ -27,6 +30,7 @@ export async function startObservedApp(extra: Record<string, unknown>, databaseU
         { name: '@gatehouse-auth/method-sms', options: { channel: 'capture', max_sends: 50 } },
         { name: '@gatehouse-auth/method-email', options: { channel: 'broken', max_sends: 50 } },
         { name: '@gatehouse-auth/grant-client-credentials' },
+        ...(opts.plugins ?? []),
       ],
       apps: [
         {

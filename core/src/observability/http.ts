@@ -1,6 +1,6 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type Request, type Router } from 'express';
+import express, { type Router } from 'express';
 import type { Registry } from 'prom-client';
 import { requireAdmin } from '../http/admin.js';
 import type { Metrics } from './metrics.js';
@@ -34,20 +34,35 @@ export function requestObserver(metrics: Metrics, tracing: Tracing): RequestObse
 }
 
 /**
- * The route template express matched (`/admin/users/:id`, with the path its router is mounted
- * at), never the path itself: ids in paths would make a series per user.
+ * The route template of an express route (`/admin/users/:id`, after the path its router is
+ * mounted at), never the path itself: ids in paths would make a series per user.
  */
-export function expressRoute(req: IncomingMessage): string {
-  const { route, baseUrl } = req as Partial<Pick<Request, 'route' | 'baseUrl'>>;
+export function routeTemplate(baseUrl: string | undefined, route: unknown): string {
   const path: unknown = (route as { path?: unknown } | undefined)?.path;
   if (path === undefined) return UNMATCHED;
-  const template = Array.isArray(path) ? path.map(String).join(',') : String(path);
-  return (baseUrl ?? '') + template;
+  return (baseUrl ?? '') + (Array.isArray(path) ? path.map(String).join(',') : String(path));
 }
 
-/** The observer as express middleware (the express side of buildWeb). */
+/**
+ * The observer as express middleware (the express side of buildWeb). The route is read when
+ * the router assigns `req.route`: by the time the response is done, a router left through an
+ * error has already put its mount path back out of `req.baseUrl`.
+ */
 export function observeExpress(observe: RequestObserver): express.RequestHandler {
-  return (req, res, next) => observe(req, res, () => expressRoute(req), next);
+  return (req, res, next) => {
+    let route: unknown;
+    let template = UNMATCHED;
+    Object.defineProperty(req, 'route', {
+      configurable: true,
+      enumerable: true,
+      get: () => route,
+      set: (value: unknown) => {
+        route = value;
+        template = routeTemplate(req.baseUrl, value);
+      },
+    });
+    observe(req, res, () => template, next);
+  };
 }
 
 const METRICS_PATH = '/metrics';

@@ -4,11 +4,11 @@ export { createMetrics, NO_METRICS, PromMetrics, type GaugeSources, type Metrics
 export { createTracing, NO_TRACING, OtlpTracing, type Tracing } from './tracing.js';
 export { tracedDriver } from './database.js';
 export {
-  expressRoute,
   listenForMetrics,
   metricsRoutes,
   observeExpress,
   requestObserver,
+  routeTemplate,
   type MetricsListener,
   type RequestObserver,
 } from './http.js';
