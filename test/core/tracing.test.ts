@@ -184,6 +184,13 @@ describe('tracing over OTLP/HTTP', function () {
     expect(JSON.stringify(sink.exports)).to.not.include(wrong);
   });
 
+  it('traces no SQL outside a trace (the job poller, the purge)', async () => {
+    const { jobs } = v.gatehouse.container.cradle;
+    await jobs.runDue();
+    await v.gatehouse.container.cradle.tracing.flush();
+    expect(spansOf(sink.exports).map((s) => s.name)).to.deep.equal([]);
+  });
+
   it('ignores an incoming traceparent unless tracing.accept_traceparent is set', async () => {
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     await v.http.get('/health/live').set('traceparent', traceparent);

@@ -7,9 +7,10 @@ function operationOf(sql: string): string {
 }
 
 /**
- * The driver with a span per statement and per transaction. The statement's text goes in, with
- * its `:name` placeholders; the values bound to them never do. Used only when tracing is on:
- * otherwise the driver is used as it is.
+ * The driver with a span per statement and per transaction, inside a trace only: the job
+ * poller's and the purge's statements, every second on every node, would each be a trace of
+ * one span. The statement's text goes in, with its `:name` placeholders; the values bound to
+ * them never do. Used only when tracing is on: otherwise the driver is used as it is.
  */
 export function tracedDriver(driver: Driver, tracing: Tracing): Driver {
   if (!tracing.enabled) return driver;
@@ -17,6 +18,7 @@ export function tracedDriver(driver: Driver, tracing: Tracing): Driver {
   const wrap = (inner: Driver): Driver => ({
     dialect: inner.dialect,
     query: (sql, params) => {
+      if (!tracing.inTrace()) return inner.query(sql, params);
       const operation = operationOf(sql);
       return tracing.span(
         `db ${operation}`,
@@ -25,9 +27,11 @@ export function tracedDriver(driver: Driver, tracing: Tracing): Driver {
       );
     },
     transaction: (work) =>
-      tracing.span('db transaction', { 'db.system.name': system }, () =>
-        inner.transaction((bound) => work(wrap(bound))),
-      ),
+      !tracing.inTrace()
+        ? inner.transaction((bound) => work(wrap(bound)))
+        : tracing.span('db transaction', { 'db.system.name': system }, () =>
+            inner.transaction((bound) => work(wrap(bound))),
+          ),
     close: () => inner.close(),
     stats: () => inner.stats(),
   });

@@ -30,6 +30,8 @@ import { isProtocolError } from '../errors.js';
  */
 export interface Tracing {
   readonly enabled: boolean;
+  /** Whether a span is current here (a request's, or one `span` opened). */
+  inTrace(): boolean;
   /** Runs `work` in a span, a child of the current one; a throw marks it an error (by code only). */
   span<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T>;
   /**
@@ -47,6 +49,7 @@ const NON_RECORDING = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 /** No exporter configured: no provider, no context, no span objects; `work` runs as it is. */
 export const NO_TRACING: Tracing = {
   enabled: false,
+  inTrace: () => false,
   span: (_name, _attributes, work) => work(NON_RECORDING),
   request: (_req, _res, _route, next) => next(),
   flush: async () => undefined,
@@ -94,6 +97,10 @@ export class OtlpTracing implements Tracing {
       ],
     });
     this.tracer = this.provider.getTracer('gatehouse', version);
+  }
+
+  inTrace(): boolean {
+    return this.current.getStore() !== undefined;
   }
 
   async span<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
