@@ -12,6 +12,26 @@ export interface FdsResult {
   retryAfter?: number;
 }
 
+/** One rule's verdict; a rule that throws, times out or answers no valid verdict denies. */
+async function verdictOf(
+  rule: FdsRule,
+  ctx: FdsContext,
+  opts: { timeoutMs: number; logger: Logger },
+): Promise<FdsVerdict> {
+  try {
+    const verdict = await withTimeout(
+      rule.evaluate(ctx),
+      opts.timeoutMs,
+      `FDS rule ${rule.id} timed out after ${opts.timeoutMs} ms`,
+    );
+    if (!verdict || !(verdict.action in SEVERITY)) throw new Error(`rule ${rule.id} returned no valid verdict`);
+    return verdict;
+  } catch (err) {
+    opts.logger.error({ err, rule: rule.id }, 'FDS rule failed; failing closed');
+    return { action: 'deny', reason: `fds.rule_error:${rule.id}` };
+  }
+}
+
 /**
  * Runs the FDS rules in their configured order. Every verdict is stored as an event; a rule
  * that throws or exceeds the time limit counts as deny (fail closed). The first deny stops.
@@ -25,26 +45,12 @@ export async function runFdsRules(
   const result: FdsResult = { action: 'allow', reasons: [] };
   const tracing = opts.tracing ?? NO_TRACING;
   for (const rule of rules) {
-    const verdict = await tracing.span(
-      'fds.rule',
-      { 'gatehouse.fds.rule': rule.id, 'gatehouse.fds.phase': ctx.phase },
-      async (span) => {
-        let verdict: FdsVerdict;
-        try {
-          verdict = await withTimeout(
-            rule.evaluate(ctx),
-            opts.timeoutMs,
-            `FDS rule ${rule.id} timed out after ${opts.timeoutMs} ms`,
-          );
-          if (!verdict || !(verdict.action in SEVERITY)) throw new Error(`rule ${rule.id} returned no valid verdict`);
-        } catch (err) {
-          opts.logger.error({ err, rule: rule.id }, 'FDS rule failed; failing closed');
-          verdict = { action: 'deny', reason: `fds.rule_error:${rule.id}` };
-        }
-        span.setAttribute('gatehouse.fds.action', verdict.action);
-        return verdict;
-      },
-    );
+    const attributes = { 'gatehouse.fds.rule': rule.id, 'gatehouse.fds.phase': ctx.phase };
+    const verdict = await tracing.span('fds.rule', attributes, async (span) => {
+      const verdict = await verdictOf(rule, ctx, opts);
+      span.setAttribute('gatehouse.fds.action', verdict.action);
+      return verdict;
+    });
     opts.metrics?.fdsVerdict(rule.id, ctx.phase, verdict.action);
     await events.record({
       type: 'fds.verdict',
