@@ -772,12 +772,14 @@ export class VerificationService {
         ? await method.isEnrolled(this.methodContext(found, method.id, input.clientId, input.request, input.logger))
         : false;
     const user = usable ? found! : phantomUser(input.identifier);
-    const outcome = await method.verify({
-      ...this.methodContext(user, method.id, input.clientId, input.request, input.logger),
-      fields: input.fields,
-      files: [],
-      state: {},
-    });
+    const outcome = await this.deps.tracing.span('method.verify', { 'gatehouse.method': method.id }, () =>
+      method.verify({
+        ...this.methodContext(user, method.id, input.clientId, input.request, input.logger),
+        fields: input.fields,
+        files: [],
+        state: {},
+      }),
+    );
     const who = {
       userId: usable ? user.id : null,
       method: method.id,
