@@ -3,6 +3,8 @@
  * labels, and where /metrics answers (its own loopback listener, or the main port behind the
  * admin token).
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { listen, parseConfig } from '@gatehouse-auth/core';
 import { ADMIN_TOKEN, type VerificationApp } from '../verification/support.js';
@@ -297,6 +299,26 @@ describe('metrics on their own listener (metrics.expose: listener, the default)'
       () => 'refused',
     );
     expect(closed).to.equal('refused');
+  });
+
+  it('refuses to start when the metrics port is taken, naming metrics.port', async () => {
+    const taken = http.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    const v = await startObservedApp({ metrics: { enabled: true, port } });
+    try {
+      const failure = await listen(v.gatehouse).then(
+        () => null,
+        (err: unknown) => err as Error,
+      );
+      expect(failure?.name).to.equal('BootError');
+      expect(failure?.message).to.equal(
+        `metrics.port: 127.0.0.1:${port} is already in use; stop what listens there or set another metrics.port`,
+      );
+    } finally {
+      await v.close();
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
   });
 
   it('is off by default: no listener, and /metrics on the main port is 404', async () => {

@@ -75,8 +75,7 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     channels: {
       get: (id) => extensions.channels.get(id),
       ids: () => extensions.channels.ids(),
-      // Read at each send: the metrics need the database driver, which plugins must not wait for.
-      deliver: (id, message) => deliverWith(extensions, container.cradle)(id, message),
+      deliver: deliverWith(extensions, container.cradle),
       enqueue: async (id, message, opts) => {
         checkedChannel(extensions, id, message);
         const job: QueuedDelivery = {

@@ -2,6 +2,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Router } from 'express';
 import type { Registry } from 'prom-client';
+import { BootError } from '../errors.js';
 import { requireAdmin } from '../http/admin.js';
 import type { Metrics } from './metrics.js';
 import type { Tracing } from './tracing.js';
@@ -115,9 +116,18 @@ export async function listenForMetrics(
     void scrape(() => source.text(), source.contentType, res);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const refused = (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new BootError(
+              'CONFIG_INVALID',
+              `metrics.port: ${where.host}:${where.port} is already in use; stop what listens there or set another metrics.port`,
+            )
+          : err,
+      );
+    server.once('error', refused);
     server.listen(where.port, where.host, () => {
-      server.off('error', reject);
+      server.off('error', refused);
       resolve();
     });
   });
