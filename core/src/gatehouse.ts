@@ -82,7 +82,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
   });
   try {
     if (options.migrate !== false) await migrate(sequelize, logger);
-    const tracing = createTracing(config.tracing, CORE_VERSION);
+    const tracing = createTracing(config.tracing, CORE_VERSION, logger);
     const sql = new Sql(tracedDriver(await openDriver(sequelize, database.url, database.pool_max), tracing));
     const provided = new Map<string, string>();
     const container = createGatehouseContainer(

@@ -1,6 +1,7 @@
 /** A server for the metrics and tracing tests: the verification fixtures, a grant, and the config they add. */
 import path from 'node:path';
 import supertest from 'supertest';
+import type { Logger } from 'pino';
 import { buildApp, createLogger, parseConfig } from '@gatehouse-auth/core';
 import { ADMIN_TOKEN, FIXTURES, type VerificationApp } from '../verification/support.js';
 import { SCRIPTED_FDS } from '../verification/steps.js';
@@ -12,7 +13,7 @@ const lowCost = { memory_cost: 1024, time_cost: 2 };
 /** A verification app (the steps' helpers drive it) with the config sections a test adds. */
 export async function startObservedApp(
   extra: Record<string, unknown>,
-  opts: { databaseUrl?: string; plugins?: Record<string, unknown>[] } = {},
+  opts: { databaseUrl?: string; plugins?: Record<string, unknown>[]; logger?: Logger } = {},
 ) {
   const config = parseConfig(
     {
@@ -50,7 +51,8 @@ export async function startObservedApp(
     },
     {},
   );
-  const gatehouse = await buildApp(config, { logger: createLogger(process.env.GATEHOUSE_TEST_LOG ?? 'silent') });
+  const logger = opts.logger ?? createLogger(process.env.GATEHOUSE_TEST_LOG ?? 'silent');
+  const gatehouse = await buildApp(config, { logger });
   const { users, flows } = gatehouse.container.cradle;
   const v: VerificationApp = {
     gatehouse,

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { createLogger } from '@gatehouse-auth/core';
 import type { VerificationApp } from '../verification/support.js';
 import { dataOf, initiate, passwordUser, PASSWORD, resetVerdict, verify } from '../verification/steps.js';
 import { basic, MACHINE, startObservedApp } from './observed-app.js';
@@ -209,6 +210,33 @@ describe('tracing over OTLP/HTTP', function () {
       expect(continued.parentSpanId).to.equal('b7ad6b7169203331');
     } finally {
       await trusting.close();
+    }
+  });
+
+  it('logs a failing export (at most once a minute), without the credentials in its URL', async () => {
+    const lines: string[] = [];
+    const failing = http.createServer((_req, res) => res.writeHead(400).end());
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const { port } = failing.address() as AddressInfo;
+    const endpoint = `http://collector:secret-4711@127.0.0.1:${port}/v1/traces?key=k-4711`;
+    const app = await startObservedApp(
+      { tracing: { otlp_endpoint: endpoint } },
+      { logger: createLogger('warn', { write: (line: string) => void lines.push(line) }) },
+    );
+    try {
+      for (let i = 0; i < 2; i++) {
+        expect((await app.http.get('/health/live')).status).to.equal(200);
+        await app.gatehouse.container.cradle.tracing.flush();
+      }
+      const warnings = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.msg === 'trace export failed; spans dropped');
+      expect(warnings).to.have.length(1);
+      expect(warnings[0]!.endpoint).to.equal(`http://127.0.0.1:${port}/v1/traces`);
+      expect(lines.join('\n')).to.not.include('4711');
+    } finally {
+      await app.close();
+      await new Promise<void>((resolve) => failing.close(() => resolve()));
     }
   });
 

@@ -12,7 +12,7 @@ import {
   type TextMapGetter,
   type Tracer,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -20,7 +20,9 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
+  type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
+import type { Logger } from 'pino';
 import { isProtocolError } from '../errors.js';
 
 /**
@@ -67,6 +69,35 @@ function errorLabel(err: unknown): string {
   return err instanceof Error ? err.name : 'Error';
 }
 
+/** A collector that does not answer holds up a shutdown this long at most. */
+const SHUTDOWN_WAIT_MS = 3000;
+
+/** How often a failing exporter is logged: once a minute is enough to be seen, not a flood. */
+const EXPORT_WARNING_INTERVAL_MS = 60_000;
+
+/** The exporter, with its failures logged (OpenTelemetry's own diagnostics go nowhere by default). */
+function loggedExporter(exporter: SpanExporter, logger: Logger, endpoint: string): SpanExporter {
+  let warnedAt = -Infinity;
+  // Without a user:password or query an endpoint URL might carry.
+  const url = new URL(endpoint);
+  const where = url.origin + url.pathname;
+  return {
+    export: (spans, done) =>
+      exporter.export(spans, (result) => {
+        if (result.code !== ExportResultCode.SUCCESS && Date.now() - warnedAt >= EXPORT_WARNING_INTERVAL_MS) {
+          warnedAt = Date.now();
+          logger.warn(
+            { err: result.error, endpoint: where, spans: spans.length },
+            'trace export failed; spans dropped',
+          );
+        }
+        done(result);
+      }),
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
+}
+
 /**
  * Traces exported over OTLP/HTTP (JSON). The current span lives in an AsyncLocalStorage of this
  * server's own: nothing is registered globally, so several servers in one process (tests) and a
@@ -88,13 +119,13 @@ export class OtlpTracing implements Tracing {
       accept_traceparent: boolean;
     },
     version: string,
+    logger: Logger,
   ) {
+    const exporter = new OTLPTraceExporter({ url: config.otlp_endpoint, headers: config.headers });
     this.provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ 'service.name': config.service_name, 'service.version': version }),
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sample_ratio) }),
-      spanProcessors: [
-        new BatchSpanProcessor(new OTLPTraceExporter({ url: config.otlp_endpoint, headers: config.headers })),
-      ],
+      spanProcessors: [new BatchSpanProcessor(loggedExporter(exporter, logger, config.otlp_endpoint))],
     });
     this.tracer = this.provider.getTracer('gatehouse', version);
   }
@@ -137,12 +168,17 @@ export class OtlpTracing implements Tracing {
     this.current.run(trace.setSpan(parent, span), next);
   }
 
+  // A failed export was logged (loggedExporter); it must not fail a shutdown.
   flush(): Promise<void> {
-    return this.provider.forceFlush();
+    return this.provider.forceFlush().catch(() => undefined);
   }
 
-  shutdown(): Promise<void> {
-    return this.provider.shutdown();
+  /** Exports what is left, waiting at most SHUTDOWN_WAIT_MS for a collector that does not answer. */
+  async shutdown(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_WAIT_MS)));
+    await Promise.race([this.provider.shutdown().catch(() => undefined), waited]);
+    clearTimeout(timer);
   }
 }
 
@@ -156,7 +192,8 @@ export function createTracing(
     accept_traceparent: boolean;
   },
   version: string,
+  logger: Logger,
 ): Tracing {
   const { otlp_endpoint: endpoint } = config;
-  return endpoint ? new OtlpTracing({ ...config, otlp_endpoint: endpoint }, version) : NO_TRACING;
+  return endpoint ? new OtlpTracing({ ...config, otlp_endpoint: endpoint }, version, logger) : NO_TRACING;
 }
