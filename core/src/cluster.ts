@@ -2,8 +2,8 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { GatehouseConfig } from './config/schema.js';
 import { startPurgeJob } from './maintenance.js';
+import { primaryMetrics } from './observability/cluster.js';
 import { listenForMetrics } from './observability/http.js';
-import { clusterMetrics } from './observability/metrics.js';
 import { loadSecretBox, systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrate.js';
@@ -37,11 +37,11 @@ export async function runPrimary(config: GatehouseConfig, workers: number, logge
     logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
     setTimeout(fork, 1000).unref();
   });
-  // The workers' metrics, added up, on the metrics' own listener (the workers have none).
+  // The workers' metrics, added up: on the metrics' own listener (the workers have none), and
+  // for the scrapes the workers pass on (`expose: admin`).
+  const source = config.metrics.enabled ? primaryMetrics() : null;
   const metrics =
-    config.metrics.enabled && config.metrics.expose === 'listener'
-      ? await listenForMetrics(config.metrics, clusterMetrics())
-      : null;
+    source && config.metrics.expose === 'listener' ? await listenForMetrics(config.metrics, source) : null;
   for (let i = 0; i < workers; i++) fork();
   logger.info({ workers, ...(metrics ? { metricsPort: metrics.port } : {}) }, 'gatehouse primary started');
 

@@ -1,10 +1,10 @@
-import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Gatehouse } from './gatehouse.js';
-import { listenForMetrics, type MetricsListener } from './observability/http.js';
+import { listenForMetrics, registrySource, type MetricsListener } from './observability/http.js';
+import { isClusterWorker } from './observability/metrics.js';
 
 export interface RunningServer {
   server: http.Server;
@@ -73,8 +73,8 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
 async function metricsListener(gatehouse: Gatehouse): Promise<MetricsListener | null> {
   const { metrics: config } = gatehouse.config;
   const { registry } = gatehouse.container.cradle.metrics;
-  if (!registry || config.expose !== 'listener' || cluster.isWorker) return null;
-  return listenForMetrics(config, { text: () => registry.metrics(), contentType: registry.contentType });
+  if (!registry || config.expose !== 'listener' || isClusterWorker()) return null;
+  return listenForMetrics(config, registrySource(registry));
 }
 
 /** SIGTERM/SIGINT: finish in-flight requests, then exit 0. */

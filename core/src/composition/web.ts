@@ -8,7 +8,9 @@ import { withFastRoutes } from '../http/fast-routes.js';
 import { healthRoutes } from '../http/health.js';
 import { corsMiddleware, crossOrigin } from '../http/cors.js';
 import { httpLogger } from '../http/logging.js';
-import { metricsRoutes, observeExpress, requestObserver } from '../observability/http.js';
+import { metricsFromPrimary } from '../observability/cluster.js';
+import { metricsRoutes, observeExpress, registrySource, requestObserver } from '../observability/http.js';
+import { isClusterWorker } from '../observability/metrics.js';
 import { loginPageRoutes } from '../login/routes.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
 import { endSessionRoutes } from '../oauth/end-session.js';
@@ -31,8 +33,11 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
   const oauth = oauthEndpoints(c);
   app.use(oauthRoutes(c, oauth));
   app.use(healthRoutes(c));
-  if (c.metrics.registry && c.config.metrics.expose === 'admin') {
-    app.use(metricsRoutes(c.metrics.registry, c.config.admin.token));
+  const { registry } = c.metrics;
+  if (registry && c.config.metrics.expose === 'admin') {
+    // A worker of a cluster asks the primary, which adds every worker up.
+    const source = isClusterWorker() ? metricsFromPrimary(registry.contentType) : registrySource(registry);
+    app.use(metricsRoutes(source, c.config.admin.token));
   }
   app.use(adminRoutes(c));
   app.use(deviceRoutes(c));

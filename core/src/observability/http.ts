@@ -4,7 +4,7 @@ import express, { type Router } from 'express';
 import type { Registry } from 'prom-client';
 import { BootError } from '../errors.js';
 import { requireAdmin } from '../http/admin.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics, MetricsSource } from './metrics.js';
 import type { Tracing } from './tracing.js';
 
 /** Counts and traces one request; `route` names its route template once the response is done. */
@@ -82,12 +82,17 @@ async function scrape(text: () => Promise<string>, contentType: string, res: Ser
 }
 
 /** `GET /metrics` on the main port, behind the admin token (`metrics.expose: admin`). */
-export function metricsRoutes(registry: Registry, adminToken: string | undefined): Router {
+export function metricsRoutes(source: MetricsSource, adminToken: string | undefined): Router {
   const router = express.Router();
   router.get(METRICS_PATH, requireAdmin(adminToken), (_req, res) =>
-    scrape(() => registry.metrics(), registry.contentType, res),
+    scrape(() => source.text(), source.contentType, res),
   );
   return router;
+}
+
+/** This server's registry as a scrape source. */
+export function registrySource(registry: Registry): MetricsSource {
+  return { text: () => registry.metrics(), contentType: registry.contentType };
 }
 
 export interface MetricsListener {
@@ -101,7 +106,7 @@ export interface MetricsListener {
  */
 export async function listenForMetrics(
   where: { host: string; port: number },
-  source: { text(): Promise<string>; contentType: string },
+  source: MetricsSource,
 ): Promise<MetricsListener> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];

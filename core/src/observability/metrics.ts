@@ -31,6 +31,17 @@ export interface GaugeSources {
   jobsRunning(): number;
 }
 
+/** What a scrape answers: the exposition text and its content type. */
+export interface MetricsSource {
+  text(): Promise<string>;
+  contentType: string;
+}
+
+/** A worker of `server.workers` (forked by cluster.ts): its primary adds the workers up. */
+export function isClusterWorker(): boolean {
+  return cluster.isWorker && process.env.GATEHOUSE_WORKER === '1';
+}
+
 /** Metrics off: every call costs one empty function call. */
 export const NO_METRICS: Metrics = {
   registry: null,
@@ -61,8 +72,9 @@ export class PromMetrics implements Metrics {
 
   constructor(sources: GaugeSources, opts: { defaultMetrics: boolean }) {
     // In a cluster worker the primary asks for the registry over IPC and adds the workers up.
-    this.registry = cluster.isWorker ? new AggregatorRegistry() : new Registry();
-    if (cluster.isWorker) AggregatorRegistry.setRegistries([this.registry]);
+    const worker = isClusterWorker();
+    this.registry = worker ? new AggregatorRegistry() : new Registry();
+    if (worker) AggregatorRegistry.setRegistries([this.registry]);
     const registers = [this.registry];
     if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry });
 
@@ -204,7 +216,7 @@ export class PromMetrics implements Metrics {
  * The metrics of every worker of a cluster, added up (counters and histograms summed, as are the
  * gauges: connections, hashes and jobs of all the workers). For the primary's listener.
  */
-export function clusterMetrics(): { text(): Promise<string>; contentType: string } {
+export function clusterMetrics(): MetricsSource {
   const aggregator = new AggregatorRegistry();
   return { text: () => aggregator.clusterMetrics(), contentType: aggregator.contentType };
 }
