@@ -1,12 +1,23 @@
 import { createRequire } from 'node:module';
 
-export { createMetrics, NO_METRICS, PromMetrics, type GaugeSources, type Metrics } from './metrics.js';
+export {
+  clusterMetrics,
+  createMetrics,
+  isClusterWorker,
+  NO_METRICS,
+  PromMetrics,
+  type GaugeSources,
+  type Metrics,
+  type MetricsSource,
+} from './metrics.js';
 export { createTracing, NO_TRACING, OtlpTracing, type Tracing } from './tracing.js';
 export { tracedDriver } from './database.js';
+export { metricsFromPrimary, primaryMetrics } from './cluster.js';
 export {
   listenForMetrics,
   metricsRoutes,
   observeExpress,
+  registrySource,
   requestObserver,
   routeTemplate,
   type MetricsListener,
