@@ -2,6 +2,8 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { GatehouseConfig } from './config/schema.js';
 import { startPurgeJob } from './maintenance.js';
+import { primaryMetrics } from './observability/cluster.js';
+import { listenForMetrics } from './observability/http.js';
 import { loadSecretBox, systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrate.js';
@@ -37,8 +39,13 @@ export async function runPrimary(config: GatehouseConfig, workers: number, logge
     setTimeout(fork, 1000).unref();
   });
   relayPeerNews();
+  // The workers' metrics, added up: on the metrics' own listener (the workers have none), and
+  // for the scrapes the workers pass on (`expose: admin`).
+  const source = config.metrics.enabled ? primaryMetrics() : null;
+  const metrics =
+    source && config.metrics.expose === 'listener' ? await listenForMetrics(config.metrics, source) : null;
   for (let i = 0; i < workers; i++) fork();
-  logger.info({ workers }, 'gatehouse primary started');
+  logger.info({ workers, ...(metrics ? { metricsPort: metrics.port } : {}) }, 'gatehouse primary started');
 
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -54,6 +61,7 @@ export async function runPrimary(config: GatehouseConfig, workers: number, logge
           }),
       ),
     );
+    await metrics?.close();
     await purge?.stop();
     await db.close();
     logger.info('all workers stopped');

@@ -11,6 +11,9 @@ import type { LoadedConfig } from './config/load.js';
 import type { GatehouseConfig } from './config/schema.js';
 import { createLogger } from './http/logging.js';
 import { startPurgeJob } from './maintenance.js';
+import { tracedDriver } from './observability/database.js';
+import { CORE_VERSION } from './observability/index.js';
+import { createTracing } from './observability/tracing.js';
 import { appSettings } from './plugins/app-config.js';
 import { checkComposition } from './plugins/composition.js';
 import { registerPlugins, resolvePlugins, type LoadedPluginInfo } from './plugins/loader.js';
@@ -81,12 +84,13 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
   let peers: PeerBus | undefined;
   try {
     if (options.migrate !== false) await migrate(sequelize, logger);
-    const sql = new Sql(await openDriver(sequelize, database.url, database.pool_max));
+    const tracing = createTracing(config.tracing, CORE_VERSION, logger);
+    const sql = new Sql(tracedDriver(await openDriver(sequelize, database.url, database.pool_max), tracing));
     const bus = await openPeerBus({ dialect: sql.dialect, url: database.url, logger });
     peers = bus;
     const provided = new Map<string, string>();
     const container = createGatehouseContainer(
-      { config, logger, sequelize, sql, clock: options.clock ?? systemClock, peers: bus },
+      { config, logger, sequelize, sql, clock: options.clock ?? systemClock, peers: bus, tracing },
       provided,
     );
     const c = container.cradle;
@@ -104,7 +108,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     checkComposition(config, c.extensions, logger);
     container.register({ appSettings: asValue(appSettings(config, resolved, c.extensions)) });
     c.notifier.check();
-    c.jobs.register(queuedDeliveries(c.extensions));
+    c.jobs.register(queuedDeliveries(c.extensions, c));
     c.jobs.register(c.logout.noticeJob());
 
     const web = buildWeb(c);
@@ -140,6 +144,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         await bus.close();
         await sql.close();
         await sequelize.close();
+        // Last: the spans of everything above are exported before the exporter stops.
+        await tracing.shutdown();
       },
     };
   } catch (err) {

@@ -4,10 +4,14 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Gatehouse } from './gatehouse.js';
 import { InFlightHandlers } from './http/in-flight.js';
+import { listenForMetrics, registrySource, type MetricsListener } from './observability/http.js';
+import { isClusterWorker } from './observability/metrics.js';
 
 export interface RunningServer {
   server: http.Server;
   port: number;
+  /** The metrics' own listener's port (`metrics.expose: listener`), else null. */
+  metricsPort: number | null;
   /**
    * Stops accepting, lets in-flight requests finish (cutting their connections after
    * server.shutdown_timeout_ms), waits for handlers still running, then closes the database.
@@ -36,6 +40,13 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
     });
   });
   const port = (server.address() as AddressInfo).port;
+  let metrics: MetricsListener | null;
+  try {
+    metrics = await metricsListener(gatehouse);
+  } catch (err) {
+    server.close();
+    throw err;
+  }
   let closing: Promise<void> | undefined;
   const handlers = new InFlightHandlers();
   // While draining, a keep-alive connection that just finished its response is closed at
@@ -60,9 +71,21 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
       if (!(await handlers.settled(cfg.shutdown_settle_ms))) {
         gatehouse.logger.warn({ running: handlers.size }, 'closing the database with request handlers still running');
       }
+      await metrics?.close();
       await gatehouse.close();
     })());
-  return { server, port, shutdown };
+  return { server, port, metricsPort: metrics?.port ?? null, shutdown };
+}
+
+/**
+ * The metrics' own listener, when configured. In a cluster the primary listens and adds the
+ * workers' metrics up (cluster.ts): a worker's own would answer for one worker at random.
+ */
+async function metricsListener(gatehouse: Gatehouse): Promise<MetricsListener | null> {
+  const { metrics: config } = gatehouse.config;
+  const { registry } = gatehouse.container.cradle.metrics;
+  if (!registry || config.expose !== 'listener' || isClusterWorker()) return null;
+  return listenForMetrics(config, registrySource(registry));
 }
 
 /** SIGTERM/SIGINT: finish in-flight requests, then exit 0. */

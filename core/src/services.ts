@@ -123,6 +123,9 @@ const heavyWork = new Limiter(Math.max(1, availableParallelism() - 1), 256);
 /** The process-wide limiter behind services.heavy. */
 export const runHeavy: Services['heavy'] = (work) => heavyWork.run(work);
 
+/** How busy that limiter is: password and code hashes running and waiting. */
+export const heavyWorkLoad = (): { running: number; waiting: number } => heavyWork.load;
+
 export const httpHelpers: Services['http'] = {
   createRouter: () => express.Router(),
   json: () => jsonBody('100kb'),

@@ -100,7 +100,12 @@ async function main(argv: string[]): Promise<number> {
       exitOnSignals(running, gatehouse);
       if (!isWorker) gatehouse.startBackgroundJobs();
       gatehouse.logger.info(
-        { port: running.port, issuer: gatehouse.config.issuer, plugins: gatehouse.plugins.map((p) => p.name) },
+        {
+          port: running.port,
+          ...(running.metricsPort !== null ? { metricsPort: running.metricsPort } : {}),
+          issuer: gatehouse.config.issuer,
+          plugins: gatehouse.plugins.map((p) => p.name),
+        },
         'gatehouse listening',
       );
       return -1; // keep running

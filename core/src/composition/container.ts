@@ -33,8 +33,10 @@ import { RedisCounters } from '../limits/redis-counters.js';
 import type { PeerBus } from '../peer-bus.js';
 import type { AppSettings } from '../plugins/values.js';
 import { createExtensions } from '../plugins/loader.js';
-import { loadSecretBox, runHeavy, type Clock, type UserDirectory } from '../services.js';
+import { heavyWorkLoad, loadSecretBox, runHeavy, type Clock, type UserDirectory } from '../services.js';
 import type { Sql } from '../storage/sql.js';
+import { createMetrics } from '../observability/metrics.js';
+import type { Tracing } from '../observability/tracing.js';
 import { EventStore, recordStore } from '../storage/stores.js';
 import { UserService } from '../users/users.js';
 import { EnrollmentService } from '../verification/enrollment.js';
@@ -56,6 +58,8 @@ export interface ContainerBase {
   clock: Clock;
   /** What every node must hear at once: revocations, client blocks. */
   peers: PeerBus;
+  /** Made before the database driver, whose calls it traces. */
+  tracing: Tracing;
 }
 
 /**
@@ -76,6 +80,15 @@ export function createGatehouseContainer(
     sql: asValue(base.sql),
     clock: asValue(base.clock),
     peers: asValue(base.peers),
+    tracing: asValue(base.tracing),
+    metrics: single(({ config, sql, jobs }) =>
+      createMetrics(config.metrics, {
+        dialect: sql.dialect,
+        database: () => sql.driver.stats(),
+        hashing: heavyWorkLoad,
+        jobsRunning: () => jobs.runningJobs,
+      }),
+    ),
     secretBox: asValue(loadSecretBox(base.config, base.logger)),
     extensions: asValue(createExtensions()),
     lifecycle: asValue({ draining: false }),
@@ -94,7 +107,7 @@ export function createGatehouseContainer(
       .singleton()
       .disposer((counters) => counters.close()),
     notifier: single(
-      ({ config, extensions, events, clock, logger, counters }) =>
+      ({ config, extensions, events, clock, logger, counters, metrics }) =>
         new SecurityNotifier({
           config: config.notifications,
           channels: extensions.channels,
@@ -103,6 +116,7 @@ export function createGatehouseContainer(
           clock,
           logger,
           counters,
+          metrics,
         }),
     ),
     verification: single((c) => new VerificationService(c)),
@@ -140,8 +154,8 @@ export function createGatehouseContainer(
       return cache;
     }),
     tokens: single(
-      ({ sql, clock, keys, config, userClaims, tokenCache, peers }) =>
-        new TokenService(sql, clock, keys, config.issuer, userClaims, { tokens: tokenCache, bus: peers }),
+      ({ sql, clock, keys, config, userClaims, tokenCache, peers, metrics }) =>
+        new TokenService(sql, clock, keys, config.issuer, userClaims, { tokens: tokenCache, bus: peers }, metrics),
     ),
     sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),
     logout: single(

@@ -33,6 +33,8 @@ import type { RecordStore } from '../plugins/extensions.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { Clock, Services, UserDirectory } from '../services.js';
 import type { Sql } from '../storage/sql.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { EventStore } from '../storage/stores.js';
 import type { UserService } from '../users/users.js';
 import type { SecretBox } from '../util/crypto.js';
@@ -61,6 +63,10 @@ export interface Cradle {
   clock: Clock;
   secretBox: SecretBox;
   extensions: Extensions;
+  /** Spans of requests, grants, verifications, FDS rules and SQL (none without an exporter). */
+  tracing: Tracing;
+  /** The Prometheus metrics (no-ops unless `metrics.enabled`). */
+  metrics: Metrics;
   /** Set when the server stops taking traffic (readiness answers 503). */
   lifecycle: { draining: boolean };
 

@@ -17,16 +17,30 @@ function checkedChannel(extensions: Extensions, id: string, message: OutboundMes
   return channel;
 }
 
-/** Sends through a registered channel that carries this kind of message. */
-function deliverWith(extensions: Extensions) {
+/** What a delivery is counted and traced with. */
+type Observed = Pick<Cradle, 'metrics' | 'tracing'>;
+
+/**
+ * Sends through a registered channel that carries this kind of message; each attempt is
+ * counted by channel, kind and outcome, and traced (channel and kind only: never the recipient).
+ */
+function deliverWith(extensions: Extensions, { metrics, tracing }: Observed) {
   return async (id: string, message: OutboundMessage) => {
-    await checkedChannel(extensions, id, message).send(message);
+    const channel = checkedChannel(extensions, id, message);
+    const attributes = { 'gatehouse.channel': channel.id, 'gatehouse.message.kind': message.kind };
+    try {
+      await tracing.span('delivery.send', attributes, () => channel.send(message));
+    } catch (err) {
+      metrics.delivery(channel.id, message.kind, 'failed');
+      throw err;
+    }
+    metrics.delivery(channel.id, message.kind, 'sent');
   };
 }
 
 /** The background job that sends queued messages through the registered channels. */
-export function queuedDeliveries(extensions: Extensions): JobHandler {
-  return deliveryJob(deliverWith(extensions));
+export function queuedDeliveries(extensions: Extensions, observed: Observed): JobHandler {
+  return deliveryJob(deliverWith(extensions, observed));
 }
 
 /**
@@ -61,7 +75,7 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     channels: {
       get: (id) => extensions.channels.get(id),
       ids: () => extensions.channels.ids(),
-      deliver: deliverWith(extensions),
+      deliver: deliverWith(extensions, container.cradle),
       enqueue: async (id, message, opts) => {
         checkedChannel(extensions, id, message);
         const job: QueuedDelivery = {

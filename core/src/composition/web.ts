@@ -8,6 +8,9 @@ import { withFastRoutes } from '../http/fast-routes.js';
 import { healthRoutes } from '../http/health.js';
 import { corsMiddleware, crossOrigin } from '../http/cors.js';
 import { httpLogger } from '../http/logging.js';
+import { metricsFromPrimary } from '../observability/cluster.js';
+import { metricsRoutes, observeExpress, registrySource, requestObserver } from '../observability/http.js';
+import { isClusterWorker } from '../observability/metrics.js';
 import { loginPageRoutes } from '../login/routes.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
 import { endSessionRoutes } from '../oauth/end-session.js';
@@ -24,10 +27,18 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
   app.disable('x-powered-by');
   app.set('trust proxy', c.config.server.trust_proxy);
   app.use(httpLogger(c.logger));
+  const observe = requestObserver(c.metrics, c.tracing);
+  if (observe) app.use(observeExpress(observe));
   app.use(corsMiddleware(c.config, c.issuerPath));
   const oauth = oauthEndpoints(c);
   app.use(oauthRoutes(c, oauth));
   app.use(healthRoutes(c));
+  const { registry } = c.metrics;
+  if (registry && c.config.metrics.expose === 'admin') {
+    // A worker of a cluster asks the primary, which adds every worker up.
+    const source = isClusterWorker() ? metricsFromPrimary(registry.contentType) : registrySource(registry);
+    app.use(metricsRoutes(source, c.config.admin.token));
+  }
   app.use(adminRoutes(c));
   app.use(deviceRoutes(c));
   app.use(verificationRoutes(c));
@@ -44,6 +55,7 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
     // A call from another origin's page takes the express path, where CORS is answered.
     bypass: crossOrigin(c.config.issuer),
     logger: c.logger,
+    observe,
     trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,
   });
   return { express: app, listener };

@@ -318,6 +318,37 @@ const maintenanceSchema = z.strictObject({
   event_retention_days: z.number().int().positive().default(90),
 });
 
+/**
+ * Prometheus metrics (docs/operations.md#metrics, decision 25). Off unless enabled; then on a
+ * listener of their own, on loopback by default, never on the public port unless asked to be
+ * (`expose: admin`), and there only behind the admin token.
+ */
+const metricsSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  /** `listener`: GET /metrics on `host`:`port`; `admin`: GET /metrics on the main port, admin token required. */
+  expose: z.enum(['listener', 'admin']).default('listener'),
+  host: z.string().min(1).default('127.0.0.1'),
+  port: port.default(9464),
+  /** The Node process's own metrics (CPU, memory, event loop lag, GC, handles). */
+  default_metrics: z.boolean().default(true),
+});
+
+/** OpenTelemetry traces (docs/operations.md#tracing): nothing is traced without an endpoint. */
+const tracingSchema = z.strictObject({
+  /** OTLP/HTTP (JSON) traces URL, e.g. http://otel-collector:4318/v1/traces. */
+  otlp_endpoint: absoluteUrl().optional(),
+  /** Headers sent with every export (a vendor's API key from ${ENV}). */
+  headers: z.record(z.string(), z.string()).default({}),
+  service_name: z.string().min(1).default('gatehouse'),
+  /** The share of requests traced (their spans all kept or all dropped). */
+  sample_ratio: z.number().min(0).max(1).default(1),
+  /**
+   * Continue a trace an incoming W3C `traceparent` header names. Off by default: on a public
+   * port anyone could choose trace ids and force sampling; turn it on behind a trusted proxy.
+   */
+  accept_traceparent: z.boolean().default(false),
+});
+
 /** The hosted pages' languages (docs/locales.md). */
 const localesSchema = z.strictObject({
   /**
@@ -387,11 +418,14 @@ export const configSchema = z
     maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
     notifications: notificationsSchema.default(notificationsSchema.parse({})),
     locales: localesSchema.default({}),
+    metrics: metricsSchema.default(metricsSchema.parse({})),
+    tracing: tracingSchema.default(tracingSchema.parse({})),
     plugins: z.array(pluginEntrySchema).default([]),
     apps: z.array(appSchema).default([]),
   })
   .superRefine((config, ctx) => {
     if (!config.dev_mode) requireHttps(config, ctx);
+    checkMetrics(config, ctx);
     const seen = new Map<string, number>();
     config.apps.forEach((app, i) => {
       const first = seen.get(app.client_id);
@@ -413,6 +447,25 @@ export const configSchema = z
       }
     });
   });
+
+/** Metrics on the main port need the admin token; their own listener needs a port of its own. */
+function checkMetrics(
+  config: { metrics: z.output<typeof metricsSchema>; admin: { token?: string | undefined }; server: { port: number } },
+  ctx: z.RefinementCtx,
+): void {
+  const { metrics } = config;
+  if (!metrics.enabled) return;
+  if (metrics.expose === 'admin' && !config.admin.token) {
+    ctx.addIssue({ code: 'custom', path: ['metrics', 'expose'], message: 'admin needs admin.token set' });
+  }
+  if (metrics.expose === 'listener' && metrics.port !== 0 && metrics.port === config.server.port) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['metrics', 'port'],
+      message: 'must differ from server.port (use expose: admin to serve metrics on the main port)',
+    });
+  }
+}
 
 /** The URL-valued settings that carry codes, tokens or logins, by path. */
 const APP_URL_KEYS = [

@@ -6,6 +6,7 @@ import type { Reply } from './envelope.js';
 
 export type { Reply } from './envelope.js';
 import { httpLogger } from './logging.js';
+import type { RequestObserver } from '../observability/http.js';
 
 /**
  * An endpoint that needs no framework: the raw request, the client address (trust proxy
@@ -96,6 +97,8 @@ export function withFastRoutes(opts: {
   /** Requests that always take the fallback (cross-origin calls, for CORS). */
   bypass?: (req: IncomingMessage) => boolean;
   logger: Logger;
+  /** Counts and traces each request (metrics, tracing); null when neither is on. */
+  observe?: RequestObserver | null;
   /** The compiled `trust proxy` setting (express's `trust proxy fn`). */
   trustProxy: (addr: string, i: number) => boolean;
 }): RequestListener {
@@ -123,6 +126,8 @@ export function withFastRoutes(opts: {
     const found = match(req.method ?? '', path);
     if (!found || (found.route.accepts && !found.route.accepts(req)) || opts.bypass?.(req))
       return opts.fallback(req, res);
-    log(req, res, () => void run(found.route.endpoint, found.params, req, res).catch(() => res.destroy()));
+    const handle = () => void run(found.route.endpoint, found.params, req, res).catch(() => res.destroy());
+    const { observe } = opts;
+    log(req, res, observe ? () => observe(req, res, () => found.route.path, handle) : handle);
   };
 }

@@ -105,6 +105,11 @@ export class JobQueue {
     this.timer.unref();
   }
 
+  /** Jobs of this process running now (the metrics' gauge). */
+  get runningJobs(): number {
+    return this.running.size;
+  }
+
   /** Resolves when no pass and no job of this process is running. */
   async idle(): Promise<void> {
     while (this.pass || this.running.size) {

@@ -6,6 +6,9 @@ import { sendReply, type Endpoint, type FastRoute, type Reply } from '../http/fa
 import { lazyLogger } from '../http/logging.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { Locales } from '../i18n/locales.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Tracing } from '../observability/tracing.js';
+import { isProtocolError } from '../errors.js';
 import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
 import { clientIp, requestFacts } from '../verification/context.js';
@@ -46,6 +49,8 @@ export interface OAuthDeps {
   locales: Locales;
   users: UserService;
   userClaims: UserClaims;
+  metrics: Metrics;
+  tracing: Tracing;
 }
 
 export function endpointUrls(issuer: string) {
@@ -103,10 +108,22 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
 
   // ── token endpoint (RFC 6749 §3.2) ──
   const token: Endpoint = async (req, ip) => {
+    let grantType = 'none';
+    try {
+      return await tokenRequest(req, ip, (known) => (grantType = known));
+    } catch (err) {
+      // A refusal counts under a registered grant type only: the parameter is the caller's to choose.
+      deps.metrics.tokenRefused(grantType, isProtocolError(err) ? err.code : 'server_error');
+      throw err;
+    }
+  };
+
+  const tokenRequest = async (req: IncomingMessage, ip: string, grantKnown: (grantType: string) => void) => {
     const params = await readForm(req);
     if (!params.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
-    const client = await authenticate(req, params, ip);
     const handler = deps.extensions.grants.get(params.grant_type);
+    grantKnown(handler ? params.grant_type : 'unsupported');
+    const client = await authenticate(req, params, ip);
     if (!handler) throw new OAuthError('unsupported_grant_type', `grant_type ${params.grant_type} is not supported`);
     if (!client.grantTypes.includes(params.grant_type)) {
       throw new OAuthError('unauthorized_client', `this client may not use ${params.grant_type}`);
@@ -114,27 +131,30 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
     const request = requestFacts(req, ip);
     // The request's child logger is made only if the grant logs (making one costs more than a grant).
     const logger = lazyLogger(() => req.log);
-    const result = await handler.handle({
-      client,
-      // Only what the grant declares (RFC 6749 §3.2: other parameters are ignored), so no
-      // grant acts on a parameter its documentation and the metadata do not name.
-      params: pick(params, handler.parameters),
-      request,
-      logger,
-      oauth: oauthServices({
-        issuer: deps.config.issuer,
-        tokenEndpoint: urls.token_endpoint,
-        assertionAudiences: audiences,
-        tokens: deps.tokens,
-        replay: deps.replay,
-        verification: deps.verification,
-        users: deps.users,
-        keys: deps.keys,
-        clock: deps.clock,
+    const grant = { 'oauth.grant_type': params.grant_type };
+    const result = await deps.tracing.span('oauth.grant', grant, () =>
+      handler.handle({
+        client,
+        // Only what the grant declares (RFC 6749 §3.2: other parameters are ignored), so no
+        // grant acts on a parameter its documentation and the metadata do not name.
+        params: pick(params, handler.parameters),
         request,
         logger,
+        oauth: oauthServices({
+          issuer: deps.config.issuer,
+          tokenEndpoint: urls.token_endpoint,
+          assertionAudiences: audiences,
+          tokens: deps.tokens,
+          replay: deps.replay,
+          verification: deps.verification,
+          users: deps.users,
+          keys: deps.keys,
+          clock: deps.clock,
+          request,
+          logger,
+        }),
       }),
-    });
+    );
     return json(result);
   };
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { JsonObject } from '../plugins/extensions.js';
+import { NO_METRICS, type Metrics } from '../observability/metrics.js';
 import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
@@ -132,6 +133,7 @@ export class TokenService {
     private readonly userClaims?: UserClaims,
     /** Active access tokens kept in memory, and how revocations reach the other nodes' caches. */
     private readonly cache?: { tokens: ActiveTokenCache; bus: PeerBus },
+    private readonly metrics: Pick<Metrics, 'tokenIssued'> = NO_METRICS,
   ) {}
 
   /** Tells this node's cache and every other node's (after the revocation is in the database). */
@@ -423,6 +425,7 @@ export class TokenService {
         },
       );
     }
+    this.metrics.tokenIssued(input.grantType);
     return response;
   }
 

@@ -21,7 +21,13 @@ export interface Driver {
   /** Runs `work` in one transaction on a driver bound to it. */
   transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** What the driver can tell of its load now, for the metrics' gauges. */
+  stats(): DriverStats;
 }
+
+/** A PostgreSQL pool's connections, or SQLite's group-commit batch waiting for the end of the turn. */
+export type DriverStats =
+  { dialect: 'postgres'; total: number; idle: number; waiting: number } | { dialect: 'sqlite'; pendingWrites: number };
 
 const PARAM = /:([A-Za-z_][A-Za-z0-9_]*)/g;
 
@@ -183,6 +189,7 @@ class SqliteDriver implements Driver {
         query: (sql, params) => this.query(sql, params, true),
         transaction: (inner) => inner(bound),
         close: async () => undefined,
+        stats: () => this.stats(),
       };
       try {
         this.db.exec('BEGIN IMMEDIATE');
@@ -197,6 +204,10 @@ class SqliteDriver implements Driver {
         release();
       }
     });
+  }
+
+  stats(): DriverStats {
+    return { dialect: 'sqlite', pendingWrites: this.pendingWrites.length };
   }
 
   async close(): Promise<void> {
@@ -257,6 +268,11 @@ class PostgresDriver implements Driver {
     } finally {
       client.release();
     }
+  }
+
+  stats(): DriverStats {
+    const { totalCount, idleCount, waitingCount } = this.pool;
+    return { dialect: 'postgres', total: totalCount, idle: idleCount, waiting: waitingCount };
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,11 @@ export class Limiter {
     readonly maxWaiting = Number.POSITIVE_INFINITY,
   ) {}
 
+  /** Tasks running and waiting now (the metrics' gauges). */
+  get load(): { running: number; waiting: number } {
+    return { running: this.running, waiting: this.waiting.length };
+  }
+
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.running >= this.capacity) {
       if (this.waiting.length >= this.maxWaiting) {

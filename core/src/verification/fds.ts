@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { EventLog, FdsContext, FdsRule, FdsVerdict, NewEvent } from '../plugins/extensions.js';
+import type { Metrics } from '../observability/metrics.js';
+import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { withTimeout } from '../util/timeout.js';
 
 const SEVERITY = { allow: 0, step_up: 1, deny: 2 } as const;
@@ -8,6 +10,26 @@ export interface FdsResult {
   action: FdsVerdict['action'];
   reasons: string[];
   retryAfter?: number;
+}
+
+/** One rule's verdict; a rule that throws, times out or answers no valid verdict denies. */
+async function verdictOf(
+  rule: FdsRule,
+  ctx: FdsContext,
+  opts: { timeoutMs: number; logger: Logger },
+): Promise<FdsVerdict> {
+  try {
+    const verdict = await withTimeout(
+      rule.evaluate(ctx),
+      opts.timeoutMs,
+      `FDS rule ${rule.id} timed out after ${opts.timeoutMs} ms`,
+    );
+    if (!verdict || !(verdict.action in SEVERITY)) throw new Error(`rule ${rule.id} returned no valid verdict`);
+    return verdict;
+  } catch (err) {
+    opts.logger.error({ err, rule: rule.id }, 'FDS rule failed; failing closed');
+    return { action: 'deny', reason: `fds.rule_error:${rule.id}` };
+  }
 }
 
 /**
@@ -19,23 +41,19 @@ export async function runFdsRules(
   rules: FdsRule[],
   ctx: FdsContext,
   events: EventLog,
-  opts: { timeoutMs: number; logger: Logger },
+  opts: { timeoutMs: number; logger: Logger; metrics?: Pick<Metrics, 'fdsVerdict'>; tracing?: Tracing },
 ): Promise<FdsResult> {
   const result: FdsResult = { action: 'allow', reasons: [] };
+  const tracing = opts.tracing ?? NO_TRACING;
   const verdicts: NewEvent[] = [];
   for (const rule of rules) {
-    let verdict: FdsVerdict;
-    try {
-      verdict = await withTimeout(
-        rule.evaluate(ctx),
-        opts.timeoutMs,
-        `FDS rule ${rule.id} timed out after ${opts.timeoutMs} ms`,
-      );
-      if (!verdict || !(verdict.action in SEVERITY)) throw new Error(`rule ${rule.id} returned no valid verdict`);
-    } catch (err) {
-      opts.logger.error({ err, rule: rule.id }, 'FDS rule failed; failing closed');
-      verdict = { action: 'deny', reason: `fds.rule_error:${rule.id}` };
-    }
+    const attributes = { 'gatehouse.fds.rule': rule.id, 'gatehouse.fds.phase': ctx.phase };
+    const verdict = await tracing.span('fds.rule', attributes, async (span) => {
+      const verdict = await verdictOf(rule, ctx, opts);
+      span.setAttribute('gatehouse.fds.action', verdict.action);
+      return verdict;
+    });
+    opts.metrics?.fdsVerdict(rule.id, ctx.phase, verdict.action);
     verdicts.push({
       type: 'fds.verdict',
       userId: ctx.user.id,

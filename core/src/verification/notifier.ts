@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { GatehouseConfig } from '../config/schema.js';
 import { BootError } from '../errors.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { Registry } from '../plugins/registry.js';
 import type {
   DeliveryChannel,
@@ -78,6 +79,8 @@ export class SecurityNotifier {
       sendTimeoutMs?: number;
       /** Shared across nodes (the container's); without it the claim is this node's only. */
       counters?: SharedCounters;
+      /** Counts each notice handed to a channel, as other deliveries are. */
+      metrics?: Pick<Metrics, 'delivery'>;
     },
   ) {
     const intervalMs = deps.config.min_interval_seconds * 1000;
@@ -174,11 +177,13 @@ export class SecurityNotifier {
         `no answer from the provider within ${this.deps.sendTimeoutMs ?? SEND_TIMEOUT_MS} ms`,
       );
     } catch (err) {
+      if (channel) this.deps.metrics?.delivery(channel.id, route.kind, 'failed');
       this.deps.logger.warn({ err, notice, channel: route.channel }, 'security notice not delivered');
       return event('notification.failed', err instanceof Error ? err.message.slice(0, 200) : 'send failed', {
         channel: route.channel,
       });
     }
+    this.deps.metrics?.delivery(route.channel, route.kind, 'sent');
     await event('notification.sent', null, { channel: route.channel, kind: route.kind });
   }
 }

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { appMethods, type AppConfig, type GatehouseConfig } from '../config/schema.js';
-import { ApiError } from '../errors.js';
+import { ApiError, isProtocolError } from '../errors.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { Extensions } from '../plugins/loader.js';
 import type {
   AuthMethod,
@@ -111,6 +113,8 @@ export class VerificationService {
       secretBox: SecretBox;
       /** Per-app options of methods, read at each use (filled in once the plugins registered). */
       appSettings: ReadonlyMap<string, AppSettings>;
+      metrics: Metrics;
+      tracing: Tracing;
     },
   ) {
     this.configuredMethods = new ConfiguredMethods({ extensions: deps.extensions, services: deps.services });
@@ -519,7 +523,23 @@ export class VerificationService {
     );
   }
 
+  /** A proof checked, counted by method and outcome, in a span of its own. */
   async verify(methodId: string, input: VerifyInput): Promise<{ status_id: string; sub: string }> {
+    // Only a registered method's id is a label: the path segment is the caller's to choose.
+    const label = this.deps.extensions.methods.get(methodId.toUpperCase())?.id ?? 'unknown';
+    try {
+      const verified = await this.deps.tracing.span('verification.verify', { 'gatehouse.method': label }, () =>
+        this.checkProof(methodId, input),
+      );
+      this.deps.metrics.verification(label, null);
+      return verified;
+    } catch (err) {
+      this.deps.metrics.verification(label, isProtocolError(err) ? err.code : 'INTERNAL');
+      throw err;
+    }
+  }
+
+  private async checkProof(methodId: string, input: VerifyInput): Promise<{ status_id: string; sub: string }> {
     const method = this.method(methodId);
     // An initiation still finishing on this node settles first (its code, or its refusal).
     const id = input.fields.exchange_id;
@@ -647,7 +667,8 @@ export class VerificationService {
       files: input.files,
       state: exchange.state,
     };
-    if (!method.device) return method.verify(ctx);
+    if (!method.device)
+      return this.deps.tracing.span('method.verify', { 'gatehouse.method': method.id }, () => method.verify(ctx));
     const request: DeviceRequest = {
       fields: input.fields,
       files: input.files,
@@ -657,7 +678,9 @@ export class VerificationService {
     };
     const checked = await this.deps.pushes.checkVerification(method, exchange, request);
     if (!checked.ok) return checked;
-    return method.verify({ ...ctx, device: { ...boundDevice(checked.device), userVerified: checked.uv } });
+    return this.deps.tracing.span('method.verify', { 'gatehouse.method': method.id }, () =>
+      method.verify({ ...ctx, device: { ...boundDevice(checked.device), userVerified: checked.uv } }),
+    );
   }
 
   private stepDeps(method: AuthMethod): StepDeps {
@@ -763,12 +786,14 @@ export class VerificationService {
         ? await method.isEnrolled(this.methodContext(found, method.id, input.clientId, input.request, input.logger))
         : false;
     const user = usable ? found! : phantomUser(input.identifier);
-    const outcome = await method.verify({
-      ...this.methodContext(user, method.id, input.clientId, input.request, input.logger),
-      fields: input.fields,
-      files: [],
-      state: {},
-    });
+    const outcome = await this.deps.tracing.span('method.verify', { 'gatehouse.method': method.id }, () =>
+      method.verify({
+        ...this.methodContext(user, method.id, input.clientId, input.request, input.logger),
+        fields: input.fields,
+        files: [],
+        state: {},
+      }),
+    );
     const who = {
       userId: usable ? user.id : null,
       method: method.id,
@@ -958,7 +983,12 @@ export class VerificationService {
         logger,
       },
       history.recording(this.deps.services.events, () => this.deps.clock.now()),
-      { timeoutMs: this.deps.config.verification.fds_timeout_ms, logger },
+      {
+        timeoutMs: this.deps.config.verification.fds_timeout_ms,
+        logger,
+        metrics: this.deps.metrics,
+        tracing: this.deps.tracing,
+      },
     );
     // A deny blocked a sign-in attempt in any phase. A step-up takes effect only after a right
     // proof, so only then is the user told of one (else anyone knowing a username could send it).
