@@ -364,5 +364,35 @@ describe('admin console and account page (HTTP)', function () {
       expect((await mine.postForm('/account/methods/TOTP/renew', { csrf: token })).status).to.equal(404);
       expect(await events(member.id, 'account.method_renewed')).to.have.length(1);
     });
+
+    it('keeps the last way through a stage: the password cannot be removed, TOTP can (backup codes remain)', async () => {
+      const member = await userWithTotp(server);
+      const cradle = server.gatehouse.container.cradle;
+      const mine = new Browser(server);
+      const page = await (await signInToSite(mine, server, '/account', member)).text();
+      expect(page).to.contain('Needed to sign in');
+      const token = csrfOf(page);
+      const [password] = await cradle.services.credentials(member.id, 'PASSWORD').list();
+      const refused = await mine.postForm('/account/credentials/remove', {
+        csrf: token,
+        method: 'PASSWORD',
+        credential: password!.id,
+      });
+      expect(refused.status).to.equal(409);
+      expect(await refused.text()).to.contain('last way through a step');
+      expect(await cradle.services.credentials(member.id, 'PASSWORD').list()).to.have.length(1);
+      // Without backup codes TOTP is the second stage's only method: kept too.
+      const [seed] = await cradle.services.credentials(member.id, 'TOTP').list();
+      const body = { csrf: token, method: 'TOTP', credential: seed!.id };
+      expect((await mine.postForm('/account/credentials/remove', body)).status).to.equal(409);
+      expect((await mine.postForm('/account/methods/BACKUPCODE/renew', { csrf: token })).status).to.equal(200);
+      const removed = locationOf(await mine.postForm('/account/credentials/remove', body), server);
+      expect(removed.search).to.equal('?done=credential_removed');
+      expect(await cradle.services.credentials(member.id, 'TOTP').list()).to.have.length(0);
+      // A removed way to sign in ends the user's sessions: this page's sign-in too.
+      expect((await mine.get('/account')).status).to.equal(303);
+      const [event] = await events(member.id, 'account.credential_removed');
+      expect(event!.data).to.deep.equal({ actor: member.id, method: 'TOTP', credential: seed!.id });
+    });
   });
 });

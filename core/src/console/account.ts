@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import { ACCOUNT_CLIENT_ID } from '../config/schema.js';
 import { ApiError } from '../errors.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { Locales } from '../i18n/locales.js';
@@ -9,13 +10,14 @@ import type { Extensions } from '../plugins/loader.js';
 import type { DeviceStore } from '../devices/store.js';
 import type { EnrollmentService } from '../verification/enrollment.js';
 import { requestFacts } from '../verification/context.js';
-import type { AccountActions } from './actions.js';
+import { lastWaysIn, type AccountActions, type MethodState } from './actions.js';
 import { actionForm, when } from './layout.js';
 import type { SiteSignIn } from './signin.js';
 import { methodLabel, Site, type SiteRequest } from './site.js';
 
 /** What the account page uses (the container's cradle provides it). */
 export interface AccountPageDeps {
+  config: { apps: { client_id: string; login_stages: string[][] }[] };
   issuerPath: string;
   locales: Locales;
   accountSignIn: SiteSignIn;
@@ -49,6 +51,7 @@ export function accountRoutes(deps: AccountPageDeps): Router {
   const actions = deps.accountActions;
   const base = site.href;
   const facts = (r: SiteRequest) => requestFacts(r.req, undefined, deps.device);
+  const stages = deps.config.apps.find((a) => a.client_id === ACCOUNT_CLIENT_ID)?.login_stages ?? [];
 
   site.get('', '', async (r) => {
     const { user, csrf } = r.session;
@@ -60,6 +63,7 @@ export function accountRoutes(deps: AccountPageDeps): Router {
       deps.events.recent({ types: ['verification.success'], userId: user.id, limit: RECENT_SIGN_INS }),
     ]);
     const mine = methods.filter((m) => m.enrolled || (m.credentials as JsonObject[]).length > 0);
+    const needed = lastWaysIn(methods as unknown as MethodState[], stages);
     const others = sessions.filter((s) => s.sid !== r.session.sid);
     const label = (id: string) => methodLabel(t, deps.extensions.methods.get(id), id);
     const body = html`${site.doneNotice(r, 'myaccount')}
@@ -97,13 +101,20 @@ export function accountRoutes(deps: AccountPageDeps): Router {
                           html`<tr>
                             ${i === 0 ? html`<th scope="row" rowspan="${creds.length}" id="gh-m-${id}">${label(id)}</th>` : ''}
                             <td id="gh-c-${String(c.id)}">
-                              ${c.label ?? c.type}
-                              <span class="muted"
+                              ${c.label ? html`${String(c.label)} ` : ''}<span class="muted"
                                 >${t.t('myaccount.added', { when: when(new Date(String(c.created_at))) })}</span
                               >
                             </td>
                             <td>
-                              ${actionForm(`${base}/credentials/remove`, csrf, t.t('console.remove'), { danger: true, fields: { method: id, credential: String(c.id) }, describedBy: `gh-m-${id} gh-c-${String(c.id)}` })}
+                              ${
+                                needed.has(id)
+                                  ? html`<span class="muted">${t.t('myaccount.needed')}</span>`
+                                  : actionForm(`${base}/credentials/remove`, csrf, t.t('console.remove'), {
+                                      danger: true,
+                                      fields: { method: id, credential: String(c.id) },
+                                      describedBy: `gh-m-${id} gh-c-${String(c.id)}`,
+                                    })
+                              }
                             </td>
                           </tr>`,
                       );
@@ -232,6 +243,10 @@ export function accountRoutes(deps: AccountPageDeps): Router {
     const credential = typeof body.credential === 'string' ? body.credential : '';
     if (!deps.extensions.methods.has(method) || !credential || credential.length > 100) {
       return site.refuse(r, 404, r.t.t('myaccount.no_such_credential'));
+    }
+    const methods = await deps.enrollment.list(r.session.user, facts(r), r.req.log);
+    if (lastWaysIn(methods as unknown as MethodState[], stages).has(method)) {
+      return site.refuse(r, 409, r.t.t('myaccount.needed_text'));
     }
     try {
       await actions.removeCredential(r.actor, r.session.user, method, credential);

@@ -114,3 +114,28 @@ export class AccountActions {
     return ended;
   }
 }
+
+/** What `EnrollmentService.list` says of one method of a user. */
+export interface MethodState {
+  method: string;
+  enrolled: boolean;
+  credentials: unknown[];
+}
+
+/**
+ * The methods whose last credential the user may not remove: without it, some stage of
+ * `stages` (the account page's own sign-in) would have no method the user has set up, and the
+ * user could not sign in again. A method with several credentials (passkeys) loses one safely.
+ */
+export function lastWaysIn(methods: MethodState[], stages: string[][]): Set<string> {
+  const enrolled = new Set(methods.filter((m) => m.enrolled).map((m) => m.method));
+  const needed = new Set<string>();
+  for (const m of methods) {
+    if (!m.enrolled || m.credentials.length > 1) continue;
+    const without = new Set([...enrolled].filter((id) => id !== m.method));
+    if (stages.some((stage) => stage.includes(m.method) && !stage.some((id) => without.has(id)))) {
+      needed.add(m.method);
+    }
+  }
+  return needed;
+}

@@ -46,7 +46,7 @@ a:focus-visible, input:focus-visible, button:focus-visible { outline: 3px solid 
 .badge.bad { background: #fbe3e3; color: #8a1c1c; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; margin: 0 0 1rem; }
 .actions form { margin: 0; }
-.facts + .actions { margin-top: 1rem; }
+.facts + .actions, table + .actions { margin-top: 1rem; }
 ol.codes { columns: 2; font: 1.05rem/1.8 ui-monospace, Menlo, Consolas, monospace; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
 dt { color: var(--muted); }
