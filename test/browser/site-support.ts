@@ -43,13 +43,13 @@ export async function watchPage(context: BrowserContext, page: Page) {
 
 /** What the keyboard focus is on: its text, or a field's label. */
 async function focused(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const el = document.activeElement as HTMLElement | null;
+  // A string, run in the page: the tests' TypeScript has no DOM types.
+  return (await page.evaluate(`(() => {
+    const el = document.activeElement;
     if (!el) return '';
-    const input = el as HTMLInputElement;
-    const label = input.labels?.[0]?.textContent ?? '';
-    return (label || el.textContent || input.value || '').trim().replace(/\s+/g, ' ');
-  });
+    const label = (el.labels && el.labels[0] && el.labels[0].textContent) || '';
+    return (label || el.textContent || el.value || '').trim().replace(/\\s+/g, ' ');
+  })()`)) as string;
 }
 
 /** Presses Tab until the focus is on something whose text or label is `name`; fails after `max`. */

@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { parseConfig } from '@gatehouse-auth/core';
+import { withPostgresDatabase } from '../support/postgres.js';
 import { ADMINS, csrfOf, signInToSite, startConsoleServer, userWithTotp } from './console-support.js';
 import {
   ADMIN_TOKEN,
@@ -393,6 +394,30 @@ describe('admin console and account page (HTTP)', function () {
       expect((await mine.get('/account')).status).to.equal(303);
       const [event] = await events(member.id, 'account.credential_removed');
       expect(event!.data).to.deep.equal({ actor: member.id, method: 'TOTP', credential: seed!.id });
+    });
+  });
+
+  describe('on PostgreSQL', function () {
+    const db = withPostgresDatabase();
+    let pg: OAuthServer;
+    before(async function () {
+      this.timeout(20_000);
+      pg = await startConsoleServer({ databaseUrl: db.url });
+    });
+    after(() => pg?.close());
+
+    it('signs in, searches (LIKE wildcards taken literally), disables and enables', async () => {
+      const pgAdmin = await userWithTotp(pg, ADMINS[0]);
+      const b = new Browser(pg);
+      const token = csrfOf(await (await signInToSite(b, pg, '/console/users', pgAdmin)).text());
+      const target = await pg.user('pg_target');
+      const found = await (await b.get('/console/users?q=PG_TARGET')).text();
+      expect(found).to.contain(`/console/users/${target.id}`);
+      expect(await (await b.get('/console/users?q=pg%25target')).text()).to.contain('No users found.');
+      locationOf(await b.postForm(`/console/users/${target.id}/disable`, { csrf: token }), pg);
+      expect((await pg.gatehouse.container.cradle.users.findById(target.id))!.status).to.equal('disabled');
+      locationOf(await b.postForm(`/console/users/${target.id}/enable`, { csrf: token }), pg);
+      expect((await pg.gatehouse.container.cradle.users.findById(target.id))!.status).to.equal('active');
     });
   });
 });
