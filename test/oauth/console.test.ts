@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { parseConfig } from '@gatehouse-auth/core';
+import { adminCheck } from '../../core/dist/console/console.js';
 import { withPostgresDatabase } from '../support/postgres.js';
 import { ADMINS, csrfOf, signInToSite, startConsoleServer, userWithTotp } from './console-support.js';
 import {
@@ -81,6 +82,23 @@ describe('admin console and account page (HTTP)', function () {
       expect(apps['gatehouse-account']!.login_stages).to.deep.equal([['PASSWORD'], ['TOTP']]);
       expect(parseConfig(base, {}).apps).to.deep.equal([]);
     });
+  });
+
+  it('admins: an id-shaped entry matches that id only; an id-shaped username never matches', () => {
+    const id = '6f1c2d4e-0000-4000-8000-000000000001';
+    const isAdmin = adminCheck(['alice', id]);
+    const user = (over: Partial<{ id: string; username: string }>) => ({
+      id: '11111111-2222-4333-8444-555555555555',
+      username: 'bob',
+      email: null,
+      phone: null,
+      status: 'active' as const,
+      ...over,
+    });
+    expect(isAdmin(user({ username: 'alice' }))).to.equal(true);
+    expect(isAdmin(user({ id: id.toUpperCase() }))).to.equal(true);
+    expect(isAdmin(user({ username: id }))).to.equal(false);
+    expect(isAdmin(user({}))).to.equal(false);
   });
 
   describe('sign-in', () => {
@@ -286,6 +304,10 @@ describe('admin console and account page (HTTP)', function () {
       expect(reset!.data).to.deep.equal({ actor: admin.id, method: 'TOTP', removed: 1 });
       const unknown = await browser.postForm(`${path}/factors/NOPE/reset`, { csrf });
       expect(unknown.status).to.equal(404);
+      expect(await unknown.text()).to.contain('There is no such sign-in method.');
+      const device = await browser.postForm(`${path}/devices/no-such-device/remove`, { csrf });
+      expect(device.status).to.equal(404);
+      expect(await device.text()).to.contain('There is no such device.');
       expect((await browser.get('/console/users/no-such-user')).status).to.equal(404);
     });
 
@@ -314,6 +336,12 @@ describe('admin console and account page (HTTP)', function () {
       );
       expect(await cradle.sessions.ofUser(target.id)).to.have.length(0);
       expect(await events(target.id, 'console.sessions_ended')).to.have.length(1);
+    });
+
+    it("speaks the browser's language (German)", async () => {
+      const res = await browser.get('/console/users', { 'Accept-Language': 'de-DE,de;q=0.9' });
+      const html = await res.text();
+      expect(html).to.contain('<html lang="de">').and.to.contain('Benutzer suchen').and.to.contain('Abmelden');
     });
 
     it('lists apps, plugins and health', async () => {
@@ -363,6 +391,13 @@ describe('admin console and account page (HTTP)', function () {
       const page = await (await mine.get('/account')).text();
       expect(page).to.contain('10 of 10 unused');
       expect((await mine.postForm('/account/methods/TOTP/renew', { csrf: token })).status).to.equal(404);
+      const gone = await mine.postForm('/account/credentials/remove', {
+        csrf: token,
+        method: 'TOTP',
+        credential: 'no-such-credential',
+      });
+      expect(gone.status).to.equal(404);
+      expect(await gone.text()).to.contain('There is no such credential.');
       expect(await events(member.id, 'account.method_renewed')).to.have.length(1);
     });
 

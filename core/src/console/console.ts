@@ -56,7 +56,7 @@ const HEALTH_WINDOW_MS = 24 * 3600 * 1000;
  * Server-rendered, no script, every change a POST form with the sign-in's CSRF token.
  */
 export function consoleRoutes(deps: ConsoleDeps): Router {
-  const admins = new Set(deps.config.console.admins);
+  const isAdmin = adminCheck(deps.config.console.admins);
   const site = new Site({
     signIn: deps.consoleSignIn,
     locales: deps.locales,
@@ -65,7 +65,7 @@ export function consoleRoutes(deps: ConsoleDeps): Router {
     titleKey: 'console.title',
     nav: NAV,
     // Checked on every request: an admin taken off the list loses the console at once.
-    allowed: (s) => admins.has(s.user.id) || admins.has(s.user.username),
+    allowed: (s) => isAdmin(s.user),
   });
   const actions = deps.accountActions;
   const base = site.href;
@@ -511,6 +511,19 @@ export function consoleRoutes(deps: ConsoleDeps): Router {
   });
 
   return site.router;
+}
+
+const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Who `console.admins` names: an entry shaped like a user id matches that id only, any other
+ * entry a username. A username shaped like an id never matches, so nobody becomes an admin by
+ * taking an admin's id as their username.
+ */
+export function adminCheck(admins: readonly string[]): (user: UserRecord) => boolean {
+  const ids = new Set(admins.filter((a) => USER_ID.test(a)).map((a) => a.toLowerCase()));
+  const names = new Set(admins.filter((a) => !USER_ID.test(a)));
+  return (user) => ids.has(user.id.toLowerCase()) || (names.has(user.username) && !USER_ID.test(user.username));
 }
 
 function statusBadge(t: SiteRequest['t'], status: UserRecord['status']) {
