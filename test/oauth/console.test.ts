@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { parseConfig } from '@gatehouse-auth/core';
 import { adminCheck } from '../../core/dist/console/console.js';
 import { withPostgresDatabase } from '../support/postgres.js';
+import { stage, startDemoServer } from './demo-server.js';
 import { ADMINS, csrfOf, signInToSite, startConsoleServer, userWithTotp } from './console-support.js';
 import {
   ADMIN_TOKEN,
@@ -240,6 +241,20 @@ describe('admin console and account page (HTTP)', function () {
       expect(none).to.contain('No users found.');
     });
 
+    it('pages through the list, 50 users a page, keeping the query', async () => {
+      const users = server.gatehouse.container.cradle.users;
+      for (let i = 0; i < 55; i++) await users.create({ username: `pagetest-${String(i).padStart(2, '0')}` });
+      const rows = (html: string) => [...html.matchAll(/<th scope="row"><a href=/g)].length;
+      const first = await (await browser.get('/console/users?q=pagetest')).text();
+      expect(rows(first)).to.equal(50);
+      expect(first).to.contain('href="/console/users?q=pagetest&amp;page=2" rel="next"');
+      expect(first).to.not.contain('rel="prev"');
+      const second = await (await browser.get('/console/users?q=pagetest&page=2')).text();
+      expect(rows(second)).to.equal(5);
+      expect(second).to.contain('pagetest-54').and.to.contain('rel="prev"').and.to.not.contain('rel="next"');
+      expect(rows(await (await browser.get('/console/users?q=pagetest&page=abc')).text())).to.equal(50);
+    });
+
     it('creates a user, and says why not when the fields are wrong', async () => {
       const res = await browser.postForm('/console/users', {
         csrf,
@@ -454,5 +469,27 @@ describe('admin console and account page (HTTP)', function () {
       locationOf(await b.postForm(`/console/users/${target.id}/enable`, { csrf: token }), pg);
       expect((await pg.gatehouse.container.cradle.users.findById(target.id))!.status).to.equal('active');
     });
+  });
+
+  it('the demo config: alice, its admin, signs in with her password and a backup code', async function () {
+    this.timeout(20_000);
+    const demo = await startDemoServer();
+    try {
+      const b = new Browser(demo);
+      const start = locationOf(await b.get('/console'), demo);
+      const login = locationOf(await b.get(start.pathname + start.search), demo);
+      const requestId = loginRequestId(login);
+      await stage(b, demo, requestId, 'PASSWORD', { identify: true });
+      const resume = await stage(b, demo, requestId, 'BACKUPCODE');
+      const callback = locationOf(await b.get(resume.pathname + resume.search), demo);
+      expect(callback.pathname).to.equal('/console/callback');
+      const back = locationOf(await b.get(callback.pathname + callback.search), demo);
+      const users = locationOf(await b.get(back.pathname), demo);
+      const page = await b.get(users.pathname);
+      expect(page.status).to.equal(200);
+      expect(await page.text()).to.contain('Signed in as <strong>alice</strong>');
+    } finally {
+      await demo.close();
+    }
   });
 });

@@ -47,6 +47,7 @@ a:focus-visible, input:focus-visible, button:focus-visible { outline: 3px solid 
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; margin: 0 0 1rem; }
 .actions form { margin: 0; }
 .facts + .actions, table + .actions { margin-top: 1rem; }
+.pager { display: flex; gap: 1rem; align-items: center; margin-top: .75rem; }
 ol.codes { columns: 2; font: 1.05rem/1.8 ui-monospace, Menlo, Consolas, monospace; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
 dt { color: var(--muted); }

@@ -47,6 +47,9 @@ const NAV: [string, string][] = [
   ['/plugins', 'console.nav.plugins'],
 ];
 
+/** Users a page of the list shows. */
+const USERS_PAGE = 50;
+
 /** Events the health page counts per method and channel, over this window. */
 const HEALTH_WINDOW_MS = 24 * 3600 * 1000;
 
@@ -77,8 +80,15 @@ export function consoleRoutes(deps: ConsoleDeps): Router {
 
   site.get('/users', '/users', async (r) => {
     const q = typeof r.req.query.q === 'string' ? r.req.query.q.slice(0, 255) : '';
-    const users = await deps.users.search(q, 100);
-    site.render(r, r.t.t('console.users.title'), usersPage(r, base, q, users));
+    const asked = Number(r.req.query.page ?? 1);
+    const page = Number.isInteger(asked) && asked >= 1 && asked <= 10_000 ? asked : 1;
+    // One more than a page: whether there is a next one.
+    const users = await deps.users.search(q, USERS_PAGE + 1, (page - 1) * USERS_PAGE);
+    site.render(
+      r,
+      r.t.t('console.users.title'),
+      usersPage(r, base, q, users.slice(0, USERS_PAGE), { page, more: users.length > USERS_PAGE }),
+    );
   });
 
   site.post('/users', '/users', async (r) => {
@@ -93,12 +103,12 @@ export function consoleRoutes(deps: ConsoleDeps): Router {
       site.done(r, `/users/${encodeURIComponent(user.id)}`, 'created');
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      const users = await deps.users.search('', 100);
+      const users = await deps.users.search('', USERS_PAGE + 1);
       site.render(
         r,
         r.t.t('console.users.title'),
         html`${notice(r.t.t(`console.users.create_failed.${err.code === 'USER_EXISTS' ? 'exists' : 'invalid'}`), true)}
-        ${usersPage(r, base, '', users)}`,
+        ${usersPage(r, base, '', users.slice(0, USERS_PAGE), { page: 1, more: users.length > USERS_PAGE })}`,
         err.status,
       );
     }
@@ -530,7 +540,25 @@ function statusBadge(t: SiteRequest['t'], status: UserRecord['status']) {
   return html`<span class="badge ${status === 'active' ? 'ok' : 'bad'}">${t.t(`console.status.${status}`)}</span>`;
 }
 
-function usersPage(r: SiteRequest, base: string, q: string, users: UserRecord[]) {
+/** Links to the previous and next page of a list, keeping its query. */
+function pager(t: SiteRequest['t'], path: string, q: string, paging: { page: number; more: boolean }) {
+  if (paging.page === 1 && !paging.more) return html``;
+  const href = (page: number) =>
+    `${path}?${new URLSearchParams({ ...(q ? { q } : {}), page: String(page) }).toString()}`;
+  return html`<nav class="pager" aria-label="${t.t('console.users.pages')}">
+    ${paging.page > 1 ? html`<a href="${href(paging.page - 1)}" rel="prev">${t.t('console.users.previous')}</a>` : ''}
+    <span>${t.t('console.users.page', { page: paging.page })}</span>
+    ${paging.more ? html`<a href="${href(paging.page + 1)}" rel="next">${t.t('console.users.next')}</a>` : ''}
+  </nav>`;
+}
+
+function usersPage(
+  r: SiteRequest,
+  base: string,
+  q: string,
+  users: UserRecord[],
+  paging: { page: number; more: boolean },
+) {
   const t = r.t;
   return html`<section class="panel" aria-labelledby="gh-find">
       <h2 id="gh-find">${t.t('console.users.find')}</h2>
@@ -569,6 +597,7 @@ function usersPage(r: SiteRequest, base: string, q: string, users: UserRecord[])
             </table>`
           : html`<p class="empty">${t.t('console.users.none')}</p>`
       }
+      ${pager(t, `${base}/users`, q, paging)}
     </section>
     <section class="panel" aria-labelledby="gh-create">
       <h2 id="gh-create">${t.t('console.users.create')}</h2>

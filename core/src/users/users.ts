@@ -120,20 +120,20 @@ export class UserService {
   }
 
   /**
-   * Users whose username, email or phone contains `query` (case-insensitive), by username. An
-   * empty query lists the first users.
+   * Users whose username, email or phone contains `query` (case-insensitive), by username; an
+   * empty query lists all users in the order they were created. `offset` skips that many.
    */
-  async search(query: string, limit = 50): Promise<UserRecord[]> {
+  async search(query: string, limit = 50, offset = 0): Promise<UserRecord[]> {
     const text = query.trim().toLowerCase().slice(0, 255);
-    if (!text) return this.list({ limit });
+    if (!text) return this.list({ limit, offset });
     // LIKE's own wildcards in the query are matched literally.
     const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     const rows = await this.sql.select<UserRow>(
       `SELECT ${COLUMNS} FROM users
        WHERE LOWER(username) LIKE :pattern ESCAPE '\\' OR LOWER(COALESCE(email, '')) LIKE :pattern ESCAPE '\\'
           OR COALESCE(phone, '') LIKE :pattern ESCAPE '\\'
-       ORDER BY username, id LIMIT :limit`,
-      { pattern, limit: Math.min(Math.max(limit, 1), 1000) },
+       ORDER BY username, id LIMIT :limit OFFSET :offset`,
+      { pattern, limit: Math.min(Math.max(limit, 1), 1000), offset: Math.max(offset, 0) },
     );
     return rows.map(toRecord);
   }
