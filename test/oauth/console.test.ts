@@ -8,7 +8,10 @@ import { expect } from 'chai';
 import { parseConfig } from '@gatehouse-auth/core';
 import { adminCheck } from '../../core/dist/console/console.js';
 import { withPostgresDatabase } from '../support/postgres.js';
-import { stage, startDemoServer } from './demo-server.js';
+import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server';
+import { admin as demoAdmin, call } from '../devices/support.js';
+import { SoftAuthenticator } from '../support/soft-authenticator.js';
+import { stage, startDemoServer, type DemoServer } from './demo-server.js';
 import { ADMINS, csrfOf, signInToSite, startConsoleServer, userWithTotp } from './console-support.js';
 import {
   ADMIN_TOKEN,
@@ -476,15 +479,7 @@ describe('admin console and account page (HTTP)', function () {
     const demo = await startDemoServer();
     try {
       const b = new Browser(demo);
-      const start = locationOf(await b.get('/console'), demo);
-      const login = locationOf(await b.get(start.pathname + start.search), demo);
-      const requestId = loginRequestId(login);
-      await stage(b, demo, requestId, 'PASSWORD', { identify: true });
-      const resume = await stage(b, demo, requestId, 'BACKUPCODE');
-      const callback = locationOf(await b.get(resume.pathname + resume.search), demo);
-      expect(callback.pathname).to.equal('/console/callback');
-      const back = locationOf(await b.get(callback.pathname + callback.search), demo);
-      const users = locationOf(await b.get(back.pathname), demo);
+      const users = locationOf(await signInDemo(b, demo, '/console'), demo);
       const page = await b.get(users.pathname);
       expect(page.status).to.equal(200);
       expect(await page.text()).to.contain('Signed in as <strong>alice</strong>');
@@ -492,4 +487,58 @@ describe('admin console and account page (HTTP)', function () {
       await demo.close();
     }
   });
+
+  it('the demo config: alice removes one of her passkeys on her account page', async function () {
+    this.timeout(20_000);
+    // localhost: the passkeys' relying party id must be a domain name.
+    const demo = await startDemoServer({ host: 'localhost' });
+    try {
+      const register = async (name: string) => {
+        const key = new SoftAuthenticator({ origin: demo.issuer });
+        const body = { sub: demo.alice.id, name };
+        const started = await call(demo, '/verification-actions-srv/setup/FIDO2/initiation', body, demoAdmin);
+        const options = started.data.fido2_options as unknown as PublicKeyCredentialCreationOptionsJSON;
+        const response = JSON.stringify(await key.register(options));
+        const done = await call(
+          demo,
+          '/verification-actions-srv/setup/FIDO2/verification',
+          { sub: demo.alice.id, fido2_client_response: response },
+          demoAdmin,
+        );
+        expect(done.status, JSON.stringify(done)).to.equal(200);
+      };
+      await register('Laptop key');
+      await register('Phone key');
+      const b = new Browser(demo);
+      const html = await (await signInDemo(b, demo, '/account')).text();
+      expect(html).to.contain('Laptop key').and.to.contain('Phone key');
+      const passkeys = await demo.gatehouse.container.cradle.services.credentials(demo.alice.id, 'FIDO2').list();
+      const laptop = passkeys.find((c) => c.label === 'Laptop key')!;
+      const res = await b.postForm('/account/credentials/remove', {
+        csrf: csrfOf(html),
+        method: 'FIDO2',
+        credential: laptop.id,
+      });
+      expect(locationOf(res, demo).search).to.equal('?done=credential_removed');
+      const left = await demo.gatehouse.container.cradle.services.credentials(demo.alice.id, 'FIDO2').list();
+      expect(left.map((c) => c.label)).to.deep.equal(['Phone key']);
+      // Removing a way to sign in signed alice out everywhere, this page too.
+      expect((await b.get('/account')).status).to.equal(303);
+    } finally {
+      await demo.close();
+    }
+  });
 });
+
+/** Alice of the demo config, signed in to a built-in site with her password and a backup code. */
+async function signInDemo(b: Browser, demo: DemoServer, path: string): Promise<Response> {
+  const start = locationOf(await b.get(path), demo);
+  const login = locationOf(await b.get(start.pathname + start.search), demo);
+  const requestId = loginRequestId(login);
+  await stage(b, demo, requestId, 'PASSWORD', { identify: true });
+  const resume = await stage(b, demo, requestId, 'BACKUPCODE');
+  const callback = locationOf(await b.get(resume.pathname + resume.search), demo);
+  expect(callback.pathname).to.equal(`${path.split('/').slice(0, 2).join('/')}/callback`);
+  const back = locationOf(await b.get(callback.pathname + callback.search), demo);
+  return b.get(back.pathname + back.search);
+}
