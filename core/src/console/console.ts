@@ -1,5 +1,4 @@
 import type { Router } from 'express';
-import type { Logger } from 'pino';
 import type { GatehouseConfig } from '../config/schema.js';
 import type { DeviceStore } from '../devices/store.js';
 import { ApiError } from '../errors.js';
@@ -9,21 +8,20 @@ import { html } from '../login/html.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { JsonObject, UserRecord } from '../plugins/extensions.js';
-import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
-import type { Clock } from '../services.js';
+import type { Extensions } from '../plugins/loader.js';
 import type { EventStore } from '../storage/stores.js';
 import type { UserService } from '../users/users.js';
 import { requestFacts } from '../verification/context.js';
 import type { EnrollmentService } from '../verification/enrollment.js';
 import type { AccountActions } from './actions.js';
 import { notice } from './layout.js';
-import { appsBody, pluginsBody } from './overview.js';
+import { appsBody, pluginsBody, type OverviewDeps } from './overview.js';
 import type { SiteSignIn } from './signin.js';
 import { methodLabel, Site, type SiteRequest } from './site.js';
 import { userDetail, usersPage } from './user-view.js';
 
 /** What the console uses (the container's cradle provides it). */
-export interface ConsoleDeps {
+export interface ConsoleDeps extends OverviewDeps {
   config: GatehouseConfig;
   issuerPath: string;
   locales: Locales;
@@ -36,12 +34,7 @@ export interface ConsoleDeps {
   events: EventStore;
   clients: ClientRegistry;
   extensions: Extensions;
-  loadedPlugins: LoadedPluginInfo[];
   device: DeviceCookie;
-  lifecycle: { draining: boolean };
-  sql: { select(sql: string): Promise<unknown> };
-  clock: Clock;
-  logger: Logger;
 }
 
 const NAV: [string, string][] = [
