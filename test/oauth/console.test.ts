@@ -113,6 +113,9 @@ describe('admin console and account page (HTTP)', function () {
       expect(res.headers.get('cache-control')).to.equal('no-store');
       expect(res.headers.get('x-frame-options')).to.equal('DENY');
       expect(await res.text()).to.contain(admin.username);
+      // Its own sign-in cookie, next to the browser session's (no __Host- on a plain-http issuer).
+      expect(browser.cookieNames()).to.include.members(['gh_console_session', 'gh_session']);
+      expect(browser.cookieNames()).to.not.include('gh_console_login');
       const fresh = new Browser(server);
       const start = await fresh.get('/console/users');
       const cookie = start.headers.getSetCookie().find((c) => c.startsWith('gh_console_login='));
