@@ -71,7 +71,7 @@ export class SiteSignIn {
     return this.deps.binding.cookieName(`${this.site.cookie}_${kind}`);
   }
 
-  /** HttpOnly, SameSite=Lax, Path=/; Secure on https (a plain-http issuer is a loopback test setup). */
+  /** HttpOnly, SameSite=Lax, Path=/; Secure on an https issuer (plain http is for loopback and dev_mode only). */
   private cookieOptions(maxAgeSeconds: number) {
     return this.deps.binding.cookieOptions(maxAgeSeconds);
   }
