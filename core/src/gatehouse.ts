@@ -106,7 +106,10 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       provide: provideService(container, provided),
     });
     checkComposition(config, c.extensions, logger);
-    container.register({ appSettings: asValue(appSettings(config, resolved, c.extensions)) });
+    container.register({
+      appSettings: asValue(appSettings(config, resolved, c.extensions)),
+      loadedPlugins: asValue(plugins),
+    });
     c.notifier.check();
     c.jobs.register(queuedDeliveries(c.extensions, c));
     c.jobs.register(c.logout.noticeJob());

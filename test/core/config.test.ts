@@ -416,7 +416,15 @@ describe('config: files', () => {
     expect(loaded.config.issuer).to.equal('http://localhost:3000');
     expect(loaded.config.database.url).to.equal('sqlite:./data/gatehouse.db');
     expect(loaded.config.admin.token).to.equal(undefined);
-    expect(loaded.config.apps.map((a) => a.client_id)).to.deep.equal(['demo-app', 'demo-spa', 'demo-service']);
+    // The console and the account page are on in the demo: their built-in apps come last.
+    expect(loaded.config.apps.map((a) => a.client_id)).to.deep.equal([
+      'demo-app',
+      'demo-spa',
+      'demo-service',
+      'gatehouse-console',
+      'gatehouse-account',
+    ]);
+    expect(loaded.config.console.admins).to.deep.equal(['alice']);
     expect(loaded.config.apps[0]!.client_secret).to.have.length.of.at.least(32);
   });
 });

@@ -72,6 +72,7 @@ describe('README: the command blocks work as pasted', function () {
       expect(banner).to.match(/Open http:\/\/localhost:\d+\/ in a browser/);
       expect(banner).to.include('password  correct horse battery staple');
       expect(banner).to.match(/backup code {3}[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}/);
+      expect(banner).to.match(/The admin console: http:\/\/localhost:\d+\/console \(alice is its admin/);
       expect(banner).to.match(/otpauth:\/\/totp\//);
       expect(banner).to.match(/export GATEHOUSE_ADMIN_TOKEN=[0-9a-f]{64}/);
     });

@@ -244,6 +244,8 @@ export interface ServerOptions {
   apps?: Record<string, unknown>[];
   /** The server's clock (the system clock by default). */
   clock?: Clock;
+  /** More top-level config sections (`console`, `account`). */
+  config?: Record<string, unknown>;
 }
 
 let serial = 0;
@@ -272,6 +274,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         ...(opts.plugins ?? []),
       ],
       apps: [...suiteApps(key, opts), ...(opts.apps ?? [])],
+      ...(opts.config ?? {}),
     },
     {},
   );

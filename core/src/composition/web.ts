@@ -2,6 +2,8 @@ import { magicLinkRoutes } from '../login/magic-link.js';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { deviceRoutes } from '../devices/routes.js';
+import { accountRoutes } from '../console/account.js';
+import { consoleRoutes } from '../console/console.js';
 import { adminRoutes } from '../http/admin.js';
 import { errorHandler, notFound } from '../http/error-handler.js';
 import { withFastRoutes } from '../http/fast-routes.js';
@@ -46,6 +48,8 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
   app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
   app.use(endSessionRoutes(c));
+  if (c.config.console.enabled) app.use(consoleRoutes(c));
+  if (c.config.account.enabled) app.use(accountRoutes(c));
   for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
   app.use(notFound);
   app.use(errorHandler);

@@ -127,6 +127,15 @@ export class SessionStore {
     return rows.map(toSession);
   }
 
+  /** Whether a session (by its `sid`) is live: a sign-in that rests on it ends with it. */
+  async isLive(sid: string): Promise<boolean> {
+    const row = await this.sql.one<{ sid: string }>(
+      'SELECT sid FROM sessions WHERE sid = :sid AND revoked_at IS NULL AND expires_at > :now LIMIT 1',
+      { sid, now: this.clock.now().getTime() },
+    );
+    return row !== null;
+  }
+
   /** Records that an app received a code or tokens in this session. */
   async addClient(session: Session, clientId: string): Promise<void> {
     await this.sql.exec(

@@ -236,6 +236,12 @@ export interface MethodPage {
    * `enroll(ctx)` with `ctx.setup(step, body)` (the setup API's steps for this user).
    */
   offer?: { title: string; text: string; accept: string };
+  /**
+   * The account page offers to run the setup again with no input (a new set of backup codes):
+   * a button `button`, with `text` saying what happens; the setup's answer `codes` (a list of
+   * strings) is shown once.
+   */
+  renew?: { button: string; text: string };
 }
 
 /**

@@ -119,6 +119,34 @@ export class UserService {
     return row ? toRecord(row) : null;
   }
 
+  /**
+   * Users whose username, email or phone contains `query` (case-insensitive), by username; an
+   * empty query lists all users in the order they were created. `offset` skips that many.
+   */
+  async search(query: string, limit = 50, offset = 0): Promise<UserRecord[]> {
+    const text = query.trim().toLowerCase().slice(0, 255);
+    if (!text) return this.list({ limit, offset });
+    // LIKE's own wildcards in the query are matched literally.
+    const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const rows = await this.sql.select<UserRow>(
+      `SELECT ${COLUMNS} FROM users
+       WHERE LOWER(username) LIKE :pattern ESCAPE '\\' OR LOWER(COALESCE(email, '')) LIKE :pattern ESCAPE '\\'
+          OR COALESCE(phone, '') LIKE :pattern ESCAPE '\\'
+       ORDER BY username, id LIMIT :limit OFFSET :offset`,
+      { pattern, limit: Math.min(Math.max(limit, 1), 1000), offset: Math.max(offset, 0) },
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Sets a user's status; false when there is no such user. A disabled or locked user cannot sign in. */
+  async setStatus(id: string, status: UserRecord['status']): Promise<boolean> {
+    const rows = await this.sql.write<{ id: string }>(
+      'UPDATE users SET status = :status, updated_at = :now WHERE id = :id RETURNING id',
+      { id, status, now: timestamp(this.sql, new Date()) },
+    );
+    return rows.length > 0;
+  }
+
   async list(opts: { limit?: number; offset?: number } = {}): Promise<UserRecord[]> {
     const rows = await this.sql.select<UserRow>(
       `SELECT ${COLUMNS} FROM users ORDER BY created_at, id LIMIT :limit OFFSET :offset`,

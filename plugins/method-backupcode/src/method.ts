@@ -51,6 +51,10 @@ export function backupCodeMethod({ hasher, count, dummyHash }: BackupCodeMethodD
       label: 'Backup code',
       help: 'One of the codes you saved when you set up your account. Each works once.',
       inputs: [{ field: 'pass_code', label: 'Backup code', autocomplete: 'off' }],
+      renew: {
+        button: 'Make new backup codes',
+        text: 'You get a new set to save; the codes you have now stop working.',
+      },
     },
     async isEnrolled(ctx) {
       return (await ctx.credentials.list(CODE_CREDENTIAL)).some((c) => c.usedAt === null);

@@ -48,6 +48,9 @@ Gatehouse is running at ${demo.issuer}; the demo client at ${demo.clientUrl}
                   to an authenticator app (the code right now is ${await totpCode(alice.totpSecret)})
     SMS           the code is shown at ${demo.issuer}/dev/outbox/latest?to=${encodeURIComponent(ALICE.phone)}
 
+  The admin console: ${demo.issuer}/console (alice is its admin: password, then TOTP or a backup code)
+  Alice's account page: ${demo.issuer}/account
+
   The admin API token of this run: export GATEHOUSE_ADMIN_TOKEN=${demo.adminToken}
   Ctrl+C stops the demo.
 `);

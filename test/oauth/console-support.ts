@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import type { Browser } from './support.js';
+import {
+  ADMIN_TOKEN,
+  completeStage,
+  enrolTotp,
+  locationOf,
+  loginRequestId,
+  PASSWORD,
+  startServer,
+  totpCode,
+  type OAuthServer,
+  type ServerOptions,
+  type TestUser,
+} from './support.js';
+
+/** Admins of the console suites' servers (by username: the list is config, the users come later). */
+export const ADMINS = ['console-admin-1', 'console-admin-2', 'console-admin-3', 'console-admin-4', 'console-admin-5'];
+
+/** A server with the console (PASSWORD then TOTP) and the account page (PASSWORD only). */
+export function startConsoleServer(opts: ServerOptions = {}): Promise<OAuthServer> {
+  return startServer({
+    ...opts,
+    plugins: [{ name: '@gatehouse-auth/method-backupcode', options: { memory_cost: 1024, time_cost: 2 } }],
+    config: {
+      console: { enabled: true, admins: [...ADMINS], login_stages: [['PASSWORD'], ['TOTP']] },
+      account: { enabled: true, login_stages: [['PASSWORD'], ['TOTP', 'BACKUPCODE']] },
+    },
+  });
+}
+
+/** A user with a password and TOTP: `username` given (an admin) or made up. */
+export async function userWithTotp(
+  server: OAuthServer,
+  username?: string,
+): Promise<TestUser & { totp: string; steps: number }> {
+  let user: TestUser;
+  if (username) {
+    const { id } = await server.gatehouse.container.cradle.users.create({ username });
+    const res = await fetch(server.url('/verification-actions-srv/setup/PASSWORD/initiation'), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ sub: id, password: PASSWORD }),
+    });
+    expect(res.status).to.equal(200);
+    user = { id, username, email: '' };
+  } else user = await server.user('member');
+  // enrolTotp confirms with the previous step; sign-ins use the current one, then the next.
+  return { ...user, totp: await enrolTotp(server, user), steps: 0 };
+}
+
+/**
+ * From a page of a built-in site (`/console/users`) to the page again, signed in: the site's
+ * redirect to /authorize, PASSWORD, TOTP, resume, the site's callback. Each sign-in spends the
+ * user's next TOTP step (a code works once).
+ */
+export async function signInToSite(
+  browser: Browser,
+  server: OAuthServer,
+  path: string,
+  user: TestUser & { totp: string; steps: number },
+): Promise<Response> {
+  const first = locationOf(await browser.get(path), server);
+  expect(first.pathname).to.equal('/api/oauth2/authorize');
+  const login = locationOf(await browser.get(first.pathname + first.search), server);
+  const requestId = loginRequestId(login);
+  const second = await completeStage(
+    browser,
+    server,
+    requestId,
+    'PASSWORD',
+    { identifier: user.username },
+    { password: PASSWORD },
+  );
+  expect(second.pathname, 'a second stage').to.equal('/login');
+  const resume = await completeStage(
+    browser,
+    server,
+    requestId,
+    'TOTP',
+    { sub: user.id },
+    { pass_code: await totpCode(user.totp, user.steps++) },
+  );
+  const callback = locationOf(await browser.get(resume.pathname + resume.search), server);
+  expect(callback.pathname).to.match(/\/callback$/);
+  const back = locationOf(await browser.get(callback.pathname + callback.search), server);
+  return browser.get(back.pathname + back.search);
+}
+
+/** The value of the first `name="csrf"` field of a page. */
+export function csrfOf(page: string): string {
+  const match = /name="csrf" value="([^"]+)"/.exec(page);
+  expect(match, 'a CSRF field').to.not.equal(null);
+  return match![1]!;
+}
