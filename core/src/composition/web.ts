@@ -2,7 +2,9 @@ import { magicLinkRoutes } from '../login/magic-link.js';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { deviceRoutes } from '../devices/routes.js';
-import { adminRoutes } from '../http/admin.js';
+import { ADMIN_API, adminRoutes } from '../http/admin.js';
+import type { RouteSpec } from '../http/api-spec.js';
+import { CORE_VERSION, openApiRoutes } from '../http/openapi.js';
 import { errorHandler, notFound } from '../http/error-handler.js';
 import { withFastRoutes } from '../http/fast-routes.js';
 import { healthRoutes } from '../http/health.js';
@@ -35,6 +37,13 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
   app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
   app.use(endSessionRoutes(c));
+  app.use(
+    openApiRoutes({
+      routes: () => apiRoutes(c),
+      info: { issuer: c.config.issuer, version: CORE_VERSION },
+      issuerPath: c.issuerPath,
+    }),
+  );
   for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
   app.use(notFound);
   app.use(errorHandler);
@@ -47,4 +56,16 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
     trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,
   });
   return { express: app, listener };
+}
+
+/** Every JSON operation the server answers, the plugins' under their mount paths (decision 26). */
+export function apiRoutes(c: Cradle): RouteSpec[] {
+  const contributed = [...c.extensions.routes.values()].flatMap((r) =>
+    (r.operations ?? []).map((op) => ({
+      ...op,
+      path: r.path.replace(/\/$/, '') + op.path,
+      also: op.also?.map((p) => r.path.replace(/\/$/, '') + p),
+    })),
+  );
+  return [...Object.values(ADMIN_API), ...contributed];
 }
