@@ -15,6 +15,7 @@ import { authorizeRoutes } from '../oauth/authorize/index.js';
 import { endSessionRoutes } from '../oauth/end-session.js';
 import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints.js';
 import { verificationFastRoutes, verificationRoutes } from '../verification/routes.js';
+import { verificationApi } from '../verification/api.js';
 import type { Cradle } from './cradle.js';
 
 /**
@@ -39,7 +40,7 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
   app.use(endSessionRoutes(c));
   app.use(
     openApiRoutes({
-      routes: () => apiRoutes(c),
+      routes: apiRoutes(c),
       info: { issuer: c.config.issuer, version: CORE_VERSION },
       issuerPath: c.issuerPath,
     }),
@@ -67,5 +68,5 @@ export function apiRoutes(c: Cradle): RouteSpec[] {
       also: op.also?.map((p) => r.path.replace(/\/$/, '') + p),
     })),
   );
-  return [...Object.values(ADMIN_API), ...contributed];
+  return [...Object.values(ADMIN_API), ...Object.values(verificationApi(c.verification.methods())), ...contributed];
 }

@@ -15,7 +15,7 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type ErrorStyle = 'api' | 'oauth';
 
 /** The ways a caller may authenticate; an operation lists the ones it accepts (any one suffices). */
-export type SecurityName = 'adminToken' | 'accessToken' | 'clientBasic' | 'clientPost' | 'deviceProof';
+export type SecurityName = 'adminToken' | 'accessToken' | 'clientBasic' | 'clientPost' | 'deviceProof' | 'none';
 
 export type MediaType = 'application/json' | 'application/x-www-form-urlencoded' | 'multipart/form-data';
 
@@ -131,8 +131,7 @@ export const API_ERRORS: Record<string, readonly [number, string]> = {
   ADMIN_API_DISABLED: [403, 'the admin API is disabled (admin.token is not set)'],
   USER_EXISTS: [409, 'a user with this username, email or phone already exists'],
   SESSION_NOT_FOUND: [404, 'no such live session for this user'],
-  RATE_LIMITED: [429, 'too many requests from this address; retry later'],
-  SERVICE_UNAVAILABLE: [503, 'the server is busy (too many hashes waiting); retry later'],
+  TEMPORARILY_UNAVAILABLE: [503, 'the server is busy (too many password hashes waiting); retry shortly'],
   NOT_FOUND: [404, 'no such endpoint'],
   INTERNAL_ERROR: [500, 'internal server error (logged with the referenceNumber)'],
 };
@@ -337,7 +336,8 @@ function operation(route: RouteSpec, openApiPath: string, operationId: string): 
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.tag],
-    ...(route.security ? { security: route.security.map((name) => ({ [name]: [] })) } : { security: [] }),
+    // `none` among alternatives: the call may come without credentials too.
+    security: (route.security ?? []).map((name) => (name === 'none' ? {} : { [name]: [] })),
     ...(params.length ? { parameters: params } : {}),
     ...body,
     responses: responses(route),

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import express, { type Router } from 'express';
 import { z } from 'zod';
+import { BootError } from '../errors.js';
 import { pageHeaders } from '../login/headers.js';
 import { html, type SafeHtml } from '../login/html.js';
 import { defineRoute, openApiDocument, type DocumentInfo, type RouteSpec } from './api-spec.js';
@@ -140,13 +141,15 @@ export function renderReference(doc: Json, base: string): string {
 }
 
 /** `/openapi.json` and its reference page, built once from the declared routes. */
-export function openApiRoutes(deps: {
-  routes: () => readonly RouteSpec[];
-  info: DocumentInfo;
-  issuerPath: string;
-}): Router {
-  let doc: Json | undefined;
-  const document = () => (doc ??= openApiDocument([OPENAPI_ROUTE, ...deps.routes()], deps.info));
+export function openApiRoutes(deps: { routes: readonly RouteSpec[]; info: DocumentInfo; issuerPath: string }): Router {
+  // Built at start-up: a declaration naming an unknown error code or a path twice stops the boot.
+  let doc: Json;
+  try {
+    doc = openApiDocument([OPENAPI_ROUTE, ...deps.routes], deps.info);
+  } catch (err) {
+    throw new BootError('API_SPEC_INVALID', `the API declarations are inconsistent: ${(err as Error).message}`);
+  }
+  const document = () => doc;
   const router = express.Router();
   router.get(OPENAPI_PATH, (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(document());
