@@ -6,17 +6,9 @@
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { ADMIN_TOKEN, startServer, type OAuthServer } from '../oauth/support.js';
+import { documentedCodes } from '../support/openapi.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** The error codes the document lists for one operation and status. */
-export function documentedCodes(doc: Json, method: string, path: string, status: number): string[] {
-  const response = doc.paths?.[path]?.[method]?.responses?.[status];
-  if (!response) return [];
-  const schema = response.content['application/json'].schema;
-  const variants: Json[] = schema.anyOf ?? [schema];
-  return variants.flatMap((v) => v.properties?.error?.properties?.code?.enum ?? v.properties?.error?.enum ?? []);
-}
 
 describe('OpenAPI document', function () {
   this.timeout(60_000);

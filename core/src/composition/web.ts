@@ -1,16 +1,20 @@
 import { magicLinkRoutes } from '../login/magic-link.js';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
+import { DEVICE_API } from '../devices/api.js';
 import { deviceRoutes } from '../devices/routes.js';
 import { ADMIN_API, adminRoutes } from '../http/admin.js';
 import type { RouteSpec } from '../http/api-spec.js';
 import { CORE_VERSION, openApiRoutes } from '../http/openapi.js';
 import { errorHandler, notFound } from '../http/error-handler.js';
 import { withFastRoutes } from '../http/fast-routes.js';
-import { healthRoutes } from '../http/health.js';
+import { HEALTH_API, healthRoutes } from '../http/health.js';
+import { oauthApi } from '../oauth/api.js';
 import { corsMiddleware, crossOrigin } from '../http/cors.js';
 import { httpLogger } from '../http/logging.js';
+import { LOGIN_API } from '../login/api.js';
 import { loginPageRoutes } from '../login/routes.js';
+import { GENERATE_ROUTE } from '../oauth/authorize/generate.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
 import { endSessionRoutes } from '../oauth/end-session.js';
 import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints.js';
@@ -22,7 +26,11 @@ import type { Cradle } from './cradle.js';
  * The HTTP side: an express app with every route group (each takes what it needs from the
  * container), behind a plain node:http front for the hot JSON endpoints (decision 11).
  */
-export function buildWeb(c: Cradle): { express: Express; listener: RequestListener } {
+export function buildWeb(c: Cradle): {
+  express: Express;
+  listener: RequestListener;
+  fastRoutes: { method: string; path: string }[];
+} {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', c.config.server.trust_proxy);
@@ -48,15 +56,16 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
   for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
   app.use(notFound);
   app.use(errorHandler);
+  const fastRoutes = [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, c.device, c.issuerPath)];
   const listener = withFastRoutes({
-    routes: [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, c.device, c.issuerPath)],
+    routes: fastRoutes,
     fallback: app,
     // A call from another origin's page takes the express path, where CORS is answered.
     bypass: crossOrigin(c.config.issuer),
     logger: c.logger,
     trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,
   });
-  return { express: app, listener };
+  return { express: app, listener, fastRoutes: fastRoutes.map(({ method, path }) => ({ method, path })) };
 }
 
 /** Every JSON operation the server answers, the plugins' under their mount paths (decision 26). */
@@ -68,5 +77,14 @@ export function apiRoutes(c: Cradle): RouteSpec[] {
       also: op.also?.map((p) => r.path.replace(/\/$/, '') + p),
     })),
   );
-  return [...Object.values(ADMIN_API), ...Object.values(verificationApi(c.verification.methods())), ...contributed];
+  return [
+    ...Object.values(HEALTH_API),
+    ...Object.values(oauthApi(c.extensions.grants.values())),
+    ...Object.values(ADMIN_API),
+    ...Object.values(verificationApi(c.verification.methods())),
+    ...Object.values(DEVICE_API),
+    GENERATE_ROUTE,
+    ...Object.values(LOGIN_API),
+    ...contributed,
+  ];
 }

@@ -159,8 +159,9 @@ const OAUTH_MEANINGS: Record<string, string> = {
 
 /** Every operation of a style can answer these besides its own. */
 const COMMON_ERRORS: Record<ErrorStyle, readonly ErrorRef[]> = {
-  api: ['INTERNAL_ERROR'],
-  oauth: ['INTERNAL_ERROR'],
+  // INVALID_REQUEST: a path with a malformed %-escape, refused before any handler.
+  api: ['INVALID_REQUEST', 'INTERNAL_ERROR'],
+  oauth: ['INVALID_REQUEST', 'INTERNAL_ERROR'],
 };
 /** ...and these when it reads a JSON body through express. */
 const JSON_BODY_ERRORS: readonly ErrorRef[] = ['INVALID_REQUEST_BODY', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];

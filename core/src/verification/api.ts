@@ -76,6 +76,14 @@ function methodFields(methods: readonly AuthMethod[]): Record<string, string> {
 /** Every operation, for the methods registered (their fields are part of the body schemas). */
 export function verificationApi(methods: readonly AuthMethod[]) {
   const verifyFields = methodFields(methods);
+  // The codes methods' own outcomes carry, on the steps that run them.
+  const methodErrors: ErrorRef[] = methods.flatMap((m) =>
+    Object.entries(m.errors ?? {}).map(([code, [status, meaning]]) => ({
+      code,
+      status,
+      description: `${meaning} (${m.id})`,
+    })),
+  );
   const files = methods.flatMap((m) => (m.files ?? []).map((f) => ({ ...f, method: m.id })));
   const withFiles = files.length ? (['multipart/form-data'] as const) : [];
   const byMethod = methods
@@ -108,6 +116,7 @@ export function verificationApi(methods: readonly AuthMethod[]) {
         'TOO_MANY_ATTEMPTS',
         'EXCHANGE_INVALID',
         'TEMPORARILY_UNAVAILABLE',
+        ...methodErrors,
       ],
     });
 
@@ -152,6 +161,7 @@ export function verificationApi(methods: readonly AuthMethod[]) {
         'USER_DISABLED',
         'DEVICE_NOT_FOUND',
         'TEMPORARILY_UNAVAILABLE',
+        ...methodErrors,
       ],
     }),
     verify: defineRoute({
@@ -185,6 +195,7 @@ export function verificationApi(methods: readonly AuthMethod[]) {
         'DEVICE_PROOF_INVALID',
         ...FLOW,
         'TEMPORARILY_UNAVAILABLE',
+        ...methodErrors,
       ],
     }),
     cancel: defineRoute({
