@@ -4,6 +4,7 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 export function documentedCodes(doc: Json, method: string, path: string, status: number): string[] {
   const schema = doc.paths?.[path]?.[method]?.responses?.[status]?.content?.['application/json']?.schema;
   if (!schema) return [];
-  const variants: Json[] = schema.anyOf ?? [schema];
-  return variants.flatMap((v) => v.properties?.error?.properties?.code?.enum ?? v.properties?.error?.enum ?? []);
+  // One variant per error style, each the shared schema (a $ref) narrowed to these codes.
+  const parts: Json[] = (schema.anyOf ?? [schema]).flatMap((v: Json) => v.allOf ?? [v]);
+  return parts.flatMap((p) => p.properties?.error?.properties?.code?.enum ?? p.properties?.error?.enum ?? []);
 }

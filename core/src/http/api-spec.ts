@@ -208,26 +208,38 @@ export function envelopeOf(data: ZodType, status: number): ZodType {
   return z.object({ success: z.literal(true), status: z.literal(status), data });
 }
 
-function apiErrorSchema(status: number, codes: string[]): ZodType {
-  return z.object({
-    success: z.literal(false),
-    status: z.literal(status),
-    error: z.object({
-      code: z.enum(codes as [string, ...string[]]),
-      error: z.string().meta({ description: 'what went wrong, in English' }),
-      type: z.string().meta({ description: 'the status as a word, e.g. BadRequest' }),
-      status: z.literal(status),
-      referenceNumber: z.string().meta({ description: 'the request id, as in the server log' }),
-      details: z.record(z.string(), z.unknown()).optional(),
-    }),
-  });
-}
+/** The Gatehouse API's error envelope (errors.ts apiErrorBody), once, in components. */
+const API_ERROR = z.object({
+  success: z.literal(false),
+  status: z.number().int(),
+  error: z.object({
+    code: z.string().meta({ description: 'stable: what programs compare' }),
+    error: z.string().meta({ description: 'what went wrong, in English' }),
+    type: z.string().meta({ description: 'the status as a word, e.g. BadRequest' }),
+    status: z.number().int(),
+    referenceNumber: z.string().meta({ description: 'the request id, as in the server log' }),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
 
-function oauthErrorSchema(codes: string[]): ZodType {
-  return z.object({
-    error: z.enum(codes as [string, ...string[]]),
-    error_description: z.string().optional(),
-  });
+/** RFC 6749 §5.2's error body. */
+const OAUTH_ERROR = z.object({
+  error: z.string(),
+  error_description: z.string().optional(),
+});
+
+/** One status's errors: the shared schema, narrowed to this status and these codes. */
+function errorSchema(style: ErrorStyle, status: number, codes: string[]): Record<string, unknown> {
+  const narrowed =
+    style === 'api'
+      ? z.looseObject({
+          status: z.literal(status),
+          error: z.looseObject({ code: z.enum(codes), status: z.literal(status) }),
+        })
+      : z.looseObject({ error: z.enum(codes) });
+  // Loose: the narrowing only adds constraints to the shared schema's members.
+  const ref = { $ref: `#/components/schemas/${style === 'api' ? 'ApiError' : 'OAuthError'}` };
+  return { allOf: [ref, jsonSchema(narrowed, 'output')] };
 }
 
 type Json = Record<string, unknown>;
@@ -305,13 +317,12 @@ function responses(route: RouteSpec): Json {
   for (const e of operationErrors(route)) byStatus.set(e.status, [...(byStatus.get(e.status) ?? []), e]);
   for (const [code, errors] of [...byStatus].sort(([a], [b]) => a - b)) {
     const schemas = (['api', 'oauth'] as const)
-      .map((s) => errors.filter((e) => e.style === s).map((e) => e.code))
-      .map((codes, i) => (codes.length === 0 ? null : i === 0 ? apiErrorSchema(code, codes) : oauthErrorSchema(codes)))
-      .filter((s): s is ZodType => s !== null);
-    const schema = schemas.length === 1 ? schemas[0]! : z.union(schemas as [ZodType, ZodType]);
+      .map((style) => ({ style, codes: errors.filter((e) => e.style === style).map((e) => e.code) }))
+      .filter(({ codes }) => codes.length > 0)
+      .map(({ style, codes }) => errorSchema(style, code, codes));
     out[code] = {
       description: errors.map((e) => `${e.code}: ${e.description}`).join('; '),
-      content: { 'application/json': { schema: jsonSchema(schema, 'output') } },
+      content: { 'application/json': { schema: schemas.length === 1 ? schemas[0] : { anyOf: schemas } } },
     };
   }
   return out;
@@ -411,6 +422,9 @@ export function openApiDocument(routes: readonly RouteSpec[], info: DocumentInfo
     servers: [{ url: info.issuer.replace(/\/$/, '') }],
     tags,
     paths,
-    components: { securitySchemes: SECURITY_SCHEMES },
+    components: {
+      schemas: { ApiError: jsonSchema(API_ERROR, 'output'), OAuthError: jsonSchema(OAUTH_ERROR, 'output') },
+      securitySchemes: SECURITY_SCHEMES,
+    },
   };
 }
