@@ -236,6 +236,61 @@ describe('OpenAPI coverage', function () {
     }
   });
 
+  describe('every answer to a wrong request is documented', () => {
+    // Each operation with made-up parameters and bodies that break or miss its schema, with and
+    // without credentials: whatever it answers, the status is documented, and an error's code
+    // is among the ones documented for that status.
+    const BODIES: [string, string][] = [
+      ['application/json', '[1, 2]'],
+      ['application/json', '{}'],
+      ['application/json', '{"name": {"a": 1}, "sub": [], "exchange_id": 5, "request_id": null}'],
+      ['application/x-www-form-urlencoded', 'token=&grant_type=&x=1'],
+    ];
+    const AUTHS: (string | undefined)[] = [undefined, `Bearer ${ADMIN_TOKEN}`, 'Bearer not-a-token'];
+
+    it('for every operation, body and credential', async () => {
+      const problems: string[] = [];
+      let requests = 0;
+      for (const [p, item] of Object.entries(doc.paths as Json)) {
+        for (const method of Object.keys(item as Json)) {
+          // A registered method and one that is not.
+          const urls = [...new Set(['PASSWORD', 'NOPE'].map((m) => p.replace(/\{method\}/g, m)))].map((u) =>
+            u.replace(/\{[A-Za-z]+\}/g, 'x'),
+          );
+          const hasBody = method !== 'get' && method !== 'delete';
+          for (const url of urls)
+            for (const [type, body] of hasBody ? BODIES : [['', ''] as [string, string]]) {
+              for (const auth of AUTHS) {
+                const headers: Record<string, string> = { Accept: 'application/json' };
+                if (type) headers['Content-Type'] = type;
+                if (auth) headers.Authorization = auth;
+                const res = await fetch(server.url(url), {
+                  method: method.toUpperCase(),
+                  headers,
+                  redirect: 'manual',
+                  ...(hasBody ? { body } : {}),
+                });
+                requests += 1;
+                const what = `${method.toUpperCase()} ${url} (${type || 'no body'}, ${auth ?? 'no auth'}) → ${res.status}`;
+                const text = await res.text();
+                if (!(item as Json)[method].responses[res.status]) {
+                  problems.push(`${what}: status not documented`);
+                  continue;
+                }
+                if (res.status < 400 || !text) continue;
+                const answer = JSON.parse(text) as Json;
+                const code = answer.error?.code ?? answer.error;
+                if (!documentedCodes(doc, method, p, res.status).includes(code))
+                  problems.push(`${what}: ${code} not documented`);
+              }
+            }
+        }
+      }
+      expect(requests).to.be.above(300);
+      expect(problems).to.deep.equal([]);
+    });
+  });
+
   describe('a request that breaks a schema gets the documented error', () => {
     const send = async (method: string, p: string, body: unknown, headers: Record<string, string> = {}) => {
       const res = await fetch(server.url(p), {

@@ -100,8 +100,10 @@ export const DEVICE_API = {
     response: { description: 'the push’s new state', schema: json },
     errors: [
       'INVALID_FIELD',
+      { code: 'NOT_FOUND', status: 404, description: 'no such step (acknowledge, allow, deny or cancel)' },
       'METHOD_NOT_FOUND',
       'EXCHANGE_INVALID',
+      { code: 'EXCHANGE_INVALID', status: 404, description: 'no such exchange_id' },
       'EXCHANGE_USED',
       'EXCHANGE_EXPIRED',
       'DEVICE_NOT_FOUND',

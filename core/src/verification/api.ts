@@ -45,7 +45,13 @@ const SETUP_ACCESS: readonly ErrorRef[] = [
   'USER_NOT_FOUND',
 ];
 const FLOW: readonly ErrorRef[] = ['REQUEST_NOT_FOUND', 'REQUEST_EXPIRED', 'REQUEST_COMPLETED'];
-const EXCHANGE: readonly ErrorRef[] = ['EXCHANGE_INVALID', 'EXCHANGE_USED', 'EXCHANGE_EXPIRED', 'WRONG_FLOW_STAGE'];
+const EXCHANGE: readonly ErrorRef[] = [
+  'EXCHANGE_INVALID',
+  { code: 'EXCHANGE_INVALID', status: 404, description: 'no such exchange_id' },
+  'EXCHANGE_USED',
+  'EXCHANGE_EXPIRED',
+  'WRONG_FLOW_STAGE',
+];
 
 const method = z
   .string()
@@ -253,7 +259,7 @@ export function verificationApi(methods: readonly AuthMethod[]) {
       bodyTypes: FORMS,
       invalid,
       response: { description: 'the state', schema: json },
-      errors: ['STATUS_NOT_FOUND'],
+      errors: ['STATUS_NOT_FOUND', 'INVALID_FIELD'],
     }),
     configuredList: defineRoute({
       id: 'configuredMethods',
@@ -293,6 +299,7 @@ export function verificationApi(methods: readonly AuthMethod[]) {
       invalid,
       response: { status: 303, description: 'to the next stage, or back to the app' },
       errors: [
+        'INVALID_FIELD',
         'FLOW_NOT_BOUND',
         ...FLOW,
         ...EXCHANGE,
@@ -332,6 +339,7 @@ export function verificationApi(methods: readonly AuthMethod[]) {
       },
       others: [{ status: 303, description: 'for a browser: to the next stage, or back to the app' }],
       errors: [
+        'INVALID_FIELD',
         'FIELD_MISSING',
         'STATUS_NOT_FOUND',
         'STATUS_MISMATCH',
