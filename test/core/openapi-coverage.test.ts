@@ -7,6 +7,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { DEMO_ADMIN_TOKEN, startDemoServer, type DemoServer } from '../oauth/demo-server.js';
 import { ADMIN_TOKEN, startServer, type OAuthServer } from '../oauth/support.js';
 import { fixturePlugin, REPO_ROOT } from '../support/paths.js';
 import { documentedCodes } from '../support/openapi.js';
@@ -87,6 +89,61 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile() && /\.(ts|js)$/.test(e.name) && !e.name.endsWith('.d.ts'))
     .map((e) => path.join(e.parentPath, e.name));
+}
+
+/**
+ * Each operation of `doc` called with made-up parameters (a registered method and an unknown
+ * one) and bodies that break or miss its schema, with and without credentials: whatever it
+ * answers, the status must be documented, and an error's code among those documented for it.
+ */
+async function undocumentedAnswers(
+  url: (path: string) => string,
+  doc: Json,
+  adminToken: string,
+): Promise<{ requests: number; problems: string[] }> {
+  const BODIES: [string, string][] = [
+    ['application/json', '[1, 2]'],
+    ['application/json', '{}'],
+    ['application/json', '{"name": {"a": 1}, "sub": [], "exchange_id": 5, "request_id": null}'],
+    ['application/x-www-form-urlencoded', 'token=&grant_type=&x=1'],
+  ];
+  const AUTHS: (string | undefined)[] = [undefined, `Bearer ${adminToken}`, 'Bearer not-a-token'];
+  const problems: string[] = [];
+  let requests = 0;
+  for (const [p, item] of Object.entries(doc.paths as Json)) {
+    for (const method of Object.keys(item as Json)) {
+      const urls = [...new Set(['PASSWORD', 'NOPE'].map((m) => p.replace(/\{method\}/g, m)))].map((u) =>
+        u.replace(/\{[A-Za-z]+\}/g, 'x'),
+      );
+      const hasBody = method !== 'get' && method !== 'delete';
+      for (const target of urls)
+        for (const [type, body] of hasBody ? BODIES : [['', ''] as [string, string]])
+          for (const auth of AUTHS) {
+            const headers: Record<string, string> = { Accept: 'application/json' };
+            if (type) headers['Content-Type'] = type;
+            if (auth) headers.Authorization = auth;
+            const res = await fetch(url(target), {
+              method: method.toUpperCase(),
+              headers,
+              redirect: 'manual',
+              ...(hasBody ? { body } : {}),
+            });
+            requests += 1;
+            const what = `${method.toUpperCase()} ${target} (${type || 'no body'}, ${auth ?? 'no auth'}) → ${res.status}`;
+            const text = await res.text();
+            if (!(item as Json)[method].responses[res.status]) {
+              problems.push(`${what}: status not documented`);
+              continue;
+            }
+            if (res.status < 400 || !text) continue;
+            const answer = JSON.parse(text) as Json;
+            const code = answer.error?.code ?? answer.error;
+            if (!documentedCodes(doc, method, p, res.status).includes(code))
+              problems.push(`${what}: ${code} not documented`);
+          }
+    }
+  }
+  return { requests, problems };
 }
 
 describe('OpenAPI coverage', function () {
@@ -236,59 +293,11 @@ describe('OpenAPI coverage', function () {
     }
   });
 
-  describe('every answer to a wrong request is documented', () => {
-    // Each operation with made-up parameters and bodies that break or miss its schema, with and
-    // without credentials: whatever it answers, the status is documented, and an error's code
-    // is among the ones documented for that status.
-    const BODIES: [string, string][] = [
-      ['application/json', '[1, 2]'],
-      ['application/json', '{}'],
-      ['application/json', '{"name": {"a": 1}, "sub": [], "exchange_id": 5, "request_id": null}'],
-      ['application/x-www-form-urlencoded', 'token=&grant_type=&x=1'],
-    ];
-    const AUTHS: (string | undefined)[] = [undefined, `Bearer ${ADMIN_TOKEN}`, 'Bearer not-a-token'];
-
-    it('for every operation, body and credential', async () => {
-      const problems: string[] = [];
-      let requests = 0;
-      for (const [p, item] of Object.entries(doc.paths as Json)) {
-        for (const method of Object.keys(item as Json)) {
-          // A registered method and one that is not.
-          const urls = [...new Set(['PASSWORD', 'NOPE'].map((m) => p.replace(/\{method\}/g, m)))].map((u) =>
-            u.replace(/\{[A-Za-z]+\}/g, 'x'),
-          );
-          const hasBody = method !== 'get' && method !== 'delete';
-          for (const url of urls)
-            for (const [type, body] of hasBody ? BODIES : [['', ''] as [string, string]]) {
-              for (const auth of AUTHS) {
-                const headers: Record<string, string> = { Accept: 'application/json' };
-                if (type) headers['Content-Type'] = type;
-                if (auth) headers.Authorization = auth;
-                const res = await fetch(server.url(url), {
-                  method: method.toUpperCase(),
-                  headers,
-                  redirect: 'manual',
-                  ...(hasBody ? { body } : {}),
-                });
-                requests += 1;
-                const what = `${method.toUpperCase()} ${url} (${type || 'no body'}, ${auth ?? 'no auth'}) → ${res.status}`;
-                const text = await res.text();
-                if (!(item as Json)[method].responses[res.status]) {
-                  problems.push(`${what}: status not documented`);
-                  continue;
-                }
-                if (res.status < 400 || !text) continue;
-                const answer = JSON.parse(text) as Json;
-                const code = answer.error?.code ?? answer.error;
-                if (!documentedCodes(doc, method, p, res.status).includes(code))
-                  problems.push(`${what}: ${code} not documented`);
-              }
-            }
-        }
-      }
-      expect(requests).to.be.above(300);
-      expect(problems).to.deep.equal([]);
-    });
+  it('every answer to a wrong request is documented', async function () {
+    this.timeout(120_000);
+    const { requests, problems } = await undocumentedAnswers(server.url, doc, ADMIN_TOKEN);
+    expect(requests).to.be.above(300);
+    expect(problems).to.deep.equal([]);
   });
 
   describe('a request that breaks a schema gets the documented error', () => {
@@ -356,5 +365,46 @@ describe('OpenAPI coverage', function () {
       expect(op.requestBody.content['application/x-www-form-urlencoded'].schema.required).to.deep.equal(['grant_type']);
       expect(documentedCodes(doc, 'post', '/oauth/token', 400)).to.include('invalid_request');
     });
+  });
+});
+
+describe('OpenAPI on the demo config (every bundled method and grant, and FACE)', function () {
+  this.timeout(180_000);
+  let server: DemoServer;
+  let doc: Json;
+  before(async () => {
+    server = await startDemoServer({
+      configure(config) {
+        config.plugins.push({ name: '@gatehouse-auth/method-face', options: { channel: 'outbox' } });
+      },
+    });
+    doc = (await (await fetch(server.url('/openapi.json'))).json()) as Json;
+  });
+  after(() => server.close());
+
+  it('validates as OpenAPI 3.1', async () => {
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).to.deep.equal([]);
+    expect(result.valid).to.equal(true);
+  });
+
+  it('documents the registered grants’ parameters and methods’ fields and files', () => {
+    const token = doc.paths['/oauth/token'].post.requestBody.content['application/x-www-form-urlencoded'].schema;
+    expect(token.properties).to.include.keys('code_verifier', 'refresh_token', 'assertion', 'subject_token');
+    const verify = doc.paths[VERIFY].post.requestBody.content;
+    expect(Object.keys(verify)).to.include('multipart/form-data');
+    expect(verify['application/json'].schema.properties).to.include.keys(
+      'pass_code',
+      'password',
+      'push_id',
+      'fido2_client_response',
+    );
+    expect(doc.paths[VERIFY].post.description).to.match(/FACE: .*photo \(file\)/);
+  });
+
+  it('every answer to a wrong request is documented', async () => {
+    const { requests, problems } = await undocumentedAnswers(server.url, doc, DEMO_ADMIN_TOKEN);
+    expect(requests).to.be.above(300);
+    expect(problems).to.deep.equal([]);
   });
 });
