@@ -47,7 +47,10 @@ export interface RouteSpec<
   summary: string;
   description?: string;
   tag: string;
-  /** Alternatives: any one of them is enough. None: public. */
+  /**
+   * Alternatives: any one of them is enough. None: public. Documentation only: the route's own
+   * middleware (requireAdmin, setup access, device proofs) checks them.
+   */
   security?: readonly SecurityName[];
   params?: P;
   query?: Q;
