@@ -135,6 +135,14 @@ async function undocumentedAnswers(
               problems.push(`${what}: status not documented`);
               continue;
             }
+            // An operation documented as needing a bearer refuses a call without one.
+            const security = ((item as Json)[method].security as Json[]).flatMap((alt) => Object.keys(alt));
+            const bearerOnly =
+              (item as Json)[method].security.length > 0 &&
+              security.length === (item as Json)[method].security.length &&
+              security.every((name) => name === 'adminToken' || name === 'accessToken');
+            if (bearerOnly && !auth && res.status !== 401 && res.status !== 403)
+              problems.push(`${what}: documented as needing a bearer, answered without one`);
             if (res.status < 400 || !text) continue;
             const answer = JSON.parse(text) as Json;
             const code = answer.error?.code ?? answer.error;
