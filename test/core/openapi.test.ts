@@ -9,7 +9,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { BootError, buildApp } from '@gatehouse-auth/core';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { ADMIN_TOKEN, startServer, type OAuthServer } from '../oauth/support.js';
+import { ADMIN_TOKEN, WEB, startServer, type OAuthServer } from '../oauth/support.js';
 import { testConfig, type PluginEntryInput } from '../support/config.js';
 import { documentedCodes } from '../support/openapi.js';
 import { fixturePlugin } from '../support/paths.js';
@@ -53,6 +53,13 @@ describe('OpenAPI document', function () {
     expect(result.errors ?? [], JSON.stringify(result.errors, null, 1)?.slice(0, 2000)).to.deep.equal([]);
     expect(result.valid).to.equal(true);
     expect(validator.version).to.equal('3.1');
+  });
+
+  it('holds no secret: not the admin token, an app’s secret or the encryption key', () => {
+    const text = JSON.stringify(doc);
+    expect(text).to.not.include(ADMIN_TOKEN);
+    expect(text).to.not.include(WEB.secret);
+    expect(text).to.not.include(server.gatehouse.config.secrets.encryption_key!);
   });
 
   it('names the issuer as the server', () => {
