@@ -41,6 +41,8 @@ export interface Gatehouse {
   app: RequestListener;
   /** The express app behind `app`, for everything but the hot endpoints. */
   express: Express;
+  /** The hot endpoints `app` answers before express (decision 11): method (`*` for any) and path. */
+  fastRoutes: readonly { method: string; path: string }[];
   config: GatehouseConfig;
   logger: Logger;
   container: AwilixContainer<Cradle>;
@@ -119,6 +121,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     return {
       app: web.listener,
       express: web.express,
+      fastRoutes: web.fastRoutes,
       config,
       logger,
       container,

@@ -11,6 +11,8 @@ export { ApiError, BootError, ProtocolError, isBootError, isProtocolError } from
 export * from './methods/code-method.js';
 export * from './methods/device-method.js';
 export { OAuthError } from './oauth/errors.js';
+export { defineRoute, routeInput, envelopeOf } from './http/api-spec.js';
+export type { RouteSpec, ErrorRef, HttpMethod, MediaType, SecurityName } from './http/api-spec.js';
 export * from './oauth/types.js';
 export { ActiveTokenCache, type Invalidation } from './oauth/token-cache.js';
 

@@ -238,8 +238,8 @@ export interface ServerOptions {
   databaseUrl?: string;
   minimal?: boolean;
   key?: ClientKey;
-  /** More plugins after the suite's (e.g. a grant only one suite needs). */
-  plugins?: { name: string; options?: Record<string, unknown> }[];
+  /** More plugins after the suite's, by package name or path (e.g. a grant only one suite needs). */
+  plugins?: { name?: string; path?: string; options?: Record<string, unknown> }[];
   /** More apps after the suite's. */
   apps?: Record<string, unknown>[];
   /** The server's clock (the system clock by default). */

@@ -1,30 +1,41 @@
 import { magicLinkRoutes } from '../login/magic-link.js';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
+import { DEVICE_API } from '../devices/api.js';
 import { deviceRoutes } from '../devices/routes.js';
 import { accountRoutes } from '../console/account.js';
 import { consoleRoutes } from '../console/console.js';
-import { adminRoutes } from '../http/admin.js';
+import { ADMIN_API, adminRoutes } from '../http/admin.js';
+import type { RouteSpec } from '../http/api-spec.js';
+import { CORE_VERSION, openApiRoutes } from '../http/openapi.js';
 import { errorHandler, notFound } from '../http/error-handler.js';
 import { withFastRoutes } from '../http/fast-routes.js';
-import { healthRoutes } from '../http/health.js';
+import { HEALTH_API, healthRoutes } from '../http/health.js';
+import { oauthApi } from '../oauth/api.js';
 import { corsMiddleware, crossOrigin } from '../http/cors.js';
 import { httpLogger } from '../http/logging.js';
 import { metricsFromPrimary } from '../observability/cluster.js';
 import { metricsRoutes, observeExpress, registrySource, requestObserver } from '../observability/http.js';
 import { isClusterWorker } from '../observability/metrics.js';
+import { LOGIN_API } from '../login/api.js';
 import { loginPageRoutes } from '../login/routes.js';
+import { GENERATE_ROUTE } from '../oauth/authorize/generate.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
 import { endSessionRoutes } from '../oauth/end-session.js';
 import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints.js';
 import { verificationFastRoutes, verificationRoutes } from '../verification/routes.js';
+import { verificationApi } from '../verification/api.js';
 import type { Cradle } from './cradle.js';
 
 /**
  * The HTTP side: an express app with every route group (each takes what it needs from the
  * container), behind a plain node:http front for the hot JSON endpoints (decision 11).
  */
-export function buildWeb(c: Cradle): { express: Express; listener: RequestListener } {
+export function buildWeb(c: Cradle): {
+  express: Express;
+  listener: RequestListener;
+  fastRoutes: { method: string; path: string }[];
+} {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', c.config.server.trust_proxy);
@@ -50,11 +61,19 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
   app.use(endSessionRoutes(c));
   if (c.config.console.enabled) app.use(consoleRoutes(c));
   if (c.config.account.enabled) app.use(accountRoutes(c));
+  app.use(
+    openApiRoutes({
+      routes: apiRoutes(c),
+      info: { issuer: c.config.issuer, version: CORE_VERSION },
+      issuerPath: c.issuerPath,
+    }),
+  );
   for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
   app.use(notFound);
   app.use(errorHandler);
+  const fastRoutes = [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, c.device, c.issuerPath)];
   const listener = withFastRoutes({
-    routes: [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, c.device, c.issuerPath)],
+    routes: fastRoutes,
     fallback: app,
     // A call from another origin's page takes the express path, where CORS is answered.
     bypass: crossOrigin(c.config.issuer),
@@ -62,5 +81,26 @@ export function buildWeb(c: Cradle): { express: Express; listener: RequestListen
     observe,
     trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,
   });
-  return { express: app, listener };
+  return { express: app, listener, fastRoutes: fastRoutes.map(({ method, path }) => ({ method, path })) };
+}
+
+/** Every JSON operation the server answers, the plugins' under their mount paths (decision 26). */
+export function apiRoutes(c: Cradle): RouteSpec[] {
+  const contributed = [...c.extensions.routes.values()].flatMap((r) =>
+    (r.operations ?? []).map((op) => ({
+      ...op,
+      path: r.path.replace(/\/$/, '') + op.path,
+      also: op.also?.map((p) => r.path.replace(/\/$/, '') + p),
+    })),
+  );
+  return [
+    ...Object.values(HEALTH_API),
+    ...Object.values(oauthApi(c.extensions.grants.values())),
+    ...Object.values(ADMIN_API),
+    ...Object.values(verificationApi(c.verification.methods())),
+    ...Object.values(DEVICE_API),
+    GENERATE_ROUTE,
+    ...Object.values(LOGIN_API),
+    ...contributed,
+  ];
 }

@@ -13,8 +13,8 @@ const BINDING_TTL_SECONDS = 600;
 export const BINDING_LINK_PATH = '/devices/bind';
 export const BIND_PATH = '/verification-srv/devices/bind';
 
-const ID = /^[A-Za-z0-9._-]{8,128}$/;
-const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const DEVICE_ID = /^[A-Za-z0-9._-]{8,128}$/;
+export const DEVICE_CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Binding an authenticator app install to a user (docs/devices.md, "Binding a device"): a
@@ -63,8 +63,8 @@ export class DeviceBinding {
       return value;
     };
     const code = text('code', /^[A-Za-z0-9_-]{16,128}$/);
-    const deviceId = text('device_id', ID);
-    const clientId = text('client_id', CLIENT_ID);
+    const deviceId = text('device_id', DEVICE_ID);
+    const clientId = text('client_id', DEVICE_CLIENT_ID);
     const name = text('name', /^\S.{0,63}$/su).trim();
     const alg = keyAlgorithm(body.public_key);
     if (!alg) {

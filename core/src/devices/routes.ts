@@ -15,10 +15,12 @@ import type { VerificationService } from '../verification/service.js';
 import { setupAccess } from '../verification/setup-access.js';
 import { BIND_PATH, BINDING_LINK_PATH, type DeviceBinding } from './binding.js';
 import { PROOF_HEADER } from './proof.js';
+import { routeInput } from '../http/api-spec.js';
+import { DEVICE_API, DEVICES_PATH, INBOX_PATH } from './api.js';
 import { PUSH_STEPS, type DevicePushes, type DeviceRequest, type PushStep } from './pushes.js';
 import { publicDevice, type DeviceStore } from './store.js';
 
-export const INBOX_PATH = '/verification-srv/devices/pushes';
+export { INBOX_PATH } from './api.js';
 
 export interface DeviceRouteDeps {
   config: GatehouseConfig;
@@ -56,7 +58,9 @@ export function deviceRoutes(deps: DeviceRouteDeps): Router {
   const { requireSetupAccess, userOf } = setupAccess(deps);
 
   router.post(BIND_PATH, json, async (req, res) => {
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+    routeInput(DEVICE_API.bind, req);
+    // The body as it came: the device's signature covers it.
+    const body = req.body as Record<string, unknown>;
     const path = deps.issuerPath + req.path;
     ok(res, await deps.deviceBinding.complete(body, req.get(PROOF_HEADER), path, requestFacts(req)));
   });
@@ -69,35 +73,34 @@ export function deviceRoutes(deps: DeviceRouteDeps): Router {
   });
 
   router.post(INBOX_PATH, json, async (req, res) => {
+    routeInput(DEVICE_API.inbox, req);
     ok(res, await deps.pushes.inbox(deviceRequest(req, deps.issuerPath)));
   });
 
   router.post('/verification-srv/authentication/:method/push/:step', json, async (req, res, next) => {
     const step = String(req.params.step);
     if (!Object.hasOwn(PUSH_STEPS, step)) return next();
+    routeInput(DEVICE_API.pushStep, req);
     const { keys } = stringFields(req.body);
     const request = { ...deviceRequest(req, deps.issuerPath), keys, logger: req.log };
     ok(res, await deps.verification.pushStep(String(req.params.method), step as PushStep, request));
   });
 
-  const devicesPath = '/verification-actions-srv/setup/users/:sub/devices';
-  router.get(devicesPath, requireSetupAccess, async (req, res) => {
-    const user = await userOf(req.params.sub, res);
+  router.get(DEVICES_PATH, requireSetupAccess, async (req, res) => {
+    const user = await userOf(routeInput(DEVICE_API.list, req).params.sub, res);
     ok(res, (await deps.devices.ofUser(user.id)).map(publicDevice));
   });
 
-  router.patch(`${devicesPath}/:deviceId`, requireSetupAccess, json, async (req, res) => {
+  router.patch(`${DEVICES_PATH}/:deviceId`, requireSetupAccess, json, async (req, res) => {
     const user = await userOf(req.params.sub, res);
-    const name = typeof req.body?.name === 'string' ? (req.body.name as string).trim() : '';
-    if (!name || name.length > 64)
-      throw verificationError('INVALID_FIELD', 'name must be 1 to 64 characters', { fields: ['name'] });
+    const { name } = routeInput(DEVICE_API.rename, req).body;
     if (!(await deps.devices.rename(user.id, String(req.params.deviceId), name)))
       throw verificationError('DEVICE_NOT_FOUND');
     ok(res, { device_id: String(req.params.deviceId), name });
   });
 
-  router.delete(`${devicesPath}/:deviceId`, requireSetupAccess, async (req, res) => {
-    const user = await userOf(req.params.sub, res);
+  router.delete(`${DEVICES_PATH}/:deviceId`, requireSetupAccess, async (req, res) => {
+    const user = await userOf(routeInput(DEVICE_API.remove, req).params.sub, res);
     const deviceId = String(req.params.deviceId);
     if (!(await deps.devices.remove(user.id, deviceId))) throw verificationError('DEVICE_NOT_FOUND');
     // Its pushes end now (the login pages waiting on them learn it), and, as for any removed

@@ -1,5 +1,38 @@
 import type { Router } from 'express';
 import express from 'express';
+import { z } from 'zod';
+import { defineRoute, type RouteSpec } from './api-spec.js';
+
+const ok = z.object({ status: z.literal('ok') });
+
+/** Raw JSON (no envelope): what load balancers and orchestrators read. */
+export const HEALTH_API = {
+  live: defineRoute({
+    id: 'healthLive',
+    method: 'get',
+    path: '/health/live',
+    tag: 'health',
+    summary: 'The process answers',
+    response: { description: 'alive', schema: ok, raw: true, cache: 'no-store' },
+    errors: [],
+  }),
+  ready: defineRoute({
+    id: 'healthReady',
+    method: 'get',
+    path: '/health/ready',
+    tag: 'health',
+    summary: 'The server can take traffic: the database answers and it is not shutting down',
+    response: { description: 'ready', schema: ok, raw: true, cache: 'no-store' },
+    others: [
+      {
+        status: 503,
+        description: 'not ready (draining, or the database does not answer)',
+        schema: z.object({ status: z.literal('unavailable'), reason: z.string() }),
+      },
+    ],
+    errors: [],
+  }),
+} satisfies Record<string, RouteSpec>;
 
 /** What readiness depends on (the container's cradle provides it). */
 export interface HealthDeps {

@@ -1,4 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
+import { routeInput } from '../http/api-spec.js';
+import { LOGIN_API } from './api.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import type { Extensions } from '../plugins/loader.js';
@@ -224,8 +226,8 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
 
   // ─── an app's own login UI (cidaas-style): what it shows for a request ───
 
-  router.get('/public-srv/public/:requestId', async (req, res) => {
-    const flow = await deps.flows.get(String(req.params.requestId));
+  router.get(LOGIN_API.requestInfo.path, async (req, res) => {
+    const flow = await deps.flows.get(routeInput(LOGIN_API.requestInfo, req).params.requestId);
     if (!flow || flowProblem(flow, deps.clock.now())) throw verificationError('REQUEST_NOT_FOUND');
     const client = deps.clients.get(flow.clientId);
     const oauth = flow.params.oauth as { ui_locales?: unknown; login_hint?: unknown } | undefined;
@@ -276,8 +278,8 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     );
   });
 
-  router.post(`${OFFER_PATH}/setup/:step`, jsonBody('100kb'), async (req, res) => {
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+  router.post(LOGIN_API.offerSetup.path, jsonBody('100kb'), async (req, res) => {
+    const { body } = routeInput(LOGIN_API.offerSetup, req);
     const { flow } = await completedFlow(req, body.request_id);
     if (!flow) throw verificationError('FLOW_NOT_BOUND', 'this sign-in cannot set anything up');
     const step = String(req.params.step);

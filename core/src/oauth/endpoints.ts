@@ -16,6 +16,8 @@ import type { VerificationService } from '../verification/service.js';
 import type { AssertionReplayStore } from './assertions.js';
 import { CLIENT_AUTH_SIGNING_ALGS, type ClientAuthenticator } from './client-auth.js';
 import type { ClientRegistry, OAuthClient } from './clients.js';
+import { routeInput } from '../http/api-spec.js';
+import { INTROSPECT_PATHS, oauthApi, REVOKE_PATHS, TOKEN_PATHS, USERINFO_PATHS } from './api.js';
 import { OAuthError } from './errors.js';
 import { readForm } from './form.js';
 import type { KeyStore } from './keys.js';
@@ -27,10 +29,10 @@ import type { TokenInfo } from './types.js';
 /** Every path the spec gives for each endpoint. */
 export const PATHS = {
   authorize: ['/api/oauth2/authorize', '/api/oauth2/authorize/'],
-  token: ['/oauth/token', '/oauth2/token', '/oauth2/token/', '/'],
-  introspect: ['/token/introspect', '/token_info'],
-  revoke: ['/oauth2/revoke', '/oauth2/revoke/', '/token/revoke'],
-  userinfo: ['/userinfo', '/oauth2/userinfo'],
+  token: [...TOKEN_PATHS],
+  introspect: [...INTROSPECT_PATHS],
+  revoke: [...REVOKE_PATHS],
+  userinfo: [...USERINFO_PATHS],
   jwks: ['/.well-known/jwks.json'],
 };
 
@@ -101,6 +103,7 @@ function pick(params: Record<string, string>, declared: string[]): Record<string
 
 export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
   const urls = endpointUrls(deps.config.issuer);
+  const api = oauthApi(deps.extensions.grants.values());
   const audiences = assertionAudiences(deps.config.issuer);
 
   const authenticate = (req: IncomingMessage, params: Record<string, string>, ip: string): Promise<OAuthClient> =>
@@ -120,13 +123,13 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
 
   const tokenRequest = async (req: IncomingMessage, ip: string, grantKnown: (grantType: string) => void) => {
     const params = await readForm(req);
-    if (!params.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
-    const handler = deps.extensions.grants.get(params.grant_type);
-    grantKnown(handler ? params.grant_type : 'unsupported');
+    const grantType = routeInput(api.token, { body: params }).body.grant_type;
+    const handler = deps.extensions.grants.get(grantType);
+    grantKnown(handler ? grantType : 'unsupported');
     const client = await authenticate(req, params, ip);
-    if (!handler) throw new OAuthError('unsupported_grant_type', `grant_type ${params.grant_type} is not supported`);
-    if (!client.grantTypes.includes(params.grant_type)) {
-      throw new OAuthError('unauthorized_client', `this client may not use ${params.grant_type}`);
+    if (!handler) throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
+    if (!client.grantTypes.includes(grantType)) {
+      throw new OAuthError('unauthorized_client', `this client may not use ${grantType}`);
     }
     const request = requestFacts(req, ip);
     // The request's child logger is made only if the grant logs (making one costs more than a grant).
@@ -162,8 +165,8 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
   const introspect: Endpoint = async (req, ip) => {
     const params = await readForm(req);
     const caller = await introspectionCaller(req, params, ip);
-    if (!params.token) throw new OAuthError('invalid_request', 'token is required');
-    const info = await deps.tokens.inspect(params.token);
+    const { token } = routeInput(api.introspect, { body: params }).body;
+    const info = await deps.tokens.inspect(token);
     if (!info.active || !info.token || !visibleTo(info, caller)) return json({ active: false });
     return json(await describe(info));
   };
@@ -214,8 +217,8 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
   const revoke: Endpoint = async (req, ip) => {
     const params = await readForm(req);
     const client = await authenticate(req, params, ip);
-    if (!params.token) throw new OAuthError('invalid_request', 'token is required');
-    const info = await deps.tokens.inspect(params.token);
+    const { token } = routeInput(api.revoke, { body: params }).body;
+    const info = await deps.tokens.inspect(token);
     if (info.token) {
       if (info.token.clientId !== client.clientId) {
         throw new OAuthError('unauthorized_client', 'the token was not issued to this client');
@@ -263,10 +266,11 @@ export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router 
   for (const path of PATHS.revoke) router.post(path, mount(endpoints.revoke));
 
   // ── userinfo (OIDC Core §5.3) ──
+  const api = oauthApi(deps.extensions.grants.values());
   const userinfo = async (req: Request, res: Response) => {
     res.set(NO_STORE);
     const header = req.headers.authorization ?? '';
-    const form = typeof req.body === 'object' && req.body ? (req.body as Record<string, unknown>) : {};
+    const form = req.method === 'POST' ? routeInput(api.userinfoPost, req).body : {};
     const presented = /^Bearer /i.test(header)
       ? header.slice(7).trim()
       : typeof form.access_token === 'string'

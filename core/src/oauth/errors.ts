@@ -5,7 +5,8 @@ function safeDescription(text: string): string {
   return text.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, ' ').slice(0, 300);
 }
 
-const STATUS: Record<string, number> = {
+/** Every OAuth error code Gatehouse answers with, and its usual status. */
+export const OAUTH_ERROR_STATUS: Record<string, number> = {
   invalid_request: 400,
   invalid_client: 401,
   invalid_grant: 400,
@@ -36,7 +37,7 @@ export class OAuthError extends ProtocolError {
     status?: number,
     private readonly extraHeaders: Record<string, string> = {},
   ) {
-    super(status ?? STATUS[code] ?? 400, code, safeDescription(description));
+    super(status ?? OAUTH_ERROR_STATUS[code] ?? 400, code, safeDescription(description));
   }
   override headers(): Record<string, string> {
     const base: Record<string, string> = { 'Cache-Control': 'no-store', Pragma: 'no-cache', ...this.extraHeaders };

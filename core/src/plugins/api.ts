@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
+import type { RouteSpec } from '../http/api-spec.js';
 import type { Services } from '../services.js';
 import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
 
@@ -59,6 +60,12 @@ export interface ExtensionPoint<T> {
 export interface RouteContribution {
   path: string;
   router: Router;
+  /**
+   * The router's JSON endpoints (`defineRoute`), paths relative to `path`: they appear in
+   * /openapi.json, and the handlers validate with them (`routeInput`). HTML pages and redirects
+   * need none.
+   */
+  operations?: readonly RouteSpec[];
 }
 
 /** What `register` receives: the extension points and the core services, nothing else. */

@@ -27,6 +27,8 @@ export function methodProblems(m: Shape): string[] {
     ...fn(m, 'verify'),
   ];
   if (m.files !== undefined && !Array.isArray(m.files)) problems.push('has files that are not a list');
+  if (m.errors !== undefined && !errorTable(m.errors))
+    problems.push('has errors that are not { CODE: [status, meaning] }');
   if (m.page !== undefined) problems.push(...pageProblems(m.page as Shape, (m.verifyFields as string[]) ?? []));
   const enrollment = m.enrollment as Shape | undefined;
   if (enrollment !== undefined) {
@@ -62,6 +64,14 @@ function pageProblems(page: Shape, verifyFields: string[]): string[] {
   return problems;
 }
 
+/** `{ CODE: [status, meaning] }`: codes a method's outcomes carry, for /openapi.json. */
+function errorTable(value: unknown): boolean {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  return Object.values(value).every(
+    (v) => Array.isArray(v) && v.length === 2 && Number.isInteger(v[0]) && typeof v[1] === 'string',
+  );
+}
+
 export function grantProblems(g: Shape): string[] {
   return [...strings(g, 'parameters'), ...fn(g, 'handle')];
 }
@@ -79,6 +89,7 @@ export function routeProblems(r: Shape): string[] {
   return [
     ...(typeof r.path === 'string' && r.path.startsWith('/') ? [] : ['has a path that does not start with /']),
     ...fn(r, 'router'),
+    ...(r.operations === undefined || Array.isArray(r.operations) ? [] : ['has operations that are not a list']),
   ];
 }
 

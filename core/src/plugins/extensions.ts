@@ -310,6 +310,12 @@ export interface AuthMethod {
    * method reads them in `ctx.appOptions`.
    */
   appOptions?: ZodType;
+  /**
+   * Error codes its outcomes may carry besides the verification catalogue (docs/verification.md),
+   * with their status and meaning: they are listed in /openapi.json for its verification and
+   * setup steps.
+   */
+  errors?: Record<string, readonly [status: number, meaning: string]>;
 }
 
 // ───────────────────────────── fraud detection ─────────────────────────────

@@ -38,6 +38,13 @@ const profileSchema = z.strictObject({
   }),
 });
 
+/** A JSON merge patch of the profile (RFC 7396): a claim's value sets it, `null` removes it. */
+export const profilePatchSchema = z.strictObject(
+  Object.fromEntries(Object.entries(profileSchema.shape).map(([k, v]) => [k, v.nullable().optional()])) as {
+    [K in keyof typeof profileSchema.shape]: z.ZodOptional<z.ZodNullable<(typeof profileSchema.shape)[K]>>;
+  },
+);
+
 export type UserProfile = Partial<z.output<typeof profileSchema>> & { updated_at?: number };
 
 /** The profile claims a user may have, in OIDC's order. */

@@ -10,10 +10,10 @@ export interface NewUser {
   phone?: string | null;
 }
 
-const USERNAME = /^[A-Za-z0-9._@+-]{1,255}$/;
+export const USERNAME = /^[A-Za-z0-9._@+-]{1,255}$/;
 // Deliberately loose: one @, something on each side, a dot in the domain, no spaces.
-const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
-const E164 = /^\+[1-9][0-9]{6,14}$/;
+export const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
+export const E164 = /^\+[1-9][0-9]{6,14}$/;
 
 function invalid(field: string, what: string): ApiError {
   return new ApiError(400, 'INVALID_FIELD', `${field} ${what}`, { field });

@@ -29,6 +29,8 @@ export { MANAGE_METHODS_SCOPE, type BearerResolver } from './setup-access.js';
 import { verificationError } from './errors.js';
 import type { LoginFlow } from './flows.js';
 import type { VerificationService } from './service.js';
+import { routeInput } from '../http/api-spec.js';
+import { verificationApi } from './api.js';
 
 /** Where the browser goes after a stage: the hosted login page, or back to the client. */
 export interface LoginRedirects {
@@ -92,9 +94,6 @@ function uploadedFiles(req: Request): UploadedFile[] {
     .map((f) => ({ fieldName: f.fieldname, mimeType: f.mimetype, size: f.size, buffer: f.buffer }));
 }
 
-const INITIATION_PATH = '/verification-srv/authentication/:method/initiation';
-const VERIFICATION_PATH = '/verification-srv/authentication/:method/verification';
-
 function initiation(
   verification: VerificationService,
   method: string,
@@ -134,8 +133,9 @@ export function verificationFastRoutes(
   device?: DeviceCookie,
   issuerPath = '',
 ): FastRoute[] {
+  const api = verificationApi(verification.methods());
   const fast = (
-    path: string,
+    route: typeof api.initiate | typeof api.verify,
     handle: (
       method: string,
       body: unknown,
@@ -145,13 +145,13 @@ export function verificationFastRoutes(
     ) => Promise<unknown>,
   ): FastRoute => ({
     method: 'POST',
-    path,
+    path: route.path,
     accepts: isPlainJson,
     endpoint: async (req, ip, params) =>
       success(
         await handle(
           params.method!,
-          await readJson(req),
+          routeInput(route, { params, body: await readJson(req) }).body,
           requestFacts(req, ip, device),
           lazyLogger(() => req.log),
           req,
@@ -159,8 +159,8 @@ export function verificationFastRoutes(
       ),
   });
   return [
-    fast(INITIATION_PATH, (method, body, request, logger) => initiation(verification, method, body, request, logger)),
-    fast(VERIFICATION_PATH, (method, body, request, logger, req) =>
+    fast(api.initiate, (method, body, request, logger) => initiation(verification, method, body, request, logger)),
+    fast(api.verify, (method, body, request, logger, req) =>
       verificationStep(verification, method, body, [], request, logger, {
         proof: proofHeader(req),
         path: issuerPath + (req.url ?? '').split('?')[0]!,
@@ -195,14 +195,6 @@ export interface VerificationRouteDeps {
   loginSetup: LoginSetup;
 }
 
-/** What a user may call a credential: 1 to 64 characters. */
-function credentialLabel(value: unknown, field = 'friendly_name'): string {
-  const label = typeof value === 'string' ? value.trim() : '';
-  if (!label || label.length > 64)
-    throw verificationError('INVALID_FIELD', `${field} must be 1 to 64 characters`, { fields: [field] });
-  return label;
-}
-
 /** `?wait=N&state=S`: hold the answer up to N seconds (at most 30) while the state is S. */
 function longPoll(query: Request['query']): { known: string; seconds: number } | undefined {
   const seconds = Number(query.wait);
@@ -233,29 +225,30 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
   const { verification, enrollment } = deps;
   const redirects = deps.loginRedirects;
   const router = express.Router();
+  const api = verificationApi(verification.methods());
 
   // Initiation and verification: the same functions serve express (forms, multipart) and the
   // fast path (JSON, see verificationFastRoutes).
-  router.post(INITIATION_PATH, json, form, async (req, res) =>
+  router.post(api.initiate.path, json, form, async (req, res) =>
     ok(
       res,
       await initiation(
         verification,
         String(req.params.method),
-        req.body,
+        routeInput(api.initiate, req).body,
         requestFacts(req, undefined, deps.device),
         req.log,
       ),
     ),
   );
 
-  router.post(VERIFICATION_PATH, json, form, multipartFor(verification), async (req, res) =>
+  router.post(api.verify.path, json, form, multipartFor(verification), async (req, res) =>
     ok(
       res,
       await verificationStep(
         verification,
         String(req.params.method),
-        req.body,
+        routeInput(api.verify, req).body,
         uploadedFiles(req),
         requestFacts(req, undefined, deps.device),
         req.log,
@@ -266,27 +259,28 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
 
   router.get('/verification-srv/verificationstatus/:statusId', async (req, res) => {
     res.set('Cache-Control', 'no-store');
-    ok(res, await verification.status(String(req.params.statusId), longPoll(req.query)));
+    const { params, query } = routeInput(api.status, req);
+    ok(res, await verification.status(params.statusId, longPoll(query)));
   });
   // The same poll as cidaas's notification-status call makes it.
   router.post('/verification-srv/v2/notification/status/:statusId', json, form, async (req, res) => {
-    ok(res, await verification.status(String(req.params.statusId)));
+    ok(res, await verification.status(routeInput(api.notificationStatus, req).params.statusId));
   });
 
   // What an app's own login UI shows: the stage's methods the user has set up (cidaas-style).
   router.post('/verification-srv/public/graph/user/setup', json, form, async (req, res) => {
-    const { fields } = stringFields(req.body);
+    const { fields } = stringFields(routeInput(api.configuredList, req).body);
     ok(res, { configured_list: await verification.configured(fields, requestFacts(req), req.log) });
   });
   router.post('/verification-srv/v2/setup/public/configured/check/:method', json, form, async (req, res) => {
-    const { fields } = stringFields(req.body);
+    const { fields } = stringFields(routeInput(api.configuredCheck, req).body);
     const method = verification.method(String(req.params.method)).id;
     const list = await verification.configured(fields, requestFacts(req), req.log);
     ok(res, { type: method, configured: list.some((m) => m.type === method) });
   });
 
   router.post('/verification-srv/authentication/:method/cancel', json, form, async (req, res) => {
-    const { fields, keys } = stringFields(req.body);
+    const { fields, keys } = stringFields(routeInput(api.cancel, req).body);
     ok(res, await verification.cancel(String(req.params.method), fields, keys, requestFacts(req), req.log));
   });
 
@@ -317,7 +311,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     form,
     json,
     formErrors(async (req, res) => {
-      const { fields } = stringFields(req.body);
+      const { fields } = stringFields(routeInput(api.passwordLogin, req).body);
       const requestId = fields.requestId ?? '';
       const { claim } = await continuation(req, requestId);
       const method = verification.methodWithField('password');
@@ -340,7 +334,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     json,
     form,
     formErrors(async (req, res) => {
-      const { fields } = stringFields(req.body);
+      const { fields } = stringFields(routeInput(api.continueLogin, req).body);
       const { claim } = await continuation(req, fields.requestId);
       const result = await verification.continueLogin(fields, req.log);
       await claim(res);
@@ -368,15 +362,16 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
   // Enrollment: the admin credential with the user named in `sub`, or the user's own access
   // token from a recent login (setup-access.ts).
   const { requireSetupAccess: enrollmentAuth, userOf } = setupAccess(deps);
+  const setupRoutes = { initiation: api.setupInitiation, scan: api.setupScan, verification: api.setupVerification };
   const enrollmentStep = (step: EnrollmentStep) => async (req: Request, res: Response) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
+    const { body } = routeInput(setupRoutes[step], req);
     const user = await userOf(body.sub, res);
     const files = uploadedFiles(req);
     ok(res, await enrollment.step(step, req.params.method as string, user, body, requestFacts(req), req.log, files));
   };
   // Account verification (cidaas-style): a code to the user's email or phone, then the code.
   router.post('/verification-actions-srv/account/initiation', enrollmentAuth, json, form, async (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
+    const { body } = routeInput(api.accountInitiation, req);
     const user = await userOf(body.sub, res);
     const medium = body.verification_medium ?? body.medium;
     if (medium !== 'email' && medium !== 'sms')
@@ -386,7 +381,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     ok(res, await deps.accounts.start(user, medium));
   });
   router.post('/verification-actions-srv/account', json, form, async (req, res) => {
-    const { fields } = stringFields(req.body);
+    const { fields } = stringFields(routeInput(api.accountConfirm, req).body);
     if (!fields.exchange_id) throw verificationError('EXCHANGE_INVALID', 'exchange_id is required');
     ok(res, await deps.accounts.confirm(fields.exchange_id, fields.code ?? fields.pass_code ?? ''));
   });
@@ -395,6 +390,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
   const confirmByExchange = async (req: Request, res: Response, next: (err?: unknown) => void) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (req.headers.authorization || typeof body.exchange_id !== 'string') return next('route');
+    routeInput(api.setupVerification, req);
     const userId = await enrollment.userOfExchange(body.exchange_id, String(req.params.method));
     const user = userId ? await deps.users.findById(userId) : null;
     if (!user || user.status !== 'active')
@@ -412,14 +408,16 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
   router.post('/verification-actions-srv/setup/:method/initiation/:trackId', json, form, async (req, res) => {
     const method = String(req.params.method);
     const facts = requestFacts(req);
-    const user = await deps.loginSetup.userFor(String(req.params.trackId), method, facts, req.log);
-    const { sub: _sub, ...body } = (req.body ?? {}) as Record<string, unknown>;
+    const { params, body: input } = routeInput(api.loginSetup, req);
+    const user = await deps.loginSetup.userFor(params.trackId, method, facts, req.log);
+    const { sub: _sub, ...body } = input;
     ok(res, await enrollment.step('initiation', method, user, body, facts, req.log));
   });
   // What an app shows on its account page: the app's methods and this user's state of each.
   router.get('/verification-actions-srv/config', enrollmentAuth, async (req, res) => {
-    const user = await userOf(req.query.sub, res);
-    const clientId = (res.locals.tokenClient as string | undefined) ?? req.query.client_id;
+    const { query } = routeInput(api.accountConfig, req);
+    const user = await userOf(query.sub, res);
+    const clientId = (res.locals.tokenClient as string | undefined) ?? query.client_id;
     if (typeof clientId !== 'string' || !verification.app(clientId)) {
       throw verificationError('INVALID_FIELD', 'client_id names no app', { fields: ['client_id'] });
     }
@@ -432,16 +430,15 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     json,
     form,
     async (req, res) => {
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      const user = await userOf(body.sub, res);
-      const label = credentialLabel(body.friendly_name);
+      const user = await userOf((req.body as Record<string, unknown> | undefined)?.sub, res);
+      const label = routeInput(api.friendlyName, req).body.friendly_name;
       const credentialId = String(req.params.trackId);
       await enrollment.rename(user, String(req.params.method), credentialId, label);
       ok(res, { id: credentialId, friendly_name: label });
     },
   );
   router.get('/verification-actions-srv/setup/users/:sub/methods', enrollmentAuth, async (req, res) => {
-    const user = await userOf(req.params.sub, res);
+    const user = await userOf(routeInput(api.listMethods, req).params.sub, res);
     ok(res, await enrollment.list(user, requestFacts(req), req.log));
   });
   // Renaming one credential (a passkey, a phone): only its label changes.
@@ -451,7 +448,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     json,
     async (req, res) => {
       const user = await userOf(req.params.sub, res);
-      const label = credentialLabel(req.body?.name, 'name');
+      const label = routeInput(api.renameCredential, req).body.name;
       const credentialId = String(req.params.credentialId);
       await enrollment.rename(user, String(req.params.method), credentialId, label);
       ok(res, { id: credentialId, name: label });
@@ -461,8 +458,9 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     '/verification-actions-srv/setup/users/:sub/methods/:method{/:credentialId}',
     enrollmentAuth,
     async (req, res) => {
-      const user = await userOf(req.params.sub, res);
-      const credentialId = req.params.credentialId as string | undefined;
+      const { params } = routeInput(api.removeMethod, req);
+      const user = await userOf(params.sub, res);
+      const credentialId = params.credentialId;
       ok(res, { removed: await enrollment.remove(user, String(req.params.method), credentialId) });
     },
   );

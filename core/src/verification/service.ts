@@ -128,6 +128,11 @@ export class VerificationService {
     this.sessionChecks = this.fdsRules.filter((rule) => rule.checksSessions);
   }
 
+  /** The registered methods (their fields are in the API's schemas). */
+  methods(): AuthMethod[] {
+    return [...this.deps.extensions.methods.values()];
+  }
+
   method(id: string): AuthMethod {
     const method = this.deps.extensions.methods.get(id.toUpperCase());
     if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${id}"`);

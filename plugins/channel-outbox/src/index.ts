@@ -5,7 +5,7 @@
 import { definePlugin } from '@gatehouse-auth/core';
 import { outboxChannel } from './outbox-channel.js';
 import { outboxOptions, type OutboxOptions } from './options.js';
-import { outboxRouter } from './outbox-route.js';
+import { LATEST_MESSAGE, outboxRouter } from './outbox-route.js';
 
 export { outboxChannel, outboxPrefix, latestMessage, type StoredMessage } from './outbox-channel.js';
 export { outboxOptions, type OutboxOptions } from './options.js';
@@ -35,7 +35,11 @@ export default definePlugin<OutboxOptions>({
         { path: `${OUTBOX_ROUTE_PATH}/latest` },
         'outbox route exposed: anyone who can reach it reads one-time codes; never enable it in production',
       );
-      api.routes.add({ path: OUTBOX_ROUTE_PATH, router: outboxRouter(api.services, api.records) });
+      api.routes.add({
+        path: OUTBOX_ROUTE_PATH,
+        router: outboxRouter(api.services, api.records),
+        operations: [LATEST_MESSAGE],
+      });
     }
   },
 });

@@ -9,6 +9,7 @@ export function totpMethod(services: Services, settings: TotpSettings): AuthMeth
     id: 'TOTP',
     amr: ['otp'],
     verifyFields: ['pass_code'],
+    errors: { ENROLLMENT_NOT_STARTED: [400, 'the setup was not started, or it expired'] },
     page: {
       label: 'Authenticator app',
       help: 'Just set it up? Wait for the next code: each code works once.',

@@ -1,0 +1,433 @@
+import { z, type ZodType } from 'zod';
+import { ApiError } from '../errors.js';
+import { OAUTH_ERROR_STATUS, OAuthError } from '../oauth/errors.js';
+import { VERIFICATION_ERRORS } from '../verification/errors.js';
+
+/**
+ * One JSON endpoint, declared once: the handler validates its input with these schemas
+ * (`routeInput`), and the OpenAPI document (`openApiDocument`) is generated from the same
+ * declaration, so the document cannot drift from what the server accepts (decision 26).
+ */
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** How errors are written: the Gatehouse API envelope, or RFC 6749 §5.2 `{error, error_description}`. */
+export type ErrorStyle = 'api' | 'oauth';
+
+/** The ways a caller may authenticate; an operation lists the ones it accepts (any one suffices). */
+export type SecurityName = 'adminToken' | 'accessToken' | 'clientBasic' | 'clientPost' | 'deviceProof' | 'none';
+
+export type MediaType = 'application/json' | 'application/x-www-form-urlencoded' | 'multipart/form-data';
+
+/** An error an operation can answer: a code of the catalogue, or a code with the status it has here. */
+export type ErrorRef = string | { code: string; status: number; description?: string };
+
+/** Another answer than the success one (a redirect, an empty 200, 503 while draining). */
+export interface OtherResponse {
+  status: number;
+  description: string;
+  schema?: ZodType;
+  headers?: Record<string, string>;
+}
+
+type AnyObject = z.ZodObject;
+
+export interface RouteSpec<
+  P extends AnyObject = AnyObject,
+  Q extends AnyObject = AnyObject,
+  B extends ZodType = ZodType,
+> {
+  /** Unique, stable: the operationId. */
+  id: string;
+  method: HttpMethod;
+  /** The express path: `:name` is a parameter, `{/:name}` an optional last segment. */
+  path: string;
+  /** Other paths that answer the same (the spec's aliases). */
+  also?: readonly string[];
+  summary: string;
+  description?: string;
+  tag: string;
+  /**
+   * Alternatives: any one of them is enough. None: public. Documentation only: the route's own
+   * middleware (requireAdmin, setup access, device proofs) checks them.
+   */
+  security?: readonly SecurityName[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Media types the body is accepted in (default: JSON when there is a body). */
+  bodyTypes?: readonly MediaType[];
+  /** The success answer; `data` of the envelope for API-style operations (`raw` for bare JSON). */
+  response: { status?: number; description: string; schema?: ZodType; raw?: boolean; cache?: string };
+  others?: readonly OtherResponse[];
+  /** Codes this operation can answer with besides the ones every operation of its style can. */
+  errors: readonly ErrorRef[];
+  errorStyle?: ErrorStyle;
+  /** The error for input that fails the schemas (default: 400 INVALID_FIELD, or invalid_request). */
+  invalid?: (message: string, fields: string[]) => Error;
+}
+
+/** Identity with the types kept: `export const createUser = defineRoute({...})`. */
+export function defineRoute<P extends AnyObject, Q extends AnyObject, B extends ZodType>(
+  route: RouteSpec<P, Q, B>,
+): RouteSpec<P, Q, B> {
+  return route;
+}
+
+type Out<T, Fallback> = T extends ZodType ? z.output<T> : Fallback;
+
+export interface RouteInput<P, Q, B> {
+  params: Out<P, Record<string, never>>;
+  query: Out<Q, Record<string, never>>;
+  body: Out<B, undefined>;
+}
+
+/** The part of a request the schemas read (an express request, or the fast path's pieces). */
+export interface RawInput {
+  params?: unknown;
+  query?: unknown;
+  body?: unknown;
+}
+
+/**
+ * The request's parameters, query and body checked against the route's schemas; the first
+ * problem is answered with the route's error (400 INVALID_FIELD naming the field by default).
+ */
+export function routeInput<P extends AnyObject, Q extends AnyObject, B extends ZodType>(
+  route: RouteSpec<P, Q, B>,
+  raw: RawInput,
+): RouteInput<P, Q, B> {
+  const check = (schema: ZodType | undefined, value: unknown, where: string): unknown => {
+    if (!schema) return where === 'body' ? undefined : {};
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0]!;
+    const unknown = issue.code === 'unrecognized_keys' ? [issue.keys.join(', ')] : [];
+    const field = [...issue.path.map(String), ...unknown].join('.') || where;
+    const message = `${field}: ${issue.message}`;
+    throw (route.invalid ?? defaultInvalid(route.errorStyle ?? 'api'))(message, [field]);
+  };
+  return {
+    params: check(route.params, raw.params ?? {}, 'params'),
+    query: check(route.query, raw.query ?? {}, 'query'),
+    // No body (no content type express parses) reads as an empty object, as express.json does.
+    body: check(route.body, raw.body ?? {}, 'body'),
+  } as RouteInput<P, Q, B>;
+}
+
+function defaultInvalid(style: ErrorStyle): (message: string, fields: string[]) => Error {
+  return style === 'oauth'
+    ? (message) => new OAuthError('invalid_request', message)
+    : (message, fields) => new ApiError(400, 'INVALID_FIELD', message, { fields });
+}
+
+/**
+ * The codes of the Gatehouse API envelope outside the verification catalogue, with their status
+ * and meaning. VERIFICATION_ERRORS and these are every code an API-style operation can name.
+ */
+export const API_ERRORS: Record<string, readonly [number, string]> = {
+  ...VERIFICATION_ERRORS,
+  INVALID_REQUEST_BODY: [400, 'the request body is not valid JSON (an object or an array)'],
+  INVALID_REQUEST: [400, 'the request could not be read (a malformed path escape, say)'],
+  PAYLOAD_TOO_LARGE: [413, 'the request body is too large'],
+  UNSUPPORTED_MEDIA_TYPE: [415, 'compressed bodies and other charsets than UTF-8 are refused'],
+  ADMIN_API_DISABLED: [403, 'the admin API is disabled (admin.token is not set)'],
+  USER_EXISTS: [409, 'a user with this username, email or phone already exists'],
+  SESSION_NOT_FOUND: [404, 'no such live session for this user'],
+  TEMPORARILY_UNAVAILABLE: [503, 'the server is busy (too many password hashes waiting); retry shortly'],
+  NOT_FOUND: [404, 'no such endpoint'],
+  INTERNAL_ERROR: [500, 'internal server error (logged with the referenceNumber)'],
+};
+
+/** What an OAuth error code means, for the document. */
+const OAUTH_MEANINGS: Record<string, string> = {
+  invalid_request: 'a parameter is missing, repeated or malformed, or the body is not a form',
+  invalid_client: 'client authentication failed',
+  invalid_grant: 'the grant (code, refresh token, assertion) is invalid, expired or revoked',
+  unauthorized_client: 'this client may not use this grant type, or the token is not its own',
+  unsupported_grant_type: 'no grant of this type is registered',
+  invalid_scope: 'the scope is not allowed for this client',
+  invalid_target: 'the resource or audience is not allowed',
+  invalid_token: 'the access token is missing, invalid or expired',
+  insufficient_scope: 'the access token lacks the scope this call needs',
+  access_denied: 'the user or policy denied the request',
+  unsupported_response_type: 'the response type is not allowed for this client',
+  unsupported_token_type: 'the token type is not supported',
+  login_required: 'the user must sign in',
+  consent_required: 'the user must consent',
+  server_error: 'the server failed',
+  temporarily_unavailable: 'the server is busy; retry later',
+  slow_down: 'polling too fast',
+};
+
+/** Every operation of a style can answer these besides its own. */
+const COMMON_ERRORS: Record<ErrorStyle, readonly ErrorRef[]> = {
+  // INVALID_REQUEST: a path with a malformed %-escape, refused before any handler.
+  api: ['INVALID_REQUEST', 'INTERNAL_ERROR'],
+  oauth: ['INVALID_REQUEST', 'INTERNAL_ERROR'],
+};
+/** ...and these when it reads a JSON body through express. */
+const JSON_BODY_ERRORS: readonly ErrorRef[] = ['INVALID_REQUEST_BODY', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
+
+interface ResolvedError {
+  code: string;
+  status: number;
+  style: ErrorStyle;
+  description: string;
+}
+
+/** A code's status and meaning; OAuth codes are lower case, the API envelope's upper case. */
+export function resolveError(ref: ErrorRef): ResolvedError {
+  const code = typeof ref === 'string' ? ref : ref.code;
+  const oauth = code === code.toLowerCase();
+  const known = oauth ? OAUTH_ERROR_STATUS[code] : API_ERRORS[code]?.[0];
+  const status = typeof ref === 'string' ? known : ref.status;
+  if (status === undefined) throw new Error(`error code ${code} is in no catalogue`);
+  const meaning = oauth ? OAUTH_MEANINGS[code] : API_ERRORS[code]?.[1];
+  const description = (typeof ref === 'string' ? undefined : ref.description) ?? meaning ?? code;
+  return { code, status, style: oauth ? 'oauth' : 'api', description };
+}
+
+/** Every error (code and status) an operation can answer with, its own and its style's. */
+export function operationErrors(route: RouteSpec): ResolvedError[] {
+  const style = route.errorStyle ?? 'api';
+  const readsJson = route.body !== undefined && (route.bodyTypes ?? ['application/json']).includes('application/json');
+  const refs = [...route.errors, ...COMMON_ERRORS[style], ...(readsJson && style === 'api' ? JSON_BODY_ERRORS : [])];
+  const seen = new Set<string>();
+  const out: ResolvedError[] = [];
+  for (const ref of refs) {
+    const e = resolveError(ref);
+    const key = `${e.status} ${e.code}`;
+    if (!seen.has(key)) out.push(e);
+    seen.add(key);
+  }
+  return out;
+}
+
+// ── the document ──
+
+/** The success envelope of the Gatehouse API around `data`. */
+export function envelopeOf(data: ZodType, status: number): ZodType {
+  return z.object({ success: z.literal(true), status: z.literal(status), data });
+}
+
+/** The Gatehouse API's error envelope (errors.ts apiErrorBody), once, in components. */
+const API_ERROR = z.object({
+  success: z.literal(false),
+  status: z.number().int(),
+  error: z.object({
+    code: z.string().meta({ description: 'stable: what programs compare' }),
+    error: z.string().meta({ description: 'what went wrong, in English' }),
+    type: z.string().meta({ description: 'the status as a word, e.g. BadRequest' }),
+    status: z.number().int(),
+    referenceNumber: z.string().meta({ description: 'the request id, as in the server log' }),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+/** RFC 6749 §5.2's error body. */
+const OAUTH_ERROR = z.object({
+  error: z.string(),
+  error_description: z.string().optional(),
+});
+
+/** One status's errors: the shared schema, narrowed to this status and these codes. */
+function errorSchema(style: ErrorStyle, status: number, codes: string[]): Record<string, unknown> {
+  const narrowed =
+    style === 'api'
+      ? z.looseObject({
+          status: z.literal(status),
+          error: z.looseObject({ code: z.enum(codes), status: z.literal(status) }),
+        })
+      : z.looseObject({ error: z.enum(codes) });
+  // Loose: the narrowing only adds constraints to the shared schema's members.
+  const ref = { $ref: `#/components/schemas/${style === 'api' ? 'ApiError' : 'OAuthError'}` };
+  return { allOf: [ref, jsonSchema(narrowed, 'output')] };
+}
+
+type Json = Record<string, unknown>;
+
+/** JSON Schema 2020-12 (OpenAPI 3.1's dialect) of a zod schema; input side for requests. */
+export function jsonSchema(schema: ZodType, io: 'input' | 'output'): Json {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
+  return rest;
+}
+
+/** `/a/:id{/:x}` → the OpenAPI paths it stands for: `/a/{id}` and `/a/{id}/{x}`. */
+export function openApiPaths(path: string): string[] {
+  const optional = /\{\/:([A-Za-z0-9_]+)\}$/.exec(path);
+  const convert = (p: string) => p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  if (!optional) return [convert(path)];
+  const base = path.slice(0, optional.index);
+  return [convert(base), convert(`${base}/:${optional[1]}`)];
+}
+
+function parameters(route: RouteSpec, openApiPath: string): Json[] {
+  const out: Json[] = [];
+  const add = (schema: AnyObject | undefined, where: 'path' | 'query') => {
+    if (!schema) return;
+    const json = jsonSchema(schema, 'input') as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, property] of Object.entries(json.properties ?? {})) {
+      if (where === 'path' && !openApiPath.includes(`{${name}}`)) continue;
+      const { description, ...rest } = property;
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || (json.required ?? []).includes(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
+    }
+  };
+  add(route.params, 'path');
+  add(route.query, 'query');
+  return out;
+}
+
+function responses(route: RouteSpec): Json {
+  const out: Json = {};
+  const style = route.errorStyle ?? 'api';
+  const status = route.response.status ?? 200;
+  const successSchema = route.response.schema
+    ? route.response.raw || style === 'oauth'
+      ? route.response.schema
+      : envelopeOf(route.response.schema, status)
+    : undefined;
+  out[status] = {
+    description: route.response.description,
+    ...(route.response.cache
+      ? { headers: { 'Cache-Control': { schema: { type: 'string', const: route.response.cache } } } }
+      : {}),
+    ...(successSchema ? { content: { 'application/json': { schema: jsonSchema(successSchema, 'output') } } } : {}),
+  };
+  for (const other of route.others ?? []) {
+    out[other.status] = {
+      description: other.description,
+      ...(other.headers
+        ? {
+            headers: Object.fromEntries(
+              Object.entries(other.headers).map(([name, description]) => [
+                name,
+                { description, schema: { type: 'string' } },
+              ]),
+            ),
+          }
+        : {}),
+      ...(other.schema ? { content: { 'application/json': { schema: jsonSchema(other.schema, 'output') } } } : {}),
+    };
+  }
+  const byStatus = new Map<number, ResolvedError[]>();
+  for (const e of operationErrors(route)) byStatus.set(e.status, [...(byStatus.get(e.status) ?? []), e]);
+  for (const [code, errors] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const schemas = (['api', 'oauth'] as const)
+      .map((style) => ({ style, codes: errors.filter((e) => e.style === style).map((e) => e.code) }))
+      .filter(({ codes }) => codes.length > 0)
+      .map(({ style, codes }) => errorSchema(style, code, codes));
+    out[code] = {
+      description: errors.map((e) => `${e.code}: ${e.description}`).join('; '),
+      content: { 'application/json': { schema: schemas.length === 1 ? schemas[0] : { anyOf: schemas } } },
+    };
+  }
+  return out;
+}
+
+function operation(route: RouteSpec, openApiPath: string, operationId: string): Json {
+  const body = route.body
+    ? {
+        requestBody: {
+          required: true,
+          content: Object.fromEntries(
+            (route.bodyTypes ?? ['application/json']).map((type) => [
+              type,
+              { schema: jsonSchema(route.body!, 'input') },
+            ]),
+          ),
+        },
+      }
+    : {};
+  const params = parameters(route, openApiPath);
+  return {
+    operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [route.tag],
+    // `none` among alternatives: the call may come without credentials too.
+    security: (route.security ?? []).map((name) => (name === 'none' ? {} : { [name]: [] })),
+    ...(params.length ? { parameters: params } : {}),
+    ...body,
+    responses: responses(route),
+  };
+}
+
+export const SECURITY_SCHEMES = {
+  adminToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The admin API token (config `admin.token`), compared in constant time.',
+  },
+  accessToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'An access token issued by this server (for the setup API: a recent login with the scope to manage methods).',
+  },
+  clientBasic: {
+    type: 'http',
+    scheme: 'basic',
+    description: 'client_secret_basic: the client id and secret (RFC 6749 §2.3.1).',
+  },
+  clientPost: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'client_id',
+    description:
+      'client_secret_post, private_key_jwt, client_secret_jwt or a public client: the credentials travel in the form body (client_id, client_secret or client_assertion); OpenAPI has no scheme for body credentials, so this entry stands for them.',
+  },
+  deviceProof: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Device-Proof',
+    description: 'A bound authenticator device signs the call (docs/devices.md).',
+  },
+} as const;
+
+export interface DocumentInfo {
+  issuer: string;
+  version: string;
+}
+
+/**
+ * The OpenAPI 3.1 document of the given routes, built on each call from the declarations
+ * (the plugins' included), never from a file kept by hand.
+ */
+export function openApiDocument(routes: readonly RouteSpec[], info: DocumentInfo): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  const ids = new Set<string>();
+  for (const route of routes) {
+    if (ids.has(route.id)) throw new Error(`two routes declare the operation id ${route.id}`);
+    ids.add(route.id);
+    const variants = [route.path, ...(route.also ?? [])].flatMap(openApiPaths);
+    variants.forEach((p, i) => {
+      const item = (paths[p] ??= {});
+      if (item[route.method]) throw new Error(`${route.method.toUpperCase()} ${p} is declared twice`);
+      item[route.method] = operation(route, p, i === 0 ? route.id : `${route.id}_${i + 1}`);
+    });
+  }
+  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => ({ name }));
+  return {
+    openapi: '3.1.1',
+    info: {
+      title: 'Gatehouse API',
+      version: info.version,
+      description:
+        'The JSON endpoints of this Gatehouse server: admin, verification and setup, devices, OAuth 2.0 / OIDC, and those plugins add. Generated from the schemas that validate the requests.',
+    },
+    servers: [{ url: info.issuer.replace(/\/$/, '') }],
+    tags,
+    paths,
+    components: {
+      schemas: { ApiError: jsonSchema(API_ERROR, 'output'), OAuthError: jsonSchema(OAUTH_ERROR, 'output') },
+      securitySchemes: SECURITY_SCHEMES,
+    },
+  };
+}

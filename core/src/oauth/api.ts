@@ -1,0 +1,238 @@
+import { z } from 'zod';
+import { defineRoute, type ErrorRef, type RouteSpec } from '../http/api-spec.js';
+import type { GrantHandler } from '../plugins/extensions.js';
+import { OAuthError } from './errors.js';
+
+/**
+ * The OAuth 2.0 / OIDC JSON endpoints (decision 26). Token, introspection and revocation take
+ * strict form bodies (RFC 6749 §3.2: a repeated parameter is refused, an empty one is absent,
+ * an unknown one ignored); readForm enforces that, the schemas here what each endpoint requires.
+ */
+
+const FORM = ['application/x-www-form-urlencoded'] as const;
+const CLIENT_AUTH = ['clientBasic', 'clientPost'] as const;
+
+/** Every value of a form is text; a failure can only be a required parameter that is absent. */
+const missing = (_message: string, names: string[]) => new OAuthError('invalid_request', `${names[0]} is required`);
+
+const optional = (description: string) => z.string().optional().meta({ description });
+
+/** The parameters a client authenticates with in the body (client_secret_post, JWT assertions, public clients). */
+const CLIENT_FIELDS = {
+  client_id: optional('the client; required for public clients and with client_secret_post'),
+  client_secret: optional('client_secret_post'),
+  client_assertion: optional('private_key_jwt or client_secret_jwt: the signed JWT'),
+  client_assertion_type: optional('urn:ietf:params:oauth:client-assertion-type:jwt-bearer'),
+};
+
+const CLIENT_ERRORS: readonly ErrorRef[] = [
+  'invalid_request',
+  'invalid_client',
+  { code: 'invalid_client', status: 429, description: 'too many failed client authentications; retry later' },
+];
+
+const tokenResponse = z
+  .object({
+    access_token: z.string(),
+    token_type: z.literal('bearer'),
+    expires_in: z.number().int(),
+    issued_token_type: z.string().optional(),
+    scope: z.string(),
+    refresh_token: z.string().optional(),
+    id_token: z.string().optional(),
+    restricted_to: z.array(z.object({ object: z.record(z.string(), z.unknown()), scope: z.string() })).optional(),
+  })
+  .loose();
+
+const introspection = z
+  .object({
+    active: z.boolean(),
+    scope: z.string().optional(),
+    client_id: z.string().optional(),
+    username: z.string().optional(),
+    token_type: z.string().optional(),
+    exp: z.number().int().optional(),
+    iat: z.number().int().optional(),
+    nbf: z.number().int().optional(),
+    sub: z.string().optional(),
+    aud: z.union([z.string(), z.array(z.string())]).optional(),
+    iss: z.string().optional(),
+    jti: z.string().optional(),
+  })
+  .loose()
+  .meta({ description: 'only `active` when the token is unknown, expired or not visible to the caller' });
+
+export const TOKEN_PATHS = ['/oauth/token', '/oauth2/token', '/oauth2/token/', '/'] as const;
+export const INTROSPECT_PATHS = ['/token/introspect', '/token_info'] as const;
+export const REVOKE_PATHS = ['/oauth2/revoke', '/oauth2/revoke/', '/token/revoke'] as const;
+export const USERINFO_PATHS = ['/userinfo', '/oauth2/userinfo'] as const;
+
+const userinfoRoute = (method: 'get' | 'post') =>
+  defineRoute({
+    id: method === 'get' ? 'userinfo' : 'userinfoPost',
+    method,
+    path: USERINFO_PATHS[0],
+    also: USERINFO_PATHS.slice(1),
+    tag: 'oauth',
+    summary: 'The signed-in user’s claims (OIDC Core §5.3)',
+    security: ['accessToken'],
+    ...(method === 'post'
+      ? {
+          body: z
+            .object({ access_token: optional('the access token, when not in the Authorization header') })
+            .catchall(z.string()),
+          bodyTypes: FORM,
+        }
+      : {}),
+    errorStyle: 'oauth',
+    invalid: missing,
+    response: {
+      description: 'the claims of the token’s scopes and of its `claims` request',
+      schema: z.object({ sub: z.string() }).catchall(z.unknown()),
+    },
+    errors: ['invalid_token', 'insufficient_scope', ...(method === 'post' ? ['invalid_request'] : [])],
+  });
+
+/** The operations, with the registered grants' parameters in the token request. */
+export function oauthApi(grants: readonly GrantHandler[]) {
+  const grantParameters: Record<string, z.ZodOptional<z.ZodString>> = {};
+  for (const g of grants) {
+    for (const p of g.parameters) {
+      const users = grants.filter((h) => h.parameters.includes(p)).map((h) => h.grantType);
+      grantParameters[p] ??= optional(`with grant_type ${users.join(', ')}`);
+    }
+  }
+  return {
+    token: defineRoute({
+      id: 'token',
+      method: 'post',
+      path: TOKEN_PATHS[0],
+      also: TOKEN_PATHS.slice(1),
+      tag: 'oauth',
+      summary: 'Token endpoint (RFC 6749 §3.2)',
+      description:
+        'Every other method on these paths (but `/`) answers 405 invalid_request with `Allow: POST`. A parameter sent twice is invalid_request; other parameters than the grant’s are ignored.',
+      security: CLIENT_AUTH,
+      body: z
+        .object({
+          grant_type: z.string().meta({
+            description: `one of the registered grants: ${grants.map((g) => g.grantType).join(', ')}`,
+          }),
+          ...CLIENT_FIELDS,
+          ...grantParameters,
+        })
+        .catchall(z.string()),
+      bodyTypes: FORM,
+      errorStyle: 'oauth',
+      invalid: missing,
+      response: { description: 'the tokens (RFC 6749 §5.1)', schema: tokenResponse },
+      errors: [
+        ...CLIENT_ERRORS,
+        { code: 'invalid_request', status: 413, description: 'the body is larger than 64 KiB' },
+        { code: 'invalid_request', status: 405, description: 'another method than POST (with Allow: POST)' },
+        'invalid_grant',
+        'unauthorized_client',
+        'unsupported_grant_type',
+        'invalid_scope',
+        { code: 'invalid_scope', status: 401, description: 'a scope the subject token does not hold (token exchange)' },
+        'invalid_target',
+        'access_denied',
+        'temporarily_unavailable',
+      ],
+    }),
+    introspect: defineRoute({
+      id: 'introspect',
+      method: 'post',
+      path: INTROSPECT_PATHS[0],
+      also: INTROSPECT_PATHS.slice(1),
+      tag: 'oauth',
+      summary: 'Token introspection (RFC 7662)',
+      description: 'A client with its credentials, or a bearer access token with the `introspection` scope.',
+      security: [...CLIENT_AUTH, 'accessToken'],
+      body: z
+        .object({
+          token: z.string().meta({ description: 'the access or refresh token' }),
+          token_type_hint: optional('access_token or refresh_token (ignored: every kind is searched)'),
+          ...CLIENT_FIELDS,
+        })
+        .catchall(z.string()),
+      bodyTypes: FORM,
+      errorStyle: 'oauth',
+      invalid: missing,
+      response: { description: 'the token’s state', schema: introspection },
+      errors: [
+        ...CLIENT_ERRORS,
+        { code: 'invalid_request', status: 413, description: 'the body is larger than 64 KiB' },
+        'invalid_token',
+      ],
+    }),
+    revoke: defineRoute({
+      id: 'revoke',
+      method: 'post',
+      path: REVOKE_PATHS[0],
+      also: REVOKE_PATHS.slice(1),
+      tag: 'oauth',
+      summary: 'Token revocation (RFC 7009)',
+      description: 'A refresh token takes its whole grant with it. An unknown token is not an error.',
+      security: CLIENT_AUTH,
+      body: z
+        .object({
+          token: z.string().meta({ description: 'the access or refresh token' }),
+          token_type_hint: optional('access_token or refresh_token (ignored: every kind is searched)'),
+          ...CLIENT_FIELDS,
+        })
+        .catchall(z.string()),
+      bodyTypes: FORM,
+      errorStyle: 'oauth',
+      invalid: missing,
+      response: { description: 'revoked, or the token was unknown; empty body' },
+      errors: [
+        ...CLIENT_ERRORS,
+        { code: 'invalid_request', status: 413, description: 'the body is larger than 64 KiB' },
+        'unauthorized_client',
+      ],
+    }),
+    userinfo: userinfoRoute('get'),
+    userinfoPost: userinfoRoute('post'),
+    jwks: defineRoute({
+      id: 'jwks',
+      method: 'get',
+      path: '/.well-known/jwks.json',
+      tag: 'oauth',
+      summary: 'The public keys that sign ID tokens and JWT access tokens',
+      errorStyle: 'oauth',
+      response: {
+        description: 'the JWK set',
+        schema: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }),
+        cache: 'public, max-age=300',
+      },
+      errors: [],
+    }),
+    metadata: defineRoute({
+      id: 'openidConfiguration',
+      method: 'get',
+      path: '/.well-known/openid-configuration',
+      also: ['/.well-known/oauth-authorization-server'],
+      tag: 'oauth',
+      summary: 'Authorization server metadata (RFC 8414, OIDC Discovery)',
+      description: 'Generated from what is registered: grant plugins, clients, methods.',
+      errorStyle: 'oauth',
+      response: {
+        description: 'the metadata',
+        schema: z
+          .object({
+            issuer: z.string(),
+            authorization_endpoint: z.string(),
+            token_endpoint: z.string(),
+            jwks_uri: z.string(),
+            response_types_supported: z.array(z.string()),
+            grant_types_supported: z.array(z.string()),
+            verification_methods_supported: z.array(z.string()),
+          })
+          .loose(),
+        cache: 'public, max-age=300',
+      },
+      errors: [],
+    }),
+  } satisfies Record<string, RouteSpec>;
+}

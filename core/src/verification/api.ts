@@ -1,0 +1,479 @@
+import { z } from 'zod';
+import { defineRoute, type ErrorRef, type MediaType, type RouteSpec } from '../http/api-spec.js';
+import type { AuthMethod } from '../plugins/extensions.js';
+import { verificationError } from './errors.js';
+
+/**
+ * The operations of the verification service, the login continuation and the setup API
+ * (decision 26). The handlers in routes.ts validate with them; the method-specific checks, in
+ * their spec's order (exchange_id first, then the method's fields), stay in the pipeline, so the
+ * schemas here refuse only what no order could accept: a body that is not an object, a field
+ * that is not a single value.
+ */
+
+/** A field the way forms and JSON send it; numbers and booleans are read as text. */
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+/**
+ * Fields the pipeline reads whatever their value: any `single_factor_auth`, null or an object
+ * included, asks for single-factor, which only single-factor methods accept (their own error).
+ */
+const ANY_VALUE = new Set(['single_factor_auth']);
+
+/** A body of named single-value fields; others pass to the pipeline, which names them if they do not belong. */
+function fields(named: Record<string, string>) {
+  const field = (name: string, description: string) =>
+    (ANY_VALUE.has(name) ? z.unknown().optional() : scalar.optional()).meta({ description });
+  return z.object(Object.fromEntries(Object.entries(named).map(([k, d]) => [k, field(k, d)]))).catchall(z.unknown());
+}
+
+// One error shape for every verification route: details.fields names what is wrong.
+const invalid = (message: string, names: string[]) => verificationError('INVALID_FIELD', message, { fields: names });
+
+/** A credential's label: its own message, as before the schemas. */
+const labelInvalid = (field: string) => (message: string, names: string[]) =>
+  names[0] === field
+    ? verificationError('INVALID_FIELD', `${field} must be 1 to 64 characters`, { fields: [field] })
+    : invalid(message, names);
+
+const FORMS: readonly MediaType[] = ['application/json', 'application/x-www-form-urlencoded'];
+const SETUP_ACCESS: readonly ErrorRef[] = [
+  'UNAUTHORIZED',
+  'INSUFFICIENT_SCOPE',
+  'REAUTHENTICATION_REQUIRED',
+  'FIELD_MISSING',
+  'USER_NOT_FOUND',
+];
+const FLOW: readonly ErrorRef[] = ['REQUEST_NOT_FOUND', 'REQUEST_EXPIRED', 'REQUEST_COMPLETED'];
+const EXCHANGE: readonly ErrorRef[] = [
+  'EXCHANGE_INVALID',
+  { code: 'EXCHANGE_INVALID', status: 404, description: 'no such exchange_id' },
+  'EXCHANGE_USED',
+  'EXCHANGE_EXPIRED',
+  'WRONG_FLOW_STAGE',
+];
+
+const method = z
+  .string()
+  .meta({ description: 'a verification method id (`verification_methods_supported` of the discovery document)' });
+const methodParam = z.object({ method });
+const json = z.record(z.string(), z.unknown());
+
+const IDENTIFIERS = {
+  identifier: 'who signs in: a username, email address or phone number',
+  email: 'cidaas-style spelling of identifier',
+  mobile_number: 'cidaas-style spelling of identifier',
+  mobile: 'cidaas-style spelling of identifier',
+  username: 'cidaas-style spelling of identifier',
+};
+
+/** The verification fields every method's step takes, and each registered method's own. */
+function methodFields(methods: readonly AuthMethod[]): Record<string, string> {
+  const out: Record<string, string> = {
+    exchange_id: 'from the initiation',
+    single_factor_auth: 'true or false: complete the login with this method alone (single-factor methods only)',
+  };
+  for (const m of methods) {
+    for (const f of m.verifyFields) out[f] = out[f] ? `${out[f]}, ${m.id}` : `field of ${m.id}`;
+  }
+  return out;
+}
+
+/** Every operation, for the methods registered (their fields are part of the body schemas). */
+export function verificationApi(methods: readonly AuthMethod[]) {
+  const verifyFields = methodFields(methods);
+  // The codes methods' own outcomes carry, on the steps that run them.
+  const methodErrors: ErrorRef[] = methods.flatMap((m) =>
+    Object.entries(m.errors ?? {}).map(([code, [status, meaning]]) => ({
+      code,
+      status,
+      description: `${meaning} (${m.id})`,
+    })),
+  );
+  const files = methods.flatMap((m) => (m.files ?? []).map((f) => ({ ...f, method: m.id })));
+  const withFiles = files.length ? (['multipart/form-data'] as const) : [];
+  const byMethod = methods
+    .map((m) => `${m.id}: ${[...m.verifyFields, ...(m.files ?? []).map((f) => `${f.name} (file)`)].join(', ')}`)
+    .join('; ');
+  const setupStep = (step: 'initiation' | 'scan' | 'verification') =>
+    defineRoute({
+      id: `setup${step[0]!.toUpperCase()}${step.slice(1)}`,
+      method: 'post',
+      path: `/verification-actions-srv/setup/:method/${step}`,
+      tag: 'setup',
+      summary: `Set a method up for a user: ${step}`,
+      description:
+        'With the admin token, `sub` names the user; with the user’s own access token (a recent login, scope to manage methods), the token does.' +
+        (step === 'verification'
+          ? ' Without a bearer, the `exchange_id` of the setup in progress names the user and the method.'
+          : ''),
+      security: step === 'verification' ? ['adminToken', 'accessToken', 'none'] : ['adminToken', 'accessToken'],
+      params: methodParam,
+      body: fields({ sub: 'the user (admin token only)', exchange_id: 'the setup in progress' }),
+      bodyTypes: [...FORMS, ...withFiles],
+      invalid,
+      response: { description: 'what the method answers for this step (a QR code, a challenge, done)', schema: json },
+      errors: [
+        ...SETUP_ACCESS,
+        'METHOD_NOT_FOUND',
+        'ENROLLMENT_NOT_SUPPORTED',
+        'INVALID_FIELD',
+        'VERIFICATION_FAILED',
+        'TOO_MANY_ATTEMPTS',
+        'EXCHANGE_INVALID',
+        'TEMPORARILY_UNAVAILABLE',
+        ...methodErrors,
+      ],
+    });
+
+  return {
+    initiate: defineRoute({
+      id: 'initiateVerification',
+      method: 'post',
+      path: '/verification-srv/authentication/:method/initiation',
+      tag: 'verification',
+      summary: 'Start a verification method in a login flow',
+      description:
+        'Returns the exchange_id the verification step needs. At the first stage an unknown identifier answers as a known one would (decision 7).',
+      params: methodParam,
+      body: fields({
+        request_id: 'the login flow',
+        usage_type: 'INITIAL_AUTHENTICATION, PASSWORDLESS_AUTHENTICATION or MULTIFACTOR_AUTHENTICATION',
+        ...IDENTIFIERS,
+        single_factor_auth: 'true or false (single-factor device methods)',
+        processingType: 'CODE or LINK (code methods)',
+        medium_id: 'which of the user’s addresses or devices',
+      }),
+      bodyTypes: FORMS,
+      invalid,
+      response: {
+        description: 'the exchange, and the status to poll',
+        schema: z
+          .object({
+            exchange_id: z.object({ exchange_id: z.string(), expires_at: z.string().meta({ format: 'date-time' }) }),
+            status_id: z.string(),
+          })
+          .loose(),
+      },
+      errors: [
+        'METHOD_NOT_FOUND',
+        'METHOD_NOT_ENABLED',
+        'FIELD_MISSING',
+        'INVALID_FIELD',
+        ...FLOW,
+        'TOO_MANY_INITIATIONS',
+        'SINGLE_FACTOR_NOT_ALLOWED',
+        'FDS_BLOCKED',
+        'USER_DISABLED',
+        'DEVICE_NOT_FOUND',
+        'TEMPORARILY_UNAVAILABLE',
+        ...methodErrors,
+      ],
+    }),
+    verify: defineRoute({
+      id: 'performVerification',
+      method: 'post',
+      path: '/verification-srv/authentication/:method/verification',
+      tag: 'verification',
+      summary: 'Perform the authentication method',
+      description: `Checks, in order: the exchange_id, single_factor_auth, the method's fields, the method, FDS. Fields by method: ${byMethod}. Device methods sign the call with the Device-Proof header.`,
+      security: ['none', 'deviceProof'],
+      params: methodParam,
+      body: fields(verifyFields),
+      bodyTypes: [...FORMS, ...withFiles],
+      invalid,
+      response: {
+        description: 'the AUTHENTICATED status to continue the login with',
+        schema: z.object({ status_id: z.string(), sub: z.string() }),
+      },
+      errors: [
+        ...EXCHANGE,
+        'SINGLE_FACTOR_NOT_ALLOWED',
+        'FIELD_MISSING',
+        'INVALID_FIELD',
+        'FIELDS_MIXED',
+        'METHOD_NOT_FOUND',
+        'METHOD_NOT_ENABLED',
+        'USER_DISABLED',
+        'VERIFICATION_FAILED',
+        'TOO_MANY_ATTEMPTS',
+        'FDS_BLOCKED',
+        'DEVICE_PROOF_INVALID',
+        ...FLOW,
+        'TEMPORARILY_UNAVAILABLE',
+        ...methodErrors,
+      ],
+    }),
+    cancel: defineRoute({
+      id: 'cancelVerification',
+      method: 'post',
+      path: '/verification-srv/authentication/:method/cancel',
+      tag: 'verification',
+      summary: 'Cancel a verification in progress',
+      params: methodParam,
+      body: fields({ exchange_id: 'the exchange to cancel', reason: 'why (kept in the event, 64 characters)' }),
+      bodyTypes: FORMS,
+      invalid,
+      response: {
+        description: 'cancelled',
+        schema: z.object({ exchange_id: z.string(), status: z.literal('CANCELLED') }),
+      },
+      errors: [...EXCHANGE, 'METHOD_NOT_FOUND', 'INVALID_FIELD'],
+    }),
+    status: defineRoute({
+      id: 'verificationStatus',
+      method: 'get',
+      path: '/verification-srv/verificationstatus/:statusId',
+      tag: 'verification',
+      summary: 'The state of a verification (long poll with wait and state)',
+      params: z.object({ statusId: z.string() }),
+      query: z.object({
+        wait: z
+          .string()
+          .optional()
+          .meta({ description: 'seconds to hold the answer while the state is `state` (at most 30)' }),
+        state: z.string().optional().meta({ description: 'the state the caller knows' }),
+      }),
+      invalid,
+      response: {
+        description: 'the state',
+        schema: z.object({
+          status_id: z.string(),
+          status: z
+            .string()
+            .meta({ description: 'INITIATED, AUTHENTICATED, FAILED, CANCELLED, EXPIRED, CONSUMED, ...' }),
+          method: z.string(),
+          expires_at: z.string().meta({ format: 'date-time' }),
+        }),
+      },
+      errors: ['STATUS_NOT_FOUND'],
+    }),
+    notificationStatus: defineRoute({
+      id: 'notificationStatus',
+      method: 'post',
+      path: '/verification-srv/v2/notification/status/:statusId',
+      tag: 'verification',
+      summary: 'The state of a verification, as cidaas’s notification-status call asks for it',
+      params: z.object({ statusId: z.string() }),
+      body: fields({}),
+      bodyTypes: FORMS,
+      invalid,
+      response: { description: 'the state', schema: json },
+      errors: ['STATUS_NOT_FOUND', 'INVALID_FIELD'],
+    }),
+    configuredList: defineRoute({
+      id: 'configuredMethods',
+      method: 'post',
+      path: '/verification-srv/public/graph/user/setup',
+      tag: 'verification',
+      summary: 'The methods of the current stage the user has set up (for an app’s own login UI)',
+      body: fields({ request_id: 'the login flow', sub: 'the user, once known', ...IDENTIFIERS }),
+      bodyTypes: FORMS,
+      invalid,
+      response: { description: 'the list', schema: z.object({ configured_list: z.array(json) }) },
+      errors: ['FIELD_MISSING', 'INVALID_FIELD', ...FLOW],
+    }),
+    configuredCheck: defineRoute({
+      id: 'configuredCheck',
+      method: 'post',
+      path: '/verification-srv/v2/setup/public/configured/check/:method',
+      tag: 'verification',
+      summary: 'Whether the user has set up one method',
+      params: methodParam,
+      body: fields({ request_id: 'the login flow', sub: 'the user, once known', ...IDENTIFIERS }),
+      bodyTypes: FORMS,
+      invalid,
+      response: { description: 'yes or no', schema: z.object({ type: z.string(), configured: z.boolean() }) },
+      errors: ['FIELD_MISSING', 'INVALID_FIELD', 'METHOD_NOT_FOUND', ...FLOW],
+    }),
+    passwordLogin: defineRoute({
+      id: 'passwordFormLogin',
+      method: 'post',
+      path: '/login-srv/login',
+      tag: 'login',
+      summary: 'A password stage completed by an app’s own login UI with a plain form (cidaas-style)',
+      description:
+        'Answers with a redirect: to the next stage or back to the app; a failure goes back to the app’s login UI with error and error_description when the flow names one, else as JSON.',
+      body: fields({ requestId: 'the login flow', username: 'who signs in', password: 'their password' }),
+      bodyTypes: ['application/x-www-form-urlencoded', 'application/json'],
+      invalid,
+      response: { status: 303, description: 'to the next stage, or back to the app' },
+      errors: [
+        'INVALID_FIELD',
+        'FLOW_NOT_BOUND',
+        ...FLOW,
+        ...EXCHANGE,
+        'FIELD_MISSING',
+        'METHOD_NOT_ENABLED',
+        'VERIFICATION_FAILED',
+        'TOO_MANY_ATTEMPTS',
+        'FDS_BLOCKED',
+        'TEMPORARILY_UNAVAILABLE',
+      ],
+    }),
+    continueLogin: defineRoute({
+      id: 'continueLogin',
+      method: 'post',
+      path: '/login-srv/verification/login',
+      tag: 'login',
+      summary: 'Continue the login with an AUTHENTICATED status_id',
+      description: 'JSON when the request accepts JSON (Accept: application/json); a 303 to the next page otherwise.',
+      body: fields({
+        requestId: 'the login flow',
+        status_id: 'from the verification',
+        verificationType: 'the method of the status (checked when given)',
+        sub: 'the user of the status (checked when given)',
+        offer: 'yes: the hosted page may offer to set a method up once the login completed',
+      }),
+      bodyTypes: FORMS,
+      invalid,
+      response: {
+        description: 'where the login goes next',
+        schema: z.object({
+          request_id: z.string(),
+          completed: z.boolean(),
+          stage: z.number().int(),
+          next_methods: z.array(z.string()),
+          redirect_to: z.string(),
+        }),
+      },
+      others: [{ status: 303, description: 'for a browser: to the next stage, or back to the app' }],
+      errors: [
+        'INVALID_FIELD',
+        'FIELD_MISSING',
+        'STATUS_NOT_FOUND',
+        'STATUS_MISMATCH',
+        'STATUS_USED',
+        'STATUS_NOT_AUTHENTICATED',
+        'STATUS_EXPIRED',
+        'FLOW_NOT_BOUND',
+        ...FLOW,
+      ],
+    }),
+    accountInitiation: defineRoute({
+      id: 'accountVerificationInitiation',
+      method: 'post',
+      path: '/verification-actions-srv/account/initiation',
+      tag: 'setup',
+      summary: 'Send a code to prove the user’s email address or phone number',
+      security: ['adminToken', 'accessToken'],
+      body: fields({
+        sub: 'the user (admin token only)',
+        verification_medium: 'email or sms',
+        medium: 'same as verification_medium',
+      }),
+      bodyTypes: FORMS,
+      invalid,
+      response: { description: 'the exchange to confirm with the code', schema: json },
+      errors: [...SETUP_ACCESS, 'INVALID_FIELD', 'METHOD_NOT_ENABLED'],
+    }),
+    accountConfirm: defineRoute({
+      id: 'accountVerificationConfirm',
+      method: 'post',
+      path: '/verification-actions-srv/account',
+      tag: 'setup',
+      summary: 'Confirm the email address or phone number with the code sent',
+      body: fields({ exchange_id: 'from the initiation', code: 'the code sent', pass_code: 'same as code' }),
+      bodyTypes: FORMS,
+      invalid,
+      response: { description: 'verified', schema: json },
+      errors: ['EXCHANGE_INVALID', 'EXCHANGE_USED', 'VERIFICATION_FAILED', 'TOO_MANY_ATTEMPTS', 'INVALID_FIELD'],
+    }),
+    setupInitiation: setupStep('initiation'),
+    setupScan: setupStep('scan'),
+    setupVerification: setupStep('verification'),
+    loginSetup: defineRoute({
+      id: 'setupDuringLogin',
+      method: 'post',
+      path: '/verification-actions-srv/setup/:method/initiation/:trackId',
+      tag: 'setup',
+      summary: 'Set a method up during a login (cidaas-style): the track id came to the login UI',
+      params: methodParam.extend({ trackId: z.string() }),
+      body: fields({}),
+      bodyTypes: FORMS,
+      invalid,
+      response: { description: 'what the method answers for its setup initiation', schema: json },
+      errors: [
+        ...FLOW,
+        'FLOW_NOT_BOUND',
+        'METHOD_NOT_ENABLED',
+        'SETUP_NOT_ALLOWED',
+        'METHOD_NOT_FOUND',
+        'ENROLLMENT_NOT_SUPPORTED',
+        'INVALID_FIELD',
+      ],
+    }),
+    accountConfig: defineRoute({
+      id: 'accountMethodsOverview',
+      method: 'get',
+      path: '/verification-actions-srv/config',
+      tag: 'setup',
+      summary: 'The app’s methods and this user’s state of each (for an account page)',
+      security: ['adminToken', 'accessToken'],
+      query: z.object({
+        sub: z.string().optional().meta({ description: 'the user (admin token only)' }),
+        client_id: z
+          .string()
+          .optional()
+          .meta({ description: 'the app (admin token only; a user’s token names its app)' }),
+      }),
+      invalid,
+      response: { description: 'the overview', schema: json },
+      errors: [...SETUP_ACCESS, 'INVALID_FIELD'],
+    }),
+    friendlyName: defineRoute({
+      id: 'nameCredential',
+      method: 'put',
+      path: '/verification-actions-srv/setup/users/friendlyname/:method/:trackId',
+      tag: 'setup',
+      summary: 'Name a credential just set up (cidaas-style; the track id is the credential id)',
+      security: ['adminToken', 'accessToken'],
+      params: methodParam.extend({ trackId: z.string() }),
+      body: z.object({
+        sub: scalar.optional().meta({ description: 'the user (admin token only)' }),
+        friendly_name: z.string().trim().min(1).max(64),
+      }),
+      bodyTypes: FORMS,
+      invalid: labelInvalid('friendly_name'),
+      response: { description: 'renamed', schema: z.object({ id: z.string(), friendly_name: z.string() }) },
+      errors: [...SETUP_ACCESS, 'INVALID_FIELD', 'METHOD_NOT_FOUND', 'CREDENTIAL_NOT_FOUND'],
+    }),
+    listMethods: defineRoute({
+      id: 'listUserMethods',
+      method: 'get',
+      path: '/verification-actions-srv/setup/users/:sub/methods',
+      tag: 'setup',
+      summary: 'The user’s sign-in methods and credentials',
+      security: ['adminToken', 'accessToken'],
+      params: z.object({ sub: z.string() }),
+      response: { description: 'the methods', schema: z.array(json).or(json) },
+      errors: SETUP_ACCESS,
+    }),
+    renameCredential: defineRoute({
+      id: 'renameCredential',
+      method: 'patch',
+      path: '/verification-actions-srv/setup/users/:sub/methods/:method/:credentialId',
+      tag: 'setup',
+      summary: 'Rename one credential (a passkey, a phone)',
+      security: ['adminToken', 'accessToken'],
+      params: z.object({ sub: z.string(), method, credentialId: z.string() }),
+      body: z.object({ name: z.string().trim().min(1).max(64) }),
+      invalid: labelInvalid('name'),
+      response: { description: 'renamed', schema: z.object({ id: z.string(), name: z.string() }) },
+      errors: [...SETUP_ACCESS, 'INVALID_FIELD', 'METHOD_NOT_FOUND', 'CREDENTIAL_NOT_FOUND'],
+    }),
+    removeMethod: defineRoute({
+      id: 'removeMethod',
+      method: 'delete',
+      path: '/verification-actions-srv/setup/users/:sub/methods/:method{/:credentialId}',
+      tag: 'setup',
+      summary: 'Remove a method, or one credential of it; the user’s sessions and tokens end',
+      security: ['adminToken', 'accessToken'],
+      params: z.object({ sub: z.string(), method, credentialId: z.string().optional() }),
+      response: { description: 'what was removed', schema: z.object({ removed: z.unknown() }) },
+      errors: [...SETUP_ACCESS, 'METHOD_NOT_FOUND', 'CREDENTIAL_NOT_FOUND'],
+    }),
+  } satisfies Record<string, RouteSpec>;
+}
+
+export type VerificationApi = ReturnType<typeof verificationApi>;

@@ -1,0 +1,152 @@
+/**
+ * /openapi.json (decision 26): generated from the route declarations the handlers validate
+ * with, a valid OpenAPI 3.1 document, served with a reference page; a request that breaks a
+ * schema gets an error the document lists.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { BootError, buildApp } from '@gatehouse-auth/core';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { ADMIN_TOKEN, WEB, startServer, type OAuthServer } from '../oauth/support.js';
+import { testConfig, type PluginEntryInput } from '../support/config.js';
+import { documentedCodes } from '../support/openapi.js';
+import { fixturePlugin } from '../support/paths.js';
+
+/** buildApp with these plugins must fail; the BootError it fails with. */
+async function bootError(plugins: PluginEntryInput[]): Promise<BootError> {
+  try {
+    const gatehouse = await buildApp(testConfig(plugins));
+    await gatehouse.close();
+  } catch (err) {
+    expect(err).to.be.instanceOf(BootError);
+    return err as BootError;
+  }
+  expect.fail('expected a BootError');
+}
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+describe('OpenAPI document', function () {
+  this.timeout(60_000);
+  let server: OAuthServer;
+  let doc: Json;
+  before(async () => {
+    server = await startServer();
+    const res = await fetch(server.url('/openapi.json'));
+    expect(res.status).to.equal(200);
+    doc = (await res.json()) as Json;
+  });
+  after(() => server.close());
+
+  it('is public and cacheable', async () => {
+    const res = await fetch(server.url('/openapi.json'));
+    expect(res.headers.get('cache-control')).to.equal('public, max-age=300');
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+  });
+
+  it('validates as OpenAPI 3.1', async () => {
+    expect(doc.openapi).to.match(/^3\.1\./);
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(result.errors ?? [], JSON.stringify(result.errors, null, 1)?.slice(0, 2000)).to.deep.equal([]);
+    expect(result.valid).to.equal(true);
+    expect(validator.version).to.equal('3.1');
+  });
+
+  it('holds no secret: not the admin token, an app’s secret or the encryption key', () => {
+    const text = JSON.stringify(doc);
+    expect(text).to.not.include(ADMIN_TOKEN);
+    expect(text).to.not.include(WEB.secret);
+    expect(text).to.not.include(server.gatehouse.config.secrets.encryption_key!);
+  });
+
+  it('names the issuer as the server', () => {
+    expect(doc.servers).to.deep.equal([{ url: server.issuer }]);
+  });
+
+  describe('admin API', () => {
+    it('documents the user creation body from its schema, with its error codes', () => {
+      const op = doc.paths['/admin/users'].post;
+      const body = op.requestBody.content['application/json'].schema;
+      expect(body.required).to.deep.equal(['username']);
+      expect(body.properties.username.pattern).to.be.a('string');
+      expect(op.security).to.deep.equal([{ adminToken: [] }]);
+      expect(documentedCodes(doc, 'post', '/admin/users', 400)).to.include.members(['INVALID_FIELD']);
+      expect(documentedCodes(doc, 'post', '/admin/users', 401)).to.deep.equal(['UNAUTHORIZED']);
+      expect(documentedCodes(doc, 'post', '/admin/users', 409)).to.deep.equal(['USER_EXISTS']);
+      expect(Object.keys(op.responses)).to.include('201');
+    });
+
+    it('a body that breaks the schema gets the documented 400 INVALID_FIELD', async () => {
+      const res = await fetch(server.url('/admin/users'), {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ username: 'has space' }),
+      });
+      expect(res.status).to.equal(400);
+      const body = (await res.json()) as Json;
+      expect(body.error.code).to.equal('INVALID_FIELD');
+      expect(body.error.details).to.deep.equal({ field: 'username' });
+      expect(documentedCodes(doc, 'post', '/admin/users', 400)).to.include(body.error.code);
+    });
+
+    it('documents the query of the user list, which is validated with it', async () => {
+      const params = doc.paths['/admin/users'].get.parameters as Json[];
+      expect(params.map((p) => [p.name, p.in, p.schema.type])).to.deep.equal([
+        ['limit', 'query', 'integer'],
+        ['offset', 'query', 'integer'],
+      ]);
+      const res = await fetch(server.url('/admin/users?offset=1.5'), {
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      expect(res.status).to.equal(400);
+      expect(((await res.json()) as Json).error.code).to.equal('INVALID_FIELD');
+    });
+  });
+
+  describe('reference page', () => {
+    it('lists every operation as server-rendered HTML under the pages’ CSP', async () => {
+      const res = await fetch(server.url('/openapi'));
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.match(/^text\/html/);
+      expect(res.headers.get('content-security-policy')).to.include("default-src 'none'");
+      const page = await res.text();
+      expect(page).to.not.include('<script');
+      for (const [path, item] of Object.entries(doc.paths as Json)) {
+        for (const method of Object.keys(item as Json)) {
+          expect(page, `${method} ${path}`).to.include(`${method.toUpperCase()} ${path}`);
+        }
+      }
+      expect(page).to.include('USER_EXISTS');
+    });
+  });
+
+  describe('declarations that stop start-up', () => {
+    it('an operation naming an error code no catalogue has, without its status', async () => {
+      const err = await bootError([{ path: fixturePlugin('unknown-code-route.js') }]);
+      expect(err.code).to.equal('API_SPEC_INVALID');
+      expect(err.message).to.include('SOMETHING_ODD');
+    });
+
+    it('a method whose errors are not { CODE: [status, meaning] }', async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-oas-'));
+      try {
+        const file = path.join(dir, 'bad-errors.js');
+        writeFileSync(
+          file,
+          `export default { name: '@fixture/bad-errors', apiVersion: '^1', register(api) {
+            api.methods.add({ id: 'ODD', amr: ['kba'], verifyFields: ['x'], errors: { ODD_THING: 'bad' },
+              isEnrolled: async () => true, initiate: async () => ({ ok: true }), verify: async () => ({ ok: true }) });
+          } };`,
+        );
+        const err = await bootError([{ path: file }]);
+        expect(err.code).to.equal('PLUGIN_INVALID');
+        expect(err.message).to.include('has errors that are not { CODE: [status, meaning] }');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+});
