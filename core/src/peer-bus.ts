@@ -303,7 +303,9 @@ export function clusterPeerBus(logger: Logger): PeerBus {
 export function relayPeerNews(): void {
   const nodeOf = new Map<number, string>();
   const broadcast = (message: object) => {
-    for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send(message);
+    // A worker may be going away meanwhile: its closed channel is no error of the primary's.
+    for (const w of Object.values(cluster.workers ?? {}))
+      if (w?.isConnected()) w.send(message, undefined, undefined, () => undefined);
   };
   cluster.on('message', (worker, raw: unknown) => {
     const m = raw as { type?: string; message?: Message };
