@@ -284,6 +284,39 @@ describe('logout: RP-initiated, hosted, admin and back-channel (issue 8)', funct
     expect(await events.count({ types: ['backchannel_logout.done'], userId: alice.id })).to.equal(2);
   });
 
+  it('a code issued before the logout and redeemed after it → 400 invalid_grant, no tokens', async () => {
+    const browser = new Browser(site as OAuthServer);
+    const rpTokens = await signIn(browser, RP, await user());
+    const { verifier, challenge } = pkcePair();
+    const q = new URLSearchParams({
+      client_id: OTHER.id,
+      response_type: 'code',
+      scope: 'openid',
+      redirect_uri: OTHER.cb,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    let next = locationOf(await browser.get(`/api/oauth2/authorize/?${q.toString()}`), site);
+    if (next.pathname === '/api/oauth2/authorize/resume')
+      next = locationOf(await browser.get(next.pathname + next.search), site);
+    const code = next.searchParams.get('code')!;
+    expect(code).to.be.a('string');
+
+    const hint = new URLSearchParams({ id_token_hint: rpTokens.id_token, post_logout_redirect_uri: BYE });
+    await browser.get(`/session/end_session?${hint.toString()}`);
+    const res = await postForm(
+      site,
+      '/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: OTHER.cb, code_verifier: verifier },
+      basic(OTHER.id, OTHER.secret),
+    );
+    expect([res.status, res.body.error, res.body.error_description]).to.deep.equal([
+      400,
+      'invalid_grant',
+      'authorization code revoked',
+    ]);
+  });
+
   it('a post_logout_redirect_uri that is not registered: an error page, no redirect, still signed in', async () => {
     const browser = new Browser(site as OAuthServer);
     const tokens = await signIn(browser, RP, await user());

@@ -51,6 +51,13 @@ interface CodeRow {
   data: string;
   expires_at: unknown;
   used_at: unknown;
+  /** The grant's columns, read with the code (null when the grant row is gone). */
+  g_client_id: string | null;
+  g_subject: string | null;
+  g_scope: string | null;
+  g_data: string | null;
+  g_expires_at: unknown;
+  g_revoked_at: unknown;
 }
 
 const date = (v: unknown) => (v === null || v === undefined ? null : new Date(num(v)));
@@ -266,8 +273,14 @@ export class TokenService {
     return code;
   }
 
+  /** A code by value, with its grant: one read, so the exchange need not fetch the grant again. */
   async findCode(code: string): Promise<AuthorizationCode | null> {
-    const row = await this.sql.one<CodeRow>('SELECT * FROM oauth_codes WHERE id = :key', { key: sha256(code) });
+    const row = await this.sql.one<CodeRow>(
+      `SELECT c.*, g.client_id AS g_client_id, g.subject AS g_subject, g.scope AS g_scope, g.data AS g_data,
+         g.expires_at AS g_expires_at, g.revoked_at AS g_revoked_at
+       FROM oauth_codes c LEFT JOIN oauth_grants g ON g.id = c.grant_id WHERE c.id = :key`,
+      { key: sha256(code) },
+    );
     if (!row) return null;
     const d = parseJson<Record<string, unknown>>(row.data);
     return {
@@ -285,6 +298,18 @@ export class TokenService {
       amr: (d.amr as string[]) ?? [],
       expiresAt: new Date(num(row.expires_at)),
       usedAt: date(row.used_at),
+      grant:
+        row.g_client_id === null
+          ? null
+          : toGrant({
+              id: row.grant_id,
+              client_id: row.g_client_id,
+              subject: row.g_subject,
+              scope: row.g_scope ?? '',
+              data: row.g_data ?? '{}',
+              expires_at: row.g_expires_at,
+              revoked_at: row.g_revoked_at,
+            }),
     };
   }
 
@@ -306,17 +331,19 @@ export class TokenService {
     // A grant row is needed only for a family of tokens (refresh tokens, codes). A token that
     // stands alone (client credentials, implicit) is its own grant: one insert, not two.
     const withRefresh = Boolean(input.refreshToken && client.grantTypes.includes('refresh_token'));
-    const grant = input.grantId
-      ? await this.getGrant(input.grantId)
-      : withRefresh
-        ? await this.createGrant({
-            clientId: client.clientId,
-            subject: input.subject,
-            scope: input.scope,
-            ttlSeconds: client.refreshTokenTtl,
-            data: input.grantData ?? {},
-          })
-        : null;
+    const grant = input.grant
+      ? input.grant
+      : input.grantId
+        ? await this.getGrant(input.grantId)
+        : withRefresh
+          ? await this.createGrant({
+              clientId: client.clientId,
+              subject: input.subject,
+              scope: input.scope,
+              ttlSeconds: client.refreshTokenTtl,
+              data: input.grantData ?? {},
+            })
+          : null;
     if (input.grantId && !grant) throw new Error(`grant ${input.grantId} not found`);
     const scope = input.scope.join(' ');
     const accessTtl = accessTokenLifetime(input);

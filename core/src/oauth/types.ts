@@ -36,6 +36,8 @@ export interface AuthorizationCode {
   amr: string[];
   expiresAt: Date;
   usedAt: Date | null;
+  /** The grant the code belongs to, read with it; null if that row is gone. */
+  grant: GrantRecord | null;
 }
 
 export interface StoredToken {
@@ -61,6 +63,8 @@ export interface IssueInput {
   grantType: string;
   /** An existing grant (refresh); otherwise a new one is created. */
   grantId?: string;
+  /** The existing grant itself, when the caller has already read it (saves a read of `grantId`). */
+  grant?: GrantRecord;
   /** Issue a refresh token (only if the client may use the refresh_token grant). */
   refreshToken?: boolean;
   /**

@@ -166,6 +166,11 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
     return copyGrant(grant);
   };
 
+  const withGrant = (row: AuthorizationCode): AuthorizationCode => {
+    const grant = grantRows.get(row.grantId);
+    return { ...copyCode(row), grant: grant ? copyGrant(grant) : null };
+  };
+
   const storeToken = (token: string, row: Omit<StoredToken, 'key' | 'createdAt' | 'revokedAt' | 'rotatedAt'>) => {
     const key = sha256(token);
     tokenRows.set(key, { ...row, key, createdAt: clock.now(), revokedAt: null, rotatedAt: null });
@@ -224,9 +229,10 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
         amr: [...amr],
         expiresAt: new Date(clock.now().getTime() + (input.ttlSeconds ?? 60) * 1000),
         usedAt: null,
+        grant: null, // read from grantRows by find(), as the core reads it with the code
       };
       codeRows.set(record.key, record);
-      return { code, record: copyCode(record) };
+      return { code, record: withGrant(record) };
     },
 
     tokenRow(token) {
@@ -237,8 +243,9 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
     async issue(input: IssueInput): Promise<TokenResponse> {
       issued.push(input);
       const { client } = input;
-      const grant = input.grantId
-        ? grantRows.get(input.grantId)
+      const grantId = input.grant?.id ?? input.grantId;
+      const grant = grantId
+        ? grantRows.get(grantId)
         : grantRows.get(
             createGrant({
               clientId: client.clientId,
@@ -248,7 +255,7 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
               data: input.grantData ?? {},
             }).id,
           );
-      if (!grant) throw new Error(`grant ${input.grantId} not found`);
+      if (!grant) throw new Error(`grant ${grantId} not found`);
       const now = clock.now().getTime();
       const accessTtl = accessTokenLifetime(input);
       const accessToken = randomToken(32);
@@ -305,7 +312,7 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
     codes: {
       async find(code) {
         const row = code ? codeRows.get(sha256(code)) : undefined;
-        return row ? copyCode(row) : null;
+        return row ? withGrant(row) : null;
       },
       async consume(code) {
         const row = codeRows.get(code.key);

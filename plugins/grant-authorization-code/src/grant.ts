@@ -41,7 +41,7 @@ async function refuseReplay(ctx: GrantContext, code: AuthorizationCode): Promise
 /**
  * The authorization_code grant (RFC 6749 §4.1.3, PKCE RFC 7636). Validation order: the code
  * exists and belongs to this client (before anything can revoke), redirect_uri, PKCE, replay,
- * expiry; the code is consumed only once every check passed, by a conditional update.
+ * expiry, the grant still alive; the code is consumed only once every check passed, by a conditional update.
  */
 export function authorizationCodeGrant(services: Pick<Services, 'clock' | 'crypto'>): GrantHandler {
   return {
@@ -57,6 +57,9 @@ export function authorizationCodeGrant(services: Pick<Services, 'clock' | 'crypt
       checkPkce(code, client, params.code_verifier, services.crypto);
       if (code.usedAt) return refuseReplay(ctx, code);
       if (code.expiresAt <= services.clock.now()) throw invalidGrant('authorization code expired');
+      // A logout or a reuse revoked the grant since the code was issued: its tokens would be dead.
+      if (!code.grant || code.grant.revokedAt) throw invalidGrant('authorization code revoked');
+      const grant = code.grant;
       if (!(await oauth.codes.consume(code))) {
         // The conditional update lost: either a concurrent redemption won, or the code just expired.
         const now = await oauth.codes.find(params.code);
@@ -69,6 +72,7 @@ export function authorizationCodeGrant(services: Pick<Services, 'clock' | 'crypt
         scope: code.scope,
         grantType: AUTHORIZATION_CODE,
         grantId: code.grantId,
+        grant,
         refreshToken: wantsRefreshToken(client.grantTypes, code.scope),
         idToken: { nonce: code.nonce, authTime: code.authTime, amr: code.amr, code: params.code },
         grantData: { auth_time: code.authTime, amr: code.amr },

@@ -82,6 +82,7 @@ describe('@gatehouse-auth/grant-authorization-code', () => {
         scope: ['openid', 'profile', 'offline_access'],
         grantType: 'authorization_code',
         grantId: record.grantId,
+        grant: record.grant,
         refreshToken: true,
         idToken: { nonce: 'n-0S6_WzA2Mj', authTime: AUTH_TIME, amr: ['pwd', 'otp'], code },
         grantData: { auth_time: AUTH_TIME, amr: ['pwd', 'otp'] },
@@ -273,6 +274,30 @@ describe('@gatehouse-auth/grant-authorization-code', () => {
       expect(codeRow(s, record.key).usedAt).to.equal(null);
       expect(s.oauth.revocations).to.deep.equal([]);
       expect(s.oauth.issued).to.deep.equal([]);
+    });
+
+    it('a code whose grant was revoked since (logout) → invalid_grant, not consumed, no tokens', async () => {
+      const s = await setup();
+      const { code, record } = newCode(s);
+      await s.oauth.grants.revoke(record.grantId, 'logout');
+      const err = await expectOAuthError(
+        redeem(s, { code, redirect_uri: REDIRECT, code_verifier: VERIFIER }),
+        'invalid_grant',
+      );
+      expect(err.message).to.equal('authorization code revoked');
+      expect(codeRow(s, record.key).usedAt).to.equal(null);
+      expect(s.oauth.issued).to.deep.equal([]);
+    });
+
+    it('a code whose grant row is gone → invalid_grant, not a server error', async () => {
+      const s = await setup();
+      const { code, record } = newCode(s);
+      s.oauth.grantRows.delete(record.grantId);
+      const err = await expectOAuthError(
+        redeem(s, { code, redirect_uri: REDIRECT, code_verifier: VERIFIER }),
+        'invalid_grant',
+      );
+      expect(err.message).to.equal('authorization code revoked');
     });
 
     it('a code that expires between the check and the conditional consume → invalid_grant, nothing revoked', async () => {
