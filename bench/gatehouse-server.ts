@@ -3,7 +3,9 @@
  * bench/run.ts with fork(); the database URL comes in BENCH_DATABASE_URL. Reports
  * `{ type: 'ready', port, issuer }` over IPC and shuts down cleanly on `{ type: 'stop' }` (so a
  * --cpu-prof profile gets written). Bench-only, over IPC and never over HTTP: `{ type: 'seed', … }`
- * fills oauth_tokens with synthetic tokens through its storage (scenario h, see lib/seed-tokens.ts).
+ * fills oauth_tokens with synthetic tokens through its storage (scenario h, see lib/seed-tokens.ts);
+ * `{ type: 'mint', … }` mints authorization codes through TokenService.createCode (scenario e, see
+ * lib/mint-codes.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { buildApp, createLogger, listen, parseConfig } from '@gatehouse-auth/core';
@@ -17,6 +19,7 @@ import {
   REDIRECT_URI,
   TOTP_CLIENT,
 } from './lib/clients.js';
+import { answerMint, type MintRequest } from './lib/mint-codes.js';
 import { freePort } from './lib/ports.js';
 import { seedTokens, type SeedReply, type SeedRequest } from './lib/seed-tokens.js';
 
@@ -142,9 +145,32 @@ const seed = (request: SeedRequest) => {
     },
   );
 };
+/** A code as /authorize leaves it after a password sign-in (the same call, the app's settings). */
+const mintOne = (request: MintRequest) => {
+  const { tokens, clients } = gatehouse.container.cradle;
+  const app = clients.get(CODE_CLIENT.id)!;
+  return tokens.createCode({
+    clientId: app.clientId,
+    subject: request.subject,
+    redirectUri: REDIRECT_URI,
+    redirectUriSent: true,
+    scope: ['openid', API_SCOPE],
+    codeChallenge: request.codeChallenge,
+    codeChallengeMethod: 'S256',
+    nonce: null,
+    authTime: Math.floor(Date.now() / 1000),
+    amr: ['pwd'],
+    sid: null,
+    ttlSeconds: app.codeTtl,
+    grantTtlSeconds: app.refreshTokenTtl,
+  });
+};
 process.on('message', (message: { type?: string }) => {
   if (message?.type === 'stop') stop();
-  else if (message?.type === 'seed') seed(message as SeedRequest);
+  else if (message?.type === 'mint') {
+    const request = message as MintRequest;
+    void answerMint(request.count, () => mintOne(request));
+  } else if (message?.type === 'seed') seed(message as SeedRequest);
   else if (message?.type === 'sql-count') process.send!({ type: 'sql-count', statements });
 });
 // The parent went away (crash, Ctrl-C): do not linger.

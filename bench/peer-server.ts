@@ -4,13 +4,16 @@
  * own process. Reports `{ type: 'ready', port, issuer }` over IPC. For the authorization-code
  * scenario it mints codes on request (`{ type: 'mint', … }` → `{ type: 'minted', codes }`)
  * through its own models, since its login needs a browser interaction: bench-only, over IPC,
- * never over HTTP. Its default adapter is an LRU of 1,000 entries, so codes are minted in small
- * batches just ahead of use rather than all up front (older ones would be evicted).
+ * never over HTTP. Its default adapter is an LRU of 1,000 entries; it is raised to 500,000 here
+ * so that a run's codes, minted before it as Gatehouse's are, are not evicted before use (a
+ * larger in-memory store costs the peer nothing per request).
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
+import { setStorage } from 'oidc-provider/lib/adapters/memory_adapter.js';
+import LRU from 'oidc-provider/lib/helpers/lru.js';
 import {
   API_SCOPE,
   CODE_CLIENT,
@@ -20,6 +23,7 @@ import {
   OPAQUE_RESOURCE,
   REDIRECT_URI,
 } from './lib/clients.js';
+import { answerMint, type MintRequest } from './lib/mint-codes.js';
 import { freePort } from './lib/ports.js';
 
 // tsx turns source maps on; a deployment runs plain JS without them, and with them every
@@ -31,13 +35,7 @@ if (!process.send) {
   process.exit(2);
 }
 
-/** A request to mint `count` codes for CODE_CLIENT, all with one PKCE challenge. */
-export interface MintRequest {
-  type: 'mint';
-  count: number;
-  codeChallenge: string;
-  accountId: string;
-}
+setStorage(new LRU({ maxSize: 500_000 }));
 
 const port = await freePort();
 const issuer = `http://127.0.0.1:${port}`;
@@ -103,41 +101,33 @@ provider.on('grant.error', (_ctx: unknown, err: unknown) => {
 const server = http.createServer(provider.callback());
 await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
 
-/** Codes as the authorization endpoint would leave them: a grant with the scopes, then the code. */
-async function mint(request: MintRequest): Promise<string[]> {
+/** A code as the authorization endpoint would leave it: a grant with the scopes, then the code. */
+async function mintOne(request: MintRequest): Promise<string> {
   const client = await provider.Client.find(CODE_CLIENT.id);
   if (!client) throw new Error(`peer-server: client ${CODE_CLIENT.id} is not registered`);
-  const codes: string[] = [];
-  const authTime = Math.floor(Date.now() / 1000);
-  for (let i = 0; i < request.count; i += 1) {
-    const grant = new provider.Grant({ accountId: request.accountId, clientId: CODE_CLIENT.id });
-    grant.addOIDCScope('openid');
-    grant.addResourceScope(JWT_RESOURCE, API_SCOPE);
-    const grantId = await grant.save();
-    const code = new provider.AuthorizationCode({
-      accountId: request.accountId,
-      client,
-      grantId,
-      redirectUri: REDIRECT_URI,
-      scope: `openid ${API_SCOPE}`,
-      resource: JWT_RESOURCE,
-      codeChallenge: request.codeChallenge,
-      codeChallengeMethod: 'S256',
-      authTime,
-      amr: ['pwd'],
-    });
-    codes.push(await code.save());
-  }
-  return codes;
+  const grant = new provider.Grant({ accountId: request.subject, clientId: CODE_CLIENT.id });
+  grant.addOIDCScope('openid');
+  grant.addResourceScope(JWT_RESOURCE, API_SCOPE);
+  const grantId = await grant.save();
+  const code = new provider.AuthorizationCode({
+    accountId: request.subject,
+    client,
+    grantId,
+    redirectUri: REDIRECT_URI,
+    scope: `openid ${API_SCOPE}`,
+    resource: JWT_RESOURCE,
+    codeChallenge: request.codeChallenge,
+    codeChallengeMethod: 'S256',
+    authTime: Math.floor(Date.now() / 1000),
+    amr: ['pwd'],
+  });
+  return code.save();
 }
 
 process.on('message', (message: { type?: string } & Partial<MintRequest>) => {
   if (message?.type === 'mint') {
-    const started = process.hrtime.bigint();
-    mint(message as MintRequest).then(
-      (codes) => process.send!({ type: 'minted', codes, elapsedMs: Number(process.hrtime.bigint() - started) / 1e6 }),
-      (err: unknown) => process.send!({ type: 'minted', error: String(err) }),
-    );
+    const request = message as MintRequest;
+    void answerMint(request.count, () => mintOne(request));
   } else if (message?.type === 'stop') {
     server.closeAllConnections();
     server.close(() => process.exit(0));

@@ -3,8 +3,9 @@
  * alone on PostgreSQL. Prints one table and writes bench/results/<timestamp>.json.
  *
  * Flags: --connections N (32), --duration S (8), --quick (2 s runs, fewer users and codes),
- * --only a,b,… (a subset of scenarios; default a–g and i, FACE), --cpu-prof (profile the Gatehouse SQLite
- * process into bench/results/profiles/; read it with `node bench/profile-top.ts <file>`).
+ * --only a,b,… (a subset of scenarios; default a–g, i (FACE) and j (whole logins)), --rounds N (2)
+ * and --load autocannon|wrk|both for a–c and e, --cpu-prof (profile the Gatehouse SQLite process
+ * into bench/results/profiles/; read it with `node bench/profile-top.ts <file>`).
  *
  * Scenario h (growth: introspection with 1,000 stored tokens, then with 1,000,000) is opt-in,
  * `--only h`, because seeding the rows takes a minute or more; --growth-rows N (1,000,000) and
@@ -23,7 +24,6 @@ import { runWrk, wrkInstalled } from './lib/wrk.js';
 import {
   Browser,
   codeByLogin,
-  codeBySession,
   createUser,
   enrolPassword,
   enrolTotp,
@@ -34,12 +34,13 @@ import {
 } from './lib/gatehouse-flows.js';
 import { runLoad, type LoadOptions, type LoadSummary } from './lib/load.js';
 import { createBenchDatabase, POSTGRES_ADMIN_URL, type BenchDatabase } from './lib/postgres.js';
-import { PeerCodeSupply } from './lib/peer-codes.js';
+import { mintCodes } from './lib/mint-codes.js';
 import { failures, machine, ratio, table, type ScenarioResult } from './lib/report.js';
 import type { SeedReply, SeedRequest } from './lib/seed-tokens.js';
 import {
   clientCredentials,
   codeExchange,
+  codeExchangeBody,
   FailureTally,
   introspection,
   introspectionInTurn,
@@ -72,9 +73,9 @@ const { values: flags } = parseArgs({
 if (flags.help) {
   console.log(`usage: npm run bench -- [--connections N] [--duration S] [--quick] [--only a,b,…] [--cpu-prof]
                           [--growth-rows N] [--seed-budget S] [--rounds N] [--load autocannon|wrk|both]
-  --rounds N   a–c: N alternating rounds per side (Gatehouse, peer, Gatehouse, peer…; 1 with --quick),
+  --rounds N   a–c, e: N alternating rounds per side (Gatehouse, peer, Gatehouse, peer…; 1 with --quick),
                the ratio of every round and their spread printed
-  --load       a–c with autocannon, wrk (1 thread), or both (the default when wrk is installed)
+  --load       a–c, e with autocannon, wrk (1 thread), or both (the default when wrk is installed)
   scenarios (default a,b,c,d,e,f,g,i,j):
     a  client credentials, JWT (ES256)       b  client credentials, opaque
     c  introspection of an opaque token      d  TOTP initiation + verification pairs
@@ -95,7 +96,7 @@ const rounds = flags.quick ? 1 : Number(flags.rounds);
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10) throw new Error('--rounds: 1..10');
 if (!['autocannon', 'wrk', 'both'].includes(String(flags.load))) throw new Error('--load: autocannon, wrk or both');
 if (flags.load === 'wrk' && !wrkInstalled()) throw new Error('--load wrk: wrk is not installed (Debian package wrk)');
-// Both generators by default when wrk is installed (a–c; the other scenarios are autocannon's).
+// Both generators by default when wrk is installed (a–c, e; the other scenarios are autocannon's).
 const generators: ('autocannon' | 'wrk')[] =
   flags.load === 'autocannon'
     ? ['autocannon']
@@ -123,9 +124,9 @@ const params = {
   passwordConnections: 8,
   // Browsers logging in at once in scenario j: enough to keep both cores busy with argon2.
   loginConnections: 8,
-  /** Codes minted per server before the exchange run, and the time allowed for minting. */
-  gatehouseCodes: flags.quick ? 1500 : Math.round(800 * duration),
-  mintBudgetSeconds: flags.quick ? 20 : 90,
+  /** e: codes minted per server before each run (more than either answers in `duration`), and for its warm-up. */
+  codesPerRun: 4000 * duration,
+  warmupCodes: 500,
   warmupSeconds: 1,
   rounds,
   generators,
@@ -421,60 +422,71 @@ async function totpScenario(gatehouse: ServerChild) {
   });
 }
 
-/** e: code exchange with codes minted beforehand (Gatehouse: real front channel; peer: its models). */
+/**
+ * e: code exchange. Before each run, each server mints that run's codes through its own models in
+ * its own process (untimed), and a warm-up spends a few hundred more; a run stops when the codes
+ * are used up or the time is over. Gatehouse's user signs in through the front channel once and
+ * redeems that code first, so the minted codes are the ones a real login leaves.
+ */
 async function codeScenario(gatehouse: ServerChild, peer: ServerChild) {
-  const r = row('e', 'e. authorization code + PKCE exchange');
-  await side(r, 'gatehouse', async () => {
-    const base = gatehouse.issuer;
-    const { verifier, challenge } = pkcePair();
-    const codes: string[] = [];
-    const browsers = 8;
-    const deadline = Date.now() + params.mintBudgetSeconds * 1000;
-    log(
-      `minting up to ${params.gatehouseCodes} codes through the front channel (${browsers} browsers, ≤${params.mintBudgetSeconds} s)`,
-    );
-    const started = Date.now();
-    await inParallel(browsers, browsers, async (i) => {
-      const user = await createUser(base, `code-${i}`);
-      await enrolPassword(base, user);
-      const browser = new Browser(base);
-      codes.push(await codeByLogin(browser, base, CODE_CLIENT.id, challenge, user));
-      while (codes.length < params.gatehouseCodes && Date.now() < deadline) {
-        check();
-        codes.push(await codeBySession(browser, CODE_CLIENT.id, challenge));
-      }
-    });
-    log(`minted ${codes.length} codes in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    r.notes.push(`gatehouse: ${codes.length} codes minted beforehand`);
-    // A few spare codes: autocannon may prepare a request per connection it never sends.
-    const amount = Math.max(1, codes.length - connections);
-    let next = 0;
-    return measure(
-      { ...codeExchange(gatehouse, 'gatehouse', () => codes[next++] ?? 'used-up', verifier), amount },
-      { warmup: false },
-    );
-  });
-  await side(r, 'peer', async () => {
-    const { verifier, challenge } = pkcePair();
-    const supply = new PeerCodeSupply(peer, challenge);
-    try {
-      await supply.prime();
-      const result = await measure(codeExchange(peer, 'peer', supply.next, verifier), { warmup: false });
-      r.notes.push(
-        `peer: ${supply.minted} codes minted through its AuthorizationCode model in batches of 100 over IPC during the run ` +
-          `(${Math.round(supply.mintMs)} ms of its time, ${((supply.mintMs / 1000 / result.durationSeconds) * 100).toFixed(1)}% of the run` +
-          `${supply.misses ? `; ${supply.misses} requests found no code ready` : ''})`,
-      );
-      return result;
-    } finally {
-      supply.close();
+  const { verifier, challenge } = pkcePair();
+  const subjects = new Map<ServerKind, string>([['peer', 'bench-user']]);
+  const mintSeconds: number[] = [];
+  const subjectOf = async (server: ServerChild, kind: ServerKind) => {
+    if (!subjects.has(kind)) {
+      const user = await createUser(server.issuer, 'code-bench');
+      await enrolPassword(server.issuer, user);
+      const code = await codeByLogin(new Browser(server.issuer), server.issuer, CODE_CLIENT.id, challenge, user);
+      const load = codeExchange(server, kind, []);
+      const res = await fetch(new URL(load.path!, server.issuer), {
+        method: 'POST',
+        headers: load.headers,
+        body: codeExchangeBody(code, verifier),
+      });
+      if (res.status !== 200)
+        throw new Error(`${server.name}: the front channel's code was not redeemed (${res.status})`);
+      subjects.set(kind, user.id);
     }
-  });
-  for (const [kind, s] of [
-    ['gatehouse', r.gatehouse],
-    ['peer', r.peer],
-  ] as const) {
-    if (s && s.durationSeconds < duration - 0.5) r.notes.push(`${kind}: ran ${s.durationSeconds} s (codes used up)`);
+    return subjects.get(kind)!;
+  };
+  const bodiesFor = async (server: ServerChild, kind: ServerKind, count: number) => {
+    const subject = await subjectOf(server, kind);
+    const { codes, elapsedMs } = await mintCodes(server, { count, codeChallenge: challenge, subject });
+    mintSeconds.push(elapsedMs / 1000);
+    return codes.map((code) => codeExchangeBody(code, verifier));
+  };
+  for (const generator of generators) {
+    const tag = generator === 'wrk' ? ' [wrk]' : '';
+    const r = row(`e${generator === 'wrk' ? '-wrk' : ''}`, `e. authorization code + PKCE exchange${tag}`);
+    await inRounds(
+      r,
+      [
+        ['gatehouse', gatehouse],
+        ['peer', peer],
+      ],
+      async (server, kind) => {
+        const warm = await bodiesFor(server, kind, params.warmupCodes);
+        check();
+        await runLoad({ ...codeExchange(server, kind, warm), amount: warm.length, connections, durationSeconds: 5 });
+        const bodies = await bodiesFor(server, kind, params.codesPerRun);
+        check();
+        return timed(server.issuer, () =>
+          generator === 'wrk'
+            ? runWrk(codeExchange(server, kind, bodies), { connections, durationSeconds: duration, bodies })
+            : runLoad({
+                ...codeExchange(server, kind, bodies),
+                // A few spare codes: autocannon may prepare a request per connection it never sends.
+                amount: Math.max(1, bodies.length - connections),
+                connections,
+                durationSeconds: duration,
+              }),
+        );
+      },
+    );
+    r.notes.push(
+      `${params.codesPerRun} codes minted per run by each server through its own models, before the run; ` +
+        `minting took ${Math.min(...mintSeconds).toFixed(1)}–${Math.max(...mintSeconds).toFixed(1)} s (untimed)`,
+    );
   }
 }
 

@@ -92,3 +92,14 @@ declare module 'oidc-provider' {
   const Provider: new (issuer: string, configuration: Record<string, unknown>) => ProviderInstance;
   export default Provider;
 }
+
+/** The peer's in-memory adapter store: the bench raises its size (see bench/peer-server.ts). */
+declare module 'oidc-provider/lib/adapters/memory_adapter.js' {
+  export function setStorage(store: unknown): void;
+}
+
+declare module 'oidc-provider/lib/helpers/lru.js' {
+  export default class LRU {
+    constructor(options: { maxSize: number });
+  }
+}

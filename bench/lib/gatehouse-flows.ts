@@ -150,10 +150,7 @@ export async function codeFromResume(browser: Browser, resume: URL): Promise<str
   return code;
 }
 
-/**
- * A code through the whole front channel with a password login, which leaves the browser with
- * a session: later codes come from `codeBySession` (single sign-on) without a new login.
- */
+/** A code through the whole front channel with a password login (authorize → PASSWORD → code). */
 export async function codeByLogin(
   browser: Browser,
   base: string,
@@ -180,21 +177,5 @@ export async function codeByLogin(
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ requestId, status_id: verified.status_id, verificationType: 'PASSWORD' }).toString(),
   });
-  return codeFromResume(browser, resume);
-}
-
-/** A code for a browser that has a session: authorize → resume → code. */
-export async function codeBySession(browser: Browser, clientId: string, challenge: string): Promise<string> {
-  const query = new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: REDIRECT_URI,
-    scope: 'openid api:read',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  });
-  const resume = await browser.follow(`/api/oauth2/authorize/?${query.toString()}`);
-  if (!resume.pathname.endsWith('/resume'))
-    throw new Error(`authorize with a session: expected resume, got ${resume.href}`);
   return codeFromResume(browser, resume);
 }

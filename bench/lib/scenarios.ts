@@ -63,23 +63,29 @@ export function introspectionInTurn(server: ServerChild, tokens: string[]): Load
   return { url: server.issuer, requests: [spec] };
 }
 
-/** e: the code exchange, one fresh single-use code per request (`nextCode` hands them out). */
-export function codeExchange(server: ServerChild, kind: ServerKind, nextCode: () => string, verifier: string): Load {
+/** e: the form of one code exchange (PKCE verifier, the registered redirect URI). */
+export const codeExchangeBody = (code: string, verifier: string) =>
+  new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: verifier,
+  }).toString();
+
+/**
+ * e: the code exchange, one fresh single-use code per request, in `bodies` order (the top-level
+ * method, path and headers are wrk's; autocannon takes the request list).
+ */
+export function codeExchange(server: ServerChild, kind: ServerKind, bodies: string[]): Load {
+  let next = 0;
+  const headers = { Authorization: basicAuth(CODE_CLIENT), 'Content-Type': FORM };
   const spec: RequestSpec = {
     method: 'POST',
     path: tokenPath(kind),
-    headers: { Authorization: basicAuth(CODE_CLIENT), 'Content-Type': FORM },
-    setupRequest: (req: RawRequest) => ({
-      ...req,
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code: nextCode(),
-        redirect_uri: REDIRECT_URI,
-        code_verifier: verifier,
-      }).toString(),
-    }),
+    headers,
+    setupRequest: (req: RawRequest) => ({ ...req, body: bodies[next++] ?? codeExchangeBody('used-up', 'x') }),
   };
-  return { url: server.issuer, requests: [spec] };
+  return { url: server.issuer, method: 'POST', path: tokenPath(kind), headers, requests: [spec] };
 }
 
 /** A user enrolled with TOTP, and the lowest time step the bench may still use for it. */

@@ -1,7 +1,7 @@
 /**
  * wrk as a second load generator (Debian package `wrk`): a C client on one thread, so the
  * servers keep more of the two cores than under autocannon, which runs in Node beside them and
- * narrows the differences. Used for the single-request scenarios (a–c) when wrk is installed.
+ * narrows the differences. Used for the token scenarios (a–c, e) when wrk is installed.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,8 +13,11 @@ export function wrkInstalled(): boolean {
   return spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }).status === 0;
 }
 
-/** Lua for one fixed request, printing the figures on one line wrk's `done` hands over. */
-function script(load: Omit<LoadOptions, 'durationSeconds' | 'connections'>): string {
+/**
+ * Lua for one fixed request, or for `bodiesFile`'s lines in turn (single-use inputs, a bogus one
+ * once they run out), printing the figures on one line wrk's `done` hands over.
+ */
+function script(load: Omit<LoadOptions, 'durationSeconds' | 'connections'>, bodiesFile?: string): string {
   const lua = (s: string) => JSON.stringify(s); // ASCII only here (forms, JSON): the escapes agree
   const headers = Object.entries((load.headers ?? {}) as Record<string, string>)
     .map(([k, v]) => `wrk.headers[${lua(k)}] = ${lua(v)}`)
@@ -22,6 +25,17 @@ function script(load: Omit<LoadOptions, 'durationSeconds' | 'connections'>): str
   return `wrk.method = ${lua(load.method ?? 'GET')}
 ${load.body ? `wrk.body = ${lua(String(load.body))}` : ''}
 ${headers}
+${
+  bodiesFile
+    ? `local bodies = {}
+for line in io.lines(${lua(bodiesFile)}) do bodies[#bodies + 1] = line end
+local next_body = 0
+request = function()
+  next_body = next_body + 1
+  return wrk.format(nil, nil, nil, bodies[next_body] or "used-up")
+end`
+    : ''
+}
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format("GHRESULT %d %d %d %d %d %.2f %d %d %d %d\\n",
@@ -34,14 +48,16 @@ end
 /** One wrk run (1 thread) against `load`, summarised as autocannon's runs are. */
 export async function runWrk(
   load: Omit<LoadOptions, 'durationSeconds' | 'connections'>,
-  opts: { connections: number; durationSeconds: number },
+  opts: { connections: number; durationSeconds: number; bodies?: string[] },
 ): Promise<LoadSummary> {
   const url = new URL(load.path ?? '/', load.url);
   if (url.hostname !== '127.0.0.1') throw new Error(`bench: refusing to send load to ${url.hostname}`);
   const dir = mkdtempSync(path.join(tmpdir(), 'gh-wrk-'));
   try {
     const file = path.join(dir, 'request.lua');
-    writeFileSync(file, script(load));
+    const bodiesFile = opts.bodies ? path.join(dir, 'bodies.txt') : undefined;
+    if (bodiesFile) writeFileSync(bodiesFile, opts.bodies!.join('\n') + '\n');
+    writeFileSync(file, script(load, bodiesFile));
     const args = ['-t1', `-c${opts.connections}`, `-d${opts.durationSeconds}s`, '--timeout', '10s', '-s', file];
     const output = await new Promise<string>((resolve, reject) => {
       const child = spawn('wrk', [...args, url.toString()], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -6,28 +6,7 @@
 import { expect } from 'chai';
 import { aliceTotp } from '../oauth/demo-server.js';
 import { atSecondStage, call, initiate, startDemoServer, type DemoServer } from '../devices/support.js';
-
-type Driver = DemoServer['gatehouse']['container']['cradle']['sql']['driver'];
-
-/** Counts every statement the driver runs, those inside transactions too; `log` keeps their text. */
-export function countStatements(driver: Driver): { n: number; log: string[] } {
-  const counter = { n: 0, log: [] as string[] };
-  const wrap = (d: Driver): Driver => {
-    const query = d.query.bind(d);
-    const transaction = d.transaction.bind(d);
-    // Every argument passed on: the SQLite driver's own transaction calls query with a third.
-    d.query = ((...args: Parameters<Driver['query']>) => {
-      counter.n++;
-      counter.log.push(args[0].replace(/\s+/g, ' ').slice(0, 90));
-      return query(...args);
-    }) as Driver['query'];
-    d.transaction = ((work: (bound: Driver) => Promise<unknown>) =>
-      transaction((bound) => work(bound === d ? bound : wrap(bound)))) as Driver['transaction'];
-    return d;
-  };
-  wrap(driver);
-  return counter;
-}
+import { countStatements } from '../support/statements.js';
 
 /** The budget: 45 before issue 15 (one history query per rule question, a row per verdict); 24 after. */
 const BUDGET = 24;

@@ -60,6 +60,19 @@ interface CodeRow {
   g_revoked_at: unknown;
 }
 
+/** A token to store: its value (kept only as a hash) and its row. */
+interface NewTokenRow {
+  token: string;
+  kind: 'access' | 'refresh';
+  grantId: string;
+  clientId: string;
+  subject: string | null;
+  scope: string;
+  expiresAt: number;
+  data: JsonObject;
+  parentKey?: string | null;
+}
+
 const date = (v: unknown) => (v === null || v === undefined ? null : new Date(num(v)));
 const splitScope = (s: string) => s.split(' ').filter(Boolean);
 
@@ -378,7 +391,9 @@ export class TokenService {
     } else {
       accessToken = randomToken(32);
     }
-    await this.storeToken({
+    // The access and refresh tokens go into the table together: one INSERT of one or two rows.
+    const rows: NewTokenRow[] = [];
+    rows.push({
       token: accessToken,
       kind: 'access',
       grantId: grant?.id ?? sha256(accessToken),
@@ -409,7 +424,7 @@ export class TokenService {
 
     if (grant && withRefresh) {
       const refreshToken = randomToken(32);
-      await this.storeToken({
+      rows.push({
         token: refreshToken,
         kind: 'refresh',
         grantId: grant.id,
@@ -423,6 +438,7 @@ export class TokenService {
       });
       response.refresh_token = refreshToken;
     }
+    await this.storeTokens(rows);
 
     if (input.subject && input.scope.includes('openid') && !input.withoutIdToken) {
       const signer = await this.keys.signer(client.idTokenAlg);
@@ -456,28 +472,29 @@ export class TokenService {
     return response;
   }
 
-  private async storeToken(t: {
-    token: string;
-    kind: 'access' | 'refresh';
-    grantId: string;
-    clientId: string;
-    subject: string | null;
-    scope: string;
-    expiresAt: number;
-    data: JsonObject;
-    parentKey?: string | null;
-  }): Promise<void> {
+  private async storeTokens(rows: NewTokenRow[]): Promise<void> {
+    const now = this.clock.now().getTime();
+    const params: Record<string, unknown> = { now };
+    const values = rows.map((t, i) => {
+      Object.assign(params, {
+        [`key${i}`]: sha256(t.token),
+        [`kind${i}`]: t.kind,
+        [`grantId${i}`]: t.grantId,
+        [`clientId${i}`]: t.clientId,
+        [`subject${i}`]: t.subject,
+        [`scope${i}`]: t.scope,
+        [`data${i}`]: JSON.stringify(t.data),
+        [`expiresAt${i}`]: t.expiresAt,
+        [`parentKey${i}`]: t.parentKey ?? null,
+      });
+      return `(:key${i}, :kind${i}, :grantId${i}, :clientId${i}, :subject${i}, :scope${i}, :data${i}, :now,
+        :expiresAt${i}, NULL, NULL, :parentKey${i})`;
+    });
     await this.sql.exec(
       `INSERT INTO oauth_tokens (id, kind, grant_id, client_id, subject, scope, data, created_at, expires_at, revoked_at,
          rotated_at, parent_id)
-       VALUES (:key, :kind, :grantId, :clientId, :subject, :scope, :data, :now, :expiresAt, NULL, NULL, :parentKey)`,
-      {
-        ...t,
-        key: sha256(t.token),
-        data: JSON.stringify(t.data),
-        now: this.clock.now().getTime(),
-        parentKey: t.parentKey ?? null,
-      },
+       VALUES ${values.join(', ')}`,
+      params,
     );
   }
 
