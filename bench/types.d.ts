@@ -95,7 +95,9 @@ declare module 'oidc-provider' {
 
 /** The peer's in-memory adapter store: the bench raises its size (see bench/peer-server.ts). */
 declare module 'oidc-provider/lib/adapters/memory_adapter.js' {
-  export function setStorage(store: unknown): void;
+  export default class MemoryAdapter {
+    constructor(model: string, store: unknown, clockTolerance?: number);
+  }
 }
 
 declare module 'oidc-provider/lib/helpers/lru.js' {
