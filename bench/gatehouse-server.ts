@@ -72,7 +72,12 @@ const config = parseConfig(
       { name: '@gatehouse-auth/fds-new-context' },
       { name: '@gatehouse-auth/fds-push-fatigue' },
     ],
-    verification: { fds_rules: ['ip_list', 'velocity', 'new_context', 'push_fatigue'] },
+    verification: {
+      fds_rules: ['ip_list', 'velocity', 'new_context', 'push_fatigue'],
+      // d and g run thousands of pairs on each of their 32 (8) login flows, where a real sign-in
+      // starts a few; the per-flow budget (20 by default) is checked either way, by the same query.
+      max_initiations_per_flow: 1_000_000,
+    },
     apps: [
       {
         client_id: JWT_CLIENT.id,

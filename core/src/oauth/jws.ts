@@ -1,39 +1,64 @@
-import { constants, sign, type KeyObject } from 'node:crypto';
+import { constants, sign, type KeyObject, type SignKeyObjectInput } from 'node:crypto';
 
 /** The JWS algorithms Gatehouse signs with (RFC 7518 §3, RFC 8037). */
 export const SIGNING_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
 
+export interface JwtSigner {
+  alg: string;
+  kid: string;
+  key: KeyObject;
+}
+
 const b64 = (json: unknown) => Buffer.from(JSON.stringify(json)).toString('base64url');
 
-/** One signature with node:crypto, as RFC 7518 defines it for `alg`. */
-function signature(alg: string, input: Buffer, key: KeyObject): Buffer {
+/** What node:crypto's sign() takes for `alg` (RFC 7518): the digest, and the key with its options. */
+function signingArgs(alg: string, key: KeyObject): [string | null, KeyObject | SignKeyObjectInput] {
   switch (alg) {
     case 'RS256':
-      return sign('sha256', input, key);
+      return ['sha256', key];
     case 'PS256':
       // RFC 7518 §3.5: MGF1 with SHA-256, a salt as long as the hash.
-      return sign('sha256', input, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+      return ['sha256', { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }];
     case 'ES256':
-      return sign('sha256', input, { key, dsaEncoding: 'ieee-p1363' });
+      return ['sha256', { key, dsaEncoding: 'ieee-p1363' }];
     case 'EdDSA':
-      return sign(null, input, key);
+      return [null, key];
     default:
       throw new Error(`signing algorithm ${alg} is not supported`);
   }
 }
 
+/** The JWS signing input (RFC 7515 §7.1); alg and kid last, so a caller's header never changes them. */
+const signingInput = (signer: JwtSigner, header: Record<string, unknown>, payload: Record<string, unknown>) =>
+  `${b64({ ...header, alg: signer.alg, kid: signer.kid })}.${b64(payload)}`;
+
 /**
- * A JWT as a compact JWS (RFC 7515 §7.1), signed synchronously by node:crypto. jose signs
- * through WebCrypto, a thread-pool round trip per token that cost the token endpoint a fifth
- * of its throughput; tokens are still verified with jose everywhere, tests included.
+ * A JWT as a compact JWS, signed synchronously by node:crypto on the calling thread (for the
+ * rare tokens: logout tokens). Tokens are verified with jose everywhere, tests included.
  */
-export function signJwt(
-  signer: { alg: string; kid: string; key: KeyObject },
+export function signJwt(signer: JwtSigner, header: Record<string, unknown>, payload: Record<string, unknown>): string {
+  const input = signingInput(signer, header, payload);
+  const [digest, key] = signingArgs(signer.alg, signer.key);
+  return `${input}.${sign(digest, Buffer.from(input), key).toString('base64url')}`;
+}
+
+/**
+ * The same, signed on libuv's thread pool (node:crypto's sign with a callback): the token
+ * endpoint's signatures (an ECDSA signature is about 50 µs) then use the other cores instead of
+ * the event loop. Plain node:crypto, not jose: jose signs through WebCrypto, whose per-call
+ * overhead cost the token endpoint a fifth of its throughput (decision 11).
+ */
+export function signJwtOffThread(
+  signer: JwtSigner,
   header: Record<string, unknown>,
   payload: Record<string, unknown>,
-): string {
-  // alg and kid last: a caller's header may add fields (typ), never change what signed it.
-  const input = `${b64({ ...header, alg: signer.alg, kid: signer.kid })}.${b64(payload)}`;
-  return `${input}.${signature(signer.alg, Buffer.from(input), signer.key).toString('base64url')}`;
+): Promise<string> {
+  const input = signingInput(signer, header, payload);
+  const [digest, key] = signingArgs(signer.alg, signer.key);
+  return new Promise((resolve, reject) =>
+    sign(digest, Buffer.from(input), key, (err, sig) =>
+      err ? reject(err) : resolve(`${input}.${sig.toString('base64url')}`),
+    ),
+  );
 }

@@ -5,7 +5,7 @@ import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { namedClaims, type ClaimsRequest, type UserClaims } from './claims.js';
-import { signJwt } from './jws.js';
+import { signJwtOffThread } from './jws.js';
 import type { KeyStore } from './keys.js';
 import type { PeerBus } from '../peer-bus.js';
 import type { ActiveTokenCache, Invalidation } from './token-cache.js';
@@ -371,7 +371,7 @@ export class TokenService {
     let accessToken: string;
     if (client.tokenFormat === 'jwt') {
       const signer = await this.keys.signer(client.accessTokenAlg);
-      accessToken = signJwt(
+      accessToken = await signJwtOffThread(
         signer,
         { typ: 'at+jwt' },
         {
@@ -447,7 +447,7 @@ export class TokenService {
       // carries those the `claims` parameter asked for in it.
       const named = namedClaims(client, input.scope, claimsRequest?.id_token);
       const userClaims = named.length && this.userClaims ? await this.userClaims.of(input.subject, named) : null;
-      response.id_token = signJwt(
+      response.id_token = await signJwtOffThread(
         signer,
         { typ: 'JWT' },
         {
