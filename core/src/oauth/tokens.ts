@@ -73,6 +73,32 @@ interface NewTokenRow {
   parentKey?: string | null;
 }
 
+/** Parameter names of the token rows of one INSERT (an issue stores one or two tokens). */
+const tokenColumns = (i: number) => ({
+  key: `key${i}`,
+  kind: `kind${i}`,
+  grantId: `grantId${i}`,
+  clientId: `clientId${i}`,
+  subject: `subject${i}`,
+  scope: `scope${i}`,
+  data: `data${i}`,
+  expiresAt: `expiresAt${i}`,
+  parentKey: `parentKey${i}`,
+});
+const TOKEN_COLUMNS = [tokenColumns(0), tokenColumns(1)];
+/** The INSERT of one and of two token rows, built once: the driver keys its prepared statements by text. */
+const INSERT_TOKENS = [1, 2].map(
+  (n) =>
+    `INSERT INTO oauth_tokens (id, kind, grant_id, client_id, subject, scope, data, created_at, expires_at, revoked_at,
+       rotated_at, parent_id) VALUES ` +
+    TOKEN_COLUMNS.slice(0, n)
+      .map(
+        (c) => `(:${c.key}, :${c.kind}, :${c.grantId}, :${c.clientId}, :${c.subject}, :${c.scope}, :${c.data}, :now,
+         :${c.expiresAt}, NULL, NULL, :${c.parentKey})`,
+      )
+      .join(', '),
+);
+
 const date = (v: unknown) => (v === null || v === undefined ? null : new Date(num(v)));
 const splitScope = (s: string) => s.split(' ').filter(Boolean);
 
@@ -473,29 +499,20 @@ export class TokenService {
   }
 
   private async storeTokens(rows: NewTokenRow[]): Promise<void> {
-    const now = this.clock.now().getTime();
-    const params: Record<string, unknown> = { now };
-    const values = rows.map((t, i) => {
-      Object.assign(params, {
-        [`key${i}`]: sha256(t.token),
-        [`kind${i}`]: t.kind,
-        [`grantId${i}`]: t.grantId,
-        [`clientId${i}`]: t.clientId,
-        [`subject${i}`]: t.subject,
-        [`scope${i}`]: t.scope,
-        [`data${i}`]: JSON.stringify(t.data),
-        [`expiresAt${i}`]: t.expiresAt,
-        [`parentKey${i}`]: t.parentKey ?? null,
-      });
-      return `(:key${i}, :kind${i}, :grantId${i}, :clientId${i}, :subject${i}, :scope${i}, :data${i}, :now,
-        :expiresAt${i}, NULL, NULL, :parentKey${i})`;
+    const params: Record<string, unknown> = { now: this.clock.now().getTime() };
+    rows.forEach((t, i) => {
+      const c = TOKEN_COLUMNS[i]!;
+      params[c.key] = sha256(t.token);
+      params[c.kind] = t.kind;
+      params[c.grantId] = t.grantId;
+      params[c.clientId] = t.clientId;
+      params[c.subject] = t.subject;
+      params[c.scope] = t.scope;
+      params[c.data] = JSON.stringify(t.data);
+      params[c.expiresAt] = t.expiresAt;
+      params[c.parentKey] = t.parentKey ?? null;
     });
-    await this.sql.exec(
-      `INSERT INTO oauth_tokens (id, kind, grant_id, client_id, subject, scope, data, created_at, expires_at, revoked_at,
-         rotated_at, parent_id)
-       VALUES ${values.join(', ')}`,
-      params,
-    );
+    await this.sql.exec(INSERT_TOKENS[rows.length - 1]!, params);
   }
 
   /** A token by value, with whether it is active: known, unexpired, unrevoked, grant alive. */
