@@ -125,7 +125,7 @@ const params = {
   // Browsers logging in at once in scenario j: enough to keep both cores busy with argon2.
   loginConnections: 8,
   /** e: codes minted per server before each run (more than either answers in `duration`), and for its warm-up. */
-  codesPerRun: 4000 * duration,
+  codesPerRun: 8000 * duration,
   warmupCodes: 500,
   warmupSeconds: 1,
   rounds,
