@@ -12,6 +12,7 @@ import type { EnrollmentService } from '../verification/enrollment.js';
 import { requestFacts } from '../verification/context.js';
 import { lastWaysIn, type AccountActions, type MethodState } from './actions.js';
 import { actionForm, when } from './layout.js';
+import { devicesTable } from './user-view.js';
 import type { SiteSignIn } from './signin.js';
 import { methodLabel, Site, type SiteRequest } from './site.js';
 
@@ -127,33 +128,7 @@ export function accountRoutes(deps: AccountPageDeps): Router {
       </section>
       <section class="panel" aria-labelledby="gh-devices">
         <h2 id="gh-devices">${t.t('myaccount.devices')}</h2>
-        ${
-          devices.length
-            ? html`<table>
-                <thead>
-                  <tr>
-                    <th scope="col">${t.t('console.col.name')}</th>
-                    <th scope="col">${t.t('console.col.created')}</th>
-                    <th scope="col">${t.t('console.col.last_used')}</th>
-                    <th scope="col">${t.t('console.col.actions')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${devices.map(
-                    (d) =>
-                      html`<tr>
-                        <th scope="row" id="gh-d-${d.deviceId}">${d.name}</th>
-                        <td>${when(d.createdAt)}</td>
-                        <td>${when(d.lastUsedAt)}</td>
-                        <td>
-                          ${actionForm(`${base}/devices/${encodeURIComponent(d.deviceId)}/remove`, csrf, t.t('console.remove'), { danger: true, describedBy: `gh-d-${d.deviceId}` })}
-                        </td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>`
-            : html`<p class="empty">${t.t('myaccount.no_devices')}</p>`
-        }
+        ${devicesTable(t, devices, base, csrf, t.t('myaccount.no_devices'))}
       </section>
       <section class="panel" aria-labelledby="gh-sessions">
         <h2 id="gh-sessions">${t.t('myaccount.sessions')}</h2>

@@ -99,35 +99,7 @@ export function userDetail(v: UserDetailView): SafeHtml {
     </section>
     <section class="panel" aria-labelledby="gh-devices">
       <h2 id="gh-devices">${t.t('console.user.devices')}</h2>
-      ${
-        v.devices.length
-          ? html`<table>
-              <thead>
-                <tr>
-                  <th scope="col">${t.t('console.col.name')}</th>
-                  <th scope="col">${t.t('console.col.created')}</th>
-                  <th scope="col">${t.t('console.col.last_used')}</th>
-                  <th scope="col">${t.t('console.col.actions')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${v.devices.map(
-                  (d) =>
-                    html`<tr>
-                      <th scope="row" id="gh-d-${d.deviceId}">
-                        ${d.name}${d.biometric ? html` <span class="badge">${t.t('console.user.biometric')}</span>` : ''}
-                      </th>
-                      <td>${when(d.createdAt)}</td>
-                      <td>${when(d.lastUsedAt)}</td>
-                      <td>
-                        ${actionForm(`${path}/devices/${encodeURIComponent(d.deviceId)}/remove`, csrf, t.t('console.remove'), { danger: true, describedBy: `gh-d-${d.deviceId}` })}
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-          : html`<p class="empty">${t.t('console.user.no_devices')}</p>`
-      }
+      ${devicesTable(t, v.devices, path, csrf, t.t('console.user.no_devices'), { biometric: true })}
     </section>
     <section class="panel" aria-labelledby="gh-sessions">
       <h2 id="gh-sessions">${t.t('console.user.sessions')}</h2>
@@ -193,6 +165,46 @@ export function userDetail(v: UserDetailView): SafeHtml {
           : html`<p class="empty">${t.t('console.user.no_events')}</p>`
       }
     </section>`;
+}
+
+/**
+ * A user's devices with a remove button each (under `actionBase`/devices/:id/remove), or
+ * `empty`: the console's user view and the account page show the same list.
+ */
+export function devicesTable(
+  t: Messages,
+  devices: Device[],
+  actionBase: string,
+  csrf: string,
+  empty: string,
+  opts: { biometric?: boolean } = {},
+): SafeHtml {
+  if (!devices.length) return html`<p class="empty">${empty}</p>`;
+  return html`<table>
+    <thead>
+      <tr>
+        <th scope="col">${t.t('console.col.name')}</th>
+        <th scope="col">${t.t('console.col.created')}</th>
+        <th scope="col">${t.t('console.col.last_used')}</th>
+        <th scope="col">${t.t('console.col.actions')}</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${devices.map(
+        (d) =>
+          html`<tr>
+            <th scope="row" id="gh-d-${d.deviceId}">
+              ${d.name}${opts.biometric && d.biometric ? html` <span class="badge">${t.t('console.user.biometric')}</span>` : ''}
+            </th>
+            <td>${when(d.createdAt)}</td>
+            <td>${when(d.lastUsedAt)}</td>
+            <td>
+              ${actionForm(`${actionBase}/devices/${encodeURIComponent(d.deviceId)}/remove`, csrf, t.t('console.remove'), { danger: true, describedBy: `gh-d-${d.deviceId}` })}
+            </td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
 }
 
 export function statusBadge(t: Messages, status: UserRecord['status']) {
