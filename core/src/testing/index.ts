@@ -42,6 +42,7 @@ import {
 import { argon2Hashing, type PasswordHashing } from '../hashing.js';
 
 export { FakeClock, fakeRequest, fakeUser, silentLogger } from './basics.js';
+import { storedEvent } from '../verification/user-history.js';
 import { FakeClock, fakeRequest, silentLogger } from './basics.js';
 
 /** Credentials of every user and method, in memory, with the same conditional semantics. */
@@ -120,20 +121,7 @@ export class MemoryEvents implements History {
 
   async record(e: NewEvent): Promise<void> {
     const at = this.clock.now();
-    const event: StoredEvent = {
-      id: randomUUID(),
-      at,
-      count: 1,
-      type: e.type,
-      key: e.key ?? null,
-      userId: e.userId ?? null,
-      method: e.method ?? null,
-      clientId: e.clientId ?? null,
-      ip: e.ip ?? null,
-      outcome: e.outcome ?? null,
-      reason: e.reason ?? null,
-      data: e.data ?? {},
-    };
+    const event = storedEvent(e, at);
     // As the database does: a repeat in the same window counts up the row it shares.
     const window = e.aggregateSeconds ? e.aggregateSeconds * 1000 : 0;
     const same = window

@@ -1,6 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { EventLog, EventQuery, History, NewEvent, StoredEvent } from '../plugins/extensions.js';
 
+/** An event as the log stores it when it is first recorded (a new row: count 1, a new id). */
+export function storedEvent(e: NewEvent, at: Date): StoredEvent {
+  return {
+    id: randomUUID(),
+    at,
+    count: 1,
+    type: e.type,
+    key: e.key ?? null,
+    userId: e.userId ?? null,
+    method: e.method ?? null,
+    clientId: e.clientId ?? null,
+    ip: e.ip ?? null,
+    outcome: e.outcome ?? null,
+    reason: e.reason ?? null,
+    data: e.data ?? {},
+  };
+}
+
 /** How many of a user's newest events one read brings. */
 const SNAPSHOT_SIZE = 300;
 
@@ -34,20 +52,7 @@ export class UserHistorySnapshot implements History {
       const at = now();
       const mine = list
         .filter((e) => e.userId === this.userId && !e.aggregateSeconds)
-        .map((e): StoredEvent => ({
-          id: randomUUID(),
-          at,
-          count: 1,
-          type: e.type,
-          key: e.key ?? null,
-          userId: e.userId ?? null,
-          method: e.method ?? null,
-          clientId: e.clientId ?? null,
-          ip: e.ip ?? null,
-          outcome: e.outcome ?? null,
-          reason: e.reason ?? null,
-          data: e.data ?? {},
-        }))
+        .map((e) => storedEvent(e, at))
         .reverse();
       // Newest first, and still at most `size` (a full snapshot stays honest about its reach).
       const rows = this.rows;
