@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { buildApp, createLogger, listen, parseConfig } from '@gatehouse-auth/core';
+import { countStatements } from '@gatehouse-auth/core/testing';
 import {
   ADMIN_TOKEN,
   API_SCOPE,
@@ -105,21 +106,7 @@ const gatehouse = await buildApp(config, { logger: createLogger('warn') });
 const running = await listen(gatehouse);
 
 // Statements run, for the bench's queries-per-pair figure (asked for over IPC: `sql-count`).
-let statements = 0;
-const driver = gatehouse.container.cradle.sql.driver;
-const countQueries = (d: typeof driver): typeof driver => {
-  const query = d.query.bind(d);
-  const transaction = d.transaction.bind(d);
-  // Every argument passed on: the SQLite driver's own transaction calls query with a third.
-  d.query = ((...args: Parameters<typeof d.query>) => {
-    statements++;
-    return query(...args);
-  }) as typeof d.query;
-  d.transaction = ((work: (bound: typeof driver) => Promise<unknown>) =>
-    transaction((bound) => work(bound === d ? bound : countQueries(bound)))) as typeof d.transaction;
-  return d;
-};
-countQueries(driver);
+const statements = countStatements(gatehouse.container.cradle.sql.driver);
 
 let stopping = false;
 const stop = () => {
@@ -176,7 +163,7 @@ process.on('message', (message: { type?: string }) => {
     const request = message as MintRequest;
     void answerMint(request.count, () => mintOne(request));
   } else if (message?.type === 'seed') seed(message as SeedRequest);
-  else if (message?.type === 'sql-count') process.send!({ type: 'sql-count', statements });
+  else if (message?.type === 'sql-count') process.send!({ type: 'sql-count', statements: statements.n });
 });
 // The parent went away (crash, Ctrl-C): do not linger.
 process.on('disconnect', stop);

@@ -4,7 +4,7 @@
  * INSERT. This test keeps the figure from creeping back up.
  */
 import { expect } from 'chai';
-import { countStatements } from '../support/statements.js';
+import { countStatements } from '@gatehouse-auth/core/testing';
 import { obtainCode, redeem, startServer, type OAuthServer } from './support.js';
 
 /** Five before issue 15 (the grant read again by issue(), a statement per token); three after. */
@@ -22,7 +22,7 @@ describe('SQL statements per code exchange (issue 15)', function () {
     expect((await redeem(server, await obtainCode(server, user))).status).to.equal(200);
     const got = await obtainCode(server, user);
     await server.gatehouse.idle();
-    const counter = countStatements(server.gatehouse.container.cradle.sql.driver);
+    const counter = countStatements(server.gatehouse.container.cradle.sql.driver, { keepText: true });
     const res = await redeem(server, got);
     expect(res.status, res.text).to.equal(200);
     expect(res.body).to.include.keys('access_token', 'refresh_token', 'id_token');

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { aliceTotp } from '../oauth/demo-server.js';
 import { atSecondStage, call, initiate, startDemoServer, type DemoServer } from '../devices/support.js';
-import { countStatements } from '../support/statements.js';
+import { countStatements } from '@gatehouse-auth/core/testing';
 
 /** The budget: 45 before issue 15 (one history query per rule question, a row per verdict); 24 after. */
 const BUDGET = 24;
@@ -19,7 +19,7 @@ describe('SQL statements per TOTP pair (issue 15)', function () {
 
   it(`initiation + verification with the four FDS rules run at most ${BUDGET} statements`, async () => {
     const at = await atSecondStage(server);
-    const counter = countStatements(server.gatehouse.container.cradle.sql.driver);
+    const counter = countStatements(server.gatehouse.container.cradle.sql.driver, { keepText: true });
     const started = await initiate(server, at, 'TOTP');
     const verified = await call(server, '/verification-srv/authentication/TOTP/verification', {
       exchange_id: started.exchange_id.exchange_id,

@@ -445,3 +445,4 @@ export function fdsContext(
   };
 }
 export * from './oauth.js';
+export { countStatements } from './statements.js';
