@@ -30,6 +30,12 @@ const CLIENT_ERRORS: readonly ErrorRef[] = [
   'invalid_client',
   { code: 'invalid_client', status: 429, description: 'too many failed client authentications; retry later' },
 ];
+/** The form endpoints read at most 64 KiB (core/src/oauth/form.ts). */
+const BODY_TOO_LARGE: ErrorRef = {
+  code: 'invalid_request',
+  status: 413,
+  description: 'the body is larger than 64 KiB',
+};
 
 const tokenResponse = z
   .object({
@@ -128,7 +134,7 @@ export function oauthApi(grants: readonly GrantHandler[]) {
       response: { description: 'the tokens (RFC 6749 §5.1)', schema: tokenResponse },
       errors: [
         ...CLIENT_ERRORS,
-        { code: 'invalid_request', status: 413, description: 'the body is larger than 64 KiB' },
+        BODY_TOO_LARGE,
         { code: 'invalid_request', status: 405, description: 'another method than POST (with Allow: POST)' },
         'invalid_grant',
         'unauthorized_client',
@@ -160,11 +166,7 @@ export function oauthApi(grants: readonly GrantHandler[]) {
       errorStyle: 'oauth',
       invalid: missing,
       response: { description: 'the token’s state', schema: introspection },
-      errors: [
-        ...CLIENT_ERRORS,
-        { code: 'invalid_request', status: 413, description: 'the body is larger than 64 KiB' },
-        'invalid_token',
-      ],
+      errors: [...CLIENT_ERRORS, BODY_TOO_LARGE, 'invalid_token'],
     }),
     revoke: defineRoute({
       id: 'revoke',
@@ -186,11 +188,7 @@ export function oauthApi(grants: readonly GrantHandler[]) {
       errorStyle: 'oauth',
       invalid: missing,
       response: { description: 'revoked, or the token was unknown; empty body' },
-      errors: [
-        ...CLIENT_ERRORS,
-        { code: 'invalid_request', status: 413, description: 'the body is larger than 64 KiB' },
-        'unauthorized_client',
-      ],
+      errors: [...CLIENT_ERRORS, BODY_TOO_LARGE, 'unauthorized_client'],
     }),
     userinfo: userinfoRoute('get'),
     userinfoPost: userinfoRoute('post'),
