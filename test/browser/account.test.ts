@@ -5,25 +5,21 @@
  * backup code — and sees their recent sign-ins. All by keyboard; no CSP violation; each page
  * saved as a screenshot to look at.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
-import type { BrowserContext, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../support/chromium.js';
+import type { Page } from 'playwright-core';
+import { requireChromium } from '../support/chromium.js';
 import { startConsoleServer, userWithTotp } from '../oauth/console-support.js';
 import { ADMIN_TOKEN, authorize, Browser, PASSWORD, WEB, WEB_CB, type OAuthServer } from '../oauth/support.js';
-import { screenshotDir, signInByKeyboard, tabTo, watchPage, type BrowserUser } from './site-support.js';
+import { openSiteBrowser, signInByKeyboard, tabTo, type BrowserUser, type SiteBrowser } from './site-support.js';
 
 describe('account page (Chromium)', function () {
   this.timeout(90_000);
 
   let server: OAuthServer;
-  let context: BrowserContext | undefined;
-  let profile: string | undefined;
+  let browser: SiteBrowser | undefined;
   let page: Page;
-  let watch: Awaited<ReturnType<typeof watchPage>>;
-  let shots: string;
+  let watch: SiteBrowser['watch'];
+  let shot: (name: string) => Promise<unknown>;
   let user: BrowserUser;
   let codes: string[] = [];
 
@@ -48,20 +44,14 @@ describe('account page (Chromium)', function () {
       biometric: true,
       pushToken: null,
     });
-    profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-profile-'));
-    context = await launchChromium(profile, ['--lang=en-US']);
-    page = context.pages()[0] ?? (await context.newPage());
-    watch = await watchPage(context, page);
-    shots = screenshotDir('account');
+    browser = await openSiteBrowser('account');
+    ({ page, watch, shot } = browser);
   });
 
   after(async () => {
-    await context?.close();
+    await browser?.close();
     await server?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
   });
-
-  const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 
   /** Signed out by a removal: the page asks for a sign-in again; this one with a backup code. */
   async function signInWithBackupCode(until: RegExp): Promise<void> {

@@ -4,25 +4,21 @@
  * all by keyboard — sees apps, plugins and health; a user who is not an admin gets the 403
  * page. No page reports a CSP violation; each is saved as a screenshot to look at.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
-import type { BrowserContext, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../support/chromium.js';
+import type { Page } from 'playwright-core';
+import { requireChromium } from '../support/chromium.js';
 import { ADMINS, startConsoleServer, userWithTotp } from '../oauth/console-support.js';
 import type { OAuthServer, TestUser } from '../oauth/support.js';
-import { screenshotDir, signInByKeyboard, tabTo, watchPage, type BrowserUser } from './site-support.js';
+import { openSiteBrowser, signInByKeyboard, tabTo, type BrowserUser, type SiteBrowser } from './site-support.js';
 
 describe('admin console (Chromium)', function () {
   this.timeout(90_000);
 
   let server: OAuthServer;
-  let context: BrowserContext | undefined;
-  let profile: string | undefined;
+  let browser: SiteBrowser | undefined;
   let page: Page;
-  let watch: Awaited<ReturnType<typeof watchPage>>;
-  let shots: string;
+  let watch: SiteBrowser['watch'];
+  let shot: (name: string) => Promise<unknown>;
   let admin: BrowserUser;
   let target: TestUser;
 
@@ -32,20 +28,14 @@ describe('admin console (Chromium)', function () {
     admin = await userWithTotp(server, ADMINS[0]);
     target = await server.user('carol');
     await server.user('dave');
-    profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-profile-'));
-    context = await launchChromium(profile, ['--lang=en-US']);
-    page = context.pages()[0] ?? (await context.newPage());
-    watch = await watchPage(context, page);
-    shots = screenshotDir('console');
+    browser = await openSiteBrowser('console');
+    ({ page, watch, shot } = browser);
   });
 
   after(async () => {
-    await context?.close();
+    await browser?.close();
     await server?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
   });
-
-  const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 
   it('signs an admin in through the login page with two factors, by keyboard', async () => {
     await page.goto(server.url('/console'));
@@ -130,7 +120,7 @@ describe('admin console (Chromium)', function () {
   it('signs out; a user who is not an admin then gets 403', async () => {
     await Promise.all([page.waitForURL(/\/console\/sign-out$/), page.locator('#gh-sign-out').press('Enter')]);
     expect(await page.locator('h1').innerText()).to.equal('Signed out');
-    await context!.clearCookies();
+    await browser!.context.clearCookies();
     const member = await userWithTotp(server);
     await page.goto(server.url('/console/users'));
     const response = page.waitForResponse((r) => new URL(r.url()).pathname === '/console/users');
