@@ -4,6 +4,7 @@ import { constants, sign, type KeyObject, type SignKeyObjectInput } from 'node:c
 export const SIGNING_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
 
+/** A signing key: its id and algorithm (both in the JWS header) and the private key for node:crypto. */
 export interface JwtSigner {
   alg: string;
   kid: string;

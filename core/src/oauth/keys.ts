@@ -1,9 +1,9 @@
-import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Clock } from '../services.js';
 import { num, type Sql } from '../storage/sql.js';
 import type { SecretBox } from '../util/crypto.js';
-import type { SigningAlg } from './jws.js';
+import type { JwtSigner, SigningAlg } from './jws.js';
 
 interface KeyRow {
   kid: string;
@@ -15,12 +15,8 @@ interface KeyRow {
   publish_until: unknown;
 }
 
-export interface Signer {
-  kid: string;
-  alg: string;
-  /** The private key, for node:crypto's synchronous signing (see signJwt). */
-  key: KeyObject;
-}
+/** A key to sign with, as jws.ts takes it. */
+export type Signer = JwtSigner;
 
 /** How long a signer choice is cached: rotation is seen by every node within this time. */
 const CACHE_MS = 5_000;

@@ -370,9 +370,9 @@ export class TokenService {
     // A grant row is needed only for a family of tokens (refresh tokens, codes). A token that
     // stands alone (client credentials, implicit) is its own grant: one insert, not two.
     const withRefresh = Boolean(input.refreshToken && client.grantTypes.includes('refresh_token'));
-    const grant = input.grant
-      ? input.grant
-      : input.grantId
+    const grant =
+      input.grant ??
+      (input.grantId
         ? await this.getGrant(input.grantId)
         : withRefresh
           ? await this.createGrant({
@@ -382,7 +382,7 @@ export class TokenService {
               ttlSeconds: client.refreshTokenTtl,
               data: input.grantData ?? {},
             })
-          : null;
+          : null);
     if (input.grantId && !grant) throw new Error(`grant ${input.grantId} not found`);
     const scope = input.scope.join(' ');
     const accessTtl = accessTokenLifetime(input);
