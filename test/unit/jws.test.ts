@@ -1,8 +1,10 @@
-/** JWTs signed by node:crypto, inline and on the thread pool, checked with jose (an independent verifier). */
+/** JWTs signed by node:crypto, inline and on signing threads, checked with jose (an independent verifier). */
 import { expect } from 'chai';
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import type { Worker } from 'node:worker_threads';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { signJwt, signJwtOffThread, type JwtSigner } from '../../core/dist/oauth/jws.js';
+import { SigningThreads } from '../../core/dist/oauth/signing-threads.js';
 
 const signers: JwtSigner[] = [
   { alg: 'ES256', kid: 'ec-1', key: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey },
@@ -14,7 +16,7 @@ const signers: JwtSigner[] = [
 describe('JWS signing (node:crypto, verified with jose)', () => {
   for (const signer of signers) {
     it(`${signer.alg}: inline and off-thread signatures verify, with typ, alg and kid in the header`, async () => {
-      const publicKey = (await import('node:crypto')).createPublicKey(signer.key);
+      const publicKey = createPublicKey(signer.key);
       for (const sign of [signJwt, signJwtOffThread]) {
         for (const typ of ['at+jwt', 'JWT']) {
           const token = await sign(signer, { typ }, { sub: 'u1', n: typ });
@@ -36,5 +38,64 @@ describe('JWS signing (node:crypto, verified with jose)', () => {
       alg: 'ES256',
       kid: 'ec-1',
     });
+  });
+});
+
+describe('signing threads', () => {
+  const [es256, rs256] = signers as [JwtSigner, JwtSigner];
+
+  it('signs a burst in batches across threads, each token verifying under its own key', async () => {
+    const threads = new SigningThreads(2);
+    try {
+      const burst = Array.from({ length: 200 }, (_, i) => {
+        const signer = i % 5 === 0 ? rs256 : es256;
+        return signJwtOffThread(signer, { typ: 'at+jwt' }, { n: i }, threads).then((token) => ({ token, signer }));
+      });
+      for (const [i, { token, signer }] of (await Promise.all(burst)).entries()) {
+        const { payload } = await jwtVerify(token, createPublicKey(signer.key), { algorithms: [signer.alg] });
+        expect(payload.n).to.equal(i);
+      }
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('a key that cannot sign for its alg fails its own signature only', async () => {
+    const threads = new SigningThreads(1);
+    try {
+      const wrong: JwtSigner = { alg: 'ES256', kid: 'wrong', key: (signers[3] as JwtSigner).key }; // an Ed25519 key
+      const [bad, good] = await Promise.allSettled([
+        signJwtOffThread(wrong, {}, { sub: 'x' }, threads),
+        signJwtOffThread(es256, {}, { sub: 'y' }, threads),
+      ]);
+      expect(bad.status).to.equal('rejected');
+      expect(good.status).to.equal('fulfilled');
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('a thread that ends fails its signatures in flight, and the next signature gets a new thread', async () => {
+    const threads = new SigningThreads(1);
+    try {
+      await signJwtOffThread(es256, {}, { sub: 'warm' }, threads);
+      // One batch of 50 RSA signatures (tens of ms on the thread): it cannot finish before the end.
+      const inFlight = Promise.all(
+        Array.from({ length: 50 }, () => signJwtOffThread(rs256, {}, { sub: 'lost' }, threads)),
+      );
+      await new Promise((resolve) => setImmediate(resolve)); // the batch is posted
+      await Promise.all(
+        (threads as unknown as { threads: { worker: Worker }[] }).threads.map((t) => t.worker.terminate()),
+      );
+      const lost = await inFlight.then(
+        () => null,
+        (err: Error) => err.message,
+      );
+      expect(lost).to.match(/signing thread exited/);
+      const token = await signJwtOffThread(es256, {}, { sub: 'again' }, threads);
+      expect((await jwtVerify(token, createPublicKey(es256.key))).payload.sub).to.equal('again');
+    } finally {
+      await threads.close();
+    }
   });
 });
