@@ -12,7 +12,7 @@
  * --seed-budget S (300) bound it.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -196,10 +196,32 @@ const timedRuns: { url: string; label: string; startUs: number; endUs: number }[
 let currentLabel = '';
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
+/**
+ * The server whose run is being timed (set by inRounds): its CPU time over the run, all threads
+ * (signing threads, libuv's pool) included, per request. Unlike req/s, this barely moves when
+ * the host is noisy, so it shows a change that the rounds' spread would hide.
+ */
+let currentPid: number | undefined;
+const CLOCK_TICKS_PER_S = 100; // USER_HZ on Linux
+function processCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    // /proc/<pid>/stat: fields 14 and 15 (utime, stime) after the parenthesised command name.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return null; // not Linux
+  }
+}
+
 async function timed(url: string, run: () => Promise<LoadSummary>): Promise<LoadSummary> {
   const startUs = monotonicUs();
+  const cpuBefore = processCpuMs(currentPid);
   const result = await run();
   timedRuns.push({ url, label: currentLabel, startUs, endUs: monotonicUs() });
+  const cpuAfter = processCpuMs(currentPid);
+  if (cpuBefore !== null && cpuAfter !== null && result.requests > 0)
+    result.cpuUsPerRequest = ((cpuAfter - cpuBefore) * 1000) / result.requests;
   return result;
 }
 
@@ -278,7 +300,8 @@ async function inRounds(
   for (let round = 0; round < params.rounds; round++) {
     for (const [kind, server] of servers) {
       await side(r, kind, async () => {
-        const result = await run(server, kind);
+        currentPid = server.process.pid;
+        const result = await run(server, kind).finally(() => (currentPid = undefined));
         results[kind].push(result);
         return result;
       });
@@ -289,6 +312,14 @@ async function inRounds(
     if (list.length === 0) continue;
     const median = [...list].sort((x, y) => x.rps - y.rps)[Math.floor(list.length / 2)]!;
     r[kind] = { ...median, rps: Math.round(list.reduce((sum, x) => sum + x.rps, 0) / list.length) };
+  }
+  const cpu = (list: LoadSummary[]) => list.map((x) => x.cpuUsPerRequest).filter((x) => x !== undefined);
+  const [gCpu, pCpu] = [cpu(results.gatehouse), cpu(results.peer)];
+  if (gCpu.length && pCpu.length) {
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    r.notes.push(
+      `server CPU per request (all its threads): gatehouse ${mean(gCpu).toFixed(0)} µs, peer ${mean(pCpu).toFixed(0)} µs: ${(mean(pCpu) / mean(gCpu)).toFixed(2)}× less`,
+    );
   }
   const pairs = results.gatehouse.map((g, i) => [g, results.peer[i]] as const).filter(([, p]) => p && p.rps > 0);
   if (pairs.length > 1) {
@@ -340,12 +371,20 @@ async function loginsScenario(gatehouse: ServerChild) {
       users.push({ username: user.username, secret, nextStep: step + 1 });
     });
     const picker = totpPicker(users);
+    const cpuBefore = processCpuMs(gatehouse.process.pid);
+    const startUs = monotonicUs();
     const result = await runLogins({
       base,
       nextCode: picker.next,
       connections: params.loginConnections,
       durationSeconds: duration,
     });
+    timedRuns.push({ url: base, label: currentLabel, startUs, endUs: monotonicUs() });
+    const cpuAfter = processCpuMs(gatehouse.process.pid);
+    if (cpuBefore !== null && cpuAfter !== null && result.logins > 0)
+      r.notes.push(
+        `gatehouse: server CPU ${((cpuAfter - cpuBefore) / result.logins).toFixed(1)} ms per login (all threads)`,
+      );
     const failed = Object.entries(result.failures).map(([why, n]) => `${why} ×${n}`);
     if (failed.length) r.notes.push(`gatehouse: failed logins: ${failed.join(', ')}`);
     r.notes.push(`gatehouse: ${result.logins} logins by ${params.loginConnections} browsers`);

@@ -18,6 +18,8 @@ export interface LoadSummary {
   timeouts: number;
   durationSeconds: number;
   connections: number;
+  /** The server's CPU time (all its threads) per request over the run, when the bench could read it. */
+  cpuUsPerRequest?: number;
 }
 
 export interface LoadOptions extends Omit<Options, 'duration' | 'amount'> {

@@ -51,8 +51,15 @@ export function mintCodes(
   });
 }
 
-/** Runs `mintOne` `count` times, MINT_CHUNK at a time, and replies over IPC. */
-export async function answerMint(count: number, mintOne: () => Promise<string>): Promise<void> {
+/**
+ * Runs `mintOne` `count` times, MINT_CHUNK at a time, then `settle` (work the mint leaves behind
+ * that would otherwise fall into the timed run), and replies over IPC.
+ */
+export async function answerMint(
+  count: number,
+  mintOne: () => Promise<string>,
+  settle: () => void | Promise<void> = () => undefined,
+): Promise<void> {
   const started = process.hrtime.bigint();
   try {
     const codes: string[] = [];
@@ -60,6 +67,7 @@ export async function answerMint(count: number, mintOne: () => Promise<string>):
       const n = Math.min(MINT_CHUNK, count - codes.length);
       codes.push(...(await Promise.all(Array.from({ length: n }, mintOne))));
     }
+    await settle();
     const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
     process.send!({ type: 'minted', codes, elapsedMs } satisfies MintReply);
   } catch (err) {
