@@ -158,6 +158,23 @@ interface EventRow {
   count?: unknown;
 }
 
+/**
+ * A new event's columns other than id, time, count and data, absent ones as null. Their order
+ * is the one an aggregated event's id hashes.
+ */
+export function eventColumns(e: NewEvent) {
+  return {
+    type: e.type,
+    key: e.key ?? null,
+    userId: e.userId ?? null,
+    method: e.method ?? null,
+    clientId: e.clientId ?? null,
+    ip: e.ip ?? null,
+    outcome: e.outcome ?? null,
+    reason: e.reason ?? null,
+  };
+}
+
 /** The append-only event log, and read access to it for FDS rules. */
 export class EventStore implements EventLog, History {
   constructor(
@@ -167,28 +184,16 @@ export class EventStore implements EventLog, History {
 
   async record(e: NewEvent): Promise<void> {
     const at = this.clock.now().getTime();
-    const fields = [e.type, e.key, e.userId, e.method, e.clientId, e.ip, e.outcome, e.reason].map((v) => v ?? null);
+    const columns = eventColumns(e);
     // An aggregated event's id is its fields and time window: a repeat lands on the same row.
     const id = e.aggregateSeconds
-      ? sha256(JSON.stringify([...fields, Math.floor(at / (e.aggregateSeconds * 1000))])).slice(0, 36)
+      ? sha256(JSON.stringify([...Object.values(columns), Math.floor(at / (e.aggregateSeconds * 1000))])).slice(0, 36)
       : randomUUID();
     await this.sql.exec(
       `INSERT INTO events (id, at, type, key, user_id, method, client_id, ip, outcome, reason, data, count)
        VALUES (:id, :at, :type, :key, :userId, :method, :clientId, :ip, :outcome, :reason, :data, 1)
        ${e.aggregateSeconds ? 'ON CONFLICT (id) DO UPDATE SET count = events.count + 1, at = excluded.at' : ''}`,
-      {
-        id,
-        at,
-        type: e.type,
-        key: e.key ?? null,
-        userId: e.userId ?? null,
-        method: e.method ?? null,
-        clientId: e.clientId ?? null,
-        ip: e.ip ?? null,
-        outcome: e.outcome ?? null,
-        reason: e.reason ?? null,
-        data: JSON.stringify(e.data ?? {}),
-      },
+      { id, at, ...columns, data: JSON.stringify(e.data ?? {}) },
     );
   }
 
@@ -200,18 +205,8 @@ export class EventStore implements EventLog, History {
     const at = this.clock.now().getTime();
     const params: Params = { at };
     const values = plain.map((e, i) => {
-      Object.assign(params, {
-        [`id${i}`]: randomUUID(),
-        [`type${i}`]: e.type,
-        [`key${i}`]: e.key ?? null,
-        [`userId${i}`]: e.userId ?? null,
-        [`method${i}`]: e.method ?? null,
-        [`clientId${i}`]: e.clientId ?? null,
-        [`ip${i}`]: e.ip ?? null,
-        [`outcome${i}`]: e.outcome ?? null,
-        [`reason${i}`]: e.reason ?? null,
-        [`data${i}`]: JSON.stringify(e.data ?? {}),
-      });
+      const row = { id: randomUUID(), ...eventColumns(e), data: JSON.stringify(e.data ?? {}) };
+      for (const [name, value] of Object.entries(row)) params[`${name}${i}`] = value;
       return `(:id${i}, :at, :type${i}, :key${i}, :userId${i}, :method${i}, :clientId${i}, :ip${i}, :outcome${i}, :reason${i}, :data${i}, 1)`;
     });
     await this.sql.exec(

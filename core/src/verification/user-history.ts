@@ -1,22 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EventLog, EventQuery, History, NewEvent, StoredEvent } from '../plugins/extensions.js';
+import { eventColumns } from '../storage/stores.js';
 
 /** An event as the log stores it when it is first recorded (a new row: count 1, a new id). */
 export function storedEvent(e: NewEvent, at: Date): StoredEvent {
-  return {
-    id: randomUUID(),
-    at,
-    count: 1,
-    type: e.type,
-    key: e.key ?? null,
-    userId: e.userId ?? null,
-    method: e.method ?? null,
-    clientId: e.clientId ?? null,
-    ip: e.ip ?? null,
-    outcome: e.outcome ?? null,
-    reason: e.reason ?? null,
-    data: e.data ?? {},
-  };
+  return { id: randomUUID(), at, count: 1, ...eventColumns(e), data: e.data ?? {} };
 }
 
 /** How many of a user's newest events one read brings. */
