@@ -40,10 +40,10 @@ import {
   routeProblems,
 } from '../plugins/contract.js';
 import { argon2Hashing, type PasswordHashing } from '../hashing.js';
-
-export { FakeClock, fakeRequest, fakeUser, silentLogger } from './basics.js';
 import { storedEvent } from '../verification/user-history.js';
 import { FakeClock, fakeRequest, silentLogger } from './basics.js';
+
+export { FakeClock, fakeRequest, fakeUser, silentLogger } from './basics.js';
 
 /** Credentials of every user and method, in memory, with the same conditional semantics. */
 export class MemoryCredentials {
