@@ -245,6 +245,7 @@ describe('metrics on the main port (metrics.expose: admin)', function () {
   it('has the gauges of the database, the hashing queue and the jobs, and the process metrics', async () => {
     const m = await scrapeMain(v);
     expect(valueOf(m, 'gatehouse_db_write_batch_pending')).to.equal(0);
+    expect(valueOf(m, 'gatehouse_db_wal_pages')).to.be.a('number').and.at.least(0);
     expect(valueOf(m, 'gatehouse_password_hashing_running')).to.equal(0);
     expect(valueOf(m, 'gatehouse_password_hashing_waiting')).to.equal(0);
     expect(valueOf(m, 'gatehouse_jobs_running')).to.equal(0);
@@ -370,7 +371,9 @@ describe('metrics on PostgreSQL', function () {
       expect(idle).to.be.a('number').and.at.least(1);
       expect(busy).to.equal(0);
       expect(valueOf(m, 'gatehouse_db_pool_waiting')).to.equal(0);
-      expect(m.some((s) => s.name === 'gatehouse_db_write_batch_pending')).to.equal(false);
+      expect(
+        m.some((s) => s.name === 'gatehouse_db_write_batch_pending' || s.name === 'gatehouse_db_wal_pages'),
+      ).to.equal(false);
     } finally {
       await v.close();
     }

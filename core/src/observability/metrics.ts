@@ -154,6 +154,15 @@ export class PromMetrics implements Metrics {
           if (s.dialect === 'sqlite') this.set(s.pendingWrites);
         },
       });
+      new Gauge({
+        name: 'gatehouse_db_wal_pages',
+        help: 'SQLite WAL size in pages at the last background checkpoint (it starts over past 4000)',
+        registers,
+        collect() {
+          const s = sources.database();
+          if (s.dialect === 'sqlite') this.set(s.walPages);
+        },
+      });
     }
     new Gauge({
       name: 'gatehouse_password_hashing_running',

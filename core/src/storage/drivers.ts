@@ -4,7 +4,7 @@ import type { Sequelize } from 'sequelize';
 import { rmSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { isTemporary } from './database.js';
-import { BackgroundCheckpointer } from './checkpointer.js';
+import { BackgroundCheckpointer, type CheckpointerOptions } from './checkpointer.js';
 import { Mutex } from './mutex.js';
 
 export type Params = Record<string, unknown>;
@@ -25,9 +25,13 @@ export interface Driver {
   stats(): DriverStats;
 }
 
-/** A PostgreSQL pool's connections, or SQLite's group-commit batch waiting for the end of the turn. */
+/**
+ * A PostgreSQL pool's connections, or SQLite's group-commit batch waiting for the end of the turn
+ * and the WAL's size in pages when the checkpointer last looked.
+ */
 export type DriverStats =
-  { dialect: 'postgres'; total: number; idle: number; waiting: number } | { dialect: 'sqlite'; pendingWrites: number };
+  | { dialect: 'postgres'; total: number; idle: number; waiting: number }
+  | { dialect: 'sqlite'; pendingWrites: number; walPages: number };
 
 const PARAM = /:([A-Za-z_][A-Za-z0-9_]*)/g;
 
@@ -79,13 +83,19 @@ class SqliteDriver implements Driver {
   private readonly txLock = new Mutex();
   /** While a transaction runs on the connection, other statements wait for it. */
   private gate: Promise<void> | null = null;
+  /** While the checkpointer holds the writes, the group commit and new transactions wait for it. */
+  private held: Promise<void> | null = null;
+  readonly checkpointer: BackgroundCheckpointer;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
+    file: string,
     /** A throwaway file behind `sqlite::memory:`, deleted on close. */
     private readonly temporaryFile: string | null,
-    private readonly checkpointer: BackgroundCheckpointer,
-  ) {}
+    checkpoints: Partial<CheckpointerOptions> = {},
+  ) {
+    this.checkpointer = new BackgroundCheckpointer(db, file, () => this.holdWrites(), checkpoints);
+  }
 
   /** The parameter names of each SQL text without array parameters, found once. */
   private readonly names = new Map<string, string[]>();
@@ -149,9 +159,12 @@ class SqliteDriver implements Driver {
 
   private readonly flushWrites = () => {
     if (this.pendingWrites.length === 0) return; // flushed early, by transaction() or close()
-    // A transaction() between its BEGIN and COMMIT owns the connection: flush once it ends.
-    if (this.db.inTransaction) {
-      void (this.gate ?? Promise.resolve()).then(() => setImmediate(this.flushWrites));
+    // A transaction() between its BEGIN and COMMIT owns the connection, and a hold keeps writes
+    // back: flush once it ends.
+    if (this.db.inTransaction || this.held) {
+      void ((this.db.inTransaction ? this.gate : this.held) ?? Promise.resolve()).then(() =>
+        setImmediate(this.flushWrites),
+      );
       return;
     }
     const batch = this.pendingWrites;
@@ -180,6 +193,7 @@ class SqliteDriver implements Driver {
 
   transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T> {
     return this.txLock.run(async () => {
+      while (this.held) await this.held;
       // Writes queued before the transaction commit first: the transaction may depend on them.
       this.flushWrites();
       let release!: () => void;
@@ -206,13 +220,27 @@ class SqliteDriver implements Driver {
     });
   }
 
+  /**
+   * For the checkpointer: resolves once no transaction runs (writes outside one run only at the
+   * end of a turn), and keeps new writes and transactions waiting until the release.
+   */
+  private async holdWrites(): Promise<() => void> {
+    while (this.gate) await this.gate;
+    let release!: () => void;
+    this.held = new Promise<void>((resolve) => (release = resolve));
+    return () => {
+      this.held = null;
+      release();
+    };
+  }
+
   stats(): DriverStats {
-    return { dialect: 'sqlite', pendingWrites: this.pendingWrites.length };
+    return { dialect: 'sqlite', pendingWrites: this.pendingWrites.length, walPages: this.checkpointer.walPages };
   }
 
   async close(): Promise<void> {
+    await this.checkpointer.stop(); // ends a hold, if one is on
     if (!this.db.inTransaction) this.flushWrites(); // writes of the last turn are not lost
-    await this.checkpointer.stop();
     this.statements.clear();
     this.db.close();
     if (this.temporaryFile) {
@@ -286,16 +314,23 @@ class PostgresDriver implements Driver {
  */
 export async function openDriver(sequelize: Sequelize, url: string, poolMax = 10): Promise<Driver> {
   if (sequelize.getDialect() === 'sqlite') {
-    const storage = String((sequelize as unknown as { options: { storage?: string } }).options.storage);
-    const db = new BetterSqlite3(storage, { timeout: 5000 });
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('foreign_keys = ON');
-    return new SqliteDriver(db, isTemporary(storage) ? storage : null, new BackgroundCheckpointer(db, storage));
+    return openSqliteDriver(String((sequelize as unknown as { options: { storage?: string } }).options.storage));
   }
   const pool = new pg.Pool({ connectionString: url, max: poolMax });
   pool.on('error', () => undefined); // an idle client's error is reported on its next use
   return new PostgresDriver(pool);
+}
+
+/** SQLite in WAL mode on `file`, with its background checkpointer (options for tests). */
+export function openSqliteDriver(
+  file: string,
+  checkpoints: Partial<CheckpointerOptions> = {},
+): Driver & { readonly checkpointer: BackgroundCheckpointer } {
+  const db = new BetterSqlite3(file, { timeout: 5000 });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  return new SqliteDriver(db, file, isTemporary(file) ? file : null, checkpoints);
 }
 
 /** A unique-key violation, with the column when the database names it; else null. */
