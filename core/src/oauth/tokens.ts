@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { JsonObject } from '../plugins/extensions.js';
 import { NO_METRICS, type Metrics } from '../observability/metrics.js';
 import type { Clock } from '../services.js';
@@ -132,9 +132,7 @@ const toToken = (r: TokenRow): StoredToken => ({
  * token's algorithm (SHA-256 for RS256, PS256, ES256; SHA-512 for EdDSA over Ed25519).
  */
 export function halfHash(value: string, alg = 'RS256'): string {
-  const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256')
-    .update(value)
-    .digest();
+  const digest = hash(alg === 'EdDSA' ? 'sha512' : 'sha256', value, 'buffer');
   return digest.subarray(0, digest.length / 2).toString('base64url');
 }
 
@@ -464,38 +462,50 @@ export class TokenService {
       });
       response.refresh_token = refreshToken;
     }
-    await this.storeTokens(rows);
-
-    if (input.subject && input.scope.includes('openid') && !input.withoutIdToken) {
-      const signer = await this.keys.signer(client.idTokenAlg);
-      const id = input.idToken ?? {};
-      // With an access token, the scopes' claims are for userinfo (OIDC Core §5.4); the ID token
-      // carries those the `claims` parameter asked for in it.
-      const named = namedClaims(client, input.scope, claimsRequest?.id_token);
-      const userClaims = named.length && this.userClaims ? await this.userClaims.of(input.subject, named) : null;
-      response.id_token = await signJwtOffThread(
-        signer,
-        { typ: 'JWT' },
-        {
-          ...(userClaims ?? {}),
-          ...(id.nonce ? { nonce: id.nonce } : {}),
-          ...(id.authTime ? { auth_time: id.authTime } : {}),
-          ...(id.amr?.length ? { amr: id.amr } : {}),
-          ...(acr ? { acr } : {}),
-          ...(sid ? { sid } : {}),
-          azp: client.clientId,
-          at_hash: halfHash(accessToken, client.idTokenAlg),
-          ...(id.code ? { c_hash: halfHash(id.code, client.idTokenAlg) } : {}),
-          iss: this.issuer,
-          sub: input.subject,
-          aud: client.clientId,
-          iat,
-          exp: iat + client.idTokenTtl,
-        },
-      );
-    }
+    // The ID token is signed while the tokens are stored: it needs only the access token's value.
+    const subject = input.subject;
+    const idToken =
+      subject && input.scope.includes('openid') && !input.withoutIdToken
+        ? this.idToken({ ...input, subject }, { accessToken, iat, acr, sid, claims: claimsRequest?.id_token })
+        : undefined;
+    const [, signed] = await Promise.all([this.storeTokens(rows), idToken]);
+    if (signed) response.id_token = signed;
     this.metrics.tokenIssued(input.grantType);
     return response;
+  }
+
+  /** The ID token of a token response (OIDC Core §3.1.3.6), with at_hash of its access token. */
+  private async idToken(
+    input: IssueInput & { subject: string },
+    issued: { accessToken: string; iat: number; acr?: string; sid?: string; claims?: ClaimsRequest['id_token'] },
+  ): Promise<string> {
+    const { client } = input;
+    const signer = await this.keys.signer(client.idTokenAlg);
+    const id = input.idToken ?? {};
+    // With an access token, the scopes' claims are for userinfo (OIDC Core §5.4); the ID token
+    // carries those the `claims` parameter asked for in it.
+    const named = namedClaims(client, input.scope, issued.claims);
+    const userClaims = named.length && this.userClaims ? await this.userClaims.of(input.subject, named) : null;
+    return signJwtOffThread(
+      signer,
+      { typ: 'JWT' },
+      {
+        ...(userClaims ?? {}),
+        ...(id.nonce ? { nonce: id.nonce } : {}),
+        ...(id.authTime ? { auth_time: id.authTime } : {}),
+        ...(id.amr?.length ? { amr: id.amr } : {}),
+        ...(issued.acr ? { acr: issued.acr } : {}),
+        ...(issued.sid ? { sid: issued.sid } : {}),
+        azp: client.clientId,
+        at_hash: halfHash(issued.accessToken, client.idTokenAlg),
+        ...(id.code ? { c_hash: halfHash(id.code, client.idTokenAlg) } : {}),
+        iss: this.issuer,
+        sub: input.subject,
+        aud: client.clientId,
+        iat: issued.iat,
+        exp: issued.iat + client.idTokenTtl,
+      },
+    );
   }
 
   private async storeTokens(rows: NewTokenRow[]): Promise<void> {
