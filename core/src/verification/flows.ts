@@ -36,6 +36,17 @@ export interface LoginFlow {
   expiresAt: Date;
 }
 
+/**
+ * Why a flow takes no more steps, as the verification API says it, or null while it is live. A
+ * completed login is complete (409) even past its expiry; a cancelled or expired one has expired
+ * (410). The verification service and method set-up answer alike.
+ */
+export function flowClosedReason(flow: LoginFlow, now: Date): 'REQUEST_COMPLETED' | 'REQUEST_EXPIRED' | null {
+  if (flow.status === 'completed' || flow.status === 'finished') return 'REQUEST_COMPLETED';
+  if (flow.status !== 'active' || flow.expiresAt <= now) return 'REQUEST_EXPIRED';
+  return null;
+}
+
 interface FlowRow {
   id: string;
   client_id: string;

@@ -5,7 +5,7 @@ import { safeEqual } from '../util/crypto.js';
 import type { UserService } from '../users/users.js';
 import type { SetupOffers } from '../login/offer.js';
 import { verificationError } from './errors.js';
-import type { LoginFlow, LoginFlowStore } from './flows.js';
+import { flowClosedReason, type LoginFlow, type LoginFlowStore } from './flows.js';
 import type { VerificationService } from './service.js';
 
 /**
@@ -44,8 +44,8 @@ export class LoginSetup {
     const [flowId = '', mac = ''] = trackId.split('.');
     const flow = await this.deps.flows.get(flowId);
     if (!flow) throw verificationError('REQUEST_NOT_FOUND');
-    if (flow.expiresAt <= this.deps.clock.now()) throw verificationError('REQUEST_EXPIRED');
-    if (flow.status !== 'active') throw verificationError('REQUEST_COMPLETED');
+    const closed = flowClosedReason(flow, this.deps.clock.now());
+    if (closed) throw verificationError(closed);
     if (!safeEqual(mac, this.mac(flow))) {
       throw verificationError('FLOW_NOT_BOUND', 'the track_id is not the one of this login at its current stage');
     }

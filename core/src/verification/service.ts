@@ -22,7 +22,7 @@ import type { Exchange, ExchangeStore } from './exchanges.js';
 import { runFdsRules } from './fds.js';
 import { UserHistorySnapshot } from './user-history.js';
 import { readOnce } from './read-once.js';
-import type { LoginFlow, LoginFlowStore } from './flows.js';
+import { flowClosedReason, type LoginFlow, type LoginFlowStore } from './flows.js';
 import { namedIdentifier, phantomUser } from './context.js';
 import {
   EXCHANGE_STEPS,
@@ -482,8 +482,8 @@ export class VerificationService {
     if (!requestId) throw verificationError('FIELD_MISSING', 'missing: request_id', { fields: ['request_id'] });
     const flow = await this.deps.flows.get(requestId);
     if (!flow) throw verificationError('REQUEST_NOT_FOUND');
-    if (flow.status === 'completed') throw verificationError('REQUEST_COMPLETED');
-    if (flow.status !== 'active' || flow.expiresAt <= this.deps.clock.now()) throw verificationError('REQUEST_EXPIRED');
+    const closed = flowClosedReason(flow, this.deps.clock.now());
+    if (closed) throw verificationError(closed);
     return flow;
   }
 
