@@ -106,6 +106,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       logger,
       recordsFor: (name) => recordStore(sql, c.clock, name),
       provide: provideService(container, provided),
+      dependencies: c.dependencies,
     });
     checkComposition(config, c.extensions, logger);
     container.register({

@@ -4,6 +4,7 @@
 export { z } from 'zod';
 export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';
 export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution } from './plugins/api.js';
+export type { DependencyCheck } from './observability/dependencies.js';
 export type * from './plugins/extensions.js';
 export type { Services, Clock, DeliveryOptions, UserDirectory } from './services.js';
 export { argon2Hashing, type HashCost, type PasswordHashing, type SecretHasher } from './hashing.js';

@@ -44,6 +44,7 @@ import { createExtensions } from '../plugins/loader.js';
 import { heavyWorkLoad, loadSecretBox, runHeavy, type Clock, type UserDirectory } from '../services.js';
 import type { Sql } from '../storage/sql.js';
 import { createMetrics } from '../observability/metrics.js';
+import { DependencyChecks } from '../observability/dependencies.js';
 import type { Tracing } from '../observability/tracing.js';
 import { EventStore, recordStore } from '../storage/stores.js';
 import { UserService } from '../users/users.js';
@@ -92,14 +93,21 @@ export function createGatehouseContainer(
     clock: asValue(base.clock),
     peers: asValue(base.peers),
     tracing: asValue(base.tracing),
-    metrics: single(({ config, sql, jobs }) =>
+    metrics: single(({ config, sql, jobs, dependencies }) =>
       createMetrics(config.metrics, {
         dialect: sql.dialect,
         database: () => sql.driver.stats(),
         hashing: heavyWorkLoad,
         jobsRunning: () => jobs.runningJobs,
+        dependencies: () => dependencies.states(),
       }),
     ),
+    dependencies: single(({ sql, config, counters }) => {
+      const checks = new DependencyChecks();
+      checks.add('database', 'core', () => sql.select('SELECT 1'));
+      if (config.limits.redis_url && counters.ping) checks.add('redis', 'core', () => counters.ping!());
+      return checks;
+    }),
     secretBox: asValue(loadSecretBox(base.config, base.logger)),
     extensions: asValue(createExtensions()),
     lifecycle: asValue({ draining: false }),

@@ -36,6 +36,7 @@ import type { SiteSignIn } from '../console/signin.js';
 import type { Clock, Services, UserDirectory } from '../services.js';
 import type { Sql } from '../storage/sql.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { DependencyChecks } from '../observability/dependencies.js';
 import type { Tracing } from '../observability/tracing.js';
 import type { EventStore } from '../storage/stores.js';
 import type { UserService } from '../users/users.js';
@@ -69,6 +70,8 @@ export interface Cradle {
   tracing: Tracing;
   /** The Prometheus metrics (no-ops unless `metrics.enabled`). */
   metrics: Metrics;
+  /** What operators see on /health/dependencies: the database, Redis, and what plugins check. */
+  dependencies: DependencyChecks;
   /** Set when the server stops taking traffic (readiness answers 503). */
   lifecycle: { draining: boolean };
 

@@ -2,6 +2,8 @@ import type { Router } from 'express';
 import express from 'express';
 import { z } from 'zod';
 import { defineRoute, type RouteSpec } from './api-spec.js';
+import { requireAdmin } from './admin.js';
+import type { DependencyChecks } from '../observability/dependencies.js';
 
 const ok = z.object({ status: z.literal('ok') });
 
@@ -32,6 +34,37 @@ export const HEALTH_API = {
     ],
     errors: [],
   }),
+  dependencies: defineRoute({
+    id: 'healthDependencies',
+    method: 'get',
+    path: '/health/dependencies',
+    tag: 'health',
+    summary: 'What the server depends on, each checked now or in the last 10 s (admin token)',
+    description:
+      'The database, Redis when `limits.redis_url` is set, and what plugins check (an SMTP relay, a ' +
+      "webhook's host). Always 200 when the checks ran: `status` is `degraded` when one is down. " +
+      'Not for readiness: every node shares these, so a load balancer acting on it would take all of them out.',
+    security: ['adminToken'],
+    response: {
+      description: 'the dependencies and their states',
+      schema: z.object({
+        status: z.enum(['ok', 'degraded']),
+        dependencies: z.array(
+          z.object({
+            name: z.string(),
+            owner: z.string().meta({ description: '`core`, or the plugin that checks it' }),
+            up: z.boolean(),
+            reason: z.string().optional().meta({ description: "why it is down: the check's error" }),
+            ms: z.number().int(),
+            checkedAt: z.string(),
+          }),
+        ),
+      }),
+      raw: true,
+      cache: 'no-store',
+    },
+    errors: ['UNAUTHORIZED', 'ADMIN_API_DISABLED'],
+  }),
 } satisfies Record<string, RouteSpec>;
 
 /** What readiness depends on (the container's cradle provides it). */
@@ -39,9 +72,14 @@ export interface HealthDeps {
   /** Set when the server stops taking traffic (SIGTERM). */
   lifecycle: { draining: boolean };
   sql: { select(sql: string): Promise<unknown> };
+  dependencies: DependencyChecks;
+  config: { admin: { token?: string | undefined } };
 }
 
-/** `/health/live`: the process answers. `/health/ready`: it can serve traffic (database reachable, not draining). */
+/**
+ * `/health/live`: the process answers. `/health/ready`: it can serve traffic (database reachable,
+ * not draining). `/health/dependencies` (admin): each dependency's state, for a human or a dashboard.
+ */
 export function healthRoutes(deps: HealthDeps): Router {
   const ready = async () => {
     if (deps.lifecycle.draining) throw new Error('shutting down');
@@ -60,6 +98,13 @@ export function healthRoutes(deps: HealthDeps): Router {
       req.log?.warn({ err }, 'readiness check failed');
       res.status(503).json({ status: 'unavailable', reason: (err as Error).message });
     }
+  });
+  router.get('/health/dependencies', requireAdmin(deps.config.admin.token), async (_req, res) => {
+    const dependencies = await deps.dependencies.states();
+    res.set('Cache-Control', 'no-store').json({
+      status: dependencies.every((d) => d.up) ? 'ok' : 'degraded',
+      dependencies,
+    });
   });
   return router;
 }

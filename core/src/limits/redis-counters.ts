@@ -42,6 +42,10 @@ export class RedisCounters implements SharedCounters {
     return { count, resetsAt: Date.now() + Math.max(0, ttl) };
   }
 
+  ping(): Promise<unknown> {
+    return this.redis.ping();
+  }
+
   async close(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }

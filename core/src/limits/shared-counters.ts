@@ -11,6 +11,8 @@ export interface SharedCounters {
   /** Counts one hit on `key`; returns the count in its window and when the window ends (epoch ms). */
   hit(key: string, windowMs: number): Promise<{ count: number; resetsAt: number }>;
   close(): Promise<void>;
+  /** Whether the store behind them answers (Redis: PING), for /health/dependencies. */
+  ping?(): Promise<unknown>;
 }
 
 /** The `rate_windows` table: an upsert that restarts an ended window and counts in a live one. */

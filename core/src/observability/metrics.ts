@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DriverStats } from '../storage/drivers.js';
+import type { DependencyState } from './dependencies.js';
 
 /**
  * What the server counts. Every label value comes from a bounded set the code or the config
@@ -29,6 +30,8 @@ export interface GaugeSources {
   hashing(): { running: number; waiting: number };
   /** Background jobs (deliveries, logout notices) this process is running. */
   jobsRunning(): number;
+  /** The dependencies' states (checked at most every 10 s). */
+  dependencies(): Promise<DependencyState[]>;
 }
 
 /** What a scrape answers: the exposition text and its content type. */
@@ -164,6 +167,17 @@ export class PromMetrics implements Metrics {
         },
       });
     }
+    new Gauge({
+      name: 'gatehouse_dependency_up',
+      help: 'Whether a dependency answered its last check (1) or not (0): the database, Redis, what plugins check',
+      labelNames: ['dependency', 'owner'],
+      // Across cluster workers: down if any worker sees it down.
+      aggregator: 'min',
+      registers,
+      async collect() {
+        for (const d of await sources.dependencies()) this.set({ dependency: d.name, owner: d.owner }, d.up ? 1 : 0);
+      },
+    });
     new Gauge({
       name: 'gatehouse_password_hashing_running',
       help: 'Password and code hashes running (bounded by the CPUs)',

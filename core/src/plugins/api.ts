@@ -2,11 +2,12 @@ import type { Router } from 'express';
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import type { RouteSpec } from '../http/api-spec.js';
+import type { DependencyCheck } from '../observability/dependencies.js';
 import type { Services } from '../services.js';
 import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
 
 /** The plugin API version this core implements. Plugins declare a semver range against it. */
-export const PLUGIN_API_VERSION = '1.0.0';
+export const PLUGIN_API_VERSION = '1.1.0';
 
 /**
  * A Gatehouse plugin: a package whose default export is `definePlugin({...})`.
@@ -93,4 +94,11 @@ export interface PluginApi {
    * service's contract at once.
    */
   provide(name: string, service: unknown): void;
+  /**
+   * Since 1.1: a check of something this plugin depends on (an SMTP relay, a provider's API),
+   * shown to operators on `GET /health/dependencies` and as `gatehouse_dependency_up`. Resolve
+   * when it is up; throw, with a message an operator can act on, when not. It runs on demand,
+   * at most every 10 s, and 5 s is its limit. It never takes a node out of rotation.
+   */
+  dependency(name: string, check: DependencyCheck): void;
 }

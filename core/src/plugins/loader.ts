@@ -8,6 +8,7 @@ import type { PluginEntry } from '../config/schema.js';
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
 import type { Services } from '../services.js';
+import type { DependencyChecks } from '../observability/dependencies.js';
 import { PLUGIN_API_VERSION, type GatehousePlugin, type PluginApi, type RouteContribution } from './api.js';
 import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
 import {
@@ -118,12 +119,14 @@ export interface RegistrationDeps {
   recordsFor: (plugin: string) => RecordStore;
   /** Registers a service a plugin provides (it throws for a duplicate or a protected name). */
   provide: (name: string, service: unknown, owner: string) => void;
+  /** Where `api.dependency` checks go. */
+  dependencies: DependencyChecks;
 }
 
 /** Calls each plugin's register with its own options, child logger and extension points. */
 export async function registerPlugins(
   plugins: ResolvedPlugin[],
-  { extensions, services, logger, recordsFor, provide }: RegistrationDeps,
+  { extensions, services, logger, recordsFor, provide, dependencies }: RegistrationDeps,
 ): Promise<LoadedPluginInfo[]> {
   const infos: LoadedPluginInfo[] = [];
   const checks: { plugin: string; where: string; run: () => void | Promise<void> }[] = [];
@@ -160,6 +163,14 @@ export async function registerPlugins(
         provide(name, service, plugin.name);
         (contributes.services ??= []).push(name);
         promised.delete(name);
+      },
+      dependency: (name, check) => {
+        try {
+          dependencies.add(name, plugin.name, check);
+        } catch (err) {
+          throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: ${(err as Error).message}`);
+        }
+        (contributes.dependencies ??= []).push(name);
       },
     };
     const promised = new Set(plugin.provides ?? []);

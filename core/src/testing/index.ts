@@ -4,6 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { GatehousePlugin, PluginApi, RouteContribution } from '../plugins/api.js';
+import type { DependencyCheck } from '../observability/dependencies.js';
 import type {
   AuthMethod,
   BoundDevice,
@@ -334,6 +335,8 @@ export interface Registered {
   channels: DeliveryChannel[];
   routes: RouteContribution[];
   records: MemoryRecords;
+  /** `api.dependency` checks by name: call one to see what an operator would. */
+  dependencies: Map<string, DependencyCheck>;
 }
 
 /** Runs a plugin's register against fakes and returns what it added. */
@@ -349,6 +352,7 @@ export async function registerWithFakes<O>(
     channels: [],
     routes: [],
     records: new MemoryRecords(services.clock),
+    dependencies: new Map(),
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -375,6 +379,10 @@ export async function registerWithFakes<O>(
       const problems = REPLACEABLE_SERVICES[name]?.((service ?? {}) as Record<string, unknown>) ?? [];
       if (problems.length) throw new Error(`service "${name}" ${problems.join(', ')}`);
       services.provided.set(name, service);
+    },
+    dependency: (name, check) => {
+      if (out.dependencies.has(name)) throw new Error(`dependency "${name}" is already checked`);
+      out.dependencies.set(name, check);
     },
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);

@@ -11,10 +11,13 @@ export { smtpChannel, createSmtpTransport, DEFAULT_SUBJECT, type SmtpTransport }
 
 export default definePlugin<SmtpOptions>({
   name: '@gatehouse-auth/channel-smtp',
-  apiVersion: '^1',
+  apiVersion: '^1.1',
   options: smtpOptions,
   register(api, options) {
-    api.channels.add(smtpChannel(options, createSmtpTransport(options)));
+    const transport = createSmtpTransport(options);
+    api.channels.add(smtpChannel(options, transport));
+    // Connects, says EHLO, upgrades with STARTTLS and logs in as a send would; sends nothing.
+    api.dependency(`smtp:${options.id}`, () => transport.verify());
     api.logger.info(
       {
         channel: options.id,

@@ -306,4 +306,44 @@ describe('@gatehouse-auth/channel-smtp', () => {
       expect(server.connections).to.equal(0);
     });
   });
+
+  describe('dependency check (/health/dependencies)', () => {
+    const checkFor = async (options: Record<string, unknown>) => {
+      const registered = await registerWithFakes(plugin, { id: 'mail', from: 'no-reply@gatehouse.test', ...options });
+      return registered.dependencies.get('smtp:mail')!;
+    };
+
+    it('passes when the server greets and accepts the login, and sends nothing', async () => {
+      const server = await startSmtpServer({ authOptional: false });
+      try {
+        const check = await checkFor({ host: '127.0.0.1', port: server.port, auth: { user: USER, pass: PASS } });
+        await check();
+        expect(server.connections).to.equal(1);
+        expect(server.received).to.have.length(0);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('fails, saying why, for a wrong password and for a server that is not there', async () => {
+      const server = await startSmtpServer({ authOptional: false });
+      const port = server.port;
+      try {
+        const wrong = await checkFor({ host: '127.0.0.1', port, auth: { user: USER, pass: 'wrong' } });
+        const err = await wrong().then(
+          () => null,
+          (e: Error) => e,
+        );
+        expect(err?.message).to.match(/Invalid username or password/);
+      } finally {
+        await server.close();
+      }
+      const gone = await checkFor({ host: '127.0.0.1', port, timeout_ms: 2000 });
+      const err = await gone().then(
+        () => null,
+        (e: Error) => e,
+      );
+      expect(err?.message).to.match(/ECONNREFUSED/);
+    });
+  });
 });

@@ -5,6 +5,7 @@
 import { definePlugin } from '@gatehouse-auth/core';
 import { webhookOptions, type WebhookOptions } from './options.js';
 import { webhookChannel } from './webhook-channel.js';
+import { reachable } from './reachable.js';
 
 export { verifySignature, signPayload, SIGNATURE_HEADER, TIMESTAMP_HEADER, IDEMPOTENCY_HEADER } from './signature.js';
 export { webhookOptions, endpointOptions, type WebhookOptions, type EndpointOptions } from './options.js';
@@ -15,7 +16,7 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 export default definePlugin<WebhookOptions>({
   name: '@gatehouse-auth/channel-webhook',
-  apiVersion: '^1',
+  apiVersion: '^1.1',
   options: webhookOptions,
   register(api, options) {
     for (const endpoint of options.endpoints) {
@@ -27,6 +28,7 @@ export default definePlugin<WebhookOptions>({
         );
       }
       api.channels.add(webhookChannel(endpoint, api.services, api.logger));
+      api.dependency(`webhook:${endpoint.id}`, () => reachable(url, endpoint.timeout_ms));
     }
   },
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { pino } from 'pino';
 import type { DeliveryChannel } from '@gatehouse-auth/core';
 import { fakeServices, registerWithFakes, silentLogger, type FakeServices } from '@gatehouse-auth/core/testing';
@@ -164,7 +164,8 @@ describe('@gatehouse-auth/channel-webhook', () => {
       const options = plugin.options!.parse({
         endpoints: [endpoint('http://127.0.0.1:9/'), { ...endpoint('http://sms.example.com/'), id: 'plain' }],
       });
-      await plugin.register({ ...registered.api, logger }, options);
+      // Registered again into the same api for its log lines only: its dependency checks are already there.
+      await plugin.register({ ...registered.api, logger, dependency: () => undefined }, options);
       const entries = lines.map((l) => JSON.parse(l) as { level: number; channel: string; msg: string });
       expect(entries.map((e) => [e.level, e.channel])).to.deep.equal([[40, 'plain']]);
       expect(lines.join('')).not.to.contain(SECRET);
@@ -381,5 +382,50 @@ describe('@gatehouse-auth/channel-webhook', () => {
       expect(retryDelayMs({ retry: 0, backoffMs: 200, retryAfterMs: 3000, random: 0.5 })).to.equal(3000);
       expect(retryDelayMs({ retry: 0, backoffMs: 200, retryAfterMs: 60_000, random: 0.5 })).to.equal(10_000);
     });
+  });
+});
+
+describe('@gatehouse-auth/channel-webhook dependency check (/health/dependencies)', () => {
+  const listening = async (onConnection: (socket: Socket) => void) => {
+    const server = createTcpServer(onConnection);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { server, port: (server.address() as AddressInfo).port };
+  };
+  const checkFor = async (url: string) => {
+    const endpoint = { id: 'sms-provider', kinds: ['sms'], url, secret: 's'.repeat(32), timeout_ms: 1000 };
+    const registered = await registerWithFakes(plugin, { endpoints: [endpoint] });
+    return registered.dependencies.get('webhook:sms-provider')!;
+  };
+  const failure = (check: () => Promise<unknown>) =>
+    check().then(
+      () => null,
+      (e: Error) => e.message,
+    );
+
+  it('passes once the host accepts a connection, with no request sent', async () => {
+    let received = '';
+    const { server, port } = await listening((socket) => socket.on('data', (d) => (received += String(d))));
+    try {
+      await (
+        await checkFor(`http://127.0.0.1:${port}/hook`)
+      )();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(received).to.equal('');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('fails for a host that refuses, and for https that does not complete a TLS handshake', async () => {
+    // An HTTP answer where a TLS handshake was expected (read on, so the server sees the close).
+    const { server, port } = await listening((socket) => socket.resume().end('HTTP/1.1 400 Bad Request\r\n\r\n'));
+    try {
+      expect(await failure(await checkFor(`https://127.0.0.1:${port}/hook`))).to.match(
+        /^127\.0\.0\.1:\d+: ERR_SSL_WRONG_VERSION_NUMBER$/,
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(await failure(await checkFor(`http://127.0.0.1:${port}/hook`))).to.equal(`127.0.0.1:${port}: ECONNREFUSED`);
   });
 });
