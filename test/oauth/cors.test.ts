@@ -33,6 +33,7 @@ describe('CORS for the apps’ own origins (issue 12)', function () {
     '/oauth/token',
     '/userinfo',
     '/.well-known/openid-configuration',
+    '/openapi.json',
   ]) {
     it(`preflight of ${path}: a listed origin is allowed with credentials, methods and the clients' headers`, async function () {
       const res = await preflight(path, SPA_ORIGIN);
@@ -67,6 +68,13 @@ describe('CORS for the apps’ own origins (issue 12)', function () {
     expect(res.status).to.equal(404);
     expect(res.headers.get('access-control-allow-origin')).to.equal(SPA_ORIGIN);
     expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('REQUEST_NOT_FOUND');
+  });
+
+  it('the API description reads from a listed origin (a developer portal renders it there)', async function () {
+    const res = await fetch(server.url('/openapi.json'), { headers: { Origin: SPA_ORIGIN } });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('access-control-allow-origin')).to.equal(SPA_ORIGIN);
+    expect(((await res.json()) as { openapi: string }).openapi).to.match(/^3\./);
   });
 
   it('never on /authorize: it is a navigation, not an API', async function () {

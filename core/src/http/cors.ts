@@ -5,7 +5,8 @@ import type { GatehouseConfig } from '../config/schema.js';
 
 /**
  * The API paths a browser app on another origin may call (apps[i].allowed_origins): the
- * cidaas-style services, and for SPAs the token endpoint, userinfo, JWKS and discovery. Never
+ * cidaas-style services, for SPAs the token endpoint, userinfo, JWKS and discovery, and the API
+ * description (an app's developer portal renders /openapi.json from its own origin). Never
  * /authorize or the hosted pages: those are navigations, not XHR (RFC 9700 §4.16: no CORS there).
  */
 const API_PREFIXES = [
@@ -22,6 +23,7 @@ const API_PREFIXES = [
   '/userinfo',
   '/oauth2/userinfo',
   '/.well-known/',
+  '/openapi.json',
 ];
 
 /** The request headers such clients send: the usual ones and the cidaas SDKs' own. */
