@@ -254,7 +254,7 @@ import { definePlugin, z } from '@gatehouse-auth/core';
 
 export default definePlugin({
   name: '${name}',
-  apiVersion: '^1',
+  apiVersion: '^1.1',
   options: z.strictObject({
     url: z.url(),
     kinds: z
@@ -278,6 +278,12 @@ export default definePlugin({
         if (!response.ok) throw new Error(\`the provider answered \${response.status}\`);
       },
     });
+    // For operators (GET /health/dependencies, gatehouse_dependency_up): up when the provider
+    // answers HTTP at all. Sends no message.
+    api.dependency('${short}', async () => {
+      const response = await fetch(options.url, { method: 'HEAD', signal: AbortSignal.timeout(options.timeout_ms) });
+      await response.body?.cancel();
+    });
   },
 });
 `,
@@ -291,6 +297,7 @@ import plugin from '../index.js';
 async function provider(statuses) {
   const received = [];
   const server = createServer((req, res) => {
+    if (req.method === 'HEAD') return void res.end(); // the dependency check
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
@@ -313,6 +320,16 @@ test('POSTs the message; a provider error rejects', async () => {
   } finally {
     sink.close();
   }
+});
+
+test('the dependency check: up while the provider answers, down once it is gone', async () => {
+  const sink = await provider([]);
+  const { dependencies } = await registerWithFakes(plugin, { url: sink.url }, fakeServices());
+  const check = dependencies.get('${short}');
+  await check();
+  assert.deepEqual(sink.received, []);
+  sink.close();
+  await assert.rejects(check());
 });
 `,
   }),
