@@ -25,6 +25,15 @@ const CLIENT_FIELDS = {
   client_assertion_type: optional('urn:ietf:params:oauth:client-assertion-type:jwt-bearer'),
 };
 
+/** What introspection (RFC 7662 §2.1) and revocation (RFC 7009 §2.1) take: a token, and the client's credentials. */
+const TOKEN_BODY = z
+  .object({
+    token: z.string().meta({ description: 'the access or refresh token' }),
+    token_type_hint: optional('access_token or refresh_token (ignored: every kind is searched)'),
+    ...CLIENT_FIELDS,
+  })
+  .catchall(z.string());
+
 const CLIENT_ERRORS: readonly ErrorRef[] = [
   'invalid_request',
   'invalid_client',
@@ -155,13 +164,7 @@ export function oauthApi(grants: readonly GrantHandler[]) {
       summary: 'Token introspection (RFC 7662)',
       description: 'A client with its credentials, or a bearer access token with the `introspection` scope.',
       security: [...CLIENT_AUTH, 'accessToken'],
-      body: z
-        .object({
-          token: z.string().meta({ description: 'the access or refresh token' }),
-          token_type_hint: optional('access_token or refresh_token (ignored: every kind is searched)'),
-          ...CLIENT_FIELDS,
-        })
-        .catchall(z.string()),
+      body: TOKEN_BODY,
       bodyTypes: FORM,
       errorStyle: 'oauth',
       invalid: missing,
@@ -177,13 +180,7 @@ export function oauthApi(grants: readonly GrantHandler[]) {
       summary: 'Token revocation (RFC 7009)',
       description: 'A refresh token takes its whole grant with it. An unknown token is not an error.',
       security: CLIENT_AUTH,
-      body: z
-        .object({
-          token: z.string().meta({ description: 'the access or refresh token' }),
-          token_type_hint: optional('access_token or refresh_token (ignored: every kind is searched)'),
-          ...CLIENT_FIELDS,
-        })
-        .catchall(z.string()),
+      body: TOKEN_BODY,
       bodyTypes: FORM,
       errorStyle: 'oauth',
       invalid: missing,
