@@ -4,6 +4,7 @@ import { DELIVERY_JOB } from '../jobs/delivery.js';
 import { html, type SafeHtml } from '../login/html.js';
 import type { OAuthClient } from '../oauth/clients.js';
 import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
+import type { DependencyChecks, DependencyState } from '../observability/dependencies.js';
 import type { Clock } from '../services.js';
 import type { EventStore } from '../storage/stores.js';
 
@@ -13,7 +14,7 @@ export interface OverviewDeps {
   loadedPlugins: LoadedPluginInfo[];
   events: EventStore;
   lifecycle: { draining: boolean };
-  sql: { select(sql: string): Promise<unknown> };
+  dependencies: DependencyChecks;
   clock: Clock;
 }
 
@@ -60,15 +61,10 @@ export function appsBody(t: Messages, apps: OAuthClient[]): SafeHtml {
  */
 export async function pluginsBody(t: Messages, deps: OverviewDeps, log: Logger): Promise<SafeHtml> {
   const since = new Date(deps.clock.now().getTime() - HEALTH_WINDOW_MS);
-  let database: string | null = null;
-  const started = process.hrtime.bigint();
-  try {
-    await deps.sql.select('SELECT 1');
-  } catch (err) {
-    database = (err as Error).message;
-    log.warn({ err }, 'console health: database check failed');
+  const dependencies = await deps.dependencies.states();
+  for (const d of dependencies.filter((d) => !d.up)) {
+    log.warn({ dependency: d.name, owner: d.owner, reason: d.reason }, 'console health: a dependency is down');
   }
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
   const count = (types: string[], method: string) => deps.events.count({ types, method, since });
   const methods = await Promise.all(
     deps.extensions.methods.ids().map(async (id) => ({
@@ -85,15 +81,7 @@ export async function pluginsBody(t: Messages, deps: OverviewDeps, log: Logger):
   return html`<section class="panel" aria-labelledby="gh-health">
       <h2 id="gh-health">${t.t('console.health.title')}</h2>
       <dl class="facts">
-        <dt>${t.t('console.health.database')}</dt>
-        <dd>
-          ${
-            database === null
-              ? html`<span class="badge ok">${t.t('console.health.ok')}</span>
-                  ${t.t('console.health.ms', { ms: ms.toFixed(1) })}`
-              : html`<span class="badge bad">${t.t('console.health.failing')}</span> ${database}`
-          }
-        </dd>
+        ${dependencies.map((d) => dependencyFact(t, d))}
         <dt>${t.t('console.health.traffic')}</dt>
         <dd>
           ${
@@ -165,4 +153,17 @@ export async function pluginsBody(t: Messages, deps: OverviewDeps, log: Logger):
       </dl>
       <p class="muted">${t.t('console.health.window')}</p>
     </section>`;
+}
+
+/** One dependency of the health panel: the database by its label, others by their check's name. */
+function dependencyFact(t: Messages, d: DependencyState): SafeHtml {
+  const label = d.name === 'database' ? t.t('console.health.database') : html`<code>${d.name}</code>`;
+  return html`<dt>${label}</dt>
+    <dd>
+      ${
+        d.up
+          ? html`<span class="badge ok">${t.t('console.health.ok')}</span> ${t.t('console.health.ms', { ms: d.ms })}`
+          : html`<span class="badge bad">${t.t('console.health.failing')}</span> ${d.reason ?? ''}`
+      }
+    </dd>`;
 }
