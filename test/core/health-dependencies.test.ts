@@ -3,20 +3,12 @@
  * delivery plugins check, against a real SMTP server and a webhook host that refuses connections.
  */
 import { expect } from 'chai';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { SMTPServer } from 'smtp-server';
 import { buildApp, type Gatehouse } from '@gatehouse-auth/core';
 import { TEST_ADMIN_TOKEN, testConfig } from '../support/config.js';
-
-/** A port nothing listens on: bound once, then closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { closedPort } from '../support/ports.js';
 
 describe('dependencies: GET /health/dependencies and gatehouse_dependency_up', function () {
   this.timeout(20_000);

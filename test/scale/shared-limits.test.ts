@@ -11,6 +11,7 @@ import supertest from 'supertest';
 import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-auth/core';
 import { FakeClock } from '@gatehouse-auth/core/testing';
 import { withPostgresDatabase } from '../support/postgres.js';
+import { closedPort } from '../support/ports.js';
 
 const KEY = Buffer.alloc(32, 12).toString('base64');
 const SECRET = 'shared-limits-client-secret-0123456789abcdef';
@@ -90,6 +91,23 @@ function sharedLimitSuite(store: 'database' | 'redis', db: { readonly url: strin
       ).status,
     ).to.not.equal(429);
   });
+
+  if (store === 'redis') {
+    it('Redis is a dependency operators see: up here, down (limits open) on a node whose Redis is gone', async () => {
+      const states = await a.container.cradle.dependencies.states();
+      expect(states.find((d) => d.name === 'redis')).to.include({ owner: 'core', up: true });
+      const gone = new URL(REDIS_URL);
+      gone.port = String(await closedPort());
+      const orphan = await buildApp(config(db.url, { redis_url: gone.toString() }), { logger: createLogger('silent') });
+      try {
+        const redis = (await orphan.container.cradle.dependencies.states()).find((d) => d.name === 'redis');
+        expect(redis?.up).to.equal(false);
+        expect(redis?.reason).to.be.a('string').and.not.be.empty;
+      } finally {
+        await orphan.close();
+      }
+    });
+  }
 
   it('a notice claim is won once, whichever node claims it, in a burst on both', async () => {
     const key = `u-${someAddress()}:code_reuse`;
