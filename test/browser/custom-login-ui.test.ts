@@ -8,12 +8,9 @@
  * origin cannot read the API.
  */
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
-import { freshTab, launchChromium, requireChromium } from '../support/chromium.js';
+import { freshTab, openChromium, requireChromium, type Chromium } from '../support/chromium.js';
 import { freePort, pkcePair } from '../oauth/support.js';
 import {
   ALICE_PASSWORD,
@@ -109,7 +106,7 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
   let server: DemoServer;
   let ui: { server: Server; origin: string };
   let stranger: { server: Server; origin: string };
-  let profile: string;
+  let chrome: Chromium | undefined;
   let context: BrowserContext;
   let page: Page;
 
@@ -136,8 +133,8 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
       s.listen(uiPort, '127.0.0.1', () => resolve({ server: s, origin: uiOrigin }));
     });
     stranger = await serve('<!doctype html><title>elsewhere</title>');
-    profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-login-ui-'));
-    context = await launchChromium(profile);
+    chrome = await openChromium();
+    context = chrome.context;
   });
 
   beforeEach(async function () {
@@ -145,11 +142,10 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
   });
 
   after(async function () {
-    await context?.close();
+    await chrome?.close();
     await server?.close();
     ui?.server.close();
     stranger?.server.close();
-    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
   });
 
   /** The UI's TOTP step, once it shows the second stage, to the redirect URI: the callback and the tokens. */

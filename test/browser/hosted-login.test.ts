@@ -9,17 +9,15 @@
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as oauth from 'oauth4webapi';
 import { generate } from 'otplib';
 import type { BrowserContext, Page, Response as PageResponse } from 'playwright-core';
-import { launchChromium, requireChromium } from '../support/chromium.js';
+import { openChromium, requireChromium, type Chromium } from '../support/chromium.js';
 import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 
 /** The verification tests' delivery channel: keeps every message in its exported `sent`. */
@@ -129,7 +127,7 @@ describe('hosted login page (Chromium)', function () {
   let running: RunningServer | undefined;
   let site: ClientSite | undefined;
   let context: BrowserContext | undefined;
-  let profile: string | undefined;
+  let chrome: Chromium | undefined;
   let page: Page;
   let issuer: string;
   let as: oauth.AuthorizationServer;
@@ -398,8 +396,8 @@ describe('hosted login page (Chromium)', function () {
     as = await oauth.processDiscoveryResponse(new URL(issuer), await oauth.discoveryRequest(new URL(issuer), insecure));
     alice = await enrolUser('browser-alice', PHONE);
 
-    profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-profile-'));
-    context = await launchChromium(profile, [`--host-resolver-rules=MAP ${PARTNER_HOST} 127.0.0.1`]);
+    chrome = await openChromium([`--host-resolver-rules=MAP ${PARTNER_HOST} 127.0.0.1`]);
+    context = chrome.context;
     page = context.pages()[0] ?? (await context.newPage());
   });
 
@@ -409,10 +407,9 @@ describe('hosted login page (Chromium)', function () {
   });
 
   after(async () => {
-    await context?.close();
+    await chrome?.close();
     await running?.shutdown();
     await site?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
   });
 
   it('renders stage 1 with the security headers, the escaped app name and an identifier field', async () => {

@@ -5,12 +5,9 @@
  * and the passkey offer after it — the `login_hint` fills the field in, and the page's CSP
  * (no inline script) reports no violation while the scripts read their messages.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../support/chromium.js';
+import { openChromium, requireChromium, type Chromium } from '../support/chromium.js';
 import { pkcePair } from '../oauth/support.js';
 import { ALICE_PASSWORD, DEMO_APP, aliceTotp, startDemoServer, type DemoServer } from '../oauth/demo-server.js';
 
@@ -19,7 +16,7 @@ describe('a German login page (Chromium, issue 13)', function () {
 
   let server: DemoServer;
   let context: BrowserContext | undefined;
-  let profile: string | undefined;
+  let chrome: Chromium | undefined;
   let page: Page;
   /** CSP violations the page reported (its securitypolicyviolation events) and console complaints. */
   const violations: string[] = [];
@@ -29,8 +26,8 @@ describe('a German login page (Chromium, issue 13)', function () {
     requireChromium(this);
     // localhost: the passkey module on the first stage needs a domain name for its relying party.
     server = await startDemoServer({ host: 'localhost' });
-    profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-profile-'));
-    context = await launchChromium(profile, ['--lang=en-US']);
+    chrome = await openChromium(['--lang=en-US']);
+    context = chrome.context;
     // Runs before any page script (and outside the page's CSP): records what the CSP blocks.
     await context.addInitScript(
       "document.addEventListener('securitypolicyviolation', (e) => " +
@@ -44,9 +41,8 @@ describe('a German login page (Chromium, issue 13)', function () {
   });
 
   after(async () => {
-    await context?.close();
+    await chrome?.close();
     await server?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
   });
 
   /** The violations the page's own listener saw, plus the console's. */

@@ -5,13 +5,10 @@
  * /api/oauth2/authorize/ without a username, to the app's redirect with a code whose tokens
  * carry the passkey's amr; a ceremony without user verification shows a clear message.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../support/chromium.js';
+import { openChromium, requireChromium, type Chromium } from '../support/chromium.js';
 import { pkcePair } from '../oauth/support.js';
 import {
   ALICE_PASSWORD,
@@ -26,7 +23,7 @@ import {
 describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11)', function () {
   this.timeout(60_000);
   let server: DemoServer;
-  let profile: string;
+  let chrome: Chromium | undefined;
   let context: BrowserContext;
   let page: Page;
   let cdp: CDPSession;
@@ -36,8 +33,8 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
     requireChromium(this);
     // WebAuthn needs a domain name as the relying party id: the issuer is http://localhost:<port>.
     server = await startDemoServer({ host: 'localhost' });
-    profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-passkey-'));
-    context = await launchChromium(profile);
+    chrome = await openChromium();
+    context = chrome.context;
     page = context.pages()[0] ?? (await context.newPage());
     cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable', { enableUI: false });
@@ -54,9 +51,8 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
   });
 
   after(async function () {
-    await context?.close();
+    await chrome?.close();
     await server?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
   });
 
   const setup = async (step: string, body: Record<string, unknown>) => {

@@ -3,13 +3,10 @@
  * the device's steps without a reload (long polls on the status), continues the login by itself
  * once the device completed PUSH, and says so when the device denies.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Authenticator } from '@gatehouse-auth/authenticator';
-import { freshTab, launchChromium, requireChromium } from '../support/chromium.js';
+import { freshTab, openChromium, requireChromium, type Chromium } from '../support/chromium.js';
 import { pkcePair } from '../oauth/support.js';
 import { ALICE_PASSWORD, DEMO_APP, startDemoServer, type DemoServer } from '../oauth/demo-server.js';
 import { boundDevice, onlyPush } from '../devices/support.js';
@@ -18,7 +15,7 @@ describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
   this.timeout(60_000);
   let server: DemoServer;
   let device: Authenticator;
-  let profile: string;
+  let chrome: Chromium | undefined;
   let context: BrowserContext;
   let page: Page;
 
@@ -26,8 +23,8 @@ describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
     requireChromium(this);
     server = await startDemoServer();
     device = await boundDevice(server, { name: "Alice's phone" });
-    profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-push-'));
-    context = await launchChromium(profile);
+    chrome = await openChromium();
+    context = chrome.context;
   });
 
   beforeEach(async () => {
@@ -35,9 +32,8 @@ describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
   });
 
   after(async function () {
-    await context?.close();
+    await chrome?.close();
     await server?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
   });
 
   /** Password first, then PUSH chosen at the second stage: answers the number the page shows. */

@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import { PASSWORD, totpCode } from '../oauth/support.js';
-import { launchChromium } from '../support/chromium.js';
+import { openChromium } from '../support/chromium.js';
 
 /**
  * Where the console and account suites save their screenshots, to be looked at by eye:
@@ -47,8 +47,8 @@ export async function watchPage(context: BrowserContext, page: Page) {
  * script errors, a screenshot taker, and `close`, which also removes the profile.
  */
 export async function openSiteBrowser(suite: string) {
-  const profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-profile-'));
-  const context = await launchChromium(profile, ['--lang=en-US']);
+  const chrome = await openChromium(['--lang=en-US']);
+  const { context } = chrome;
   const page = context.pages()[0] ?? (await context.newPage());
   const watch = await watchPage(context, page);
   const shots = screenshotDir(suite);
@@ -57,10 +57,7 @@ export async function openSiteBrowser(suite: string) {
     page,
     watch,
     shot: (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true }),
-    async close(): Promise<void> {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
-    },
+    close: () => chrome.close(),
   };
 }
 

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import type { BrowserContext } from 'playwright-core';
-import { CHROMIUM, launchChromium } from '../support/chromium.js';
+import { CHROMIUM, openChromium, type Chromium } from '../support/chromium.js';
 import { freePort } from '../oauth/support.js';
 import { REPO_ROOT } from '../support/paths.js';
 
@@ -76,6 +76,7 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
   let work: string;
   let operator: string;
   let server: ChildProcess | undefined;
+  let chrome: Chromium | undefined;
   let context: BrowserContext | undefined;
   let issuer: string;
   let env: Record<string, string>;
@@ -157,11 +158,12 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
       if (i > 300 || server.exitCode !== null) throw new Error(`the server did not start:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    context = await launchChromium(mkdtempSync(path.join(work, 'chrome-')));
+    chrome = await openChromium();
+    context = chrome.context;
   });
 
   after(async () => {
-    await context?.close();
+    await chrome?.close();
     server?.kill('SIGTERM');
     if (server && server.exitCode === null) await new Promise((resolve) => server!.once('exit', resolve));
     await new Promise<void>((resolve) => (appServer ? appServer.close(() => resolve()) : resolve()));

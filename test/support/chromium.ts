@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's `chromium` package; `.ci/run` installs it. */
@@ -17,12 +19,37 @@ const FLAGS = [
 ];
 
 /** Headless Chromium with a profile of its own in `profileDir`; `extraFlags` after the usual ones. */
-export function launchChromium(profileDir: string, extraFlags: string[] = []): Promise<BrowserContext> {
+function launchChromium(profileDir: string, extraFlags: string[] = []): Promise<BrowserContext> {
   return chromium.launchPersistentContext(profileDir, {
     executablePath: CHROMIUM,
     headless: true,
     args: [...FLAGS, ...extraFlags],
   });
+}
+
+/** Chromium on a throwaway profile of its own, and how to close it. */
+export interface Chromium {
+  context: BrowserContext;
+  /** Closes the browser and removes the profile. */
+  close(): Promise<void>;
+}
+
+/** Headless Chromium on a fresh profile (a temporary directory, removed by `close`). */
+export async function openChromium(extraFlags: string[] = []): Promise<Chromium> {
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'chrome-profile-'));
+  try {
+    const context = await launchChromium(profile, extraFlags);
+    return {
+      context,
+      async close() {
+        await context.close();
+        rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
+      },
+    };
+  } catch (err) {
+    rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
+    throw err;
+  }
 }
 
 /**
