@@ -188,6 +188,12 @@ describe('config: parseConfig', () => {
       expect(configError(raw)).to.equal('apps[0].redirect_uris[0]: must be an absolute URL');
     });
 
+    it('an issuer with a query or a fragment (RFC 8414 §2)', () => {
+      for (const issuer of ['https://id.example/?tenant=a', 'https://id.example/#top', 'https://id.example/t?']) {
+        expect(configError({ issuer })).to.equal('issuer: must have no query or fragment (RFC 8414 §2)');
+      }
+    });
+
     it('a redirect URI with a fragment', () => {
       const raw = { apps: [app(), app({ client_id: 'b', redirect_uris: ['https://app.example/cb#x'] })] };
       expect(configError(raw)).to.equal('apps[1].redirect_uris[0]: must not contain a fragment');

@@ -776,4 +776,39 @@ describe('OAuth authorization endpoint (checklist §1)', function () {
       );
     });
   });
+
+  describe('on an https issuer', function () {
+    // The server still listens on plain http here; what matters is what its cookies ask of a browser.
+    let secure: OAuthServer;
+    before(async function () {
+      secure = await startServer({ config: { issuer: 'https://id.gatehouse.test' } });
+    });
+    after(() => secure?.close());
+
+    it('flow and session cookies are __Host- and Secure: no Domain, Path=/, not readable by scripts (RFC 6265bis §4.1.3.2)', async function () {
+      const who = await secure.user('https');
+      const browser = new Browser(secure);
+      const first = await browser.get(authorizePath(webParams()));
+      const login = locationOf(first, secure, 303);
+      const resumed = await loginWithPassword(browser, secure, login, who);
+      const cookies = [...first.headers.getSetCookie(), ...resumed.headers.getSetCookie()].filter(
+        (c) => !/Max-Age=0|Expires=Thu, 01 Jan 1970/i.test(c),
+      );
+      const flow = cookies.find((c) => c.startsWith('__Host-gh_flow_'));
+      const session = cookies.find((c) => c.startsWith('__Host-gh_session='));
+      for (const [name, cookie] of [
+        ['flow', flow],
+        ['session', session],
+      ] as const) {
+        expect(cookie, name).to.be.a('string');
+        expect(cookie, name)
+          .to.match(/; Secure/i)
+          .and.match(/; HttpOnly/i)
+          .and.match(/; Path=\/(;|$)/i)
+          .and.not.match(/; Domain=/i);
+      }
+      // None of them goes without the prefix on https.
+      expect(cookies.filter((c) => /^gh_(flow|session)/.test(c))).to.deep.equal([]);
+    });
+  });
 });

@@ -75,6 +75,14 @@ describe('OAuth: flow cookies', () => {
       expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 60);
       expect(refused.headers.get('content-type')).to.match(/^text\/html/);
       expect(await refused.text()).to.include('temporarily_unavailable');
+      // Without server.trust_proxy, a made-up X-Forwarded-For is not an address of its own.
+      for (const forwarded of ['203.0.113.7', '198.51.100.1, 203.0.113.8']) {
+        const rotated = await fetch(limited.url(webAuthorize()), {
+          redirect: 'manual',
+          headers: { 'X-Forwarded-For': forwarded },
+        });
+        expect(rotated.status, forwarded).to.equal(429);
+      }
     } finally {
       await limited.close();
     }

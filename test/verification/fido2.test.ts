@@ -117,6 +117,27 @@ describe('FIDO2 through the JSON API, with a software authenticator (issue 11)',
     expect([replayed.status, replayed.code]).to.deep.equal([401, 'VERIFICATION_FAILED']);
   });
 
+  it('each assertion gets a fresh challenge of ≥ 16 random bytes, a 5–10 min ceremony, and dies with its exchange (WebAuthn §13.4.3)', async function () {
+    const first = await secondStage();
+    const second = await secondStage();
+    expect(Buffer.from(first.options.challenge, 'base64url').length).to.be.at.least(16);
+    expect(second.options.challenge).to.not.equal(first.options.challenge);
+    expect(first.options.timeout).to.be.within(300_000, 600_000);
+    // Past the exchange's lifetime (verification.exchange_ttl, 600 s) the challenge is gone too.
+    const late = await key.authenticate(first.options);
+    server.clock.advance(601_000);
+    const expired = await verify(first.exchangeId, late);
+    expect([expired.status, expired.code]).to.deep.equal([410, 'EXCHANGE_EXPIRED']);
+  });
+
+  it('clientData of another ceremony (webauthn.create in a sign-in) is refused: 401 VERIFICATION_FAILED', async function () {
+    const { exchangeId, options } = await secondStage();
+    const refused = await verify(exchangeId, await key.authenticate(options, { type: 'webauthn.create' }));
+    expect([refused.status, refused.code]).to.deep.equal([401, 'VERIFICATION_FAILED']);
+    // The exchange is still good for the genuine assertion.
+    expect((await verify(exchangeId, await key.authenticate(options))).status).to.equal(200);
+  });
+
   it('a counter that goes backwards is refused (401) and recorded as a possible clone', async function () {
     const { exchangeId, options } = await secondStage();
     const backwards = await verify(exchangeId, await key.authenticate(options, { counter: 1 }));

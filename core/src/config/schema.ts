@@ -410,7 +410,11 @@ const oauthSchema = z.strictObject({
 
 export const configSchema = z
   .strictObject({
-    issuer: absoluteUrl().default('http://localhost:3000'),
+    // RFC 8414 §2, OIDC Discovery §3: no query or fragment (they could not survive being the
+    // prefix of every endpoint URL, and `iss` is compared as a string).
+    issuer: absoluteUrl()
+      .refine((v) => !v.includes('?') && !v.includes('#'), 'must have no query or fragment (RFC 8414 §2)')
+      .default('http://localhost:3000'),
     /**
      * Development only: allows plain-http issuer and app URLs on other hosts than loopback ones.
      * Without it, every URL that carries codes or tokens must be https (or http to this machine).
