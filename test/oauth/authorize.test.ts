@@ -34,6 +34,7 @@ import {
   type OAuthServer,
   type TestUser,
 } from './support.js';
+import { FakeClock } from '@gatehouse-auth/core/testing';
 
 /** An error shown as a page: never a redirect, with the page headers. */
 async function expectErrorPage(res: Response, status = 400): Promise<string> {
@@ -774,6 +775,38 @@ describe('OAuth authorization endpoint (checklist §1)', function () {
         'consent_required',
         'c-1',
       );
+    });
+  });
+
+  describe('an idle session (oauth.session_idle_ttl, NIST 800-63B-4 §2.2.3)', function () {
+    const clock = new FakeClock();
+    let idle: OAuthServer;
+    before(async function () {
+      idle = await startServer({ clock });
+    });
+    after(() => idle?.close());
+
+    it('each sign-in through it renews it; unused past the idle time it signs no one in, and logout still ends it', async function () {
+      const who = await idle.user('idle');
+      const browser = new Browser(idle);
+      await obtainCode(idle, who, { browser });
+      const silent = () => browser.get(authorizePath(webParams({ prompt: 'none' })));
+      // 50 minutes, then 50 more: each silent sign-in is within the hour since the last one.
+      for (const _ of [1, 2]) {
+        clock.advance(50 * 60);
+        const resume = locationOf(await silent(), idle);
+        expect(resume.pathname).to.equal('/api/oauth2/authorize/resume');
+        const callback = locationOf(await browser.get(resume.pathname + resume.search), idle);
+        expect(callback.searchParams.get('code')).to.be.a('string');
+      }
+      // An hour and a second without one: a new sign-in is needed.
+      clock.advance(3601);
+      expectErrorRedirect(await silent(), idle, WEB_CB, 'login_required', 'st-1');
+      const login = locationOf(await browser.get(authorizePath(webParams())), idle);
+      expect(login.pathname).to.equal('/login');
+      // The idle session is still the one logout ends (its apps are told): the cookie finds it.
+      const cookie = browser.cookies.get('gh_session')!;
+      expect(await idle.gatehouse.container.cradle.sessions.get(cookie)).to.not.equal(null);
     });
   });
 

@@ -479,14 +479,24 @@ describe('logout: RP-initiated, hosted, admin and back-channel (issue 8)', funct
     expect((await silent(browser, RP)).searchParams.get('error')).to.equal('login_required');
   });
 
-  it('a step-up keeps the session id: one logout reaches the apps of before and after', async () => {
+  it('a step-up keeps the session id but renews its cookie: one logout reaches the apps of before and after', async () => {
     const alice = await user();
     const secret = await enrolTotp(alice);
     const browser = new Browser(site as OAuthServer);
     const first = await signIn(browser, RP, alice);
+    const cookieBefore = browser.cookies.get('gh_session')!;
     const stepped = await signIn(browser, MFA, alice, secret); // password carried, TOTP asked
     expect(decodeJwtParts(stepped.id_token).payload.amr).to.deep.equal(['pwd', 'otp']);
     expect(decodeJwtParts(stepped.id_token).payload.sid).to.equal(decodeJwtParts(first.id_token).payload.sid);
+    // The cookie is new after the step (ASVS 7.2.4: no fixation), ≥ 128 bits, and the old one is dead.
+    const cookieAfter = browser.cookies.get('gh_session')!;
+    expect(cookieBefore).to.match(/^[A-Za-z0-9_-]{22,}$/);
+    expect(cookieAfter)
+      .to.match(/^[A-Za-z0-9_-]{22,}$/)
+      .and.not.equal(cookieBefore);
+    const sessions = gatehouse.container.cradle.sessions;
+    expect(await sessions.get(cookieBefore)).to.equal(null);
+    expect((await sessions.get(cookieAfter))?.userId).to.equal(alice.id);
     const before = sink.received.length;
     await browser.get(`/session/end_session?id_token_hint=${stepped.id_token}`);
     await sink.arrived(before + 2);

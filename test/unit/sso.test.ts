@@ -52,6 +52,36 @@ describe('SingleSignOn: what a session is worth to an app', function () {
     expect((await sso({ status: 'disabled' }).decide(s, ask())).kind).to.equal('none');
   });
 
+  it('a session not used to sign in for longer than idleSeconds: none (its last sign-in made its row)', async function () {
+    const verifier: SsoVerifier = {
+      isEnrolled: async () => true,
+      checkSession: async () => ({ action: 'allow' }),
+      stepUpMethods: () => [],
+    };
+    const idle = new SingleSignOn({ users: { findById: async () => alice }, verifier, clock, idleSeconds: 3600 });
+    const s = session([
+      ['PASSWORD', 10],
+      ['TOTP', 5],
+    ]);
+    expect((await idle.decide(s, ask())).kind).to.equal('satisfied');
+    clock.advance(3600);
+    expect((await idle.decide(s, ask())).kind, 'at the limit').to.equal('satisfied');
+    clock.advance(1);
+    expect((await idle.decide(s, ask())).kind, 'past it').to.equal('none');
+    // A sign-in through it renews the row: a session made now is fresh again.
+    expect(
+      (
+        await idle.decide(
+          session([
+            ['PASSWORD', 10],
+            ['TOTP', 5],
+          ]),
+          ask(),
+        )
+      ).kind,
+    ).to.equal('satisfied');
+  });
+
   it('a password-only session: the second stage is left, the password carried', async function () {
     const decision = await sso().decide(session([['PASSWORD', 10]]), ask());
     expect(decision).to.deep.include({ kind: 'login', stages: [['TOTP', 'SMS', 'BACKUPCODE']], stale: false });

@@ -181,7 +181,10 @@ export function createGatehouseContainer(
       ({ config, sessions, tokens, clients, keys, jobs, events, clock, logger }) =>
         new LogoutService({ issuer: config.issuer, sessions, tokens, clients, keys, jobs, events, clock, logger }),
     ),
-    sso: single(({ users, verification, clock }) => new SingleSignOn({ users, verifier: verification, clock })),
+    sso: single(
+      ({ users, verification, clock, config }) =>
+        new SingleSignOn({ users, verifier: verification, clock, idleSeconds: config.oauth.session_idle_ttl }),
+    ),
     clientAuth: single(
       ({ clients, replay, events, clock, config, clientBlocks }) =>
         new ClientAuthenticator({

@@ -385,6 +385,11 @@ const accountSchema = z.strictObject({
 const oauthSchema = z.strictObject({
   /** Browser session (SSO) lifetime in seconds; NIST 800-63B AAL2 allows at most 24 h. */
   session_ttl: z.number().int().positive().max(86_400).default(86_400),
+  /**
+   * A browser session not used to sign in to any app for this long signs no one in: the user
+   * signs in again (NIST 800-63B-4 §2.2.3: after 1 h of inactivity at AAL2).
+   */
+  session_idle_ttl: z.number().int().positive().max(86_400).default(3600),
   /** `gatehouse keys rotate`: a new key is published this long before it signs. */
   key_activation_delay: z.number().int().min(0).default(3600),
   /**

@@ -25,8 +25,8 @@ export interface SsoVerifier {
 
 /**
  * What a browser session is worth to one authorization request:
- * - `none`: it signs no one in (absent, expired, its user disabled, prompt=login, nothing
- *   recent enough for max_age, or FDS denied it): a login from the start;
+ * - `none`: it signs no one in (absent, expired, idle too long, its user disabled, prompt=login,
+ *   nothing recent enough for max_age, or FDS denied it): a login from the start;
  * - `login`: the user is known and the completed methods count, but `stages` remain;
  * - `satisfied`: no stage remains (single sign-on).
  */
@@ -63,6 +63,8 @@ export class SingleSignOn {
       users: { findById(id: string): Promise<UserRecord | null> };
       verifier: SsoVerifier;
       clock: Clock;
+      /** A session not used to sign in for this long signs no one in (`oauth.session_idle_ttl`). */
+      idleSeconds?: number;
     },
   ) {}
 
@@ -70,6 +72,10 @@ export class SingleSignOn {
     const none = { kind: 'none' } as const;
     // max_age=0 asks for a new login as prompt=login does (OIDC Core §3.1.2.1).
     if (!session || req.prompt.includes('login') || req.maxAge === 0) return none;
+    // Idle too long (NIST 800-63B-4 §2.2.3: reauthenticate after 1 h of inactivity at AAL2). The
+    // session's row is renewed at every sign-in through it, so its creation is its last use.
+    const idle = this.deps.idleSeconds;
+    if (idle !== undefined && this.nowSeconds() - session.createdAt.getTime() / 1000 > idle) return none;
     const user = await this.deps.users.findById(session.userId);
     // A session of a user disabled since does not sign anyone in.
     if (!user || user.status !== 'active') return none;
