@@ -229,4 +229,17 @@ describe('FIDO2 through the JSON API, with a software authenticator (issue 11)',
     const missing = await call(server, VERIFY, { exchange_id: exchangeId });
     expect([missing.status, missing.code]).to.deep.equal([400, 'FIELD_MISSING']);
   });
+
+  // Last: its refusal would count toward fds-velocity's back-off for the tests after it.
+  it("a credential outside the options' allowCredentials (another user's passkey) is refused: 401 VERIFICATION_FAILED", async function () {
+    const { id: carol } = await server.gatehouse.container.cradle.users.create({ username: 'carol-fido2' });
+    const carols = new SoftAuthenticator({ origin: server.issuer });
+    expect((await register(carols, carol, 'Carol key')).status).to.equal(200);
+    const { exchangeId, options } = await secondStage();
+    expect(options.allowCredentials?.map((c) => c.id)).to.not.include(carols.credentials[0]!.id);
+    // A lying client answers alice's sign-in with carol's credential, correctly signed over alice's challenge.
+    const foreign = await carols.authenticate(options, { credentialId: carols.credentials[0]!.id });
+    const refused = await verify(exchangeId, foreign);
+    expect([refused.status, refused.code]).to.deep.equal([401, 'VERIFICATION_FAILED']);
+  });
 });
