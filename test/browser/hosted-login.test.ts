@@ -11,13 +11,13 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as oauth from 'oauth4webapi';
 import { generate } from 'otplib';
 import type { BrowserContext, Page, Response as PageResponse } from 'playwright-core';
 import { openChromium, requireChromium, type Chromium } from '../support/chromium.js';
+import { freePort } from '../oauth/support.js';
 import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 
 /** The verification tests' delivery channel: keeps every message in its exported `sent`. */
@@ -51,15 +51,6 @@ const BASE_CSP =
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 /** The issuer runs on http: oauth4webapi refuses that unless told. */
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
-
-/** A port nobody listens on right now, so the issuer can name it before the server starts. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The clients' redirect URIs: a tiny server that records the full URL of every request. */
 interface ClientSite {

@@ -8,7 +8,7 @@ import request from 'supertest';
 import { SMTPServer } from 'smtp-server';
 import { buildApp, type Gatehouse } from '@gatehouse-auth/core';
 import { TEST_ADMIN_TOKEN, testConfig } from '../support/config.js';
-import { closedPort } from '../support/ports.js';
+import { freePort } from '../oauth/support.js';
 
 describe('dependencies: GET /health/dependencies and gatehouse_dependency_up', function () {
   this.timeout(20_000);
@@ -35,7 +35,7 @@ describe('dependencies: GET /health/dependencies and gatehouse_dependency_up', f
                 {
                   id: 'sms-provider',
                   kinds: ['sms'],
-                  url: `http://127.0.0.1:${await closedPort()}/hook`,
+                  url: `http://127.0.0.1:${await freePort()}/hook`, // nothing listens there
                   secret: 'x'.repeat(32),
                 },
               ],

@@ -11,7 +11,7 @@ import supertest from 'supertest';
 import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-auth/core';
 import { FakeClock } from '@gatehouse-auth/core/testing';
 import { withPostgresDatabase } from '../support/postgres.js';
-import { closedPort } from '../support/ports.js';
+import { freePort } from '../oauth/support.js';
 
 const KEY = Buffer.alloc(32, 12).toString('base64');
 const SECRET = 'shared-limits-client-secret-0123456789abcdef';
@@ -97,7 +97,7 @@ function sharedLimitSuite(store: 'database' | 'redis', db: { readonly url: strin
       const states = await a.container.cradle.dependencies.states();
       expect(states.find((d) => d.name === 'redis')).to.include({ owner: 'core', up: true });
       const gone = new URL(REDIS_URL);
-      gone.port = String(await closedPort());
+      gone.port = String(await freePort()); // nothing listens there
       const orphan = await buildApp(config(db.url, { redis_url: gone.toString() }), { logger: createLogger('silent') });
       try {
         const redis = (await orphan.container.cradle.dependencies.states()).find((d) => d.name === 'redis');
