@@ -463,10 +463,9 @@ export class TokenService {
       response.refresh_token = refreshToken;
     }
     // The ID token is signed while the tokens are stored: it needs only the access token's value.
-    const subject = input.subject;
     const idToken =
-      subject && input.scope.includes('openid') && !input.withoutIdToken
-        ? this.idToken({ ...input, subject }, { accessToken, iat, acr, sid, claims: claimsRequest?.id_token })
+      input.subject && input.scope.includes('openid') && !input.withoutIdToken
+        ? this.idToken(input, input.subject, { accessToken, iat, acr, sid, claims: claimsRequest?.id_token })
         : undefined;
     const [, signed] = await Promise.all([this.storeTokens(rows), idToken]);
     if (signed) response.id_token = signed;
@@ -476,7 +475,8 @@ export class TokenService {
 
   /** The ID token of a token response (OIDC Core §3.1.3.6), with at_hash of its access token. */
   private async idToken(
-    input: IssueInput & { subject: string },
+    input: IssueInput,
+    subject: string,
     issued: { accessToken: string; iat: number; acr?: string; sid?: string; claims?: ClaimsRequest['id_token'] },
   ): Promise<string> {
     const { client } = input;
@@ -485,7 +485,7 @@ export class TokenService {
     // With an access token, the scopes' claims are for userinfo (OIDC Core §5.4); the ID token
     // carries those the `claims` parameter asked for in it.
     const named = namedClaims(client, input.scope, issued.claims);
-    const userClaims = named.length && this.userClaims ? await this.userClaims.of(input.subject, named) : null;
+    const userClaims = named.length && this.userClaims ? await this.userClaims.of(subject, named) : null;
     return signJwtOffThread(
       signer,
       { typ: 'JWT' },
@@ -500,7 +500,7 @@ export class TokenService {
         at_hash: halfHash(issued.accessToken, client.idTokenAlg),
         ...(id.code ? { c_hash: halfHash(id.code, client.idTokenAlg) } : {}),
         iss: this.issuer,
-        sub: input.subject,
+        sub: subject,
         aud: client.clientId,
         iat: issued.iat,
         exp: issued.iat + client.idTokenTtl,
