@@ -17,6 +17,7 @@ import {
   initiate,
   passwordUser,
   resetVerdict,
+  setup,
   scriptedVerdict,
   sentMessages,
   totpCode,
@@ -134,6 +135,35 @@ describe('security notices to users', function () {
       await settled(v);
       const notices = await noticesTo(user.email);
       expect(notices.map((m) => m.subject)).to.deep.equal(['Sign-in alert: a sign-in needed an extra check']);
+    });
+
+    it('a new password: the user is told, with the ways to sign in set up since the last sign-in began (issue 25)', async () => {
+      const user = await passwordUser(v, 'newpass');
+      // A sign-in, during which someone with the old password (or the login's URL) adds TOTP.
+      await atStageTwo(v, user);
+      await enrolTotp(v, user.id);
+      dataOf(await setup(v, 'PASSWORD', 'initiation', { sub: user.id, password: 'a brand new password 1234' }));
+      await settled(v);
+      const notices = (await sentMessages()).filter((m) => m.to === user.email && /password/i.test(m.subject ?? ''));
+      expect(notices.map((m) => m.subject)).to.deep.equal(['Security alert: your password was changed']);
+      const text = notices[0]!.text;
+      expect(text).to.match(/every session and app signed in with the old one was signed out/);
+      expect(text).to.match(
+        /Ways to sign in set up since your last sign-in began \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\):\n- TOTP/,
+      );
+      expect(text).to.not.match(/- PASSWORD/);
+      expect(text).to.not.include('a brand new password');
+      const events = await noticeEvents(v, user.id);
+      expect(events.map((e) => [e.type, e.outcome])).to.deep.equal([['notification.sent', 'password_changed']]);
+    });
+
+    it('a new password with nothing else set up since the last sign-in says so', async () => {
+      const user = await passwordUser(v, 'quietpass');
+      await atStageTwo(v, user);
+      dataOf(await setup(v, 'PASSWORD', 'initiation', { sub: user.id, password: 'a brand new password 1234' }));
+      await settled(v);
+      const [notice] = (await sentMessages()).filter((m) => m.to === user.email && /password/i.test(m.subject ?? ''));
+      expect(notice!.text).to.match(/No other way to sign in was set up since your last sign-in began/);
     });
 
     it('a step-up verdict before any right proof tells the user nothing (no false "extra check")', async () => {

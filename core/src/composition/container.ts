@@ -52,6 +52,7 @@ import { EnrollmentService } from '../verification/enrollment.js';
 import { ExchangeStore } from '../verification/exchanges.js';
 import { LoginFlowStore } from '../verification/flows.js';
 import { SecurityNotifier } from '../verification/notifier.js';
+import { PasswordChangeNotice } from '../verification/password-notice.js';
 import { defaultRedirects, type LoginRedirects } from '../verification/routes.js';
 import { VerificationService } from '../verification/service.js';
 import { StatusStore } from '../verification/statuses.js';
@@ -139,12 +140,24 @@ export function createGatehouseContainer(
         }),
     ),
     verification: single((c) => new VerificationService(c)),
+    passwordNotice: single(
+      ({ extensions, services, devices, events, notifier, config }) =>
+        new PasswordChangeNotice({
+          extensions,
+          services,
+          devices,
+          history: events,
+          notifier,
+          flowTtlSeconds: config.verification.flow_ttl,
+        }),
+    ),
     enrollment: single(
-      ({ extensions, services, sql, clock, tokens, logout, appSettings }) =>
+      ({ extensions, services, sql, clock, tokens, logout, appSettings, passwordNotice }) =>
         new EnrollmentService({
           extensions,
           services,
           appSettings,
+          passwordNotice,
           pending: recordStore(sql, clock, 'gatehouse:enrollment'),
           // Tokens and browser sessions: whoever held the old credential loses both.
           revokeGrants: async (userId, reason) => {

@@ -45,6 +45,7 @@ import type { EnrollmentService } from '../verification/enrollment.js';
 import type { ExchangeStore } from '../verification/exchanges.js';
 import type { LoginFlowStore } from '../verification/flows.js';
 import type { SecurityNotifier } from '../verification/notifier.js';
+import type { PasswordChangeNotice } from '../verification/password-notice.js';
 import type { LoginRedirects } from '../verification/routes.js';
 import type { VerificationService } from '../verification/service.js';
 import type { StatusStore } from '../verification/statuses.js';
@@ -83,6 +84,7 @@ export interface Cradle {
   exchanges: ExchangeStore;
   statuses: StatusStore;
   notifier: SecurityNotifier;
+  passwordNotice: PasswordChangeNotice;
   verification: VerificationService;
   enrollment: EnrollmentService;
   clients: ClientRegistry;

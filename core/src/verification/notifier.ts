@@ -18,22 +18,46 @@ import { withTimeout } from '../util/timeout.js';
 import { PHANTOM_USER_ID } from './context.js';
 
 /** What users are told about (SECURITY-CHECKLIST §7 TOTP 1, §8.6; ASVS 6.3.5). */
-export type SecurityNotice = 'code_reuse' | 'sign_in_blocked' | 'sign_in_challenged';
+export type SecurityNotice = 'code_reuse' | 'sign_in_blocked' | 'sign_in_challenged' | 'password_changed';
+
+/** A way to sign in the user has, as a notice names it (never a secret). */
+export interface ListedCredential {
+  method: string;
+  label: string | null;
+  createdAt: Date;
+}
 
 export interface NoticeFacts {
   method: string;
   request: RequestFacts;
   clientId: string;
+  /** password_changed: the ways to sign in set up since the last sign-in began, and when that was. */
+  setUpSince?: { since: Date | null; credentials: ListedCredential[] };
 }
 
 const SUBJECT: Record<SecurityNotice, string> = {
   code_reuse: 'Sign-in alert: a one-time code was used again',
   sign_in_blocked: 'Sign-in alert: a sign-in to your account was blocked',
   sign_in_challenged: 'Sign-in alert: a sign-in needed an extra check',
+  password_changed: 'Security alert: your password was changed',
 };
 
+const minute = (at: Date) => `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+/** What was set up since the last sign-in: what an attacker who had the password may have left behind. */
+function setUpSince(facts: NoticeFacts): string {
+  const listed = facts.setUpSince;
+  if (!listed) return '';
+  const since = listed.since ? `since your last sign-in began (${minute(listed.since)})` : 'so far';
+  if (!listed.credentials.length) return ` No other way to sign in was set up ${since}.`;
+  const lines = listed.credentials.map(
+    (c) => `- ${c.method}${c.label ? ` "${c.label.slice(0, 60)}"` : ''}, set up ${minute(c.createdAt)}`,
+  );
+  return ` Ways to sign in set up ${since}:\n${lines.join('\n')}\nIf you did not set one of them up, remove it now: it still works with the new password.`;
+}
+
 function text(notice: SecurityNotice, facts: NoticeFacts, at: Date): string {
-  const when = `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const when = minute(at);
   const where = facts.request.ip ? ` from ${facts.request.ip}` : '';
   const tail = 'If this was not you, change your password and tell your administrator.';
   switch (notice) {
@@ -43,6 +67,8 @@ function text(notice: SecurityNotice, facts: NoticeFacts, at: Date): string {
       return `A sign-in to your account (${facts.method}) at ${when}${where} was blocked by our security checks. If it was you, wait a while and try again: a device you signed in from before is not held back by failed attempts made elsewhere. ${tail}`;
     case 'sign_in_challenged':
       return `A sign-in to your account at ${when}${where} came from a new device or place and needed an extra verification step. ${tail}`;
+    case 'password_changed':
+      return `The password of your account was changed at ${when}${where}, and every session and app signed in with the old one was signed out.${setUpSince(facts)} If you did not change it, tell your administrator.`;
   }
 }
 

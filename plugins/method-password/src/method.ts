@@ -26,8 +26,10 @@ export function passwordMethod({ hasher, policy, dummyHash }: PasswordMethodDeps
       const refusal = checkNewPassword(password, policy);
       if (refusal) return refusal;
       const secret = await hasher.hash(password);
+      // A first password replaces nothing: no session to end, no one to tell.
+      const replaced = (await ctx.credentials.list(PASSWORD_CREDENTIAL)).length > 0;
       await ctx.credentials.replaceAll(PASSWORD_CREDENTIAL, [{ type: PASSWORD_CREDENTIAL, secret }]);
-      return { ok: true, done: true, replaced: true, response: { enrolled: true } };
+      return { ok: true, done: true, replaced, response: { enrolled: true } };
     },
   };
 

@@ -69,7 +69,14 @@ describe('@gatehouse-auth/method-password', () => {
     it('stores only an argon2id hash with the configured cost and reports done', async () => {
       const s = await setup();
       const out = await enroll(s, { password: GOOD });
-      expect(out).to.deep.equal({ ok: true, done: true, replaced: true, response: { enrolled: true } });
+      // The first password replaces nothing; a second one replaces it (the core then ends sessions).
+      expect(out).to.deep.equal({ ok: true, done: true, replaced: false, response: { enrolled: true } });
+      expect(await enroll(s, { password: GOOD })).to.deep.equal({
+        ok: true,
+        done: true,
+        replaced: true,
+        response: { enrolled: true },
+      });
       const rows = storedRows(s.services, s.user.id);
       expect(rows).to.have.length(1);
       expect(rows[0]!.type).to.equal('password');
