@@ -5,13 +5,14 @@
  * /api/oauth2/authorize/ to the UI, posts the password form cross-site to /login-srv/login,
  * does TOTP by XHR (CORS) and the continuation form POST, and arrives at the redirect URI with
  * a code; a UI opened without a request id asks for one (generate) first. A wrong password comes back to the UI as error parameters; a page of an unlisted
- * origin cannot read the API.
+ * origin cannot read the API. Issue 25: a page of another site cannot force the attacker's login
+ * into the browser (login CSRF), and a track id read from the UI's URL sets nothing up.
  */
 import { createServer, type Server } from 'node:http';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import { freshTab, openChromium, requireChromium, type Chromium } from '../support/chromium.js';
-import { freePort, pkcePair } from '../oauth/support.js';
+import { authenticatedStatus, freePort, pkcePair } from '../oauth/support.js';
 import {
   ALICE_PASSWORD,
   DEMO_APP,
@@ -106,6 +107,7 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
   let server: DemoServer;
   let ui: { server: Server; origin: string };
   let stranger: { server: Server; origin: string };
+  let sameSite: { server: Server; origin: string };
   let chrome: Chromium | undefined;
   let context: BrowserContext;
   let page: Page;
@@ -115,12 +117,16 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     // The UI's origin must be known before Gatehouse starts: reserve a port for it first.
     const uiPort = await freePort();
     const uiOrigin = `http://127.0.0.1:${uiPort}`;
+    // A page of the app on Gatehouse's own site (localhost, another port): same-site, so its XHR
+    // carries Gatehouse's cookies.
+    const sameSitePort = await freePort();
+    const sameSiteOrigin = `http://localhost:${sameSitePort}`;
     server = await startDemoServer({
       host: 'localhost',
       configure(config) {
         const app = config.apps.find((a) => a.client_id === 'demo-app')!;
         app.login_page_url = `${uiOrigin}/login`;
-        app.allowed_origins = [uiOrigin];
+        app.allowed_origins = [uiOrigin, sameSiteOrigin];
         // Passwordless: an emailed code may start the login (then a second factor).
         app.login_stages = [[...app.login_stages[0]!, 'EMAIL'], app.login_stages[1]!];
       },
@@ -133,6 +139,13 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
       s.listen(uiPort, '127.0.0.1', () => resolve({ server: s, origin: uiOrigin }));
     });
     stranger = await serve('<!doctype html><title>elsewhere</title>');
+    sameSite = await new Promise((resolve) => {
+      const s = createServer((_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+        res.end('<!doctype html><title>shop, same site</title>');
+      });
+      s.listen(sameSitePort, '127.0.0.1', () => resolve({ server: s, origin: sameSiteOrigin }));
+    });
     chrome = await openChromium();
     context = chrome.context;
   });
@@ -146,6 +159,7 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     await server?.close();
     ui?.server.close();
     stranger?.server.close();
+    sameSite?.server.close();
   });
 
   /** The UI's TOTP step, once it shows the second stage, to the redirect URI: the callback and the tokens. */
@@ -209,25 +223,154 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     expect(callback.searchParams.get('state')).to.equal('ui');
   });
 
-  it('a setup call during the login, by XHR without cookies, is authorised by the track id the UI got', async function () {
+  /** A user with nothing but a password: the kind whose login may set a first second factor up. */
+  async function passwordOnlyUser(username: string, password: string): Promise<string> {
+    const { users, enrollment } = server.gatehouse.container.cradle;
+    const id = (await users.create({ username })).id;
+    await enrollment.step(
+      'initiation',
+      'PASSWORD',
+      (await users.findById(id))!,
+      { password },
+      {} as never,
+      server.gatehouse.logger,
+    );
+    return id;
+  }
+
+  it('a setup call during the login needs the browser doing it: the track id from the URL alone is refused (issue 25)', async function () {
+    const password = 'carol has a long enough password';
+    await passwordOnlyUser('carol-ui', password);
     await page.goto(authorizeUrl().url);
     const requestId = new URL(page.url()).searchParams.get('requestId')!;
-    await page.getByLabel('Username').fill('alice');
-    await page.getByLabel('Password').fill(ALICE_PASSWORD);
+    await page.getByLabel('Username').fill('carol-ui');
+    await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL((u) => u.origin === ui.origin && u.searchParams.has('sub'));
+    // What leaks with the UI's URL (history, logs, analytics, Referer).
     const trackId = new URL(page.url()).searchParams.get('track_id')!;
-    const setup = (track: string) =>
+    const setupUrl = (method: string, track: string) =>
+      server.url(`/verification-actions-srv/setup/${method}/initiation/${track}`);
+    /** An XHR of the page open now, with or without the browser's cookies: the error code, or 'ok'. */
+    const xhr = (method: string, track: string, credentials: 'omit' | 'include') =>
       page.evaluate(
-        (u) =>
-          fetch(u, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }).then((r) =>
-            r.json().then((b) => (b as { error?: { code: string } }).error?.code),
-          ),
-        server.url(`/verification-actions-srv/setup/SMS/initiation/${track}`),
+        ([u, c]) =>
+          fetch(u!, {
+            method: 'POST',
+            credentials: c as 'omit' | 'include',
+            headers: { 'Content-Type': 'application/json' },
+            body: '{}',
+          }).then((r) => r.json().then((b) => (b as { error?: { code: string } }).error?.code ?? 'ok')),
+        [setupUrl(method, track), credentials],
       );
-    expect(await setup(requestId)).to.equal('FLOW_NOT_BOUND');
-    // The track id names this login; alice has a second factor, so a password alone cannot add one.
-    expect(await setup(trackId)).to.equal('SETUP_NOT_ALLOWED');
+    // Whoever holds the URL, from anywhere else: no cookie of this login, no client secret.
+    const stolen = await fetch(setupUrl('TOTP', trackId), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Origin: stranger.origin },
+      body: '{}',
+    });
+    expect(stolen.status).to.equal(403);
+    expect(((await stolen.json()) as { error: { code: string } }).error.code).to.equal('FLOW_NOT_BOUND');
+    expect(await xhr('TOTP', trackId, 'omit')).to.equal('FLOW_NOT_BOUND');
+    // A page of the app on Gatehouse's site sends the login's cookie with credentials: 'include'.
+    await page.goto(`${sameSite.origin}/`);
+    expect(await xhr('TOTP', requestId, 'include')).to.equal('FLOW_NOT_BOUND');
+    // A passkey would sign in by itself: a password alone does not bind one.
+    expect(await xhr('FIDO2', trackId, 'include')).to.equal('SETUP_NOT_ALLOWED');
+    expect(await xhr('TOTP', trackId, 'include')).to.equal('ok');
+    // The cross-site UI's back end: the track id with the app's own credentials.
+    const backEnd = await fetch(setupUrl('TOTP', trackId), {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Authorization: `Basic ${Buffer.from(`${DEMO_APP.id}:${DEMO_APP.secret}`).toString('base64')}`,
+      },
+      body: '{}',
+    });
+    expect(backEnd.status).to.equal(200);
+  });
+
+  it('login CSRF: a page on another site posts the attacker’s generated request: refused, no session, no silent sign-in (issue 25)', async function () {
+    await context.clearCookies();
+    // The attacker's own request id, and a proof of the attacker's own login through the JSON API.
+    const generated = await fetch(server.url('/authz-srv/authrequest/authz/generate'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        client_id: DEMO_APP.id,
+        redirect_uri: DEMO_APP.redirectUri,
+        response_type: 'code',
+        scope: 'openid',
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+      }),
+    });
+    const requestId = ((await generated.json()) as { data: { requestId: string } }).data.requestId;
+    const statusId = await authenticatedStatus(
+      server,
+      requestId,
+      'PASSWORD',
+      { identifier: 'alice' },
+      { password: ALICE_PASSWORD },
+    );
+    /** The attacker's form: the values are ids and a password, escaped all the same. */
+    const attackerForm = (action: string, fields: Record<string, string>) => {
+      const attr = (v: string) => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+      const inputs = Object.entries(fields).map(([n, v]) => `<input name="${attr(n)}" value="${attr(v)}">`);
+      return `<form method="post" action="${attr(action)}">${inputs.join('')}</form>`;
+    };
+    /** The attacker's page auto-submits a form to Gatehouse; what the victim's browser got. */
+    const forcedPost = async (path: string, fields: Record<string, string>) => {
+      await page.goto(`${stranger.origin}/`);
+      const [response] = await Promise.all([
+        page.waitForResponse((r) => r.url() === server.url(path)),
+        page.evaluate(
+          (html) => {
+            // No DOM types in the suite: the page's document, as much of it as this needs.
+            const doc = (
+              globalThis as unknown as { document: { body: { innerHTML: string }; forms: { submit(): void }[] } }
+            ).document;
+            doc.body.innerHTML = html;
+            doc.forms[0]!.submit();
+          },
+          attackerForm(server.url(path), fields),
+        ),
+      ]);
+      return { status: response.status(), body: await response.text() };
+    };
+    const password = await forcedPost('/login-srv/login', { requestId, username: 'alice', password: ALICE_PASSWORD });
+    expect(password.status).to.equal(403);
+    expect(password.body).to.include('ORIGIN_NOT_ALLOWED');
+    const status = await forcedPost('/login-srv/verification/login', {
+      requestId,
+      status_id: statusId,
+      verificationType: 'PASSWORD',
+    });
+    expect(status.status).to.equal(403);
+    expect(status.body).to.include('ORIGIN_NOT_ALLOWED');
+    // Nothing of Gatehouse's landed in the victim's browser ...
+    const cookies = await context.cookies(server.url('/'));
+    expect(cookies.map((c) => c.name).filter((n) => /gh_(session|flow)/.test(n))).to.deep.equal([]);
+    // ... so another app asking silently signs no one in.
+    const { challenge } = pkcePair();
+    const silent = new URLSearchParams({
+      client_id: 'demo-spa',
+      response_type: 'code',
+      scope: 'openid',
+      redirect_uri: 'http://127.0.0.1:5173/callback',
+      state: 'silent',
+      prompt: 'none',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const [answer] = await Promise.all([
+      page.waitForRequest((r) => r.url().startsWith('http://127.0.0.1:5173/callback'), { timeout: 15_000 }),
+      page.goto(server.url(`/api/oauth2/authorize/?${silent.toString()}`)).catch(() => null),
+    ]);
+    expect(new URL(answer.url()).searchParams.get('error')).to.equal('login_required');
+    // The request is still the attacker's to use, from the app's own UI only.
+    const info = await fetch(server.url(`/public-srv/public/${requestId}`));
+    expect(((await info.json()) as { data: { stage: number } }).data.stage).to.equal(1);
   });
 
   it('a wrong password comes back to the UI as error and error_description, not as a JSON page', async function () {

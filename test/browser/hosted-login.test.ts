@@ -414,7 +414,8 @@ describe('hosted login page (Chromium)', function () {
       BASE_CSP.replace("form-action 'self'", "form-action 'self' http://127.0.0.1:*"),
     );
     expect(headers['x-frame-options']).to.equal('DENY');
-    expect(headers['referrer-policy']).to.equal('no-referrer');
+    // Not no-referrer: under it the browser would send `Origin: null` with the stage's form.
+    expect(headers['referrer-policy']).to.equal('same-origin');
     expect(headers['cache-control']).to.equal('no-store');
     expect(headers['x-content-type-options']).to.equal('nosniff');
     expect(headers).to.not.have.property('access-control-allow-origin');

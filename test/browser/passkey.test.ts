@@ -15,6 +15,7 @@ import {
   DEMO_ADMIN_TOKEN,
   DEMO_SPA,
   methodOf,
+  outboxCode,
   redeemDemo,
   startDemoServer,
   type DemoServer,
@@ -32,7 +33,13 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
   before(async function () {
     requireChromium(this);
     // WebAuthn needs a domain name as the relying party id: the issuer is http://localhost:<port>.
-    server = await startDemoServer({ host: 'localhost' });
+    server = await startDemoServer({
+      host: 'localhost',
+      configure(config) {
+        // An emailed code may sign in too: a login that proves more than a password (the offer's tests).
+        config.apps.find((a) => a.client_id === DEMO_SPA.id)!.login_stages = [['PASSWORD', 'FIDO2', 'EMAIL']];
+      },
+    });
     chrome = await openChromium();
     context = chrome.context;
     page = context.pages()[0] ?? (await context.newPage());
@@ -182,14 +189,18 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
     }
   });
 
-  describe('the offer after a password login', function () {
-    /** A user with a password only; answers their id. */
+  describe('the offer of a passkey after a login', function () {
+    const PASSWORD = 'a long enough password 42';
+    /** A user with a password and an email address (so an emailed code signs them in); answers their id. */
     async function passwordUser(username: string) {
-      const { id } = await server.gatehouse.container.cradle.users.create({ username });
+      const { id } = await server.gatehouse.container.cradle.users.create({
+        username,
+        email: `${username}@example.test`,
+      });
       const res = await fetch(server.url('/verification-actions-srv/setup/PASSWORD/initiation'), {
         method: 'POST',
         headers: { Authorization: `Bearer ${DEMO_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ sub: id, password: 'a long enough password 42' }),
+        body: JSON.stringify({ sub: id, password: PASSWORD }),
       });
       expect(res.status).to.equal(200);
       return id;
@@ -205,9 +216,23 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
       return verifier;
     }
 
-    it('offers a passkey; creating it with the browser continues to the app, and the passkey then signs in', async function () {
+    /** A login with a code emailed to the user: it proves the mailbox, not only a password. */
+    async function emailLogin(username: string) {
+      await context.clearCookies();
+      const verifier = await openLogin();
+      await page.getByRole('textbox', { name: 'Username, email or phone' }).fill(username);
+      await page.getByRole('radio', { name: 'Email' }).check();
+      await page.getByRole('button', { name: 'Send code' }).click();
+      await page.locator('#gh-message.info').waitFor();
+      const code = await outboxCode(server, `${username}@example.test`);
+      await page.getByRole('textbox', { name: 'Code from the email' }).fill(code);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      return verifier;
+    }
+
+    it('after an emailed code: offers a passkey; creating it continues to the app, and the passkey then signs in', async function () {
       const carol = await passwordUser('carol-offer');
-      const verifier = await passwordLogin('carol-offer', 'a long enough password 42');
+      const verifier = await emailLogin('carol-offer');
       await page.getByRole('heading', { name: 'Sign in faster next time' }).waitFor({ timeout: 15_000 });
       const callback = await arrival(() => page.getByRole('button', { name: 'Create a passkey' }).click());
       const tokens = await redeemDemo(server, DEMO_SPA, callback.searchParams.get('code')!, verifier);
@@ -215,13 +240,20 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
       expect((await methodOf(server, carol, 'FIDO2')).enrolled).to.equal(true);
     });
 
+    it('after a password alone: no passkey is offered, even to a user with nothing else (it would sign in by itself; issue 25)', async function () {
+      const erin = await passwordUser('erin-offer');
+      const direct = await arrival(() => passwordLogin('erin-offer', PASSWORD));
+      expect(direct.searchParams.get('code')).to.be.a('string');
+      expect((await methodOf(server, erin, 'FIDO2')).enrolled).to.equal(false);
+    });
+
     it('"Not now" continues to the app and is not asked again; a user with a second factor is not offered one after a password alone', async function () {
       await passwordUser('dave-offer');
-      await passwordLogin('dave-offer', 'a long enough password 42');
+      await emailLogin('dave-offer');
       await page.getByRole('heading', { name: 'Sign in faster next time' }).waitFor({ timeout: 15_000 });
       const callback = await arrival(() => page.getByRole('button', { name: /Not now/ }).click());
       expect(callback.searchParams.get('code')).to.be.a('string');
-      const again = await arrival(() => passwordLogin('dave-offer', 'a long enough password 42'));
+      const again = await arrival(() => emailLogin('dave-offer'));
       expect(again.searchParams.get('code')).to.be.a('string');
 
       // alice has TOTP: her password alone may not add a way to sign in.

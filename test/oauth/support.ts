@@ -314,15 +314,25 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
 /** What the browser and the flow helpers need of a server: its URLs. */
 export type Site = Pick<OAuthServer, 'url' | 'issuer'>;
 
-/** A cookie jar and `fetch` that never follows redirects: each hop is asserted by the test. */
+/**
+ * A cookie jar and `fetch` that never follows redirects: each hop is asserted by the test. Like a
+ * browser it sends `Origin` with every POST: the page's, Gatehouse's own (the hosted page) unless
+ * `origin` names another (an app's login UI, another site).
+ */
 export class Browser {
   readonly cookies = new Map<string, string>();
 
-  constructor(private readonly server: Site) {}
+  constructor(
+    private readonly server: Site,
+    private readonly origin: string = new URL(server.issuer).origin,
+  ) {}
 
   async request(pathOrUrl: string, init: RequestInit = {}): Promise<Response> {
     const url = pathOrUrl.startsWith('http') ? pathOrUrl : this.server.url(pathOrUrl);
     const headers = new Headers(init.headers);
+    if (init.method && !['GET', 'HEAD'].includes(init.method) && !headers.has('Origin')) {
+      headers.set('Origin', this.origin);
+    }
     if (this.cookies.size) {
       headers.set('Cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
     }
@@ -399,6 +409,26 @@ async function verificationCall(server: Site, path: string, body: Record<string,
   return json.data;
 }
 
+/** One stage's method done through the verification API (no browser): its AUTHENTICATED status_id. */
+export async function authenticatedStatus(
+  server: Site,
+  requestId: string,
+  method: string,
+  who: Record<string, string>,
+  proof: Record<string, string>,
+): Promise<string> {
+  const initiated = await verificationCall(server, `/verification-srv/authentication/${method}/initiation`, {
+    request_id: requestId,
+    usage_type: 'sub' in who ? 'MULTIFACTOR_AUTHENTICATION' : 'INITIAL_AUTHENTICATION',
+    ...who,
+  });
+  const verified = await verificationCall(server, `/verification-srv/authentication/${method}/verification`, {
+    exchange_id: initiated.exchange_id!.exchange_id,
+    ...proof,
+  });
+  return verified.status_id!;
+}
+
 /**
  * Completes one stage with a method through the verification API and continues the login
  * with a form POST (as the hosted page does). Returns the 303's Location.
@@ -411,18 +441,9 @@ export async function completeStage(
   who: Record<string, string>,
   proof: Record<string, string>,
 ): Promise<URL> {
-  const initiated = await verificationCall(server, `/verification-srv/authentication/${method}/initiation`, {
-    request_id: requestId,
-    usage_type: 'sub' in who ? 'MULTIFACTOR_AUTHENTICATION' : 'INITIAL_AUTHENTICATION',
-    ...who,
-  });
-  const verified = await verificationCall(server, `/verification-srv/authentication/${method}/verification`, {
-    exchange_id: initiated.exchange_id!.exchange_id,
-    ...proof,
-  });
   const res = await browser.postForm('/login-srv/verification/login', {
     requestId,
-    status_id: verified.status_id!,
+    status_id: await authenticatedStatus(server, requestId, method, who, proof),
     verificationType: method,
   });
   // 303 after the credential POST, never 307 (RFC 9700 §4.12).

@@ -1,6 +1,6 @@
 /**
  * Issue 12: setting a method up in the middle of a login (`…/setup/{method}/initiation/{trackId}`,
- * the track id being the request id), the account page's overview (`GET …/config`), naming a
+ * the track id with the browser's flow cookie, issue 25), the account page's overview (`GET …/config`), naming a
  * credential the cidaas way (`PUT …/friendlyname/{METHOD}/{trackId}`), and code methods that send
  * only to a proven primary address (`primary_address: verified`).
  */
@@ -45,6 +45,22 @@ describe('setting a method up during a login, and the account overview (issue 12
   });
   after(() => server?.close());
 
+  /** A user with a password and nothing else. */
+  async function passwordUser(username: string): Promise<string> {
+    const { users, enrollment } = server.gatehouse.container.cradle;
+    const id = (await users.create({ username })).id;
+    const user = (await users.findById(id))!;
+    await enrollment.step(
+      'initiation',
+      'PASSWORD',
+      user,
+      { password: BOB_PASSWORD },
+      {} as never,
+      server.gatehouse.logger,
+    );
+    return id;
+  }
+
   /** A demo-app login through its UI with the password done: the UI's Location (requestId, sub, track_id). */
   async function atSecondStageOf(username: string, password: string) {
     const browser = new Browser(server);
@@ -56,14 +72,22 @@ describe('setting a method up during a login, and the account overview (issue 12
   }
   const bobAtSecondStage = () => atSecondStageOf('bob-setup', BOB_PASSWORD);
 
-  // No cookie: an XHR from the UI's site carries none.
-  const setup = (method: string, trackId: string, body: Record<string, string> = {}) =>
-    call(server, `/verification-actions-srv/setup/${method}/initiation/${trackId}`, body);
+  /** The UI's XHR with `credentials: 'include'`: the browser doing the login sends its cookies. */
+  const cookiesOf = (browser: Browser) => ({
+    Cookie: [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+  });
+  const setupAs = (browser: Browser | null, method: string, trackId: string, body: Record<string, string> = {}) =>
+    call(
+      server,
+      `/verification-actions-srv/setup/${method}/initiation/${trackId}`,
+      body,
+      browser ? cookiesOf(browser) : {},
+    );
 
   it('bob sets TOTP up with the track id his UI got, confirms it by exchange_id, and finishes the login with it', async function () {
     const at = await bobAtSecondStage();
     expect(at.trackId).to.match(/^[\w-]+\.[\w-]+$/);
-    const started = await setup('TOTP', at.trackId);
+    const started = await setupAs(at.browser, 'TOTP', at.trackId);
     expect(started.status, JSON.stringify(started)).to.equal(200);
     const secret = started.data.secret as string;
     const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
@@ -79,26 +103,68 @@ describe('setting a method up during a login, and the account overview (issue 12
     const resume = await completeStage(at.browser, server, at.requestId, 'TOTP', { sub: bob }, totp);
     expect(await codeFrom(at.browser, server, resume, at.auth, DEMO_APP)).to.be.a('string');
     // The login moved on: its track id is spent.
-    expect(await setup('SMS', at.trackId)).to.include({ status: 409, code: 'REQUEST_COMPLETED' });
+    expect(await setupAs(at.browser, 'SMS', at.trackId)).to.include({ status: 409, code: 'REQUEST_COMPLETED' });
   });
 
   it('refuses an unknown login (404 REQUEST_NOT_FOUND) and a forged or bare track id (403 FLOW_NOT_BOUND)', async function () {
     const at = await bobAtSecondStage();
-    expect(await setup('TOTP', 'no-such-request.x')).to.include({ status: 404, code: 'REQUEST_NOT_FOUND' });
-    expect(await setup('TOTP', at.requestId)).to.include({ status: 403, code: 'FLOW_NOT_BOUND' });
+    const setup = (trackId: string) => setupAs(at.browser, 'TOTP', trackId);
+    expect(await setup('no-such-request.x')).to.include({ status: 404, code: 'REQUEST_NOT_FOUND' });
+    expect(await setup(at.requestId)).to.include({ status: 403, code: 'FLOW_NOT_BOUND' });
     const forged = `${at.requestId}.${at.trackId.split('.')[1]!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A'))}`;
-    expect(await setup('TOTP', forged)).to.include({ status: 403, code: 'FLOW_NOT_BOUND' });
+    expect(await setup(forged)).to.include({ status: 403, code: 'FLOW_NOT_BOUND' });
+  });
+
+  it('the track id alone sets nothing up: without the browser’s flow cookie, or with another browser’s, 403 FLOW_NOT_BOUND (issue 25)', async function () {
+    await passwordUser('carol-setup');
+    const at = await atSecondStageOf('carol-setup', BOB_PASSWORD);
+    // Whoever read the UI's URL (history, logs, Referer) holds the track id, not the cookie.
+    expect(await setupAs(null, 'TOTP', at.trackId)).to.include({ status: 403, code: 'FLOW_NOT_BOUND' });
+    const elsewhere = await atSecondStageOf('carol-setup', BOB_PASSWORD);
+    expect(await setupAs(elsewhere.browser, 'TOTP', at.trackId)).to.include({ status: 403, code: 'FLOW_NOT_BOUND' });
+    // Nothing was set up: the right browser still can.
+    expect(await setupAs(at.browser, 'TOTP', at.trackId)).to.include({ status: 200 });
+  });
+
+  it('a UI on another site: its back end calls with the app’s client authentication and the track id (issue 25)', async function () {
+    await passwordUser('dan-setup');
+    const at = await atSecondStageOf('dan-setup', BOB_PASSWORD);
+    const basic = (id: string, secret: string) => ({
+      Authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
+    });
+    const backEnd = (headers: Record<string, string>, body: Record<string, string> = {}) =>
+      call(server, `/verification-actions-srv/setup/TOTP/initiation/${at.trackId}`, body, headers);
+    expect(await backEnd(basic(DEMO_APP.id, 'not the secret'))).to.include({ status: 401, code: 'UNAUTHORIZED' });
+    // Another app's back end is not this login's.
+    const service = basic('demo-service', 'demo-service-secret-change-me-0123456789');
+    expect(await backEnd(service)).to.include({ status: 403, code: 'FLOW_NOT_BOUND' });
+    // A public client has no secret that proves a back end.
+    expect(await backEnd({}, { client_id: 'demo-spa', client_secret: 'x' })).to.include({
+      status: 401,
+      code: 'UNAUTHORIZED',
+    });
+    const started = await backEnd(basic(DEMO_APP.id, DEMO_APP.secret));
+    expect(started.status, JSON.stringify(started)).to.equal(200);
+    expect(started.data.secret).to.be.a('string');
+    // As at /token, only the method the app registered (client_secret_basic) counts.
+    const posted = await backEnd({}, { client_id: DEMO_APP.id, client_secret: DEMO_APP.secret });
+    expect(posted).to.include({ status: 401, code: 'UNAUTHORIZED' });
+  });
+
+  it('a password alone does not bind a passkey (it signs in by itself), even for a user with no second factor: 403 SETUP_NOT_ALLOWED (issue 25)', async function () {
+    const at = await bobAtSecondStage();
+    expect(await setupAs(at.browser, 'FIDO2', at.trackId)).to.include({ status: 403, code: 'SETUP_NOT_ALLOWED' });
   });
 
   it('refuses a method the stage does not ask for: 403 METHOD_NOT_ENABLED', async function () {
     const at = await bobAtSecondStage();
-    expect(await setup('PASSWORD', at.trackId)).to.include({ status: 403, code: 'METHOD_NOT_ENABLED' });
+    expect(await setupAs(at.browser, 'PASSWORD', at.trackId)).to.include({ status: 403, code: 'METHOD_NOT_ENABLED' });
   });
 
   it('a password alone cannot add a factor for a user who has one (alice), nor set up one she has (403 SETUP_NOT_ALLOWED)', async function () {
     const alice = await atSecondStageOf('alice', ALICE_PASSWORD);
-    expect(await setup('TOTP', alice.trackId)).to.include({ status: 403, code: 'SETUP_NOT_ALLOWED' });
-    expect(await setup('PUSH', alice.trackId)).to.include({ status: 403, code: 'SETUP_NOT_ALLOWED' });
+    expect(await setupAs(alice.browser, 'TOTP', alice.trackId)).to.include({ status: 403, code: 'SETUP_NOT_ALLOWED' });
+    expect(await setupAs(alice.browser, 'PUSH', alice.trackId)).to.include({ status: 403, code: 'SETUP_NOT_ALLOWED' });
   });
 
   it('GET /verification-actions-srv/config: the app’s methods, their stages, what alice has set up, her verified addresses', async function () {

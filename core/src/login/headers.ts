@@ -53,13 +53,22 @@ export function redirectSources(redirectUris: string[]): string[] {
   return [...sources];
 }
 
-/** Headers of every HTML page of the login routes: no framing, no referrer, no caching, no sniffing. */
-export function pageHeaders(res: Response, formTargets: string[] = []): void {
+/**
+ * Headers of every HTML page of the login routes: no framing, no referrer, no caching, no
+ * sniffing. A page whose forms move a login on says `same-origin` instead: under `no-referrer` a
+ * browser sends `Origin: null` with the form, and the continuation refuses that (form-origin.ts);
+ * its URL still never reaches another site.
+ */
+export function pageHeaders(
+  res: Response,
+  formTargets: string[] = [],
+  referrer: 'no-referrer' | 'same-origin' = 'no-referrer',
+): void {
   res.set({
     'Content-Type': 'text/html; charset=utf-8',
     'Content-Security-Policy': contentSecurityPolicy(formTargets),
     'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
+    'Referrer-Policy': referrer,
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
   });

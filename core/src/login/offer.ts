@@ -4,6 +4,7 @@ import type { Extensions } from '../plugins/loader.js';
 import type { AuthMethod, RecordStore, RequestFacts, UserRecord } from '../plugins/extensions.js';
 import type { Services } from '../services.js';
 import type { EnrollmentService } from '../verification/enrollment.js';
+import { mayBind } from '../verification/binding-rule.js';
 import type { LoginFlow } from '../verification/flows.js';
 
 /** The page that offers a method after a login. */
@@ -16,8 +17,8 @@ const DECLINED_SECONDS = 30 * 24 * 3600;
  * After a login, the hosted page may offer to set up a method for next time (a passkey after a
  * password): a method that declares `page.offer`, that the user's app lets them sign in with,
  * that this login did not use and that the user has not set up. The just-completed login is the
- * authentication for it, with the setup API's rule: a user who has a second factor must have
- * used one, so a password alone never adds a way to sign in.
+ * authentication for it, with the setup API's rule (binding-rule.ts): a password alone never adds
+ * a credential that signs in by itself (a passkey), nor a factor for a user who has one.
  */
 export class SetupOffers {
   constructor(
@@ -42,15 +43,16 @@ export class SetupOffers {
       if (!method?.page?.offer || !method.enrollment || flow.methods.includes(id)) continue;
       if (await this.deps.declined.get(`${user.id}:${id}`)) continue;
       if (await this.deps.enrollment.isEnrolled(method, user, flow.clientId, request, logger)) continue;
-      return (await this.mayEnrol(flow, user, request, logger)) ? method : null;
+      if (await this.mayEnrol(flow, user, method, request, logger)) return method;
     }
     return null;
   }
 
-  /** Whether this login is enough to add a method (the setup API's rule for a user's own token). */
-  async mayEnrol(flow: LoginFlow, user: UserRecord, request: RequestFacts, logger: Logger): Promise<boolean> {
-    if (!(await this.deps.enrollment.hasSecondFactor(user, request, logger))) return true;
-    return flow.completions.some((c) => c.amr.length > 0 && !c.amr.every((v) => v === 'pwd'));
+  /** Whether this login is enough to add `method` (binding-rule.ts, as for the setup API). */
+  mayEnrol(flow: LoginFlow, user: UserRecord, method: AuthMethod, request: RequestFacts, logger: Logger) {
+    return mayBind(method, flow.completions, this.deps.config, () =>
+      this.deps.enrollment.hasSecondFactor(user, request, logger),
+    );
   }
 
   async decline(userId: string, methodId: string): Promise<void> {

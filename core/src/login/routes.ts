@@ -202,7 +202,7 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
     );
     const request = flow.params.oauth as { login_hint?: unknown } | undefined;
 
-    pageHeaders(res, redirectSources(client.redirectUris));
+    pageHeaders(res, redirectSources(client.redirectUris), 'same-origin');
     deps.device.ensure(req, res);
     res.send(
       renderLoginPage({

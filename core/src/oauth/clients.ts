@@ -20,6 +20,8 @@ export interface OAuthClient {
   backchannelLogoutUri: string | null;
   /** The app's own login UI, if it has one (instead of the hosted page). */
   loginPageUrl: string | null;
+  /** Web origins whose pages may call the browser APIs (CORS) and post its login forms. */
+  allowedOrigins: string[];
   grantTypes: string[];
   responseTypes: string[];
   scopes: string[];
@@ -77,6 +79,7 @@ export class ClientRegistry {
           postLogoutRedirectUris: app.post_logout_redirect_uris,
           backchannelLogoutUri: app.backchannel_logout_uri ?? null,
           loginPageUrl: app.login_page_url ?? null,
+          allowedOrigins: app.allowed_origins,
           grantTypes: app.grant_types ?? DEFAULT_GRANT_TYPES,
           responseTypes: app.response_types,
           scopes: app.scopes,

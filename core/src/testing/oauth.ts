@@ -37,6 +37,7 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     postLogoutRedirectUris: [],
     backchannelLogoutUri: null,
     loginPageUrl: null,
+    allowedOrigins: [],
     idTokenAlg: 'RS256',
     accessTokenAlg: 'ES256',
     grantTypes: ['authorization_code', 'refresh_token'],

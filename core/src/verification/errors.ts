@@ -25,6 +25,7 @@ export const VERIFICATION_ERRORS = {
   REQUEST_COMPLETED: [409, 'the login request is already complete'],
   STATUS_NOT_FOUND: [404, 'no such status_id'],
   FLOW_NOT_BOUND: [403, 'this sign-in was started in another browser; start again from the app'],
+  ORIGIN_NOT_ALLOWED: [403, 'the form was not sent from the app’s login page (Origin)'],
   STATUS_MISMATCH: [400, 'the status_id does not belong to this request, method or user'],
   STATUS_NOT_AUTHENTICATED: [409, 'the status_id is not authenticated'],
   STATUS_USED: [409, 'the status_id was already used'],

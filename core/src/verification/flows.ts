@@ -144,9 +144,10 @@ export class LoginFlowStore {
 
   /**
    * Binds an unclaimed flow (one an app's login UI generated) to a browser, once: a compare-and-set
-   * on its params, so of two concurrent claims exactly one wins.
+   * on its params, so of two concurrent claims exactly one wins. A claim made from another site
+   * (`crossSite`) is kept in `claimed_cross_site`: such a login makes no SSO session.
    */
-  async claim(id: string, bindingHash: string): Promise<boolean> {
+  async claim(id: string, bindingHash: string, from: { crossSite: boolean }): Promise<boolean> {
     const row = await this.sql.one<{ params: string }>('SELECT params FROM login_flows WHERE id = :id', { id });
     if (!row) return false;
     const params = parseJson<JsonObject>(row.params);
@@ -154,7 +155,16 @@ export class LoginFlowStore {
     const { unclaimed: _claimed, ...rest } = params;
     const rows = await this.sql.write(
       'UPDATE login_flows SET params = :next, updated_at = :now WHERE id = :id AND params = :old RETURNING id',
-      { id, old: row.params, next: JSON.stringify({ ...rest, binding: bindingHash }), now: this.clock.now().getTime() },
+      {
+        id,
+        old: row.params,
+        next: JSON.stringify({
+          ...rest,
+          binding: bindingHash,
+          ...(from.crossSite ? { claimed_cross_site: true } : {}),
+        }),
+        now: this.clock.now().getTime(),
+      },
     );
     return rows.length > 0;
   }

@@ -21,6 +21,9 @@ import { requestFacts, stringFields } from './context.js';
 import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
 import { OFFER_PATH, type SetupOffers } from '../login/offer.js';
 import type { LoginUi } from '../login/custom-ui.js';
+import { checkContinuationOrigin, continuationOrigins } from '../login/form-origin.js';
+import type { ClientRegistry, OAuthClient } from '../oauth/clients.js';
+import type { ClientAuthenticator } from '../oauth/client-auth.js';
 import type { AccountVerification } from './account.js';
 import { isProtocolError, type ApiError } from '../errors.js';
 import { setupAccess } from './setup-access.js';
@@ -178,6 +181,9 @@ export interface VerificationRouteDeps {
   /** A user's own access token may manage their methods (recently authenticated). */
   tokens: TokenService;
   flows: LoginFlowStore;
+  clients: ClientRegistry;
+  /** An app's back end may set a method up during its login (the track id with its credentials). */
+  clientAuth: Pick<ClientAuthenticator, 'authenticate'>;
   clock: Clock;
   /** Whether this browser may continue a login flow (the OAuth flow's cookie binding). */
   binding: Pick<BrowserBinding, 'isBound' | 'isUnclaimed' | 'flowCookie' | 'cookieOptions'>;
@@ -204,23 +210,50 @@ function longPoll(query: Request['query']): { known: string; seconds: number } |
 }
 
 export function verificationRoutes(deps: VerificationRouteDeps): Router {
+  const issuerOrigin = new URL(deps.config.issuer).origin;
   /**
-   * Whether this browser may move the flow on: it holds the flow's cookie, or the flow is one an
-   * app's login UI generated and nobody has claimed yet. `claim` then binds it to this browser,
-   * once the step succeeded (decision 20); for a bound flow it does nothing.
+   * Whether this browser may move the flow on. The form must come from a page of the app's
+   * (login CSRF, form-origin.ts); then the browser must hold the flow's cookie, or the flow is one
+   * an app's login UI generated and nobody has claimed yet: this continuation claims it for its
+   * browser before the step runs, so it is bound before anyone can complete it (decision 20). A
+   * claim from another origin than Gatehouse's is marked: its login makes no SSO session.
    */
-  const continuation = async (req: Request, requestId: string | undefined) => {
+  const continuation = async (req: Request, res: Response, requestId: string | undefined) => {
     const flow = requestId ? await deps.flows.get(requestId) : null;
-    if (!flow || deps.binding.isBound(req, flow)) return { claim: async () => {} };
+    if (!flow) return;
+    const origin = checkContinuationOrigin(
+      req,
+      flow,
+      continuationOrigins(deps.config.issuer, deps.clients.get(flow.clientId)),
+    );
+    if (deps.binding.isBound(req, flow)) return;
     if (!deps.binding.isUnclaimed(flow)) throw verificationError('FLOW_NOT_BOUND');
-    return {
-      claim: async (res: Response) => {
-        const value = randomToken(24);
-        if (!(await deps.flows.claim(flow.id, sha256(value)))) throw verificationError('FLOW_NOT_BOUND');
-        const left = Math.max(1, Math.ceil((flow.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
-        res.cookie(deps.binding.flowCookie(flow.id), value, deps.binding.cookieOptions(left, true));
-      },
-    };
+    const value = randomToken(24);
+    if (!(await deps.flows.claim(flow.id, sha256(value), { crossSite: origin !== issuerOrigin }))) {
+      throw verificationError('FLOW_NOT_BOUND');
+    }
+    const left = Math.max(1, Math.ceil((flow.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
+    res.cookie(deps.binding.flowCookie(flow.id), value, deps.binding.cookieOptions(left, true));
+  };
+  /**
+   * The confidential app whose back end authenticated this call (RFC 6749 §2.3: Basic, a body
+   * secret, a client assertion), or null when it sends no client credentials. A public client
+   * has no secret to prove it is the app's back end, so it never counts.
+   */
+  const appBackEnd = async (req: Request, fields: Record<string, unknown>, ip: string) => {
+    const params = Object.fromEntries(
+      Object.entries(fields).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    );
+    if (!req.headers.authorization && !params.client_secret && !params.client_assertion) return null;
+    let client: OAuthClient;
+    try {
+      client = await deps.clientAuth.authenticate({ params, authorization: req.headers.authorization }, ip);
+    } catch (err) {
+      const throttled = isProtocolError(err) && (err as ApiError).status === 429;
+      throw verificationError(throttled ? 'TOO_MANY_ATTEMPTS' : 'UNAUTHORIZED', 'client authentication failed');
+    }
+    if (client.isPublic) throw verificationError('UNAUTHORIZED', 'a public client cannot call for its back end');
+    return client;
   };
   const { verification, enrollment } = deps;
   const redirects = deps.loginRedirects;
@@ -295,6 +328,8 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
       } catch (err) {
         const requestId = stringFields(req.body).fields.requestId;
         const api = isProtocolError(err) ? (err as ApiError) : null;
+        // A form from another site is answered here, never sent on to the app's UI.
+        if (api?.code === 'ORIGIN_NOT_ALLOWED') throw err;
         const flow = requestId && api ? await deps.flows.get(requestId) : null;
         const back =
           flow && api && req.accepts(['html', 'json']) !== 'json'
@@ -313,7 +348,7 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     formErrors(async (req, res) => {
       const { fields } = stringFields(routeInput(api.passwordLogin, req).body);
       const requestId = fields.requestId ?? '';
-      const { claim } = await continuation(req, requestId);
+      await continuation(req, res, requestId);
       const method = verification.methodWithField('password');
       const request = requestFacts(req);
       const started = await verification.initiate(method.id, {
@@ -324,7 +359,6 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
       const exchangeId = (started.exchange_id as { exchange_id: string }).exchange_id;
       const proof = { exchange_id: exchangeId, password: fields.password ?? '' };
       const result = await verification.proveAndContinue(method.id, requestId, proof, request, req.log);
-      await claim(res);
       res.redirect(303, locationAfter(redirects, result));
     }),
   );
@@ -335,9 +369,8 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     form,
     formErrors(async (req, res) => {
       const { fields } = stringFields(routeInput(api.continueLogin, req).body);
-      const { claim } = await continuation(req, fields.requestId);
+      await continuation(req, res, fields.requestId);
       const result = await verification.continueLogin(fields, req.log);
-      await claim(res);
       let location = locationAfter(redirects, result);
       // The hosted page that just signed a user in may offer a method for next time (a passkey).
       if (result.completed && fields.offer === 'yes' && req.accepts(['html', 'json']) !== 'json') {
@@ -405,12 +438,23 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     router.post(path, enrollmentAuth, json, form, multipart, enrollmentStep(step));
   }
   // Setting a method up during a login (cidaas-style): the track id came to the UI with `sub`.
+  // It travels in a URL, so it needs a second thing only the login's own parties hold: the
+  // browser's flow cookie (a same-site UI's XHR with credentials: 'include'), or the app's own
+  // client authentication (its back end calls for a UI on another site, where the cookie is a
+  // third-party cookie that browsers may drop).
   router.post('/verification-actions-srv/setup/:method/initiation/:trackId', json, form, async (req, res) => {
     const method = String(req.params.method);
     const facts = requestFacts(req);
     const { params, body: input } = routeInput(api.loginSetup, req);
-    const user = await deps.loginSetup.userFor(params.trackId, method, facts, req.log);
-    const { sub: _sub, ...body } = input;
+    const { sub: _sub, client_id, client_secret, client_assertion, client_assertion_type, ...body } = input;
+    const backEnd = await appBackEnd(
+      req,
+      { client_id, client_secret, client_assertion, client_assertion_type },
+      facts.ip,
+    );
+    const user = await deps.loginSetup.userFor(params.trackId, method, facts, req.log, (flow) =>
+      backEnd ? backEnd.clientId === flow.clientId : deps.binding.isBound(req, flow),
+    );
     ok(res, await enrollment.step('initiation', method, user, body, facts, req.log));
   });
   // What an app shows on its account page: the app's methods and this user's state of each.
