@@ -2,7 +2,9 @@
  * Fuzz every route family with what clients may send by mistake or malice: any content type,
  * compressed bodies (valid, truncated, mislabelled), random bytes, and cookie headers with
  * invalid names or hundreds of flow cookies. Whatever arrives, the answer is never a 5xx, and
- * the response headers stay bounded.
+ * the response headers stay bounded. FACE is loaded, so the routes that take files also get
+ * multipart bodies, well-formed or not (cut short, bad boundaries, malformed part headers, past
+ * the method's limits).
  */
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { expect } from 'chai';
@@ -43,6 +45,15 @@ const ROUTES: Route[] = [
   { family: 'health', method: 'GET', path: '/health/ready' },
 ];
 
+/** The routes that parse multipart bodies: a method that takes files (FACE), verified or set up. */
+const MULTIPART_ROUTES: Route[] = [
+  '/verification-srv/authentication/FACE/verification',
+  '/verification-actions-srv/setup/FACE/initiation',
+  '/verification-actions-srv/setup/FACE/scan',
+  '/verification-actions-srv/setup/FACE/verification',
+].map((path) => ({ family: 'multipart (FACE)', method: 'POST', path }));
+ROUTES.push(...MULTIPART_ROUTES);
+
 const CONTENT_TYPES = [
   'application/json',
   'application/json; charset=utf-8',
@@ -67,6 +78,62 @@ const bodies = fc.oneof(
   fc.string({ maxLength: 200 }).map((t) => Buffer.from(t)),
   fc.constant(Buffer.from('--xyz\r\nContent-Disposition: form-data; name="photo"\r\n\r\n')),
 );
+
+const BOUNDARY = 'fuzz-boundary';
+const partHeader = fc.oneof(
+  fc.constantFrom(
+    'Content-Disposition: form-data; name="sub"',
+    'Content-Disposition: form-data; name="exchange_id"',
+    'Content-Disposition: form-data; name="photo"; filename="f.jpg"\r\nContent-Type: image/jpeg',
+    'Content-Disposition: form-data; name="photo"; filename="f.png"\r\nContent-Type: image/png',
+    'Content-Disposition: form-data; name="photo"; filename="f.gif"\r\nContent-Type: image/gif',
+    'Content-Disposition: form-data; name="other"; filename="x.bin"',
+    'Content-Disposition: form-data; name="sub[0][a]"',
+    'Content-Disposition: form-data',
+    'Content-Disposition form-data; name="photo"',
+    `Content-Disposition: form-data; name="${'n'.repeat(120)}"`,
+  ),
+  fc.stringMatching(/^[ -~]{0,60}$/),
+);
+const partValue = fc.oneof(
+  fc.string({ maxLength: 60 }).map((t) => Buffer.from(t)),
+  fc.uint8Array({ maxLength: 400 }).map((b) => Buffer.from(b)),
+  fc.constant(Buffer.from([0xff, 0xd8, 0xff, 0xe0])), // a JPEG's first bytes
+  fc.constant(Buffer.alloc(17_000, 0x61)), // past the field limit
+);
+const multipartType = fc.constantFrom(
+  `multipart/form-data; boundary=${BOUNDARY}`,
+  `multipart/form-data; boundary="${BOUNDARY}"`,
+  'multipart/form-data; boundary=other',
+  'multipart/form-data; boundary=',
+  'multipart/form-data',
+  `multipart/form-data; boundary=${BOUNDARY}; charset=utf-16`,
+  `multipart/mixed; boundary=${BOUNDARY}`,
+);
+/** A multipart body and its Content-Type: parts, maybe 60 more fields, maybe unclosed or cut short. */
+const multipartBodies = fc
+  .record({
+    type: multipartType,
+    parts: fc.array(fc.tuple(partHeader, partValue), { maxLength: 5 }),
+    extraFields: fc.constantFrom(0, 0, 0, 60),
+    closed: fc.boolean(),
+    cut: fc.option(fc.nat({ max: 1500 })),
+  })
+  .map(({ type, parts, extraFields, closed, cut }) => {
+    const fields = Array.from({ length: extraFields }, (_, i): [string, Buffer] => [
+      `Content-Disposition: form-data; name="f${i}"`,
+      Buffer.from('v'),
+    ]);
+    const body = Buffer.concat([
+      ...[...parts, ...fields].flatMap(([header, value]) => [
+        Buffer.from(`--${BOUNDARY}\r\n${header}\r\n\r\n`),
+        value,
+        Buffer.from('\r\n'),
+      ]),
+      Buffer.from(closed ? `--${BOUNDARY}--\r\n` : ''),
+    ]);
+    return { type, body: cut === null ? body : body.subarray(0, cut) };
+  });
 
 const cookieName = fc.oneof(
   fc.constantFrom('gh_session', 'gh_flow_0123456789abcdef', 'gh_flow_a b', 'gh_flow_', 'gh_flow_\t', 'x'),
@@ -94,7 +161,7 @@ describe('fuzz: every route family, bodies, encodings and cookies', function () 
   this.timeout(120_000);
   let server: OAuthServer;
   before(async () => {
-    server = await startServer();
+    server = await startServer({ plugins: [{ name: '@gatehouse-auth/method-face' }] });
   });
   after(() => server.close());
 
@@ -132,4 +199,22 @@ describe('fuzz: every route family, bodies, encodings and cookies', function () 
       );
     });
   }
+
+  it('multipart (FACE): multipart bodies, well-formed or not, never a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...MULTIPART_ROUTES),
+        multipartBodies,
+        authorization,
+        async (route, { type, body }, auth) => {
+          const headers: Record<string, string> = { 'Content-Type': type };
+          if (auth) headers.Authorization = auth;
+          const res = await fetch(server.url(route.path), { method: 'POST', headers, body });
+          await res.arrayBuffer();
+          expect(res.status, `${route.path} ${type} ${body.length} bytes → ${res.status}`).to.be.below(500);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
 });

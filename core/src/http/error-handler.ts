@@ -2,22 +2,15 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, apiErrorBody, isProtocolError, type ProtocolError } from '../errors.js';
 import { NO_STORE } from './envelope.js';
 
-/** Body-parser and multer errors are the client's: map them to stable codes. */
+/**
+ * Body-parser errors are the client's: map them to stable codes. (Multipart errors are mapped
+ * where the body is parsed: multipart-errors.ts.)
+ */
 function fromFrameworkError(err: unknown): ProtocolError | null {
-  const e = err as { type?: string; status?: number; code?: string; message?: string };
+  const e = err as { type?: string; status?: number; message?: string };
   if (e?.type === 'entity.parse.failed')
     return new ApiError(400, 'INVALID_REQUEST_BODY', 'the request body is not valid');
-  if ((err as Error)?.name === 'MulterError' && e?.code !== 'LIMIT_FILE_SIZE') {
-    const tooBig = ['LIMIT_FIELD_VALUE', 'LIMIT_PART_COUNT', 'LIMIT_FILE_COUNT', 'LIMIT_FIELD_COUNT'].includes(
-      String(e.code),
-    );
-    return new ApiError(
-      tooBig ? 413 : 400,
-      tooBig ? 'PAYLOAD_TOO_LARGE' : 'INVALID_FIELD',
-      'the multipart body is not acceptable',
-    );
-  }
-  if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE') {
+  if (e?.type === 'entity.too.large') {
     return new ApiError(413, 'PAYLOAD_TOO_LARGE', 'the request body is too large');
   }
   if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported') {

@@ -2,6 +2,7 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import multer from 'multer';
 import { ok, success } from '../http/envelope.js';
 import { bodyLimit, formBody, jsonBody } from '../http/parsers.js';
+import { multipartError } from '../http/multipart-errors.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { GatehouseConfig } from '../config/schema.js';
 import type { TokenService } from '../oauth/tokens.js';
@@ -86,7 +87,9 @@ function multipartFor(verification: VerificationService): RequestHandler {
     }).fields(files.map((f) => ({ name: f.name, maxCount: 1 })));
     // Every file at its limit plus room for the text fields: more is refused from the header.
     const most = files.reduce((sum, f) => sum + f.maxBytes, 0) + 64 * 1024;
-    bodyLimit(most)(req, res, (err?: unknown) => (err ? next(err) : upload(req, res, next)));
+    bodyLimit(most)(req, res, (err?: unknown) =>
+      err ? next(err) : upload(req, res, (failed?: unknown) => next(failed ? multipartError(failed) : undefined)),
+    );
   };
 }
 
