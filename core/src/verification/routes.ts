@@ -24,6 +24,7 @@ import type { LoginUi } from '../login/custom-ui.js';
 import type { AccountVerification } from './account.js';
 import { isProtocolError, type ApiError } from '../errors.js';
 import { setupAccess } from './setup-access.js';
+import type { AdminGuard } from '../http/admin-guard.js';
 import type { LoginSetup } from './login-setup.js';
 export { MANAGE_METHODS_SCOPE, type BearerResolver } from './setup-access.js';
 import { verificationError } from './errors.js';
@@ -177,6 +178,8 @@ export interface VerificationRouteDeps {
   users: UserService;
   /** A user's own access token may manage their methods (recently authenticated). */
   tokens: TokenService;
+  /** ...and the admin token, throttled per address. */
+  adminGuard: AdminGuard;
   flows: LoginFlowStore;
   clock: Clock;
   /** Whether this browser may continue a login flow (the OAuth flow's cookie binding). */
