@@ -246,6 +246,8 @@ export interface ServerOptions {
   clock?: Clock;
   /** More top-level config sections (`console`, `account`). */
   config?: Record<string, unknown>;
+  /** `server.trust_proxy: true`: X-Forwarded-For names the client address. */
+  trustProxy?: boolean;
 }
 
 let serial = 0;
@@ -259,7 +261,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
   const config = parseConfig(
     {
       issuer,
-      server: { host: '127.0.0.1', port },
+      server: { host: '127.0.0.1', port, ...(opts.trustProxy ? { trust_proxy: true } : {}) },
       database: { url: opts.databaseUrl ?? 'sqlite::memory:' },
       log: { level: 'silent' },
       secrets: { encryption_key: KEY },

@@ -1,8 +1,9 @@
 /**
  * Issue 15: limits that hold across nodes. Two nodes on one PostgreSQL database (and, with
  * `limits.redis_url`, on one Redis): the /authorize per-address limit counts both nodes' hits,
- * one security notice per interval is claimed once whichever node claims it, and a client
- * blocked after too many failed authentications on one node is refused on the other at once.
+ * one security notice per interval is claimed once whichever node claims it, and a client (or
+ * an address that sent wrong admin tokens) blocked after too many failed authentications on one
+ * node is refused on the other at once.
  */
 import { randomInt } from 'node:crypto';
 import net from 'node:net';
@@ -15,6 +16,7 @@ import { freePort } from '../oauth/support.js';
 
 const KEY = Buffer.alloc(32, 12).toString('base64');
 const SECRET = 'shared-limits-client-secret-0123456789abcdef';
+const ADMIN_TOKEN = 'shared-limits-admin-token-0123456789abcdef';
 const REDIS_URL = process.env.GATEHOUSE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const PER_IP = 10;
 
@@ -26,6 +28,7 @@ function config(url: string, limits: Record<string, unknown> = {}) {
       database: { url },
       log: { level: 'silent' },
       secrets: { encryption_key: KEY },
+      admin: { token: ADMIN_TOKEN },
       limits,
       maintenance: { purge_interval_seconds: 0 },
       oauth: { authorize_per_ip_per_minute: PER_IP },
@@ -124,7 +127,7 @@ describe('limits that hold across nodes (issue 15)', function () {
   describe('counted in PostgreSQL', () => sharedLimitSuite('database', db));
   describe('counted in Redis (limits.redis_url)', () => sharedLimitSuite('redis', db));
 
-  describe('client authentication blocks', function () {
+  describe('blocks after failed authentications (a client, the admin token)', function () {
     let a: Gatehouse;
     let b: Gatehouse;
     before(async () => {
@@ -156,6 +159,19 @@ describe('limits that hold across nodes (issue 15)', function () {
         .auth('machine', SECRET)
         .type('form')
         .send({ grant_type: 'client_credentials' });
+      expect(other.status, other.text).to.equal(200);
+    });
+
+    it('20 wrong admin tokens on node A block that address on node B too, even with the right token', async () => {
+      const ip = someAddress();
+      const users = (node: Gatehouse, token: string, from = ip) =>
+        supertest(node.app).get('/admin/users').set('X-Forwarded-For', from).set('Authorization', `Bearer ${token}`);
+      for (let i = 0; i < 20; i++) expect((await users(a, `wrong-admin-token-${i}`)).status).to.equal(401);
+      const onB = await users(b, ADMIN_TOKEN);
+      expect(onB.status, onB.text).to.equal(429);
+      expect(onB.body.error.code).to.equal('TOO_MANY_ATTEMPTS');
+      expect(onB.headers['retry-after']).to.equal('300');
+      const other = await users(b, ADMIN_TOKEN, someAddress());
       expect(other.status, other.text).to.equal(200);
     });
   });

@@ -28,6 +28,7 @@ import { Locales } from '../i18n/locales.js';
 import { AssertionReplayStore } from '../oauth/assertions.js';
 import { browserBinding, RESUME_PATH } from '../oauth/authorize/index.js';
 import { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
+import { AdminGuard } from '../http/admin-guard.js';
 import { ClientRegistry } from '../oauth/clients.js';
 import { assertionAudiences } from '../oauth/endpoints.js';
 import { KeyStore } from '../oauth/keys.js';
@@ -211,6 +212,10 @@ export function createGatehouseContainer(
         }),
     ),
     clientBlocks: single(({ peers }) => new ClientBlocks(peers)),
+    adminGuard: single(
+      ({ config, events, clock, clientBlocks }) =>
+        new AdminGuard({ token: config.admin.token, events, history: events, clock, blocks: clientBlocks }),
+    ),
     consents: single(({ sql, clock }) => recordStore(sql, clock, 'gatehouse:consent')),
     devices: single(({ sql, clock, secretBox }) => new DeviceStore(sql, clock, secretBox)),
     deviceBinding: single(

@@ -19,6 +19,7 @@ import type { Locales } from '../i18n/locales.js';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
 import type { BrowserBinding } from '../oauth/authorize/index.js';
 import type { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
+import type { AdminGuard } from '../http/admin-guard.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import type { KeyStore } from '../oauth/keys.js';
 import type { LogoutService } from '../oauth/logout.js';
@@ -64,6 +65,8 @@ export interface Cradle {
   tokenCache: ActiveTokenCache;
   counters: SharedCounters;
   clientBlocks: ClientBlocks;
+  /** The admin token's check, throttled per address like client authentication. */
+  adminGuard: AdminGuard;
   clock: Clock;
   secretBox: SecretBox;
   extensions: Extensions;

@@ -50,7 +50,7 @@ export function buildWeb(c: Cradle): {
   if (registry && c.config.metrics.expose === 'admin') {
     // A worker of a cluster asks the primary, which adds every worker up.
     const source = isClusterWorker() ? metricsFromPrimary(registry.contentType) : registrySource(registry);
-    app.use(metricsRoutes(source, c.config.admin.token));
+    app.use(metricsRoutes(source, c.adminGuard));
   }
   app.use(adminRoutes(c));
   app.use(deviceRoutes(c));

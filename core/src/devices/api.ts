@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ADMIN_THROTTLED } from '../http/admin-guard.js';
 import { defineRoute, type ErrorRef, type RouteSpec } from '../http/api-spec.js';
 import { verificationError } from '../verification/errors.js';
 import { BIND_PATH, DEVICE_CLIENT_ID, DEVICE_ID } from './binding.js';
@@ -22,6 +23,7 @@ const SETUP_ACCESS: readonly ErrorRef[] = [
   'REAUTHENTICATION_REQUIRED',
   'FIELD_MISSING',
   'USER_NOT_FOUND',
+  ADMIN_THROTTLED,
 ];
 const json = z.record(z.string(), z.unknown());
 

@@ -13,6 +13,7 @@ import type { EnrollmentService } from '../verification/enrollment.js';
 import { verificationError } from '../verification/errors.js';
 import type { VerificationService } from '../verification/service.js';
 import { setupAccess } from '../verification/setup-access.js';
+import type { AdminGuard } from '../http/admin-guard.js';
 import { BIND_PATH, BINDING_LINK_PATH, type DeviceBinding } from './binding.js';
 import { PROOF_HEADER } from './proof.js';
 import { routeInput } from '../http/api-spec.js';
@@ -31,6 +32,7 @@ export interface DeviceRouteDeps {
   verification: VerificationService;
   enrollment: EnrollmentService;
   tokens: TokenService;
+  adminGuard: AdminGuard;
   users: UserService;
   clock: Clock;
   locales: Locales;

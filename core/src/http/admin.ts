@@ -1,4 +1,4 @@
-import express, { type RequestHandler, type Router } from 'express';
+import express, { type Router } from 'express';
 import { z } from 'zod';
 import { jsonBody } from './parsers.js';
 import { ApiError } from '../errors.js';
@@ -11,22 +11,8 @@ import type { LogoutService } from '../oauth/logout.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { UserService } from '../users/users.js';
 import type { UserProfiles } from '../users/profile.js';
-import { safeEqual } from '../util/crypto.js';
+import { ADMIN_THROTTLED, type AdminGuard } from './admin-guard.js';
 import { ok } from './envelope.js';
-
-/** Admin API guard: `Authorization: Bearer <admin.token>`, compared in constant time. */
-export function requireAdmin(token: string | undefined): RequestHandler {
-  return (req, _res, next) => {
-    const header = req.headers.authorization ?? '';
-    const presented = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!token)
-      return next(new ApiError(403, 'ADMIN_API_DISABLED', 'the admin API is disabled (admin.token is not set)'));
-    if (!presented || !safeEqual(presented, token)) {
-      return next(new ApiError(401, 'UNAUTHORIZED', 'a valid admin bearer token is required'));
-    }
-    next();
-  };
-}
 
 /** What the admin API uses (the container's cradle provides it). */
 export interface AdminDeps {
@@ -36,6 +22,7 @@ export interface AdminDeps {
   sessions: SessionStore;
   logout: LogoutService;
   profiles: UserProfiles;
+  adminGuard: AdminGuard;
 }
 
 // ── the admin API's operations (decision 26: the handlers validate with what the document shows) ──
@@ -46,7 +33,7 @@ const ADMIN = {
   // The users directory names the one field it refuses (details.field).
   invalid: (message: string, fields: string[]) => new ApiError(400, 'INVALID_FIELD', message, { field: fields[0] }),
 } as const;
-const GUARD_ERRORS = ['UNAUTHORIZED', 'ADMIN_API_DISABLED'] as const;
+const GUARD_ERRORS = ['UNAUTHORIZED', 'ADMIN_API_DISABLED', ADMIN_THROTTLED] as const;
 
 const userId = z.object({ id: z.string().meta({ description: 'the user id (a UUID)' }) });
 const userSchema = z.object({
@@ -180,7 +167,7 @@ export const ADMIN_API = {
 
 export function adminRoutes(opts: AdminDeps): Router {
   const router = express.Router();
-  router.use('/admin', requireAdmin(opts.config.admin.token), jsonBody('20kb'));
+  router.use('/admin', opts.adminGuard.require, jsonBody('20kb'));
   router.post('/admin/users', async (req, res) => {
     const { body } = routeInput(ADMIN_API.createUser, req);
     const user = await opts.users.create(body);

@@ -193,15 +193,16 @@ export function operationErrors(route: RouteSpec): ResolvedError[] {
   const style = route.errorStyle ?? 'api';
   const readsJson = route.body !== undefined && (route.bodyTypes ?? ['application/json']).includes('application/json');
   const refs = [...route.errors, ...COMMON_ERRORS[style], ...(readsJson && style === 'api' ? JSON_BODY_ERRORS : [])];
-  const seen = new Set<string>();
-  const out: ResolvedError[] = [];
+  const seen = new Map<string, ResolvedError>();
   for (const ref of refs) {
     const e = resolveError(ref);
     const key = `${e.status} ${e.code}`;
-    if (!seen.has(key)) out.push(e);
-    seen.add(key);
+    const first = seen.get(key);
+    // One code for two causes (a blocked address, too many wrong codes) documents both.
+    if (!first) seen.set(key, e);
+    else if (!first.description.includes(e.description)) first.description += `; or ${e.description}`;
   }
-  return out;
+  return [...seen.values()];
 }
 
 // ── the document ──

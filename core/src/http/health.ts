@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import express from 'express';
 import { z } from 'zod';
 import { defineRoute, type RouteSpec } from './api-spec.js';
-import { requireAdmin } from './admin.js';
+import { ADMIN_THROTTLED, type AdminGuard } from './admin-guard.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
 
 const ok = z.object({ status: z.literal('ok') });
@@ -63,7 +63,7 @@ export const HEALTH_API = {
       raw: true,
       cache: 'no-store',
     },
-    errors: ['UNAUTHORIZED', 'ADMIN_API_DISABLED'],
+    errors: ['UNAUTHORIZED', 'ADMIN_API_DISABLED', ADMIN_THROTTLED],
   }),
 } satisfies Record<string, RouteSpec>;
 
@@ -73,7 +73,7 @@ export interface HealthDeps {
   lifecycle: { draining: boolean };
   sql: { select(sql: string): Promise<unknown> };
   dependencies: DependencyChecks;
-  config: { admin: { token?: string | undefined } };
+  adminGuard: Pick<AdminGuard, 'require'>;
 }
 
 /**
@@ -99,7 +99,7 @@ export function healthRoutes(deps: HealthDeps): Router {
       res.status(503).json({ status: 'unavailable', reason: (err as Error).message });
     }
   });
-  router.get('/health/dependencies', requireAdmin(deps.config.admin.token), async (_req, res) => {
+  router.get('/health/dependencies', deps.adminGuard.require, async (_req, res) => {
     const dependencies = await deps.dependencies.states();
     res.set('Cache-Control', 'no-store').json({
       status: dependencies.every((d) => d.up) ? 'ok' : 'degraded',

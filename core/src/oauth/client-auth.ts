@@ -12,9 +12,12 @@ const HMAC_ALGS = ['HS256', 'HS384', 'HS512'];
 const ASYMMETRIC_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 export const CLIENT_AUTH_SIGNING_ALGS = [...ASYMMETRIC_ALGS, ...HMAC_ALGS];
 
-/** Failed client authentications per client id before /token answers 429 for a while. */
-const MAX_FAILURES = 20;
-const FAILURE_WINDOW_MS = 5 * 60_000;
+/**
+ * Failed client authentications per client id and address before /token answers 429 for a while;
+ * the admin token's guard (http/admin-guard.ts) allows an address as many.
+ */
+export const MAX_FAILURES = 20;
+export const FAILURE_WINDOW_MS = 5 * 60_000;
 
 export interface ClientAuthInput {
   params: Record<string, string>;
@@ -208,7 +211,8 @@ function blockKey(clientId: string, ip: string): string {
 }
 
 /**
- * Client ids (per address) refused until a time (epoch ms), after too many failures: on every
+ * Client ids (per address), and addresses that sent too many wrong admin tokens (keys prefixed
+ * `admin:`), refused until a time (epoch ms), after too many failures: on every
  * node at once, as the peer bus carries each block before the failure that caused it is
  * answered. Subscribed when the container starts, so no block is missed.
  */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type Router } from 'express';
 import type { Registry } from 'prom-client';
 import { BootError } from '../errors.js';
-import { requireAdmin } from '../http/admin.js';
+import type { AdminGuard } from '../http/admin-guard.js';
 import type { Metrics, MetricsSource } from './metrics.js';
 import type { Tracing } from './tracing.js';
 
@@ -82,11 +82,9 @@ async function scrape(text: () => Promise<string>, contentType: string, res: Ser
 }
 
 /** `GET /metrics` on the main port, behind the admin token (`metrics.expose: admin`). */
-export function metricsRoutes(source: MetricsSource, adminToken: string | undefined): Router {
+export function metricsRoutes(source: MetricsSource, adminGuard: Pick<AdminGuard, 'require'>): Router {
   const router = express.Router();
-  router.get(METRICS_PATH, requireAdmin(adminToken), (_req, res) =>
-    scrape(() => source.text(), source.contentType, res),
-  );
+  router.get(METRICS_PATH, adminGuard.require, (_req, res) => scrape(() => source.text(), source.contentType, res));
   return router;
 }
 

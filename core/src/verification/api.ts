@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ADMIN_THROTTLED } from '../http/admin-guard.js';
 import { defineRoute, type ErrorRef, type MediaType, type RouteSpec } from '../http/api-spec.js';
 import type { AuthMethod } from '../plugins/extensions.js';
 import { verificationError } from './errors.js';
@@ -43,6 +44,7 @@ const SETUP_ACCESS: readonly ErrorRef[] = [
   'REAUTHENTICATION_REQUIRED',
   'FIELD_MISSING',
   'USER_NOT_FOUND',
+  ADMIN_THROTTLED,
 ];
 const FLOW: readonly ErrorRef[] = ['REQUEST_NOT_FOUND', 'REQUEST_EXPIRED', 'REQUEST_COMPLETED'];
 const EXCHANGE: readonly ErrorRef[] = [

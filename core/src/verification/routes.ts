@@ -28,6 +28,7 @@ import type { ClientAuthenticator } from '../oauth/client-auth.js';
 import type { AccountVerification } from './account.js';
 import { isProtocolError, type ApiError } from '../errors.js';
 import { setupAccess } from './setup-access.js';
+import type { AdminGuard } from '../http/admin-guard.js';
 import type { LoginSetup } from './login-setup.js';
 export { MANAGE_METHODS_SCOPE, type BearerResolver } from './setup-access.js';
 import { verificationError } from './errors.js';
@@ -183,6 +184,8 @@ export interface VerificationRouteDeps {
   users: UserService;
   /** A user's own access token may manage their methods (recently authenticated). */
   tokens: TokenService;
+  /** ...and the admin token, throttled per address. */
+  adminGuard: AdminGuard;
   flows: LoginFlowStore;
   clients: ClientRegistry;
   /** An app's back end may set a method up during its login (the track id with its credentials). */

@@ -1,12 +1,10 @@
 import type { RequestHandler, Response } from 'express';
-import type { GatehouseConfig } from '../config/schema.js';
-import { requireAdmin } from '../http/admin.js';
+import { bearerOf, type AdminGuard } from '../http/admin-guard.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { UserRecord } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
-import { safeEqual } from '../util/crypto.js';
-import { requestFacts } from './context.js';
+import { clientIp, requestFacts } from './context.js';
 import type { EnrollmentService } from './enrollment.js';
 import { verificationError } from './errors.js';
 
@@ -44,25 +42,28 @@ function bearerResolver(tokens: TokenService): BearerResolver {
  * (and their second factor, when they have one: a password alone must not change the others).
  */
 export function setupAccess(deps: {
-  config: GatehouseConfig;
+  adminGuard: AdminGuard;
   tokens: TokenService;
   users: UserService;
   enrollment: EnrollmentService;
   clock: Clock;
 }): { requireSetupAccess: RequestHandler; userOf(sub: unknown, res: Response): Promise<UserRecord> } {
-  const adminToken = deps.config.admin.token;
-  const adminGuard = requireAdmin(adminToken);
+  const { adminGuard, users, enrollment } = deps;
   const resolveBearer = bearerResolver(deps.tokens);
-  const { users, enrollment } = deps;
 
   const requireSetupAccess: RequestHandler = async (req, res, next) => {
-    const header = req.headers.authorization ?? '';
-    const bearer = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!bearer || (adminToken && safeEqual(bearer, adminToken))) {
-      return adminGuard(req, res, next);
-    }
+    const bearer = bearerOf(req);
+    if (!bearer) return adminGuard.require(req, res, next);
+    // Any bearer may be a guess at the admin token: a blocked address is refused before it is
+    // compared, and one that is neither the admin token nor a live access token counts.
+    const ip = clientIp(req);
+    adminGuard.refuseIfBlocked(ip);
+    if (adminGuard.matches(bearer)) return next();
     const owner = await resolveBearer(bearer);
-    if (!owner) return next(verificationError('UNAUTHORIZED', 'the bearer token is not valid'));
+    if (!owner) {
+      await adminGuard.failed(req, ip, 'invalid bearer token');
+      return next(verificationError('UNAUTHORIZED', 'the bearer token is not valid'));
+    }
     if (!owner.scope.includes(MANAGE_METHODS_SCOPE)) {
       return next(verificationError('INSUFFICIENT_SCOPE', `the token needs the ${MANAGE_METHODS_SCOPE} scope`));
     }
