@@ -1,5 +1,5 @@
 // The hosted login page's side of a device method (PUSH, PATTERN, TOUCHID, FACE): start the
-// push, show the number to pick on the device (number matching), then wait on the status with
+// push, show the number to type on the device (number matching), then wait on the status with
 // long polls and continue the login once the device completed the method. The core serves this
 // file under /login/methods/<METHOD>/<hash>/device-page.js, so the path names the method.
 // What it says comes from the page's messages (`js.device.*` in core/locales).
@@ -21,15 +21,29 @@ const ENDED = {
   CONSUMED: 'consumed',
 };
 
+/** The number and, above it, what to do with it; made once per section. */
 function numberBox(section) {
   let box = section.querySelector('.push-number');
   if (!box) {
+    const hint = document.createElement('p');
+    hint.className = 'push-number-hint';
     box = document.createElement('p');
     box.className = 'push-number';
     box.setAttribute('aria-live', 'polite');
-    section.appendChild(box);
+    section.append(hint, box);
   }
-  return box;
+  const hint = section.querySelector('.push-number-hint');
+  return {
+    show(number, text) {
+      hint.textContent = text;
+      box.textContent = String(number);
+      box.title = text;
+      hint.hidden = box.hidden = false;
+    },
+    hide() {
+      hint.hidden = box.hidden = true;
+    },
+  };
 }
 
 window.GatehouseLogin.register(method, {
@@ -38,13 +52,9 @@ window.GatehouseLogin.register(method, {
     const data = await ctx.initiate();
     const box = numberBox(ctx.section);
     const device = data.medium_text || message('yours');
-    if (data.push_selected_number !== undefined) {
-      box.hidden = false;
-      box.textContent = String(data.push_selected_number);
-      box.title = message('pick', { device });
-    } else {
-      box.hidden = true;
-    }
+    // The user types it on the device: a reflex tap on a stray request cannot approve it.
+    if (data.push_selected_number !== undefined) box.show(data.push_selected_number, message('type', { device }));
+    else box.hide();
     let state = 'INITIATED';
     ctx.say(message(SAID.INITIATED, { device }), false);
     for (;;) {
@@ -52,11 +62,11 @@ window.GatehouseLogin.register(method, {
       if (now.status === state) continue;
       state = now.status;
       if (state === 'AUTHENTICATED') {
-        box.hidden = true;
+        box.hide();
         return ctx.finish(data.status_id, data.sub);
       }
       if (ENDED[state]) {
-        box.hidden = true;
+        box.hide();
         throw { code: 'PUSH_' + state, error: message(ENDED[state]) };
       }
       if (SAID[state]) ctx.say(message(SAID[state], { device }), false);

@@ -1,7 +1,7 @@
 /**
- * Issue 10: the hosted page's PUSH wait, in headless Chromium. The page shows the number, sees
- * the device's steps without a reload (long polls on the status), continues the login by itself
- * once the device completed PUSH, and says so when the device denies.
+ * Issue 10: the hosted page's PUSH wait, in headless Chromium. The page shows the number to type
+ * on the device, sees the device's steps without a reload (long polls on the status), continues
+ * the login by itself once the device completed PUSH, and says so when the device denies.
  */
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -56,6 +56,8 @@ describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
     await page.getByRole('button', { name: 'Continue' }).click();
     const shown = page.locator('.push-number');
     await expect(await shown.textContent({ timeout: 10_000 })).to.match(/^\d\d$/);
+    // The user is told to type it on the device (nothing there offers it to pick).
+    expect(await page.locator('.push-number-hint').textContent()).to.equal("Type this number on Alice's phone");
     return Number(await shown.textContent());
   }
 
@@ -67,8 +69,7 @@ describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
     const push = await onlyPush(device);
     await device.acknowledge(push);
     await message().filter({ hasText: 'Request opened on your device' }).waitFor({ timeout: 10_000 });
-    const { numbers } = await device.allow(push);
-    expect(numbers).to.include(number);
+    expect(await device.allow(push)).to.deep.equal({ numberDigits: 2 });
     await device.verify(push, { passCode: String(number) });
     // Alice has no passkey yet: the page offers one before the app (issue 11); she declines.
     await page.getByRole('heading', { name: 'Sign in faster next time' }).waitFor({ timeout: 15_000 });

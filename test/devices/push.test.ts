@@ -25,6 +25,8 @@ import {
 
 const step = (method: string, name: string) => `/verification-srv/authentication/${method}/push/${name}`;
 const VERIFY = '/verification-srv/authentication/PUSH/verification';
+/** A two-digit number that is not `shown`: what a user typing a wrong one sends. */
+const otherNumber = (shown: number) => String(shown === 99 ? 10 : shown + 1);
 
 describe('PUSH with number matching, through the simulator (issue 10)', function () {
   let server: DemoServer;
@@ -70,9 +72,14 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
     expect(seen.data.status).to.equal('PUSH_ACKNOWLEDGED');
     expect(Date.now() - waited).to.be.below(10_000);
 
-    const { numbers } = await device.allow(push);
-    expect(numbers).to.have.length(3).and.include(started.push_selected_number);
-    expect(new Set(numbers).size).to.equal(3);
+    // The device is told to ask for two digits, never the number or any choice of numbers.
+    const allowed = await signedCall(server, device, step('PUSH', 'allow'), pushFields(push), {
+      nonce: push.challenge,
+    });
+    expect(allowed.status).to.equal(200);
+    expect(Object.keys(allowed.data).sort()).to.deep.equal(['exchange_id', 'number_digits', 'status']);
+    expect(allowed.data.number_digits).to.equal(2);
+    push.exchangeId = (allowed.data.exchange_id as { exchange_id: string }).exchange_id;
     const verified = await device.verify(push, { passCode: String(started.push_selected_number) });
     expect(verified).to.deep.equal({ status_id: started.status_id, sub: server.alice.id });
 
@@ -86,8 +93,8 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
     const at = await atSecondStage(server);
     const started = await initiate(server, at, 'PUSH');
     const push = await onlyPush(device);
-    const { numbers } = await device.allow(push);
-    const wrong = numbers.find((n) => n !== started.push_selected_number)!;
+    expect(await device.allow(push)).to.deep.equal({ numberDigits: 2 });
+    const wrong = otherNumber(started.push_selected_number!);
     const failed = await signedCall(
       server,
       device,
@@ -113,6 +120,60 @@ describe('PUSH with number matching, through the simulator (issue 10)', function
       limit: 5,
     });
     expect(denied.map((e) => e.reason)).to.include('wrong_number');
+  });
+
+  it('a wrong number counts as a denial: two within block_seconds and the next push is refused (403 FDS_BLOCKED)', async function () {
+    const at = await atSecondStage(server);
+    for (let i = 0; i < 2; i++) {
+      const started = await initiate(server, at, 'PUSH');
+      const push = await onlyPush(device);
+      await device.allow(push);
+      const typed = otherNumber(started.push_selected_number!);
+      expect(await failure(device.verify(push, { passCode: typed }))).to.deep.equal({
+        status: 401,
+        code: 'VERIFICATION_FAILED',
+      });
+    }
+    const third = await call(server, '/verification-srv/authentication/PUSH/initiation', {
+      request_id: at.requestId,
+      usage_type: 'MULTIFACTOR_AUTHENTICATION',
+      sub: server.alice.id,
+    });
+    expect([third.status, third.code]).to.deep.equal([403, 'FDS_BLOCKED']);
+    // The refusal is push fatigue's (the clock stood still during this test).
+    const verdicts = await server.gatehouse.container.cradle.events.recent({
+      types: ['fds.verdict'],
+      userId: server.alice.id,
+      since: server.clock.now(),
+      limit: 50,
+    });
+    const denials = verdicts.filter((v) => v.outcome === 'deny').map((v) => v.reason);
+    expect(denials).to.deep.equal(['push_fatigue.denials']);
+    expect(await device.pushes()).to.deep.equal([]);
+  });
+
+  it('the number as typed: surrounding spaces are fine; another form of it, or none, is not', async function () {
+    const at = await atSecondStage(server);
+    const started = await initiate(server, at, 'PUSH');
+    const number = String(started.push_selected_number);
+    const push = await onlyPush(device);
+    await device.allow(push);
+    // No pass_code at all is a malformed call, answered before an attempt is spent.
+    const missing = await signedCall(server, device, VERIFY, pushFields(push), { nonce: push.challenge });
+    expect([missing.status, missing.code]).to.deep.equal([400, 'FIELD_MISSING']);
+    expect(await device.verify(push, { passCode: ` ${number} ` })).to.have.property('status_id', started.status_id);
+
+    const again = await atSecondStage(server);
+    const next = await initiate(server, again, 'PUSH');
+    const second = await onlyPush(device);
+    await device.allow(second);
+    // "042" is not the number shown: any other text is a wrong number, and final.
+    expect(await failure(device.verify(second, { passCode: `0${String(next.push_selected_number)}` }))).to.deep.equal({
+      status: 401,
+      code: 'VERIFICATION_FAILED',
+    });
+    const status = await call(server, `/verification-srv/verificationstatus/${next.status_id}`, null, {}, 'GET');
+    expect(status.data.status).to.equal('DENIED');
   });
 
   it('deny: the status is DENIED, the login page learns it, and the exchange is gone (400 EXCHANGE_INVALID)', async function () {

@@ -94,7 +94,9 @@ export const DEVICE_API = {
       .object({
         exchange_id: value,
         ...deviceFields,
-        pass_code: value.meta({ description: 'the number shown at sign-in (number matching)' }),
+        pass_code: value.meta({
+          description: 'the number the user typed: the one the sign-in page shows (number matching)',
+        }),
         reason: value,
       })
       .loose(),

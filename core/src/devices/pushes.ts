@@ -37,14 +37,31 @@ const STEP_EVENTS: Record<PushStep, string> = {
   cancel: 'push.cancelled',
 };
 
+/**
+ * How many digits the number of number matching has. The user types it on the device (a blind
+ * guess is right one time in 90); picking it among a few offered would be one time in three.
+ */
+export const NUMBER_DIGITS = 2;
+
+/** Whether the device sent the push's number (compared in constant time; no number, no match). */
+function rightNumber(push: PushState, typed: string | undefined): boolean {
+  return push.number !== undefined && safeEqual(String(push.number), (typed ?? '').trim());
+}
+
 /** What the core keeps about a push in its exchange's state (the method's own keys sit beside it). */
 export interface PushState {
   push_id: string;
   device_id: string;
   challenge: string;
-  /** The number the login page shows (number matching). */
+  /** The number the login page shows (number matching): the user types it on the device. */
   number?: number;
+  /** What the device is shown: the app, and the browser and address the sign-in comes from. */
   context: JsonObject;
+  /**
+   * The facts of the request that started the push: the login's context. FDS rules judge a
+   * device-completed method by them, not by the device's own call (see `signInFacts`).
+   */
+  initiator?: RequestFacts;
 }
 const PUSH_KEY = '_push';
 
@@ -61,6 +78,17 @@ export interface DeviceRequest {
 export function pushStateOf(exchange: Exchange): PushState | null {
   const push = exchange.state[PUSH_KEY];
   return push && typeof push === 'object' && !Array.isArray(push) ? (push as unknown as PushState) : null;
+}
+
+/**
+ * The context of the sign-in a device method completes: the facts of the request that started
+ * the push (the browser), with this call's request id for the logs. The device's own call (the
+ * phone app's user agent and address) is not a sign-in context. Without kept facts (not a push,
+ * or one started before they were kept), the request's own.
+ */
+export function signInFacts(exchange: Exchange, request: RequestFacts): RequestFacts {
+  const initiator = pushStateOf(exchange)?.initiator;
+  return initiator ? { ...initiator, requestId: request.requestId } : request;
 }
 
 export const boundDevice = (d: Device): BoundDevice => ({
@@ -98,7 +126,7 @@ export class DevicePushes {
 
   /** The number matching shows on the login page: two digits, never a leading zero. */
   drawNumber(): number {
-    return randomInt(10, 100);
+    return randomInt(10 ** (NUMBER_DIGITS - 1), 10 ** NUMBER_DIGITS);
   }
 
   /**
@@ -145,6 +173,7 @@ export class DevicePushes {
         ip: request.ip,
         requested_at: this.deps.clock.now().toISOString(),
       },
+      initiator: { ...request },
     };
     const channel = method.device?.channel;
     if (channel && device.pushToken) {
@@ -232,15 +261,16 @@ export class DevicePushes {
       status: to,
       exchange_id: { exchange_id: exchangeId, expires_at: exchange.expiresAt.toISOString() },
       ...(step === 'acknowledge' ? { context: push.context } : {}),
+      // The device never learns the number: it asks the user to type the one the login page shows.
       ...(step === 'allow' && method?.device?.numberMatching && push.number !== undefined
-        ? { numbers: this.numbersToOffer(push.number) }
+        ? { number_digits: NUMBER_DIGITS }
         : {}),
     };
   }
 
   /**
    * The device side of a verification: a push to this device, ALLOWED, a valid proof (with the
-   * biometric unlock where the method needs it) and, for number matching, the right number.
+   * biometric unlock where the method needs it) and, for number matching, the number typed.
    * Returns the device, or why the proof is wrong (`final` where it must not be retried).
    */
   async checkVerification(
@@ -256,7 +286,7 @@ export class DevicePushes {
     const proof = await this.proofOf(device, push.challenge, req);
     if (!proof.ok) return proof;
     if (method.device?.userVerification && !proof.uv) return { ok: false, reason: 'no_user_verification' };
-    if (method.device?.numberMatching && String(push.number) !== req.fields.pass_code)
+    if (method.device?.numberMatching && !rightNumber(push, req.fields.pass_code))
       return { ok: false, reason: 'wrong_number', final: true };
     await this.deps.devices.touch(device.deviceId);
     return { ok: true, device, uv: proof.uv };
@@ -303,18 +333,6 @@ export class DevicePushes {
       { htu: req.path, nonce, body: canonicalBody(req.fields, req.files) },
       { issuer: this.deps.issuer, now: this.deps.clock.now(), replay: this.deps.replay },
     );
-  }
-
-  /** Three different two-digit numbers, the right one among them at a random place. */
-  private numbersToOffer(right: number): number[] {
-    const set = new Set([right]);
-    while (set.size < 3) set.add(this.drawNumber());
-    const numbers = [...set];
-    for (let i = numbers.length - 1; i > 0; i--) {
-      const j = randomInt(i + 1);
-      [numbers[i], numbers[j]] = [numbers[j]!, numbers[i]!];
-    }
-    return numbers;
   }
 
   private record(type: string, exchange: Exchange, device: Device, request: RequestFacts, reason: string | null) {

@@ -429,6 +429,7 @@ button:disabled { opacity: .6; cursor: progress; }
 .message { margin: 0 0 1rem; font-size: .9375rem; }
 .message:empty { display: none; }
 .message.error { padding: .6rem .75rem; border-radius: .4rem; background: #fdecec; color: #8a1c1c; }
+.push-number-hint { margin: 1rem 0 0; text-align: center; }
 .push-number { margin: 0 0 1rem; font-size: 2.5rem; font-weight: 700; letter-spacing: .1em; text-align: center; }
 .message.info { padding: .6rem .75rem; border-radius: .4rem; background: #eaf2fd; color: #1b4580; }
 .note { color: var(--muted); font-size: .875rem; margin: 1rem 0 0; }

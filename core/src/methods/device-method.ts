@@ -43,7 +43,7 @@ export interface DeviceMethodDefinition {
   amr: string[];
   /** The method's name for users, and a line of help on the login page. */
   page: { label: string; help?: string };
-  /** The login page shows a number the user picks on the device (sent as `pass_code`). */
+  /** The login page shows a number the user types on the device (sent as `pass_code`). */
   numberMatching?: boolean;
   /** Only devices whose key is bound to a biometric unlock, with proofs that claim it. */
   userVerification?: boolean;

@@ -250,7 +250,7 @@ export interface MethodPage {
  * checks its proof at verification, before the method's own `verify` sees it.
  */
 export interface DeviceMethodSpec {
-  /** The login page shows a number (`push_selected_number`); the device must send it as `pass_code`. */
+  /** The login page shows a number (`push_selected_number`); the user types it, the device sends it as `pass_code`. */
   numberMatching?: boolean;
   /** Only biometric-bound devices, with proofs that claim the unlock (`uv: true`). */
   userVerification?: boolean;
@@ -377,6 +377,10 @@ export interface FdsContext {
   user: UserRecord;
   method: string;
   clientId: string;
+  /**
+   * The sign-in's request. For a method a device completes, the browser's request that started
+   * the push, not the device's call: the phone is not where the sign-in comes from.
+   */
   request: RequestFacts;
   now: Date;
   history: History;

@@ -41,7 +41,7 @@ import { LIVE_STATES, type StatusStore, type VerificationStatus } from './status
 import type { StatusWatch } from './status-watch.js';
 import { ConfiguredMethods } from './configured.js';
 import type { AppSettings } from '../plugins/values.js';
-import { boundDevice, type DeviceRequest, type DevicePushes, type PushStep } from '../devices/pushes.js';
+import { boundDevice, signInFacts, type DeviceRequest, type DevicePushes, type PushStep } from '../devices/pushes.js';
 import type { Device } from '../devices/store.js';
 import type { SecretBox } from '../util/crypto.js';
 
@@ -555,6 +555,9 @@ export class VerificationService {
     if (exchange.state[SINGLE_FACTOR_KEY] === true) state.singleFactor = true;
     const flow = state.flow!;
     const user = state.user ?? phantomUser(flow.id);
+    // What FDS judges and the outcome records: the sign-in's context. For a device method that
+    // is the browser that started the push, not the phone answering it.
+    const context = method.device ? signInFacts(exchange, input.request) : input.request;
 
     // The FDS phases of this request read the user's events once.
     const history = new UserHistorySnapshot(this.deps.services.history, user.id, this.deps.clock.now());
@@ -567,7 +570,7 @@ export class VerificationService {
         state.user,
         method.id,
         flow.clientId,
-        input.request,
+        context,
         input.logger,
         history,
       );
@@ -597,14 +600,14 @@ export class VerificationService {
     const outcome = await this.methodOutcome(method, exchange, flow.clientId, user, input, state.methodContext);
     if (!outcome.ok || state.phantom) {
       if (!state.phantom)
-        this.noticeReplay(outcome, user, { method: method.id, request: input.request, clientId: flow.clientId });
+        this.noticeReplay(outcome, user, { method: method.id, request: context, clientId: flow.clientId });
       if (!outcome.ok && outcome.final && !state.phantom) {
         // A proof that must not be retried (a wrong number): the attempt is over.
         await this.deps.exchanges.revoke(exchange.key, 'final');
         if (method.device) await this.deps.pushes.deniedAtVerification(exchange, input.request, outcome.reason);
       }
       await this.deps.exchanges.burnIfSpent(exchange.key);
-      await this.outcomeOf('verification.failure', state, outcome.ok ? 'unknown_user' : outcome.reason);
+      await this.outcomeOf('verification.failure', state, context, outcome.ok ? 'unknown_user' : outcome.reason);
       throw verificationError('VERIFICATION_FAILED');
     }
 
@@ -615,7 +618,7 @@ export class VerificationService {
       user,
       method.id,
       flow.clientId,
-      input.request,
+      context,
       input.logger,
       history,
     );
@@ -623,7 +626,7 @@ export class VerificationService {
       if (!flow.userId) {
         // First stage: a refused right proof must look like a wrong one (no oracle for guesses).
         await this.deps.exchanges.burnIfSpent(exchange.key);
-        await this.outcomeOf('verification.failure', state, `fds:${fds.reasons.join(',')}`);
+        await this.outcomeOf('verification.failure', state, context, `fds:${fds.reasons.join(',')}`);
         throw verificationError('VERIFICATION_FAILED');
       }
       await this.deps.exchanges.revoke(exchange.key, 'fds');
@@ -633,7 +636,7 @@ export class VerificationService {
     // Single use: the conditional update picks exactly one winner among concurrent requests.
     if (!(await this.deps.exchanges.consume(exchange.key))) throw verificationError('EXCHANGE_USED');
     if (outcome.commit && !(await outcome.commit())) {
-      await this.outcomeOf('verification.failure', state, 'already_consumed');
+      await this.outcomeOf('verification.failure', state, context, 'already_consumed');
       throw verificationError('VERIFICATION_FAILED');
     }
     await this.deps.statuses.authenticate(exchange.statusKey, outcome.amr ?? method.amr, {
@@ -644,7 +647,7 @@ export class VerificationService {
       ttlSeconds: this.deps.config.verification.status_ttl,
       from: method.device ? ['ALLOWED'] : ['INITIATED'],
     });
-    await this.outcomeOf('verification.success', state, fds.action === 'step_up' ? 'step_up' : null);
+    await this.outcomeOf('verification.success', state, context, fds.action === 'step_up' ? 'step_up' : null);
     const statusId = exchange.statusSeal
       ? this.deps.secretBox.decrypt(exchange.statusSeal)
       : this.statusIdOf(input.fields.exchange_id!);
@@ -943,14 +946,14 @@ export class VerificationService {
   }
 
   /** The outcome of a verification request, from its pipeline state. */
-  private outcomeOf(type: string, state: VerifyState, reason: string | null): Promise<void> {
+  private outcomeOf(type: string, state: VerifyState, request: RequestFacts, reason: string | null): Promise<void> {
     return this.recordOutcome(
       type,
       {
         userId: state.user?.id ?? null,
         method: state.method.id,
         clientId: state.flow?.clientId ?? null,
-        request: state.request,
+        request,
       },
       reason,
     );

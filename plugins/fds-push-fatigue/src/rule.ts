@@ -3,7 +3,7 @@ import type { PushFatigueOptions } from './options.js';
 
 /** Recorded by the core on every push it starts (key: the device id). */
 const SENT = 'push.sent';
-/** Recorded by the core when the user denies a push on the device, or picks a wrong number. */
+/** Recorded by the core when the user denies a push on the device, or types a wrong number. */
 const DENIED = 'push.denied';
 
 /** The rule id, also the prefix of its reasons. */

@@ -1,6 +1,7 @@
 /**
- * PUSH: the user approves a sign-in on their bound authenticator device, picking the number the
- * login page shows (number matching, so an approval is never a reflex tap on a stray request).
+ * PUSH: the user approves a sign-in on their bound authenticator device by typing the two-digit
+ * number the login page shows (number matching, so an approval is never a reflex tap on a stray
+ * request: a blind guess is right one time in 90).
  */
 import { addDeviceMethod, definePlugin, deviceMethodOptions } from '@gatehouse-auth/core';
 

@@ -67,6 +67,8 @@ export interface Photo {
 const BIND_PATH = '/verification-srv/devices/bind';
 const INBOX_PATH = '/verification-srv/devices/pushes';
 const LINK_PATH = '/devices/bind';
+/** As an app's HTTP client names itself: the server sees the phone, not the sign-in's browser. */
+const USER_AGENT = 'gatehouse-authenticator/0.1 (device simulator)';
 
 export class Authenticator {
   private key: CryptoKey | KeyObject | undefined;
@@ -155,10 +157,13 @@ export class Authenticator {
     return { context: (data.context ?? {}) as Record<string, unknown> };
   }
 
-  /** The user approved: for PUSH, three numbers to offer, one of them the login page's. */
-  async allow(push: Push): Promise<{ numbers: number[] }> {
+  /**
+   * The user approved. For PUSH the answer says how many digits the number has that the user
+   * must now type (the one the login page shows); the device is never told the number itself.
+   */
+  async allow(push: Push): Promise<{ numberDigits: number | null }> {
     const data = await this.step(push, 'allow');
-    return { numbers: (data.numbers ?? []) as number[] };
+    return { numberDigits: typeof data.number_digits === 'number' ? data.number_digits : null };
   }
 
   async deny(push: Push, reason = 'user_denied'): Promise<void> {
@@ -170,7 +175,7 @@ export class Authenticator {
   }
 
   /**
-   * Completes the method: `passCode` is the number picked (PUSH) or the pattern (PATTERN); a
+   * Completes the method: `passCode` is the number typed (PUSH) or the pattern (PATTERN); a
    * `photo` for FACE; `uv` claims the biometric unlock (default: when the key is biometric-bound).
    */
   async verify(
@@ -188,12 +193,15 @@ export class Authenticator {
     return { status_id: String(data.status_id), sub: String(data.sub) };
   }
 
-  /** Opens, approves and completes a request in one go, as a user tapping through it would. */
-  async approve(push: Push, opts: { number?: number; passCode?: string; photo?: Photo } = {}) {
+  /**
+   * Opens, approves and completes a request in one go, as a user would: for PUSH, `number` is
+   * what they type (the number the login page shows).
+   */
+  async approve(push: Push, opts: { number?: number | string; passCode?: string; photo?: Photo } = {}) {
     await this.acknowledge(push);
-    const { numbers } = await this.allow(push);
-    if (opts.number !== undefined && numbers.length && !numbers.includes(opts.number))
-      throw new Error(`the number ${opts.number} is not among those offered (${numbers.join(', ')})`);
+    const { numberDigits } = await this.allow(push);
+    if (numberDigits !== null && opts.number === undefined && opts.passCode === undefined)
+      throw new Error(`type the ${numberDigits}-digit number the sign-in page shows`);
     const passCode = opts.passCode ?? (opts.number !== undefined ? String(opts.number) : undefined);
     return this.verify(push, {
       ...(passCode !== undefined ? { passCode } : {}),
@@ -241,7 +249,11 @@ export class Authenticator {
       iat: Math.floor(this.now().getTime() / 1000),
     });
     let body: string | FormData;
-    const headers: Record<string, string> = { Accept: 'application/json', 'Device-Proof': proof };
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      'User-Agent': USER_AGENT,
+      'Device-Proof': proof,
+    };
     if (files.length) {
       const form = new FormData();
       for (const [name, value] of Object.entries(fields)) form.append(name, String(value));

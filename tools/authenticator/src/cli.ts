@@ -16,7 +16,7 @@ Commands:
   approve <push_id>      acknowledge, allow and complete a request in one go:
                          PUSH --number N · PATTERN --pattern 'RED[1,5,9,6]' · FACE --photo FILE
   ack <push_id>          open a request (prints where it comes from)
-  allow <push_id>        approve a request (prints the numbers to pick from, for PUSH)
+  allow <push_id>        approve a request (for PUSH, then type the number: verify --number N)
   verify <push_id>       complete an allowed request [--number N | --pattern P | --photo FILE]
   deny <push_id>         refuse a request [--reason TEXT]
   cancel <push_id>       dismiss a request
@@ -127,8 +127,12 @@ async function main(): Promise<void> {
     }
     case 'allow': {
       const device = load();
-      const { numbers } = await device.allow(await pushNamed(device, argument));
-      console.log(numbers.length ? `pick the number the sign-in page shows: ${numbers.join('  ')}` : 'allowed');
+      const { numberDigits } = await device.allow(await pushNamed(device, argument));
+      console.log(
+        numberDigits === null
+          ? 'allowed'
+          : `allowed: now type the ${numberDigits}-digit number the sign-in page shows (verify ${argument} --number N)`,
+      );
       return;
     }
     case 'verify':
