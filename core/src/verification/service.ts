@@ -7,10 +7,12 @@ import type { Extensions } from '../plugins/loader.js';
 import type {
   AuthMethod,
   DiscoverableContext,
+  EventLog,
   FdsContext,
   FdsRule,
   JsonObject,
   MethodContext,
+  NewEvent,
   RequestFacts,
   UploadedFile,
   UserRecord,
@@ -23,7 +25,7 @@ import { runFdsRules } from './fds.js';
 import { UserHistorySnapshot } from './user-history.js';
 import { readOnce } from './read-once.js';
 import { flowClosedReason, type LoginFlow, type LoginFlowStore } from './flows.js';
-import { namedIdentifier, phantomUser } from './context.js';
+import { namedIdentifier, PHANTOM_USER_ID, phantomUser } from './context.js';
 import {
   EXCHANGE_STEPS,
   SPEC_METHOD_FIELDS,
@@ -559,12 +561,13 @@ export class VerificationService {
     // The FDS phases of this request read the user's events once.
     const history = new UserHistorySnapshot(this.deps.services.history, user.id, this.deps.clock.now());
     // Rules that guard attempts (a locked or backed-off factor) refuse before the proof is
-    // checked, so the answer cannot tell a right proof from a wrong one.
-    if (state.user && this.attemptGuards.length) {
+    // checked, so the answer cannot tell a right proof from a wrong one. They guard the phantom
+    // too: its verdict changes nothing, but an unknown identifier takes the same work.
+    if (this.attemptGuards.length) {
       const guard = await this.runRules(
         this.attemptGuards,
         'attempt',
-        state.user,
+        user,
         method.id,
         flow.clientId,
         input.request,
@@ -987,7 +990,10 @@ export class VerificationService {
         history,
         logger,
       },
-      history.recording(this.deps.services.events, () => this.deps.clock.now()),
+      history.recording(
+        user.id === PHANTOM_USER_ID ? anyones(this.deps.services.events) : this.deps.services.events,
+        () => this.deps.clock.now(),
+      ),
       {
         timeoutMs: this.deps.config.verification.fds_timeout_ms,
         logger,
@@ -1015,6 +1021,21 @@ function fdsBlocked(retryAfter?: number): ApiError {
   const err = verificationError('FDS_BLOCKED', undefined, retryAfter ? { retry_after: retryAfter } : undefined);
   if (retryAfter) err.headers = () => ({ 'Retry-After': String(retryAfter) });
   return err;
+}
+
+/**
+ * The events of the phantom's FDS verdicts, as its outcomes: anyone's to cause, so named after
+ * no user and aggregated (one row a minute each).
+ */
+function anyones(events: EventLog): EventLog {
+  const aggregated = (e: NewEvent): NewEvent => ({ ...e, userId: null, aggregateSeconds: 60 });
+  return {
+    record: (e) => events.record(aggregated(e)),
+    // Aggregated events are written one by one anyway (EventStore.recordMany).
+    recordMany: async (list) => {
+      for (const e of list) await events.record(aggregated(e));
+    },
+  };
 }
 
 /** Rules in the configured order (`verification.fds_rules`, checked at boot), else in registration order. */
