@@ -23,6 +23,7 @@ import { verificationError } from './errors.js';
 import type { Exchange, ExchangeStore } from './exchanges.js';
 import { runFdsRules } from './fds.js';
 import { UserHistorySnapshot } from './user-history.js';
+import { linkState, newLinkFacts, type LinkFacts } from './link-facts.js';
 import { readOnce } from './read-once.js';
 import { flowClosedReason, type LoginFlow, type LoginFlowStore } from './flows.js';
 import { namedIdentifier, PHANTOM_USER_ID, phantomUser } from './context.js';
@@ -72,6 +73,8 @@ interface InitiationFacts {
   singleFactor: boolean;
   /** A sign-in link instead of a code (`processingType: LINK`). */
   link: boolean;
+  /** For a link: what its page on another device shows (the starting screen shows the number too). */
+  linkFacts?: LinkFacts;
 }
 
 /** The link page of an exchange (login/magic-link.ts): where a sign-in link points. */
@@ -224,7 +227,17 @@ export class VerificationService {
     const singleFactor =
       Object.hasOwn(fields, 'single_factor_auth') &&
       singleFactorRequested(method, fields.single_factor_auth, this.app(flow.clientId));
-    const facts = { method, flow, request, logger, expiresAt, singleFactor, link: this.wantsLink(method, fields) };
+    const link = this.wantsLink(method, fields);
+    const facts: InitiationFacts = {
+      method,
+      flow,
+      request,
+      logger,
+      expiresAt,
+      singleFactor,
+      link,
+      ...(link ? { linkFacts: newLinkFacts(request, now) } : {}),
+    };
     if (flow.userId) return this.initiateKnown(fields, facts);
     // A passkey names its user: at the first stage any identifier typed is not needed.
     if (method.discoverable) return this.initiateDiscoverable(facts);
@@ -330,7 +343,7 @@ export class VerificationService {
         extra = { ...extra, ...this.deps.pushes.pageResponse(device, number) };
       }
       if (facts.singleFactor) state = { ...state, [SINGLE_FACTOR_KEY]: true };
-      if (state) await this.deps.exchanges.setState(exchange.key, state);
+      if (state) await this.deps.exchanges.setState(exchange.key, { ...linkState(facts.linkFacts), ...state });
     }
     await this.recordInitiated(user, facts);
     return {
@@ -338,6 +351,7 @@ export class VerificationService {
       sub: user.id,
       status_id: statusId,
       ...extra,
+      ...linkNumber(facts),
     };
   }
 
@@ -367,6 +381,7 @@ export class VerificationService {
       exchange_id: { exchange_id: exchangeId, expires_at: facts.expiresAt.toISOString() },
       status_id: statusId,
       ...(number !== undefined ? { push_selected_number: number } : {}),
+      ...linkNumber(facts),
     };
   }
 
@@ -409,7 +424,7 @@ export class VerificationService {
       await this.deps.exchanges.setMedium(exchangeKey, device.deviceId);
     }
     if (facts.singleFactor) state = { ...state, [SINGLE_FACTOR_KEY]: true };
-    if (state) await this.deps.exchanges.setState(exchangeKey, state);
+    if (state) await this.deps.exchanges.setState(exchangeKey, { ...linkState(facts.linkFacts), ...state });
   }
 
   /**
@@ -440,6 +455,7 @@ export class VerificationService {
       expiresAt,
       mediumId: device?.deviceId ?? null,
       statusSeal: method.device ? this.deps.secretBox.encrypt(statusId) : null,
+      state: linkState(facts.linkFacts),
     });
     return { exchangeId, statusId, exchange };
   }
@@ -1012,6 +1028,11 @@ export class VerificationService {
     if (notice) void this.deps.notifier.notify(user, notice, { method, request, clientId });
     return result;
   }
+}
+
+/** A link's number in the initiation's answer: the starting screen shows it (drawn for a phantom too). */
+function linkNumber(facts: InitiationFacts): JsonObject {
+  return facts.linkFacts ? { link_number: facts.linkFacts.number } : {};
 }
 
 /** The `method` of FDS contexts in the session phase: no method is being verified. */
