@@ -9,6 +9,10 @@ import { call, startDemoServer, type DemoServer } from '../devices/support.js';
 import { Browser, completeStage, locationOf, loginRequestId } from '../oauth/support.js';
 
 const ALICE_EMAIL = 'alice@example.test';
+/** The fields of a first-stage link initiation's answer, for a real address and an unknown one alike. */
+const FIRST_STAGE_LINK_ANSWER = ['exchange_id', 'link_number', 'status_id'];
+/** The browser that starts the login: Firefox on Windows. */
+const FIREFOX_WINDOWS = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0';
 
 describe('EMAIL sign-in links (processingType: LINK, issue 12)', function () {
   let server: DemoServer;
@@ -28,18 +32,27 @@ describe('EMAIL sign-in links (processingType: LINK, issue 12)', function () {
     const browser = new Browser(server);
     const auth = await startAuthorization(browser, server, DEMO_APP);
     const requestId = loginRequestId(auth.location);
-    const started = await call(server, '/verification-srv/authentication/EMAIL/initiation', {
-      request_id: requestId,
-      usage_type: 'PASSWORDLESS_AUTHENTICATION',
-      email: ALICE_EMAIL,
-      processingType: 'LINK',
-      ...extra,
-    });
+    const started = await call(
+      server,
+      '/verification-srv/authentication/EMAIL/initiation',
+      {
+        request_id: requestId,
+        usage_type: 'PASSWORDLESS_AUTHENTICATION',
+        email: ALICE_EMAIL,
+        processingType: 'LINK',
+        ...extra,
+      },
+      { 'User-Agent': FIREFOX_WINDOWS },
+    );
     expect(started.status, JSON.stringify(started)).to.equal(200);
     const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
     const message = await outboxMessage(server, ALICE_EMAIL, (text) => text.includes(exchangeId));
     const link = new URL(/https?:\/\/\S+/.exec(message.text)![0]);
-    return { browser, auth, requestId, exchangeId, statusId: started.data.status_id as string, link, message };
+    const statusId = started.data.status_id as string;
+    // What the starting browser's waiting screen shows beside "check your email".
+    const number = started.data.link_number as number;
+    const keys = Object.keys(started.data).sort();
+    return { browser, auth, requestId, exchangeId, statusId, link, message, number, keys };
   }
 
   const status = async (statusId: string) =>
@@ -54,6 +67,7 @@ describe('EMAIL sign-in links (processingType: LINK, issue 12)', function () {
 
   it('opened in the browser doing the login, it verifies and the login goes on to a code', async function () {
     const sent = await linkSent();
+    expect(sent.number, 'the starting screen has its number').to.be.within(10, 99);
     const next = locationOf(await sent.browser.get(sent.link.pathname + sent.link.search), server);
     expect(next.pathname).to.equal('/login');
     expect(await status(sent.statusId)).to.equal('CONSUMED');
@@ -78,13 +92,20 @@ describe('EMAIL sign-in links (processingType: LINK, issue 12)', function () {
     expect(await again.text()).to.include('used already');
   });
 
-  it('opened elsewhere it only asks; confirmed, the login goes on where it started', async function () {
+  it("opened elsewhere it only asks, showing the browser that started, when, and the starting screen's number; confirmed, the login goes on where it started", async function () {
     const sent = await linkSent();
+    const startedAt = server.clock.now().toISOString().slice(11, 16);
+    server.clock.advance(3 * 60);
     const phone = new Browser(server);
     const ask = await phone.get(sent.link.pathname + sent.link.search);
     expect(ask.status).to.equal(200);
     const page = await ask.text();
     expect(page).to.include('Sign in to Gatehouse demo app?');
+    expect(page).to.include('<dt>Started in</dt>\n      <dd>Firefox on Windows</dd>');
+    expect(page).to.include(`<dd>${startedAt} UTC, about 3 min ago</dd>`);
+    expect(sent.number).to.be.a('number').within(10, 99);
+    expect(sent.keys).to.deep.equal(FIRST_STAGE_LINK_ANSWER);
+    expect(/id="gh-link-number">(\d+)</.exec(page)?.[1]).to.equal(String(sent.number));
     expect(ask.headers.get('referrer-policy')).to.equal('no-referrer');
     expect(await status(sent.statusId), 'a GET signs nobody in').to.equal('INITIATED');
     const confirmed = await phone.postForm(sent.link.pathname, {
@@ -136,6 +157,24 @@ describe('EMAIL sign-in links (processingType: LINK, issue 12)', function () {
     // The right link still works (one attempt of five was spent).
     const next = locationOf(await sent.browser.get(sent.link.pathname + sent.link.search), server);
     expect(next.pathname).to.equal('/login');
+  });
+
+  it('at the first stage an unknown address gets a number too: the answer has the fields it has for alice', async function () {
+    const browser = new Browser(server);
+    const answer = async (email: string) => {
+      const requestId = loginRequestId((await startAuthorization(browser, server, DEMO_APP)).location);
+      const res = await call(server, '/verification-srv/authentication/EMAIL/initiation', {
+        request_id: requestId,
+        usage_type: 'PASSWORDLESS_AUTHENTICATION',
+        email,
+        processingType: 'LINK',
+      });
+      expect(res.status).to.equal(200);
+      return res.data;
+    };
+    const unknown = await answer('nobody@example.test');
+    expect(unknown.link_number).to.be.within(10, 99);
+    expect(Object.keys(unknown).sort()).to.deep.equal(FIRST_STAGE_LINK_ANSWER);
   });
 
   it('processingType LINK for a method that sends no links, or an unknown processingType: 400 INVALID_FIELD', async function () {

@@ -9,7 +9,9 @@ import type { ExchangeStore } from '../verification/exchanges.js';
 import type { LoginFlowStore } from '../verification/flows.js';
 import { locationAfter, type LoginRedirects } from '../verification/routes.js';
 import { LINK_PATH, type VerificationService } from '../verification/service.js';
+import { linkFactsOf } from '../verification/link-facts.js';
 import { pageHeaders } from './headers.js';
+import { linkDetails } from './link-details.js';
 import { html } from './html.js';
 import { layout, renderErrorPage, renderNoticePage, type PageContext } from './page.js';
 import type { Locales } from '../i18n/locales.js';
@@ -39,7 +41,8 @@ class LinkProblem extends Error {
  * The page a sign-in link (`processingType: LINK`) opens. In the browser that is doing the login
  * (its flow cookie) the GET verifies the exchange and the login goes on. Anywhere else it only
  * asks: a mail scanner's GET must not sign anyone in, and whoever confirms on another device
- * should see which app asks and when; the login then goes on where it started (that page polls
+ * sees which app asks, the browser that started it, when, and a number to compare with the
+ * starting screen's; the login then goes on where it started (that page polls
  * the status). "It was not me" cancels the exchange.
  */
 export function magicLinkRoutes(deps: MagicLinkDeps): Router {
@@ -101,7 +104,7 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
   router.get(
     LINK_PATH,
     guarded(async (req, res, methodId, token) => {
-      const { flow, exchangeId } = await open(methodId, req.query.exchange_id);
+      const { flow, exchange, exchangeId } = await open(methodId, req.query.exchange_id);
       if (typeof flow.params.binding === 'string' && deps.binding.isBound(req, flow)) {
         const fields = proof(methodId, exchangeId, token);
         const result = await deps.verification.proveAndContinue(methodId, flow.id, fields, requestFacts(req), req.log);
@@ -110,10 +113,12 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
       const app = deps.clients.get(flow.clientId)?.name ?? flow.clientId;
       const ctx = pageOf(req, flow);
       const { t } = ctx;
+      const facts = linkFactsOf(exchange.state);
       pageHeaders(res);
       const body = html`<main class="card">
         <h1>${t.t('link.confirm.title', { app })}</h1>
         <p>${t.t('link.confirm.text', { app })}</p>
+        ${facts ? linkDetails(t, facts, deps.clock.now()) : null}
         <form method="post" action="${base}${LINK_PATH.replace(':method', methodId)}">
           <input type="hidden" name="exchange_id" value="${exchangeId}" />
           <input type="hidden" name="token" value="${token}" />

@@ -34,6 +34,14 @@ export function requestFacts(
 export const PHANTOM_USER_ID = '00000000-0000-0000-0000-000000000000';
 
 /**
+ * Addresses of the phantom, in domains nothing is delivered to (RFC 2606 `.invalid`; +1 555
+ * 01xx is fictional): with them, a method's "is it set up?" finds a primary address and reads
+ * no further destinations, as for most real users. Nothing is ever sent to the phantom.
+ */
+const PHANTOM_EMAIL = 'nobody@phantom.invalid';
+const PHANTOM_PHONE = '+15550100000';
+
+/**
  * Stands in for an unknown (or not enrolled, or disabled) user at the first stage, so the
  * answers and timing do not reveal which identifiers exist. It has no credentials.
  */
@@ -41,8 +49,8 @@ export function phantomUser(identifier: string): UserRecord {
   return {
     id: PHANTOM_USER_ID,
     username: identifier,
-    email: null,
-    phone: null,
+    email: PHANTOM_EMAIL,
+    phone: PHANTOM_PHONE,
     status: 'active',
   };
 }

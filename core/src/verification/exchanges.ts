@@ -72,6 +72,8 @@ export interface NewExchange {
   expiresAt: Date;
   mediumId?: string | null;
   statusSeal?: string | null;
+  /** The state it starts with (`{}` by default). */
+  state?: JsonObject;
 }
 
 /**
@@ -99,7 +101,7 @@ export class ExchangeStore {
          created_at, expires_at, used_at, revoked_at, revoked_reason, medium_id, status_seal)
        SELECT CAST(:key AS VARCHAR(64)), CAST(:flowId AS VARCHAR(64)), CAST(:statusKey AS VARCHAR(64)),
          CAST(:userId AS VARCHAR(36)), CAST(:method AS VARCHAR(32)), CAST(:stage AS INTEGER), p.attempts,
-         CAST(:maxAttempts AS INTEGER), '{}', CAST(:now AS BIGINT), CAST(:expires AS BIGINT), NULL,
+         CAST(:maxAttempts AS INTEGER), CAST(:state AS TEXT), CAST(:now AS BIGINT), CAST(:expires AS BIGINT), NULL,
          CASE WHEN p.attempts >= CAST(:maxAttempts AS INTEGER) THEN CAST(:now AS BIGINT) END,
          CASE WHEN p.attempts >= CAST(:maxAttempts AS INTEGER) THEN 'attempts' END,
          CAST(:mediumId AS VARCHAR(128)), CAST(:statusSeal AS TEXT)
@@ -113,6 +115,7 @@ export class ExchangeStore {
         expires: input.expiresAt.getTime(),
         mediumId: input.mediumId ?? null,
         statusSeal: input.statusSeal ?? null,
+        state: JSON.stringify(input.state ?? {}),
       },
     );
     // Supersede every other live one. Two resends racing may revoke each other; the caller

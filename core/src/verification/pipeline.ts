@@ -4,6 +4,7 @@ import type { AuthMethod, MethodContext, RequestFacts, UploadedFile, UserRecord 
 import { verificationError, verificationErrorWithStatus } from './errors.js';
 import type { Exchange } from './exchanges.js';
 import type { LoginFlow } from './flows.js';
+import { PHANTOM_USER_ID, phantomUser } from './context.js';
 
 /** Fields the spec assigns to some method; seeing one that the method does not take is FIELDS_MIXED. */
 export const SPEC_METHOD_FIELDS = [
@@ -166,12 +167,15 @@ export const methodEnabled: Step = async (s, deps) => {
     s.discovered = (await deps.identify(s)) ?? undefined;
   }
   const userId = s.exchange!.userId ?? s.discovered;
-  const user = userId ? await deps.findUser(userId) : null;
+  // No user is looked up too (the phantom's id finds nobody): the same statement either way.
+  const user = await deps.findUser(userId ?? PHANTOM_USER_ID);
   const firstStage = !s.flow!.userId;
   if (!user || (firstStage && user.status !== 'active')) {
     // First stage with an unknown (or meanwhile disabled) user: carry on so the answer
-    // matches a wrong proof and reveals nothing about the account.
+    // matches a wrong proof and reveals nothing about the account, and ask the method whether
+    // it is set up, as for a real user, so the work is the same too (its answer is moot).
     s.phantom = true;
+    await s.method.isEnrolled(deps.methodContext(s, phantomUser(s.flow!.id)));
     return;
   }
   if (user.status !== 'active') throw verificationError('USER_DISABLED');

@@ -7,10 +7,12 @@ import type { Extensions } from '../plugins/loader.js';
 import type {
   AuthMethod,
   DiscoverableContext,
+  EventLog,
   FdsContext,
   FdsRule,
   JsonObject,
   MethodContext,
+  NewEvent,
   RequestFacts,
   UploadedFile,
   UserRecord,
@@ -21,9 +23,10 @@ import { verificationError } from './errors.js';
 import type { Exchange, ExchangeStore } from './exchanges.js';
 import { runFdsRules } from './fds.js';
 import { UserHistorySnapshot } from './user-history.js';
+import { linkState, newLinkFacts, type LinkFacts } from './link-facts.js';
 import { readOnce } from './read-once.js';
 import { flowClosedReason, type LoginFlow, type LoginFlowStore } from './flows.js';
-import { namedIdentifier, phantomUser } from './context.js';
+import { namedIdentifier, PHANTOM_USER_ID, phantomUser } from './context.js';
 import {
   EXCHANGE_STEPS,
   SPEC_METHOD_FIELDS,
@@ -70,6 +73,8 @@ interface InitiationFacts {
   singleFactor: boolean;
   /** A sign-in link instead of a code (`processingType: LINK`). */
   link: boolean;
+  /** For a link: what its page on another device shows (the starting screen shows the number too). */
+  linkFacts?: LinkFacts;
 }
 
 /** The link page of an exchange (login/magic-link.ts): where a sign-in link points. */
@@ -222,7 +227,17 @@ export class VerificationService {
     const singleFactor =
       Object.hasOwn(fields, 'single_factor_auth') &&
       singleFactorRequested(method, fields.single_factor_auth, this.app(flow.clientId));
-    const facts = { method, flow, request, logger, expiresAt, singleFactor, link: this.wantsLink(method, fields) };
+    const link = this.wantsLink(method, fields);
+    const facts: InitiationFacts = {
+      method,
+      flow,
+      request,
+      logger,
+      expiresAt,
+      singleFactor,
+      link,
+      ...(link ? { linkFacts: newLinkFacts(request, now) } : {}),
+    };
     if (flow.userId) return this.initiateKnown(fields, facts);
     // A passkey names its user: at the first stage any identifier typed is not needed.
     if (method.discoverable) return this.initiateDiscoverable(facts);
@@ -328,7 +343,7 @@ export class VerificationService {
         extra = { ...extra, ...this.deps.pushes.pageResponse(device, number) };
       }
       if (facts.singleFactor) state = { ...state, [SINGLE_FACTOR_KEY]: true };
-      if (state) await this.deps.exchanges.setState(exchange.key, state);
+      if (state) await this.deps.exchanges.setState(exchange.key, { ...linkState(facts.linkFacts), ...state });
     }
     await this.recordInitiated(user, facts);
     return {
@@ -336,6 +351,7 @@ export class VerificationService {
       sub: user.id,
       status_id: statusId,
       ...extra,
+      ...linkNumber(facts),
     };
   }
 
@@ -365,6 +381,7 @@ export class VerificationService {
       exchange_id: { exchange_id: exchangeId, expires_at: facts.expiresAt.toISOString() },
       status_id: statusId,
       ...(number !== undefined ? { push_selected_number: number } : {}),
+      ...linkNumber(facts),
     };
   }
 
@@ -407,7 +424,7 @@ export class VerificationService {
       await this.deps.exchanges.setMedium(exchangeKey, device.deviceId);
     }
     if (facts.singleFactor) state = { ...state, [SINGLE_FACTOR_KEY]: true };
-    if (state) await this.deps.exchanges.setState(exchangeKey, state);
+    if (state) await this.deps.exchanges.setState(exchangeKey, { ...linkState(facts.linkFacts), ...state });
   }
 
   /**
@@ -438,6 +455,7 @@ export class VerificationService {
       expiresAt,
       mediumId: device?.deviceId ?? null,
       statusSeal: method.device ? this.deps.secretBox.encrypt(statusId) : null,
+      state: linkState(facts.linkFacts),
     });
     return { exchangeId, statusId, exchange };
   }
@@ -562,12 +580,13 @@ export class VerificationService {
     // The FDS phases of this request read the user's events once.
     const history = new UserHistorySnapshot(this.deps.services.history, user.id, this.deps.clock.now());
     // Rules that guard attempts (a locked or backed-off factor) refuse before the proof is
-    // checked, so the answer cannot tell a right proof from a wrong one.
-    if (state.user && this.attemptGuards.length) {
+    // checked, so the answer cannot tell a right proof from a wrong one. They guard the phantom
+    // too: its verdict changes nothing, but an unknown identifier takes the same work.
+    if (this.attemptGuards.length) {
       const guard = await this.runRules(
         this.attemptGuards,
         'attempt',
-        state.user,
+        user,
         method.id,
         flow.clientId,
         context,
@@ -990,7 +1009,10 @@ export class VerificationService {
         history,
         logger,
       },
-      history.recording(this.deps.services.events, () => this.deps.clock.now()),
+      history.recording(
+        user.id === PHANTOM_USER_ID ? anyones(this.deps.services.events) : this.deps.services.events,
+        () => this.deps.clock.now(),
+      ),
       {
         timeoutMs: this.deps.config.verification.fds_timeout_ms,
         logger,
@@ -1011,6 +1033,11 @@ export class VerificationService {
   }
 }
 
+/** A link's number in the initiation's answer: the starting screen shows it (drawn for a phantom too). */
+function linkNumber(facts: InitiationFacts): JsonObject {
+  return facts.linkFacts ? { link_number: facts.linkFacts.number } : {};
+}
+
 /** The `method` of FDS contexts in the session phase: no method is being verified. */
 export const SESSION_PSEUDO_METHOD = 'SESSION';
 
@@ -1018,6 +1045,21 @@ function fdsBlocked(retryAfter?: number): ApiError {
   const err = verificationError('FDS_BLOCKED', undefined, retryAfter ? { retry_after: retryAfter } : undefined);
   if (retryAfter) err.headers = () => ({ 'Retry-After': String(retryAfter) });
   return err;
+}
+
+/**
+ * The events of the phantom's FDS verdicts, as its outcomes: anyone's to cause, so named after
+ * no user and aggregated (one row a minute each).
+ */
+function anyones(events: EventLog): EventLog {
+  const aggregated = (e: NewEvent): NewEvent => ({ ...e, userId: null, aggregateSeconds: 60 });
+  return {
+    record: (e) => events.record(aggregated(e)),
+    // Aggregated events are written one by one anyway (EventStore.recordMany).
+    recordMany: async (list) => {
+      for (const e of list) await events.record(aggregated(e));
+    },
+  };
 }
 
 /** Rules in the configured order (`verification.fds_rules`, checked at boot), else in registration order. */

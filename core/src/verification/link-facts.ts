@@ -1,0 +1,39 @@
+import { randomInt } from 'node:crypto';
+import type { JsonObject, RequestFacts } from '../plugins/extensions.js';
+import { browserName } from '../util/user-agent.js';
+
+/** Where an exchange keeps what its sign-in link's page shows on another device. */
+const LINK_KEY = '_link';
+
+/**
+ * What the link's page on another device shows, so the user can tell the sign-in they started
+ * from someone else's: the browser that started it, when, and a number the starting screen
+ * shows too (as a push does).
+ */
+export interface LinkFacts {
+  /** Two digits from crypto randomness, drawn at initiation. */
+  number: number;
+  browser: string | null;
+  os: string | null;
+  /** When the sign-in link was asked for, ms since the epoch. */
+  startedAt: number;
+}
+
+export function newLinkFacts(request: RequestFacts, now: Date): LinkFacts {
+  return { number: randomInt(10, 100), ...browserName(request.userAgent), startedAt: now.getTime() };
+}
+
+/** The facts as exchange state (merged under whatever the method keeps there). */
+export function linkState(facts: LinkFacts | undefined): JsonObject {
+  return facts ? { [LINK_KEY]: { ...facts } } : {};
+}
+
+/** The facts an exchange keeps, or null (not a link, or an exchange from before they were kept). */
+export function linkFactsOf(state: JsonObject): LinkFacts | null {
+  const kept = state[LINK_KEY];
+  if (!kept || typeof kept !== 'object' || Array.isArray(kept)) return null;
+  const { number, browser, os, startedAt } = kept;
+  if (typeof number !== 'number' || typeof startedAt !== 'number') return null;
+  const text = (value: unknown) => (typeof value === 'string' ? value : null);
+  return { number, browser: text(browser), os: text(os), startedAt };
+}
