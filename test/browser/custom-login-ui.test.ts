@@ -292,6 +292,9 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
 
   it('login CSRF: a page on another site posts the attacker’s generated request: refused, no session, no silent sign-in (issue 25)', async function () {
     await context.clearCookies();
+    // The attacker's own account (not alice's: her mailbox is other tests' outbox).
+    const attackerPassword = 'mallory has a long enough password';
+    await passwordOnlyUser('mallory-ui', attackerPassword);
     // The attacker's own request id, and a proof of the attacker's own login through the JSON API.
     const generated = await fetch(server.url('/authz-srv/authrequest/authz/generate'), {
       method: 'POST',
@@ -310,8 +313,8 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
       server,
       requestId,
       'PASSWORD',
-      { identifier: 'alice' },
-      { password: ALICE_PASSWORD },
+      { identifier: 'mallory-ui' },
+      { password: attackerPassword },
     );
     /** The attacker's form: the values are ids and a password, escaped all the same. */
     const attackerForm = (action: string, fields: Record<string, string>) => {
@@ -338,7 +341,11 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
       ]);
       return { status: response.status(), body: await response.text() };
     };
-    const password = await forcedPost('/login-srv/login', { requestId, username: 'alice', password: ALICE_PASSWORD });
+    const password = await forcedPost('/login-srv/login', {
+      requestId,
+      username: 'mallory-ui',
+      password: attackerPassword,
+    });
     expect(password.status).to.equal(403);
     expect(password.body).to.include('ORIGIN_NOT_ALLOWED');
     const status = await forcedPost('/login-srv/verification/login', {
