@@ -17,6 +17,8 @@ import { createTracing } from './observability/tracing.js';
 import { appSettings } from './plugins/app-config.js';
 import { checkComposition } from './plugins/composition.js';
 import { registerPlugins, resolvePlugins, type LoadedPluginInfo } from './plugins/loader.js';
+import { pluginWeb } from './plugins/web.js';
+import { checkMetadataMembers } from './oauth/endpoints.js';
 import { systemClock, type Clock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { openDriver } from './storage/drivers.js';
@@ -107,12 +109,29 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       recordsFor: (name) => recordStore(sql, c.clock, name),
       provide: provideService(container, provided),
       dependencies: c.dependencies,
+      webFor: (plugin, catalogs) =>
+        pluginWeb(
+          plugin,
+          {
+            config,
+            clock: c.clock,
+            services: c.services,
+            counters: c.counters,
+            clientAuth: () => c.clientAuth,
+            sessions: () => c.sessions,
+            sso: () => c.sso,
+            hostedLogin: () => c.hostedLogin,
+          },
+          catalogs,
+        ),
     });
     checkComposition(config, c.extensions, logger);
     container.register({
       appSettings: asValue(appSettings(config, resolved, c.extensions)),
       loadedPlugins: asValue(plugins),
     });
+    // After appSettings: the client registry it builds must see the plugins' app keys.
+    checkMetadataMembers(c);
     c.notifier.check();
     c.jobs.register(queuedDeliveries(c.extensions, c));
     c.jobs.register(c.logout.noticeJob());

@@ -3,7 +3,10 @@
  */
 export { z } from 'zod';
 export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';
-export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution } from './plugins/api.js';
+export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution, MetadataMember } from './plugins/api.js';
+export type { WebApi, BrowserSession, NamedLimit, PluginCatalogs, PluginPage } from './plugins/web.js';
+export type { HostedLoginResult } from './oauth/authorize/hosted-login.js';
+export { html, type SafeHtml } from './login/html.js';
 export type { DependencyCheck } from './observability/dependencies.js';
 export type * from './plugins/extensions.js';
 export type { Services, Clock, DeliveryOptions, UserDirectory } from './services.js';

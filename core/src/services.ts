@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Limiter } from './util/limiter.js';
 import express, { type RequestHandler, type Router } from 'express';
-import { jsonBody } from './http/parsers.js';
+import { formBody, jsonBody } from './http/parsers.js';
 import type { Logger } from 'pino';
 import type { GatehouseConfig } from './config/schema.js';
 import type {
@@ -87,6 +87,8 @@ export interface Services {
     createRouter(): Router;
     /** JSON body parser middleware with the core's limits. */
     json(): RequestHandler;
+    /** Since 1.2: `application/x-www-form-urlencoded` parser (forms, RFC 6749 requests) with the core's limits. */
+    form(): RequestHandler;
   };
   /** Authenticator devices (docs/devices.md), for device methods: binding one, finding them. */
   readonly devices: {
@@ -129,6 +131,7 @@ export const heavyWorkLoad = (): { running: number; waiting: number } => heavyWo
 export const httpHelpers: Services['http'] = {
   createRouter: () => express.Router(),
   json: () => jsonBody('100kb'),
+  form: () => formBody('16kb', 50),
 };
 
 /**

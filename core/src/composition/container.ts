@@ -54,6 +54,7 @@ import { ExchangeStore } from '../verification/exchanges.js';
 import { LoginFlowStore } from '../verification/flows.js';
 import { SecurityNotifier } from '../verification/notifier.js';
 import { PasswordChangeNotice } from '../verification/password-notice.js';
+import { HostedLogin } from '../oauth/authorize/hosted-login.js';
 import { defaultRedirects, type LoginRedirects } from '../verification/routes.js';
 import { VerificationService } from '../verification/service.js';
 import { StatusStore } from '../verification/statuses.js';
@@ -191,6 +192,10 @@ export function createGatehouseContainer(
         new TokenService(sql, clock, keys, config.issuer, userClaims, { tokens: tokenCache, bus: peers }, metrics),
     ),
     sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),
+    hostedLogin: single(
+      ({ config, clients, sso, sessions, logout, flows, binding, device, clock }) =>
+        new HostedLogin({ config, clients, sso, sessions, logout, flows, binding, device, now: () => clock.now() }),
+    ),
     logout: single(
       ({ config, sessions, tokens, clients, keys, jobs, events, clock, logger }) =>
         new LogoutService({ issuer: config.issuer, sessions, tokens, clients, keys, jobs, events, clock, logger }),

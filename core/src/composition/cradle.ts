@@ -47,6 +47,7 @@ import type { ExchangeStore } from '../verification/exchanges.js';
 import type { LoginFlowStore } from '../verification/flows.js';
 import type { SecurityNotifier } from '../verification/notifier.js';
 import type { PasswordChangeNotice } from '../verification/password-notice.js';
+import type { HostedLogin } from '../oauth/authorize/hosted-login.js';
 import type { LoginRedirects } from '../verification/routes.js';
 import type { VerificationService } from '../verification/service.js';
 import type { StatusStore } from '../verification/statuses.js';
@@ -88,6 +89,8 @@ export interface Cradle {
   statuses: StatusStore;
   notifier: SecurityNotifier;
   passwordNotice: PasswordChangeNotice;
+  /** A login on the hosted page a plugin's page starts (plugin API 1.2, `web.login`). */
+  hostedLogin: HostedLogin;
   verification: VerificationService;
   enrollment: EnrollmentService;
   clients: ClientRegistry;

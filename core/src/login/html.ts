@@ -1,5 +1,14 @@
+/**
+ * The brand of safe markup: a registered symbol, so that markup a plugin made with `html` counts
+ * even when its import of the core is another module instance of the same file (a test runner's
+ * loader, a linked package). Request data (JSON, forms) cannot carry a symbol.
+ */
+const SAFE = Symbol.for('@gatehouse-auth/safe-html');
+
 /** Markup that is already safe to emit: produced by `html` or marked with `trusted`. */
 export class SafeHtml {
+  readonly [SAFE] = true;
+
   constructor(readonly value: string) {}
 
   toString(): string {
@@ -19,8 +28,12 @@ export function trusted(markup: string): SafeHtml {
   return new SafeHtml(markup);
 }
 
+function isSafeHtml(value: unknown): value is SafeHtml {
+  return value instanceof SafeHtml || (typeof value === 'object' && value !== null && SAFE in value);
+}
+
 function render(value: unknown): string {
-  if (value instanceof SafeHtml) return value.value;
+  if (isSafeHtml(value)) return value.value;
   if (Array.isArray(value)) return value.map(render).join('');
   if (value === null || value === undefined || value === false) return '';
   return escapeHtml(String(value));

@@ -1,3 +1,4 @@
+import { BootError } from '../errors.js';
 import type { IncomingMessage } from 'node:http';
 import type { GatehouseConfig } from '../config/schema.js';
 import express, { type Request, type Response, type Router } from 'express';
@@ -316,10 +317,16 @@ function visibleTo(info: TokenInfo, caller: OAuthClient | 'bearer'): boolean {
   return info.token!.clientId === caller.clientId || aud.includes(caller.clientId);
 }
 
-/** Generated from what is registered: grant plugins, clients, methods. Never hand-written. */
+/** Generated from what is registered: grant plugins, clients, methods, plugins' members. Never hand-written. */
 export function buildMetadata(
   deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' | 'locales'>,
 ): Record<string, unknown> {
+  const contributed = deps.extensions.metadata.values().map((m) => [m.name, m.value] as const);
+  return { ...coreMetadata(deps), ...Object.fromEntries(contributed) };
+}
+
+/** The members the core itself sets. */
+function coreMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' | 'locales'>): Record<string, unknown> {
   const clients = deps.clients.all();
   const registeredGrants = deps.extensions.grants.ids();
   const usedGrants = new Set(clients.flatMap((c) => c.grantTypes));
@@ -372,4 +379,25 @@ export function buildMetadata(
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     verification_methods_supported: deps.extensions.methods.ids(),
   };
+}
+
+/** Members the core sets only for some configurations: a plugin may not take those either. */
+const CONDITIONAL_MEMBERS = [
+  'token_endpoint_auth_signing_alg_values_supported',
+  'revocation_endpoint_auth_signing_alg_values_supported',
+  'introspection_endpoint_auth_signing_alg_values_supported',
+  'acr_values_supported',
+];
+
+/** A discovery member a plugin adds must not be one the core sets: that stops start-up. */
+export function checkMetadataMembers(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' | 'locales'>): void {
+  const contributed = new Set(deps.extensions.metadata.ids());
+  for (const name of [...Object.keys(coreMetadata(deps)), ...CONDITIONAL_MEMBERS]) {
+    if (contributed.has(name)) {
+      throw new BootError(
+        'PLUGIN_DUPLICATE_ID',
+        `plugin ${deps.extensions.metadata.ownerOf(name)}: discovery member "${name}" is the core's`,
+      );
+    }
+  }
 }

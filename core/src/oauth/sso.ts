@@ -68,17 +68,27 @@ export class SingleSignOn {
     },
   ) {}
 
+  /** Whether a session signs anyone in at all: not idle too long, its user still active. */
+  async live(session: Session): Promise<boolean> {
+    return (await this.userOf(session)) !== null;
+  }
+
+  private async userOf(session: Session) {
+    // Idle too long (NIST 800-63B-4 §2.2.3: reauthenticate after 1 h of inactivity at AAL2). The
+    // session's row is renewed at every sign-in through it, so its creation is its last use.
+    const idle = this.deps.idleSeconds;
+    if (idle !== undefined && this.nowSeconds() - session.createdAt.getTime() / 1000 > idle) return null;
+    const user = await this.deps.users.findById(session.userId);
+    // A session of a user disabled since does not sign anyone in.
+    return user && user.status === 'active' ? user : null;
+  }
+
   async decide(session: Session | null, req: SsoRequest): Promise<SsoDecision> {
     const none = { kind: 'none' } as const;
     // max_age=0 asks for a new login as prompt=login does (OIDC Core §3.1.2.1).
     if (!session || req.prompt.includes('login') || req.maxAge === 0) return none;
-    // Idle too long (NIST 800-63B-4 §2.2.3: reauthenticate after 1 h of inactivity at AAL2). The
-    // session's row is renewed at every sign-in through it, so its creation is its last use.
-    const idle = this.deps.idleSeconds;
-    if (idle !== undefined && this.nowSeconds() - session.createdAt.getTime() / 1000 > idle) return none;
-    const user = await this.deps.users.findById(session.userId);
-    // A session of a user disabled since does not sign anyone in.
-    if (!user || user.status !== 'active') return none;
+    const user = await this.userOf(session);
+    if (!user) return none;
     const carried = await this.stillValid(user, session.methods, req);
     if (!carried.length) return none;
     const stale = req.maxAge !== null && session.methods.some((m) => m.at < this.nowSeconds() - req.maxAge!);

@@ -5,9 +5,10 @@ import type { RouteSpec } from '../http/api-spec.js';
 import type { DependencyCheck } from '../observability/dependencies.js';
 import type { Services } from '../services.js';
 import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
+import type { PluginCatalogs, WebApi } from './web.js';
 
 /** The plugin API version this core implements. Plugins declare a semver range against it. */
-export const PLUGIN_API_VERSION = '1.1.0';
+export const PLUGIN_API_VERSION = '1.2.0';
 
 /**
  * A Gatehouse plugin: a package whose default export is `definePlugin({...})`.
@@ -101,4 +102,28 @@ export interface PluginApi {
    * at most every 10 s, and 5 s is its limit. It never takes a node out of rotation.
    */
   dependency(name: string, check: DependencyCheck): void;
+  /**
+   * Since 1.2: what this plugin's routes and pages may ask of the core: the issuer, the
+   * authenticated client, the browser's session, a hosted login for an app, named rate limits,
+   * pages in the hosted layout with CSRF-protected forms. Call its request methods from handlers
+   * (at request time), never from `register`.
+   */
+  readonly web: WebApi;
+  /**
+   * Since 1.2: members this plugin adds to the discovery document (/.well-known/openid-configuration
+   * and oauth-authorization-server), e.g. `device_authorization_endpoint`. A member the core or
+   * another plugin sets stops start-up.
+   */
+  discovery(members: Record<string, unknown>): void;
+  /**
+   * Since 1.2: this plugin's messages for its pages, by locale (`en` required, every other locale
+   * may translate some): read them with `web.messages(req)`.
+   */
+  messages(catalogs: PluginCatalogs): void;
+}
+
+/** A member of the discovery document a plugin contributes. */
+export interface MetadataMember {
+  name: string;
+  value: unknown;
 }

@@ -9,7 +9,14 @@ import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
 import type { Services } from '../services.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
-import { PLUGIN_API_VERSION, type GatehousePlugin, type PluginApi, type RouteContribution } from './api.js';
+import {
+  PLUGIN_API_VERSION,
+  type GatehousePlugin,
+  type MetadataMember,
+  type PluginApi,
+  type RouteContribution,
+} from './api.js';
+import type { PluginCatalogs, WebApi } from './web.js';
 import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
 import {
   channelProblems,
@@ -28,6 +35,8 @@ export interface Extensions {
   fdsRules: Registry<FdsRule>;
   channels: Registry<DeliveryChannel>;
   routes: Registry<RouteContribution>;
+  /** Discovery document members plugins add (since plugin API 1.2). */
+  metadata: Registry<MetadataMember>;
 }
 
 export function createExtensions(): Extensions {
@@ -37,6 +46,7 @@ export function createExtensions(): Extensions {
     fdsRules: new Registry<FdsRule>('FDS rule', (r) => r.id, fdsRuleProblems),
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
     routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
+    metadata: new Registry<MetadataMember>('discovery member', (m) => m.name),
   };
 }
 
@@ -121,12 +131,14 @@ export interface RegistrationDeps {
   provide: (name: string, service: unknown, owner: string) => void;
   /** Where `api.dependency` checks go. */
   dependencies: DependencyChecks;
+  /** The web API of one plugin, reading its catalogs when a page first needs them. */
+  webFor: (plugin: string, catalogs: () => PluginCatalogs) => WebApi;
 }
 
 /** Calls each plugin's register with its own options, child logger and extension points. */
 export async function registerPlugins(
   plugins: ResolvedPlugin[],
-  { extensions, services, logger, recordsFor, provide, dependencies }: RegistrationDeps,
+  { extensions, services, logger, recordsFor, provide, dependencies, webFor }: RegistrationDeps,
 ): Promise<LoadedPluginInfo[]> {
   const infos: LoadedPluginInfo[] = [];
   const checks: { plugin: string; where: string; run: () => void | Promise<void> }[] = [];
@@ -138,6 +150,7 @@ export async function registerPlugins(
         (contributes[kind] ??= []).push(idOf(item));
       },
     });
+    let catalogs: PluginCatalogs = { en: {} };
     const api: PluginApi = {
       plugin: { name: plugin.name, version },
       logger: logger.child({ plugin: plugin.name }),
@@ -171,6 +184,17 @@ export async function registerPlugins(
           throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: ${(err as Error).message}`);
         }
         (contributes.dependencies ??= []).push(name);
+      },
+      web: webFor(plugin.name, () => catalogs),
+      discovery: (members) => {
+        for (const [name, value] of Object.entries(members)) {
+          extensions.metadata.add({ name, value }, plugin.name);
+          (contributes.metadata ??= []).push(name);
+        }
+      },
+      messages: (given) => {
+        if (!given.en) throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: messages need an "en" catalog`);
+        catalogs = given;
       },
     };
     const promised = new Set(plugin.provides ?? []);

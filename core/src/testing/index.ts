@@ -3,6 +3,7 @@
  * unit-tested with no server and no database. Not for production use.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { PluginCatalogs, WebApi } from '../plugins/web.js';
 import type { GatehousePlugin, PluginApi, RouteContribution } from '../plugins/api.js';
 import type { DependencyCheck } from '../observability/dependencies.js';
 import type {
@@ -337,6 +338,35 @@ export interface Registered {
   records: MemoryRecords;
   /** `api.dependency` checks by name: call one to see what an operator would. */
   dependencies: Map<string, DependencyCheck>;
+  /** `api.discovery` members, by name. */
+  metadata: Map<string, unknown>;
+  /** `api.messages` catalogs. */
+  catalogs: PluginCatalogs;
+}
+
+/** The issuer `api.web` names under `registerWithFakes`. */
+export const FAKE_ISSUER = 'https://gatehouse.test';
+
+/**
+ * `api.web` for a registration without a server: the issuer and URLs are real; what needs a
+ * request and the server's state (clients, sessions, logins, pages) says so when called.
+ */
+function webWithoutServer(): WebApi {
+  const needsServer = (what: string) => () => {
+    throw new Error(`api.web.${what} needs a running server: test the route with buildApp (docs/plugins.md)`);
+  };
+  return {
+    issuer: FAKE_ISSUER,
+    url: (path) => `${FAKE_ISSUER}${path.startsWith('/') ? path : `/${path}`}`,
+    authenticateClient: needsServer('authenticateClient'),
+    session: needsServer('session'),
+    limit: needsServer('limit'),
+    clientIp: needsServer('clientIp'),
+    login: { start: needsServer('login.start'), result: needsServer('login.result') },
+    messages: needsServer('messages'),
+    page: needsServer('page'),
+    csrf: { token: needsServer('csrf.token'), valid: needsServer('csrf.valid') },
+  };
 }
 
 /** Runs a plugin's register against fakes and returns what it added. */
@@ -353,6 +383,8 @@ export async function registerWithFakes<O>(
     routes: [],
     records: new MemoryRecords(services.clock),
     dependencies: new Map(),
+    metadata: new Map(),
+    catalogs: { en: {} },
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -383,6 +415,17 @@ export async function registerWithFakes<O>(
     dependency: (name, check) => {
       if (out.dependencies.has(name)) throw new Error(`dependency "${name}" is already checked`);
       out.dependencies.set(name, check);
+    },
+    web: webWithoutServer(),
+    discovery: (members) => {
+      for (const [name, value] of Object.entries(members)) {
+        if (out.metadata.has(name)) throw new Error(`discovery member "${name}" is added twice`);
+        out.metadata.set(name, value);
+      }
+    },
+    messages: (catalogs) => {
+      if (!catalogs.en) throw new Error('messages need an "en" catalog');
+      out.catalogs = catalogs;
     },
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);

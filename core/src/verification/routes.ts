@@ -9,6 +9,7 @@ import type { TokenService } from '../oauth/tokens.js';
 import type { Clock } from '../services.js';
 import type { LoginFlowStore } from './flows.js';
 import type { BrowserBinding } from '../oauth/authorize/browser.js';
+import { withRequestId } from '../oauth/authorize/hosted-login.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import type { Logger } from 'pino';
 import type { IncomingMessage } from 'node:http';
@@ -50,9 +51,10 @@ export function locationAfter(redirects: LoginRedirects, result: { completed: bo
 
 export const defaultRedirects: LoginRedirects = {
   nextStage: (flow) => `/login?request_id=${encodeURIComponent(flow.id)}`,
+  // A page that started the login (a plugin's) reads its result with the request id.
   completed: (flow) =>
     typeof flow.params.return_to === 'string'
-      ? flow.params.return_to
+      ? withRequestId(flow.params.return_to, flow.id)
       : `/login/complete?request_id=${encodeURIComponent(flow.id)}`,
 };
 

@@ -1,31 +1,15 @@
-import type { Request, RequestHandler, Response } from 'express';
-import { readCookie } from '../../http/cookies.js';
+import type { RequestHandler } from 'express';
 import { CONSENT_PATH, type AuthorizeContext } from './context.js';
 import { finish } from './finish.js';
 import { ErrorPage } from './request.js';
-import type { LoginFlow } from '../../verification/flows.js';
-import type { Session } from '../sessions.js';
+import { startBrowserSession } from './hosted-login.js';
 
 /**
  * GET /api/oauth2/authorize/resume, after the last stage (or straight from single sign-on):
  * binds a new session cookie to the sign-in (not for a flow claimed from another site), asks for consent where needed, answers the client.
  */
 export function resumeAuthorization(ctx: AuthorizeContext): RequestHandler {
-  const { clients, sessions, logout, config } = ctx.deps;
-  /** A new session cookie for this browser's login; the one it replaces ends. */
-  const startSession = async (req: Request, res: Response, flow: LoginFlow): Promise<Session | null> => {
-    const created = await sessions.create({
-      userId: flow.userId!,
-      authTime: ctx.authTimeOf(flow),
-      methods: flow.completions,
-      ttlSeconds: config.oauth.session_ttl,
-      replaces: readCookie(req, ctx.sessionCookie) ?? null,
-    });
-    // Another user signed in in this browser: the previous user's session ends everywhere.
-    if (created.ended) await logout.endSession(created.ended.sid, 'replaced');
-    res.cookie(ctx.sessionCookie, created.cookie, ctx.cookieOptions(config.oauth.session_ttl));
-    return sessions.get(created.cookie);
-  };
+  const { clients } = ctx.deps;
   return async (req, res) => {
     let bound: Awaited<ReturnType<AuthorizeContext['boundFlow']>>;
     try {
@@ -39,7 +23,10 @@ export function resumeAuthorization(ctx: AuthorizeContext): RequestHandler {
     if (!client) return ctx.showError(res, new ErrorPage(400, 'invalid_client', 'The app is no longer registered.'));
     // A generated flow claimed by a form from another site makes no SSO session: otherwise a
     // login forced into this browser from there would sign it in at every app (decision 20).
-    const session = flow.params.claimed_cross_site === true ? null : await startSession(req, res, flow);
+    const session =
+      flow.params.claimed_cross_site === true
+        ? null
+        : await startBrowserSession(ctx.deps, req, res, flow, ctx.deps.clock.now());
     if (request.prompt.includes('consent') || (await ctx.needsConsent(client, flow.userId!, request))) {
       return res.redirect(303, `${ctx.page.base}${CONSENT_PATH}?request_id=${encodeURIComponent(flow.id)}`);
     }

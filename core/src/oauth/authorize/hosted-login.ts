@@ -1,0 +1,141 @@
+import type { Request, Response } from 'express';
+import type { GatehouseConfig } from '../../config/schema.js';
+import type { DeviceCookie } from '../../http/device.js';
+import { readCookie } from '../../http/cookies.js';
+import { randomToken, sha256 } from '../../util/crypto.js';
+import { requestFacts } from '../../verification/context.js';
+import type { LoginFlow, LoginFlowStore, MethodCompletion } from '../../verification/flows.js';
+import type { ClientRegistry } from '../clients.js';
+import type { LogoutService } from '../logout.js';
+import type { Session, SessionStore } from '../sessions.js';
+import type { SingleSignOn } from '../sso.js';
+import { sessionCookieName, type BrowserBinding } from './browser.js';
+
+/** Who signed in through a login a plugin started, and how (what a browser session keeps). */
+export interface HostedLoginResult {
+  userId: string;
+  amr: string[];
+  /** Epoch seconds. */
+  authTime: number;
+  methods: MethodCompletion[];
+  /** The browser session the login made or renewed. */
+  sid: string;
+}
+
+export interface HostedLoginDeps {
+  config: GatehouseConfig;
+  clients: ClientRegistry;
+  sso: SingleSignOn;
+  sessions: SessionStore;
+  logout: LogoutService;
+  flows: LoginFlowStore;
+  binding: BrowserBinding;
+  device: DeviceCookie;
+}
+
+/** When the user of a completed flow authenticated, in epoch seconds. */
+export function authTimeOf(flow: LoginFlow, now: Date): number {
+  return Math.floor((flow.authTime ?? now).getTime() / 1000);
+}
+
+/**
+ * A new session cookie for the browser that completed `flow` (ASVS 7.2.4: a new one after every
+ * login); a session of another user in this browser ends everywhere.
+ */
+export async function startBrowserSession(
+  deps: Pick<HostedLoginDeps, 'config' | 'sessions' | 'logout' | 'binding'>,
+  req: Request,
+  res: Response,
+  flow: LoginFlow,
+  now: Date,
+): Promise<Session | null> {
+  const cookieName = sessionCookieName(deps.config.issuer);
+  const ttl = deps.config.oauth.session_ttl;
+  const created = await deps.sessions.create({
+    userId: flow.userId!,
+    authTime: authTimeOf(flow, now),
+    methods: flow.completions,
+    ttlSeconds: ttl,
+    replaces: readCookie(req, cookieName) ?? null,
+  });
+  if (created.ended) await deps.logout.endSession(created.ended.sid, 'replaced');
+  res.cookie(cookieName, created.cookie, deps.binding.cookieOptions(ttl));
+  return deps.sessions.get(created.cookie);
+}
+
+/**
+ * A login on the hosted page that a plugin's page starts for one of the apps (the device grant's
+ * user code page, say) and reads the result of, without being an OAuth client of its own server.
+ * It is an app's login like any other: the app's stages, single sign-on from the browser's
+ * session where that session is worth it to the app, the flow bound to this browser by its
+ * cookie. Its result is read once, by the browser that did it.
+ */
+export class HostedLogin {
+  constructor(private readonly deps: HostedLoginDeps & { now: () => Date }) {}
+
+  /**
+   * Sends the browser through `clientId`'s login stages, then to `returnTo` with `request_id`
+   * added (at once when its session already satisfies the app).
+   */
+  async start(req: Request, res: Response, input: { clientId: string; returnTo: string }): Promise<void> {
+    const { config, clients, sso, sessions, flows, binding } = this.deps;
+    const client = clients.get(input.clientId);
+    if (!client) throw new Error(`hosted login: no app "${input.clientId}"`);
+    const decision = await sso.decide(await sessions.get(readCookie(req, sessionCookieName(config.issuer))), {
+      clientId: client.clientId,
+      loginStages: client.loginStages,
+      singleFactorMethods: client.singleFactorMethods,
+      prompt: [],
+      maxAge: null,
+      request: requestFacts(req, undefined, this.deps.device),
+      logger: req.log,
+    });
+    const bindingValue = randomToken(24);
+    const flow = await flows.create({
+      clientId: client.clientId,
+      ...(decision.kind === 'none'
+        ? { stages: client.loginStages }
+        : { stages: decision.stages, userId: decision.userId, carried: decision.carried }),
+      ttlSeconds: config.verification.flow_ttl,
+      params: { return_to: input.returnTo, plugin_login: true, binding: sha256(bindingValue) },
+    });
+    res.cookie(binding.flowCookie(flow.id), bindingValue, binding.cookieOptions(config.verification.flow_ttl));
+    const base = new URL(config.issuer).pathname.replace(/\/+$/, '');
+    res.redirect(
+      303,
+      flow.status === 'completed'
+        ? withRequestId(input.returnTo, flow.id)
+        : `${base}/login?request_id=${encodeURIComponent(flow.id)}`,
+    );
+  }
+
+  /**
+   * The result of a login `start` began, for the browser that did it, once: null when there is
+   * none (unknown, another browser's, not complete, expired or read already).
+   */
+  async result(req: Request, res: Response, requestId: unknown): Promise<HostedLoginResult | null> {
+    const { flows, binding } = this.deps;
+    const flow = typeof requestId === 'string' && requestId.length <= 200 ? await flows.get(requestId) : null;
+    if (!flow || flow.params.plugin_login !== true || !binding.isBound(req, flow)) return null;
+    if (flow.expiresAt <= this.deps.now() || !(await flows.finish(flow.id))) return null;
+    res.clearCookie(binding.flowCookie(flow.id), {
+      path: '/',
+      secure: binding.secure,
+      sameSite: 'lax',
+      httpOnly: true,
+    });
+    const session = await startBrowserSession(this.deps, req, res, flow, this.deps.now());
+    return {
+      userId: flow.userId!,
+      amr: flow.amr,
+      authTime: authTimeOf(flow, this.deps.now()),
+      methods: flow.completions,
+      sid: session!.sid,
+    };
+  }
+}
+
+/** `url` with `request_id` added to its query. */
+export function withRequestId(url: string, requestId: string): string {
+  return `${url}${url.includes('?') ? '&' : '?'}request_id=${encodeURIComponent(requestId)}`;
+}

@@ -1,0 +1,157 @@
+import type { IncomingMessage } from 'node:http';
+import type { Request, Response } from 'express';
+import type { GatehouseConfig } from '../config/schema.js';
+import { readCookie } from '../http/cookies.js';
+import { Locales } from '../i18n/locales.js';
+import type { Messages } from '../i18n/messages.js';
+import { SharedLimit, type SharedCounters } from '../limits/shared-counters.js';
+import { pageHeaders } from '../login/headers.js';
+import type { SafeHtml } from '../login/html.js';
+import { layout } from '../login/page.js';
+import type { HostedLogin, HostedLoginResult } from '../oauth/authorize/hosted-login.js';
+import { sessionCookieName } from '../oauth/authorize/browser.js';
+import type { ClientAuthenticator } from '../oauth/client-auth.js';
+import type { OAuthClient } from '../oauth/clients.js';
+import type { SessionStore } from '../oauth/sessions.js';
+import type { SingleSignOn } from '../oauth/sso.js';
+import type { Clock, Services } from '../services.js';
+import { randomToken, safeEqual } from '../util/crypto.js';
+import { clientIp } from '../verification/context.js';
+import type { MethodCompletion } from '../verification/flows.js';
+
+/** The browser's signed-in session, as single sign-on sees it. */
+export interface BrowserSession {
+  sid: string;
+  userId: string;
+  /** Epoch seconds of the latest method. */
+  authTime: number;
+  /** The methods completed, each with when (epoch seconds). */
+  methods: MethodCompletion[];
+}
+
+/** A limit named by a plugin, counted on every node: `hit` answers the seconds to wait, or null. */
+export interface NamedLimit {
+  hit(key: string): Promise<number | null>;
+}
+
+/** A plugin's messages, by locale (`en` required): `{ en: { 'device.title': 'Connect a device' } }`. */
+export type PluginCatalogs = Record<string, Record<string, string>>;
+
+/** A page in the hosted pages' layout: style sheet, security headers, the locale's `lang`. */
+export interface PluginPage {
+  title: string;
+  /** Markup made with `html` (every value escaped). */
+  body: SafeHtml;
+  status?: number;
+  /** Where the page's forms may post besides Gatehouse itself (CSP form-action). */
+  formTargets?: string[];
+}
+
+/**
+ * Since plugin API 1.2: what an endpoint or page plugin's routes may ask of the core
+ * (docs/plugins.md, "Endpoints and pages").
+ */
+export interface WebApi {
+  /** The issuer URL (config `issuer`). */
+  readonly issuer: string;
+  /** The public URL of a path under the issuer (`/device` → `https://id.example/device`). */
+  url(path: string): string;
+  /**
+   * The client the request authenticates as, with every method the token endpoint supports
+   * (Basic, `client_secret`, `client_assertion`, a public client's bare `client_id`) and its
+   * throttling; `params` is the request's form. Throws an OAuthError `invalid_client` (401, or
+   * 429 while the client is throttled) or `invalid_request`.
+   */
+  authenticateClient(req: IncomingMessage, params: Record<string, string>): Promise<OAuthClient>;
+  /** The browser's signed-in session: live, not idle, of an active user; null otherwise. */
+  session(req: IncomingMessage): Promise<BrowserSession | null>;
+  /** A rate limit of this plugin (`name` unique within it), counted across nodes like the core's. */
+  limit(name: string, max: number, windowSeconds: number): NamedLimit;
+  /** The client address of a request (`server.trust_proxy` honoured), for limits and events. */
+  clientIp(req: IncomingMessage): string;
+  /** A login on the hosted page for one of the apps, started and read by a plugin's page. */
+  readonly login: {
+    /**
+     * Sends the browser through the app's login stages (single sign-on where its session is
+     * worth it to the app), then to `returnTo` with `request_id` in its query.
+     */
+    start(req: Request, res: Response, input: { clientId: string; returnTo: string }): Promise<void>;
+    /** Who signed in, for the browser that did it, once; null otherwise. Sets the session cookie. */
+    result(req: Request, res: Response, requestId: unknown): Promise<HostedLoginResult | null>;
+  };
+  /** The plugin's messages for a request: its `ui_locales` if given, then the browser's languages. */
+  messages(req: IncomingMessage, uiLocales?: string | null): Messages;
+  /** Sends a page in the hosted pages' layout, with their headers (CSP, no framing, no caching). */
+  page(req: IncomingMessage, res: Response, page: PluginPage): void;
+  /** Form CSRF protection: a token for the form (sets a cookie), checked on its POST with `Origin`. */
+  readonly csrf: {
+    token(req: IncomingMessage, res: Response): string;
+    valid(req: IncomingMessage, token: unknown): boolean;
+  };
+}
+
+export interface WebDeps {
+  config: GatehouseConfig;
+  clock: Clock;
+  services: Pick<Services, 'secrets'>;
+  counters: SharedCounters;
+  /** Resolved when a request needs them (they are built after the plugins register). */
+  clientAuth: () => Pick<ClientAuthenticator, 'authenticate'>;
+  sessions: () => Pick<SessionStore, 'get'>;
+  sso: () => Pick<SingleSignOn, 'live'>;
+  hostedLogin: () => Pick<HostedLogin, 'start' | 'result'>;
+}
+
+/** The web API one plugin gets: its limits, catalogs and CSRF tokens are its own. */
+export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginCatalogs): WebApi {
+  const issuer = deps.config.issuer.replace(/\/+$/, '');
+  const base = new URL(issuer).pathname.replace(/\/+$/, '');
+  const secure = issuer.startsWith('https://');
+  const csrfCookie = `${secure ? '__Host-' : ''}gh_form`;
+  const ownOrigin = new URL(issuer).origin;
+  let locales: Locales | null = null;
+  const localesOf = () => (locales ??= new Locales(new Map(Object.entries(catalogs()))));
+  const tokenOf = (value: string) => deps.services.secrets.mac(`plugin-csrf:${plugin}:${value}`);
+
+  return {
+    issuer,
+    url: (path) => `${issuer}${path.startsWith('/') ? path : `/${path}`}`,
+    authenticateClient: (req, params) =>
+      deps.clientAuth().authenticate({ params, authorization: req.headers.authorization }, clientIp(req)),
+    async session(req) {
+      const session = await deps.sessions().get(readCookie(req, sessionCookieName(deps.config.issuer)));
+      if (!session || !(await deps.sso().live(session))) return null;
+      return { sid: session.sid, userId: session.userId, authTime: session.authTime, methods: session.methods };
+    },
+    limit(name, max, windowSeconds) {
+      return new SharedLimit(deps.counters, `plugin:${plugin}:${name}`, max, windowSeconds * 1000, deps.clock);
+    },
+    clientIp: (req) => clientIp(req),
+    login: {
+      start: (req, res, input) => deps.hostedLogin().start(req, res, input),
+      result: (req, res, requestId) => deps.hostedLogin().result(req, res, requestId),
+    },
+    messages: (req, uiLocales) => localesOf().for(req, uiLocales),
+    page(req, res, page) {
+      pageHeaders(res, page.formTargets ?? [], 'same-origin');
+      const context = { base, t: localesOf().for(req) };
+      res.status(page.status ?? 200).send(layout(context, page.title, page.body, null));
+    },
+    csrf: {
+      token(req, res) {
+        let value = readCookie(req, csrfCookie);
+        if (!value || value.length > 64) {
+          value = randomToken(24);
+          res.cookie(csrfCookie, value, { httpOnly: true, secure, sameSite: 'lax', path: '/' });
+        }
+        return tokenOf(value);
+      },
+      valid(req, token) {
+        const origin = req.headers.origin;
+        if (origin !== undefined && origin !== ownOrigin) return false;
+        const value = readCookie(req, csrfCookie);
+        return typeof token === 'string' && value !== undefined && safeEqual(token, tokenOf(value));
+      },
+    },
+  };
+}

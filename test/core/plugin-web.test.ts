@@ -1,0 +1,155 @@
+/**
+ * Issue 26, the contract for endpoint and page plugins (plugin API 1.2): a third-party plugin
+ * (test/fixtures/plugins/web-contract.js, written against the public index only) authenticates
+ * clients as /token does, reads the browser's session, starts a hosted login for an app and reads
+ * its result, renders a page in the hosted layout with its own messages and a CSRF-protected form,
+ * counts a named limit, and adds a discovery member; a member the core owns stops start-up.
+ */
+import { expect } from 'chai';
+import { buildApp, createLogger, parseConfig } from '@gatehouse-auth/core';
+import { fixturePlugin } from '../support/paths.js';
+import {
+  Browser,
+  PASSWORD,
+  WEB,
+  basic,
+  completeStage,
+  locationOf,
+  startServer,
+  type OAuthServer,
+  type TestUser,
+} from '../oauth/support.js';
+
+describe('endpoint and page plugins: the web API (plugin API 1.2, issue 26)', function () {
+  let server: OAuthServer;
+  let user: TestUser;
+
+  before(async function () {
+    server = await startServer({ plugins: [{ path: fixturePlugin('web-contract.js') }] });
+    user = await server.user('web-api');
+  });
+  after(() => server?.close());
+
+  const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+    fetch(server.url(path), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(fields).toString(),
+    });
+
+  it('authenticates a client as /token does: Basic, a body secret, a public id; a wrong secret is 401 invalid_client', async function () {
+    const ok = await post('/acme-web/client', {}, { Authorization: basic(WEB.id, WEB.secret) });
+    expect(ok.status).to.equal(200);
+    expect(await ok.json()).to.deep.equal({ client_id: 'web', public: false });
+    const publicClient = await post('/acme-web/client', { client_id: 'spa' });
+    expect(await publicClient.json()).to.deep.equal({ client_id: 'spa', public: true });
+    const wrong = await post('/acme-web/client', {}, { Authorization: basic(WEB.id, 'nope') });
+    expect(wrong.status).to.equal(401);
+    expect(((await wrong.json()) as { error: string }).error).to.equal('invalid_client');
+    const none = await post('/acme-web/client', {});
+    expect(none.status).to.equal(401);
+  });
+
+  it('adds its member to the discovery document', async function () {
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+      const doc = (await (await fetch(server.url(path))).json()) as Record<string, unknown>;
+      expect(doc.acme_endpoint).to.equal(server.url('/acme-web/client'));
+      expect(doc.issuer).to.equal(server.issuer);
+    }
+  });
+
+  it('a hosted login it starts for an app goes through the app’s stages and comes back once; then the session is seen', async function () {
+    const browser = new Browser(server);
+    expect((await browser.get('/acme-web/whoami')).status).to.equal(401);
+    const login = locationOf(await browser.get('/acme-web/login?client_id=web'), server, 303);
+    expect(login.pathname).to.equal('/login');
+    const requestId = login.searchParams.get('request_id')!;
+    const back = await completeStage(
+      browser,
+      server,
+      requestId,
+      'PASSWORD',
+      { identifier: user.username },
+      { password: PASSWORD },
+    );
+    expect(back.pathname).to.equal('/acme-web/back');
+    expect(back.searchParams.get('request_id')).to.equal(requestId);
+    // Another browser with the same link learns nothing.
+    const other = new Browser(server);
+    expect((await other.get(back.pathname + back.search)).status).to.equal(400);
+    const result = await browser.get(back.pathname + back.search);
+    expect(result.status).to.equal(200);
+    const body = (await result.json()) as { sub: string; amr: string[]; sid: string };
+    expect(body.sub).to.equal(user.id);
+    expect(body.amr).to.deep.equal(['pwd']);
+    expect(body.sid).to.be.a('string');
+    // Once only.
+    expect((await browser.get(back.pathname + back.search)).status).to.equal(400);
+    const whoami = await browser.get('/acme-web/whoami');
+    expect(await whoami.json()).to.deep.equal({ sub: user.id, methods: ['PASSWORD'] });
+    // Signed in: the next login for the app is single sign-on, straight back.
+    const again = locationOf(await browser.get('/acme-web/login?client_id=web'), server, 303);
+    expect(again.pathname).to.equal('/acme-web/back');
+    const sso = (await (await browser.get(again.pathname + again.search)).json()) as { sub: string };
+    expect(sso.sub).to.equal(user.id);
+  });
+
+  it('renders a page in the hosted layout in the browser’s language, with its headers; its form needs the CSRF token', async function () {
+    const browser = new Browser(server);
+    const page = await browser.get('/acme-web/page?name=<b>Ann</b>', { 'Accept-Language': 'de' });
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-security-policy')).to.include("frame-ancestors 'none'");
+    expect(page.headers.get('x-frame-options')).to.equal('DENY');
+    expect(page.headers.get('cache-control')).to.equal('no-store');
+    const text = await page.text();
+    expect(text).to.include('<html lang="de">');
+    expect(text).to.include('Hallo, &lt;b&gt;Ann&lt;/b&gt;');
+    expect(text).to.include('/login/assets/login.css');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(text)![1]!;
+    // English where the catalog has no German.
+    const saved = await browser.request('/acme-web/page', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Accept-Language': 'de' },
+      body: new URLSearchParams({ csrf }).toString(),
+    });
+    expect(saved.status).to.equal(200);
+    expect(await saved.text()).to.include('<p>Saved</p>');
+    const forged = await browser.postForm('/acme-web/page', { csrf: 'x' });
+    expect(forged.status).to.equal(403);
+    // Another browser (no cookie) with the token, or the form posted from another site: refused.
+    expect((await new Browser(server).postForm('/acme-web/page', { csrf })).status).to.equal(403);
+    const crossSite = await browser.request('/acme-web/page', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: 'https://evil.example' },
+      body: new URLSearchParams({ csrf }).toString(),
+    });
+    expect(crossSite.status).to.equal(403);
+  });
+
+  it('counts a named limit', async function () {
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await fetch(server.url('/acme-web/ping'))).status);
+    expect(statuses).to.deep.equal([200, 200, 429]);
+  });
+
+  it('a discovery member the core sets stops start-up', async function () {
+    const config = parseConfig(
+      {
+        issuer: 'http://127.0.0.1:1',
+        database: { url: 'sqlite::memory:' },
+        log: { level: 'silent' },
+        plugins: [{ path: fixturePlugin('web-takes-issuer.js') }],
+        apps: [],
+      },
+      {},
+    );
+    let error: Error | null = null;
+    try {
+      const app = await buildApp(config, { logger: createLogger('silent') });
+      await app.close();
+    } catch (err) {
+      error = err as Error;
+    }
+    expect(error?.message).to.match(/discovery member "token_endpoint" is the core's/);
+  });
+});
