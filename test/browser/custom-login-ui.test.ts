@@ -17,6 +17,7 @@ import {
   ALICE_PASSWORD,
   DEMO_APP,
   aliceTotp,
+  generateRequest,
   outboxCode,
   outboxMessage,
   redeemDemo,
@@ -296,19 +297,7 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
     const attackerPassword = 'mallory has a long enough password';
     await passwordOnlyUser('mallory-ui', attackerPassword);
     // The attacker's own request id, and a proof of the attacker's own login through the JSON API.
-    const generated = await fetch(server.url('/authz-srv/authrequest/authz/generate'), {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        client_id: DEMO_APP.id,
-        redirect_uri: DEMO_APP.redirectUri,
-        response_type: 'code',
-        scope: 'openid',
-        code_challenge: pkcePair().challenge,
-        code_challenge_method: 'S256',
-      }),
-    });
-    const requestId = ((await generated.json()) as { data: { requestId: string } }).data.requestId;
+    const { requestId } = await generateRequest(server);
     const statusId = await authenticatedStatus(
       server,
       requestId,

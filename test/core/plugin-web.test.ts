@@ -10,10 +10,9 @@ import { buildApp, createLogger, parseConfig } from '@gatehouse-auth/core';
 import { fixturePlugin } from '../support/paths.js';
 import {
   Browser,
-  PASSWORD,
   WEB,
   basic,
-  completeStage,
+  passwordStage,
   locationOf,
   startServer,
   type OAuthServer,
@@ -64,14 +63,7 @@ describe('endpoint and page plugins: the web API (plugin API 1.2, issue 26)', fu
     const login = locationOf(await browser.get('/acme-web/login?client_id=web'), server, 303);
     expect(login.pathname).to.equal('/login');
     const requestId = login.searchParams.get('request_id')!;
-    const back = await completeStage(
-      browser,
-      server,
-      requestId,
-      'PASSWORD',
-      { identifier: user.username },
-      { password: PASSWORD },
-    );
+    const back = await passwordStage(browser, server, requestId, user);
     expect(back.pathname).to.equal('/acme-web/back');
     expect(back.searchParams.get('request_id')).to.equal(requestId);
     // Another browser with the same link learns nothing.

@@ -273,3 +273,26 @@ export async function methodOf(server: Pick<DemoServer, 'url'>, sub: string, met
   if (!listed) throw new Error(`${method} is not a method of the server`);
   return listed;
 }
+
+/**
+ * POST /authz-srv/authrequest/authz/generate for demo-app, as an app's login UI (or anyone) asks
+ * for a request id by XHR: the request id and the PKCE verifier.
+ */
+export async function generateRequest(server: Pick<DemoServer, 'url'>, extra: Record<string, string> = {}) {
+  const { verifier, challenge } = pkcePair();
+  const res = await fetch(server.url('/authz-srv/authrequest/authz/generate'), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      client_id: DEMO_APP.id,
+      redirect_uri: DEMO_APP.redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      ...extra,
+    }),
+  });
+  expect(res.status).to.equal(200);
+  return { requestId: ((await res.json()) as { data: { requestId: string } }).data.requestId, verifier };
+}

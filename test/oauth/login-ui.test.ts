@@ -12,6 +12,7 @@ import {
   DEMO_APP,
   DEMO_SPA,
   aliceTotp,
+  generateRequest,
   redeemDemo,
   startAuthorization,
   startDemoServer,
@@ -212,24 +213,7 @@ describe('an app’s own login UI: binding, errors, public info (issue 12)', fun
     });
   });
   describe('login CSRF: the attacker’s login forced into the victim’s browser (issue 25)', function () {
-    const generated = async () => {
-      const { verifier, challenge } = pkcePair();
-      const res = await fetch(server.url('/authz-srv/authrequest/authz/generate'), {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          client_id: DEMO_APP.id,
-          redirect_uri: DEMO_APP.redirectUri,
-          response_type: 'code',
-          scope: 'openid',
-          state: 'st',
-          code_challenge: challenge,
-          code_challenge_method: 'S256',
-        }),
-      });
-      expect(res.status).to.equal(200);
-      return { requestId: ((await res.json()) as { data: { requestId: string } }).data.requestId, verifier };
-    };
+    const generated = () => generateRequest(server, { state: 'st' });
     /** The flow's stage as the UI sees it. */
     const stageOf = async (requestId: string) => {
       const info = await fetch(server.url(`/public-srv/public/${requestId}`));

@@ -460,6 +460,11 @@ export function loginRequestId(location: URL): string {
   return id!;
 }
 
+/** The PASSWORD stage of `requestId` for `user`, continued by `browser`: where it sends the browser. */
+export function passwordStage(browser: Browser, server: Site, requestId: string, user: TestUser): Promise<URL> {
+  return completeStage(browser, server, requestId, 'PASSWORD', { identifier: user.username }, { password: PASSWORD });
+}
+
 /**
  * From a `/login?request_id=` Location: the PASSWORD stage, the continuation, and the resume
  * hop. Returns the resume response (303 to the client, or to the consent page).
@@ -471,14 +476,7 @@ export async function loginWithPassword(
   user: TestUser,
 ): Promise<Response> {
   const requestId = loginRequestId(loginLocation);
-  const resume = await completeStage(
-    browser,
-    server,
-    requestId,
-    'PASSWORD',
-    { identifier: user.username },
-    { password: PASSWORD },
-  );
+  const resume = await passwordStage(browser, server, requestId, user);
   expect(resume.pathname).to.equal('/api/oauth2/authorize/resume');
   expect(resume.searchParams.get('request_id')).to.equal(requestId);
   return browser.get(resume.pathname + resume.search);

@@ -31,17 +31,7 @@ describe('setting a method up during a login, and the account overview (issue 12
         config.apps.find((a) => a.client_id === 'demo-app')!.login_page_url = 'http://127.0.0.1:9/login';
       },
     });
-    const { users, enrollment } = server.gatehouse.container.cradle;
-    bob = (await users.create({ username: 'bob-setup' })).id;
-    const user = (await users.findById(bob))!;
-    await enrollment.step(
-      'initiation',
-      'PASSWORD',
-      user,
-      { password: BOB_PASSWORD },
-      {} as never,
-      server.gatehouse.logger,
-    );
+    bob = await passwordUser('bob-setup');
   });
   after(() => server?.close());
 
