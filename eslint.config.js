@@ -15,8 +15,8 @@ export default tseslint.config(
     },
   },
   {
-    // Page modules of methods run in the browser.
-    files: ['**/page.js', '**/*-page.js', '**/client/**/*.js'],
+    // Page modules of methods and the hosted pages' scripts run in the browser.
+    files: ['**/page.js', '**/*-page.js', '**/client/**/*.js', 'core/assets/**/*.js'],
     languageOptions: { globals: { ...globals.browser } },
   },
   {

@@ -1,0 +1,1 @@
+document.forms[0].submit();
