@@ -42,6 +42,11 @@ const NOT_JSON: Record<string, string> = {
   'get /session/end_session': 'HTML logout page or redirect',
   'post /session/end_session': 'HTML logout page or redirect',
   'get /openapi': 'the HTML reference page of this document',
+  // @gatehouse-auth/grant-device-code, loaded by the first suite below.
+  'get /device/': 'HTML page to enter a device’s user code (also without the slash)',
+  'post /device/': 'form post answered with the login redirect or the page again',
+  'get /device/continue': 'HTML confirmation page after the login',
+  'post /device/confirm': 'form post answered with an HTML page',
 };
 
 /** `/a/:x{/:y}` → the OpenAPI spellings of the paths it matches. */
@@ -170,6 +175,7 @@ describe('OpenAPI coverage', function () {
       plugins: [
         { name: '@gatehouse-auth/channel-outbox', options: { expose_route: true } },
         { path: fixturePlugin('documented-route.js') },
+        { path: path.join(REPO_ROOT, 'plugins', 'grant-device-code') },
       ],
     });
     doc = (await (await fetch(server.url('/openapi.json'))).json()) as Json;
@@ -201,8 +207,11 @@ describe('OpenAPI coverage', function () {
 
   it('no page or redirect listed as such is documented as JSON too, and each still exists', () => {
     const { gatehouse } = server;
+    const mounts = new Map<unknown, string>(
+      [...gatehouse.container.cradle.extensions.routes.values()].map((r) => [r.router, r.path]),
+    );
     const routes = new Set(
-      expressRoutes(gatehouse.express as never, new Map()).flatMap(([m, p]) => openApiPaths(p).map((q) => `${m} ${q}`)),
+      expressRoutes(gatehouse.express as never, mounts).flatMap(([m, p]) => openApiPaths(p).map((q) => `${m} ${q}`)),
     );
     for (const key of Object.keys(NOT_JSON)) {
       expect(routes.has(key), `${key} is no route any more`).to.equal(true);
