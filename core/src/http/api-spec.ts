@@ -158,6 +158,8 @@ const OAUTH_MEANINGS: Record<string, string> = {
   server_error: 'the server failed',
   temporarily_unavailable: 'the server is busy; retry later',
   slow_down: 'polling too fast',
+  authorization_pending: 'the user has not answered yet; poll again after the interval (RFC 8628)',
+  expired_token: 'the device code expired; start again (RFC 8628)',
 };
 
 /** Every operation of a style can answer these besides its own. */

@@ -153,6 +153,8 @@ export function oauthApi(grants: readonly GrantHandler[]) {
         'invalid_target',
         'access_denied',
         'temporarily_unavailable',
+        // What the registered grants declare they answer besides (plugin API 1.2).
+        ...grants.flatMap((g) => g.errors ?? []),
       ],
     }),
     introspect: defineRoute({

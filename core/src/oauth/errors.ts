@@ -24,6 +24,9 @@ export const OAUTH_ERROR_STATUS: Record<string, number> = {
   server_error: 500,
   temporarily_unavailable: 503,
   slow_down: 429,
+  // RFC 8628 §3.5 (the device grant's polling; its slow_down is a 400 there).
+  authorization_pending: 400,
+  expired_token: 400,
 };
 
 /**

@@ -1,3 +1,4 @@
+import { OAUTH_ERROR_STATUS } from '../oauth/errors.js';
 /**
  * What each kind of extension must have, checked when a plugin adds one: a method without
  * `verify` would boot and then fail every request that reaches it. Returns the problems found.
@@ -73,7 +74,15 @@ function errorTable(value: unknown): boolean {
 }
 
 export function grantProblems(g: Shape): string[] {
-  return [...strings(g, 'parameters'), ...fn(g, 'handle')];
+  const errors = Array.isArray(g.errors) ? (g.errors as unknown[]) : [];
+  // A code by name must be one the catalogue knows (else it documents nothing); others bring their status.
+  const unknown = errors.filter((e) => typeof e === 'string' && !(e in OAUTH_ERROR_STATUS));
+  return [
+    ...strings(g, 'parameters'),
+    ...fn(g, 'handle'),
+    ...(g.errors !== undefined && !Array.isArray(g.errors) ? ['errors is not a list'] : []),
+    ...unknown.map((code) => `names error "${String(code)}", which is in no catalogue: give its status`),
+  ];
 }
 
 export function fdsRuleProblems(r: Shape): string[] {

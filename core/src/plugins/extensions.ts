@@ -452,6 +452,13 @@ export interface GrantHandler {
    */
   handle(ctx: GrantContext): Promise<TokenResponse>;
   /**
+   * Since plugin API 1.2: the OAuth errors its answers may carry besides the token endpoint's own,
+   * for /openapi.json: a code of the catalogue by name (`'authorization_pending'`), or with the
+   * status it answers (`{ code: 'slow_down', status: 400, description }`). An unknown code stops
+   * start-up.
+   */
+  errors?: readonly ({ code: string; status: number; description?: string } | string)[];
+  /**
    * Claims introspection adds for a token this grant issued (read from what the grant stored
    * with it, `token.data`), e.g. client credentials' `service_subject_type`. Return `{}` for
    * tokens of other grants.

@@ -25,6 +25,12 @@ export function deviceCodeGrant(grants: DeviceGrants, services: Pick<Services, '
   return {
     grantType: DEVICE_CODE_GRANT,
     parameters: ['device_code'],
+    errors: [
+      'authorization_pending',
+      { code: 'slow_down', status: 400, description: 'polled faster than the interval; it grows by 5 s (RFC 8628)' },
+      'expired_token',
+      { code: 'access_denied', status: 400, description: 'the user denied the device (RFC 8628)' },
+    ],
     async handle(ctx: GrantContext): Promise<TokenResponse> {
       const { client, params, oauth } = ctx;
       if (params.device_code === undefined) throw new OAuthError('invalid_request', 'device_code is required');
@@ -49,7 +55,9 @@ export function deviceCodeGrant(grants: DeviceGrants, services: Pick<Services, '
           grantType: DEVICE_CODE_GRANT,
           refreshToken: client.grantTypes.includes('refresh_token'),
           idToken: { authTime: decision.authTime, amr: decision.amr },
-          grantData: { auth_time: decision.authTime, amr: decision.amr, sid: decision.sid },
+          // No sid: the device's grant is its own, not the phone browser's session, so signing out
+          // of that browser does not sign the TV out (RFC 8628 §5.6: the device is another client).
+          grantData: { auth_time: decision.authTime, amr: decision.amr },
         });
       }
       const state = await grants.poll(device);

@@ -118,7 +118,6 @@ export function devicePages(
       userId: login.userId,
       amr: login.amr,
       authTime: login.authTime,
-      sid: login.sid,
     };
     const confirm = await grants.step('confirm', { ...confirmation }, remaining(request.expiresAt));
     const app = request.clientName;
@@ -165,7 +164,6 @@ export function devicePages(
         userId: confirmation.userId,
         amr: confirmation.amr,
         authTime: confirmation.authTime,
-        sid: confirmation.sid,
       }))
     ) {
       return notice(req, res, t.t('device.title'), t.t('device.gone'), 410);

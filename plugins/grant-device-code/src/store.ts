@@ -32,7 +32,6 @@ export interface Decision {
   amr: string[];
   /** Epoch seconds. */
   authTime: number;
-  sid: string;
 }
 
 export interface PollState {

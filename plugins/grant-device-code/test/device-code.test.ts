@@ -169,7 +169,8 @@ describe('@gatehouse-auth/grant-device-code (RFC 8628)', function () {
       const claims = tokens.claims()!;
       expect(claims.sub).to.equal(user.id);
       expect(claims.amr).to.deep.equal(['pwd']);
-      expect(claims.sid).to.be.a('string');
+      // The device's grant is not the approving browser's session.
+      expect(claims.sid).to.equal(undefined);
       expect(claims.auth_time).to.be.a('number');
       // The device code is spent.
       expectOAuthError(await poll(server, answer.device_code), 400, 'invalid_grant');
