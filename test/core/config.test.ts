@@ -426,6 +426,7 @@ describe('config: files', () => {
     expect(loaded.config.apps.map((a) => a.client_id)).to.deep.equal([
       'demo-app',
       'demo-spa',
+      'demo-tv',
       'demo-service',
       'gatehouse-console',
       'gatehouse-account',
