@@ -114,6 +114,22 @@ describe('CLI: migrate and users', function () {
     expect(result.stdout).to.match(/^Usage: gatehouse <command>/);
   });
 
+  it('plugin new is one line naming the command that replaced it, with the arguments given, exit 2 (decision 35)', async () => {
+    const given = await runCli(['plugin', 'new', 'fds', '@acme/fds-office-hours', '--dir', '../office hours']);
+    expect(given).to.deep.include({
+      code: 2,
+      stdout: '',
+      stderr:
+        "gatehouse: plugin new has moved; run: npx @gatehouse-auth/create-plugin fds @acme/fds-office-hours --dir '../office hours'\n",
+    });
+    const bare = await runCli(['plugin', 'new']);
+    expect(bare).to.deep.include({
+      code: 2,
+      stderr:
+        'gatehouse: plugin new has moved; run: npx @gatehouse-auth/create-plugin <method|fds|channel|grant> NAME\n',
+    });
+  });
+
   it('a mistyped option is one line naming it, exit 2, no stack trace', async () => {
     const result = await runCli(['users', 'create', '--emial', 'x@example.com', '--username', 'x']);
     expect(result.code).to.equal(2);

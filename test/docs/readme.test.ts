@@ -25,7 +25,7 @@ describe('README: the command blocks work as pasted', function () {
     expect(shellBlocks[0]).to.match(/^npm install && npm start .*\nnpm install && npm test /);
     expect(shellBlocks[1]).to.equal('npm run demo');
     expect(shellBlocks[2]).to.match(/^BINDING_URL=\$\(curl/);
-    expect(shellBlocks[3]).to.match(/^npx gatehouse plugin new fds/);
+    expect(shellBlocks[3]).to.match(/^npx @gatehouse-auth\/create-plugin fds/);
   });
 
   it('the quick start names scripts that exist: start serves, test runs the suite', function () {

@@ -1,6 +1,6 @@
 /**
  * Issue 9, as an operator and a third-party author would do it: the core, a bundled method and
- * the two example plugins (examples/, written by `gatehouse plugin new`) are packed with
+ * the two example plugins (examples/, written by `gatehouse plugin new`, now `@gatehouse-auth/create-plugin`) are packed with
  * `npm pack`, installed into a fresh directory exactly as docs/plugins.md says, and the server
  * is started there with `npx gatehouse start`. In Chromium a user signs in through the hosted
  * page with the example method as the second stage; the example FDS rule blocks a listed app.

@@ -1,10 +1,7 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { PLUGIN_KINDS, writePluginTemplate, type PluginKind } from './plugin-template.js';
 import { runPrimary } from '../cluster.js';
 import { loadConfigFile, resolveConfigFile, type LoadedConfig } from '../config/load.js';
 import { ApiError, isBootError, isProtocolError } from '../errors.js';
@@ -34,8 +31,7 @@ Commands:
                         show or change a user's OIDC profile claims (name, given_name, locale, ...)
   keys rotate           publish a new signing key; it signs after oauth.key_activation_delay
   keys list             show the published signing keys
-  plugin new <method|fds|channel|grant> NAME [--dir DIR]
-                        write a plugin package (default directory: ./<NAME without scope>)
+  plugin new            moved: npx @gatehouse-auth/create-plugin <method|fds|channel|grant> NAME [--dir DIR]
 `;
 
 /** `--set name=Alice --set address={"country":"DE"} --unset nickname`: a JSON merge patch. */
@@ -213,26 +209,25 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'plugin new': {
+      // The template is its own package (decision 35): the core does not depend on it, and a
+      // server's installation has no use for it. The user's own arguments, ready to paste.
       const [, , kind, name] = positionals;
-      if (!kind || !name || !PLUGIN_KINDS.includes(kind as PluginKind)) {
-        process.stderr.write(`gatehouse: usage: gatehouse plugin new <${PLUGIN_KINDS.join('|')}> NAME [--dir DIR]\n`);
-        return 2;
-      }
-      const dir = path.resolve(values.dir ?? name.replace(/^@[^/]+\//, ''));
-      writePluginTemplate(kind as PluginKind, name, dir);
-      // The package's tests link to the core this command runs from: nothing to download, and
-      // it works before @gatehouse-auth/core is on the registry.
-      const core = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
-      process.stdout.write(
-        `wrote ${name} in ${dir}\nnext: cd ${path.relative(process.cwd(), dir) || '.'}\n` +
-          `      npm install --save-dev ${core}   # the core, for the tests\n      npm test\n`,
+      const args = [kind ? shellWord(kind) : '<method|fds|channel|grant>', name ? shellWord(name) : 'NAME'];
+      if (values.dir !== undefined) args.push('--dir', shellWord(values.dir));
+      process.stderr.write(
+        `gatehouse: plugin new has moved; run: npx @gatehouse-auth/create-plugin ${args.join(' ')}\n`,
       );
-      return 0;
+      return 2;
     }
     default:
       process.stderr.write(`gatehouse: unknown command "${positionals.join(' ')}"\n${USAGE}`);
       return 2;
   }
+}
+
+/** `word` as a shell word: as is when it is plain, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 function printTable(header: string[], rows: string[][]): void {
