@@ -1,15 +1,17 @@
 #!/usr/bin/env node
-// Checks the plugin packages against the core's contract (one line per problem, exit 1 if any):
-// - @gatehouse-auth/core is a peerDependency of every plugin, never a regular dependency
+// Checks the plugin packages, and the testing kit (tools/testing), against the core's contract
+// (one line per problem, exit 1 if any):
+// - @gatehouse-auth/core is a peerDependency of each, never a regular dependency
 //   (two copies of the core in node_modules would mean two registries);
-// - plugin code imports only the public API: '@gatehouse-auth/core', plus '@gatehouse-auth/core/testing'
-//   in tests; never another deep path, never a relative path into core/.
+// - their code imports only the public API: '@gatehouse-auth/core', plus the testing kit
+//   '@gatehouse-auth/testing' in plugin tests; never a deep path, never a relative path into core/.
 // Usage: node .ci/check-plugins.mjs [repository root, default: the working directory]
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { importsOf } from './imports.mjs';
 
 const CORE = '@gatehouse-auth/core';
+const TESTING = '@gatehouse-auth/testing';
 const SOURCE = /\.(?:[cm]?[jt]s|tsx|jsx)$/;
 const SKIP_DIRS = new Set(['node_modules', 'dist']);
 
@@ -34,11 +36,19 @@ for (const dir of plugins) {
   }
 }
 
+// The testing kit is held to the same rules: it is what a third party's plugin tests run on.
+const kit = path.join(root, 'tools', 'testing');
+const hasKit = existsSync(kit);
+if (hasKit) {
+  checkPackageJson(kit);
+  for (const file of sourceFiles(path.join(kit, 'src'))) checkImports(file, false);
+}
+
 if (problems.length) {
   for (const p of problems) console.error(p);
   process.exit(1);
 }
-console.log(`check-plugins: ${plugins.length} plugins OK`);
+console.log(`check-plugins: ${plugins.length} plugins${hasKit ? ' and the testing kit' : ''} OK`);
 
 function checkPackageJson(dir) {
   const file = path.join(dir, 'package.json');
@@ -71,8 +81,10 @@ function* sourceFiles(dir) {
 
 function checkImports(file, isTest) {
   for (const { specifier, line } of importsOf(readFileSync(file, 'utf8'))) {
-    if (specifier === `${CORE}/testing`) {
+    if (specifier === TESTING || specifier.startsWith(`${TESTING}/`)) {
       if (!isTest) report(file, line, `imports '${specifier}', which only tests may use`);
+    } else if (specifier === `${CORE}/testing`) {
+      report(file, line, `imports '${specifier}', which is now '${TESTING}'`);
     } else if (specifier.startsWith(`${CORE}/`)) {
       report(file, line, `imports the deep path '${specifier}'; import from '${CORE}'`);
     } else if (specifier.startsWith('.') || path.isAbsolute(specifier)) {

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import BetterSqlite3 from 'better-sqlite3';
 import { buildApp, createLogger, listen, parseConfig } from '@gatehouse-auth/core';
-import { countStatements } from '@gatehouse-auth/core/testing';
+import { countStatements } from '@gatehouse-auth/testing';
 import {
   ADMIN_TOKEN,
   API_SCOPE,

@@ -28,3 +28,18 @@ export type { RunningServer } from './server.js';
 export { loadConfigFile, parseConfig, resolveConfigFile } from './config/load.js';
 export type { GatehouseConfig, AppConfig } from './config/schema.js';
 export { createLogger } from './http/logging.js';
+
+// For @gatehouse-auth/testing, whose fakes must behave as the server does (decision 35, step 2):
+// the contract checks the server runs on what a plugin adds at start-up, the crypto and HTTP
+// helpers it hands plugins as `services.crypto` and `services.http`, and the scope rule of
+// `OAuthServices.resolveScope`. Plugins get all of these through their api already.
+export {
+  channelProblems,
+  fdsRuleProblems,
+  grantProblems,
+  methodProblems,
+  routeProblems,
+  REPLACEABLE_SERVICES,
+} from './plugins/contract.js';
+export { cryptoHelpers, httpHelpers } from './services.js';
+export { resolveScope } from './oauth/services.js';

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildApp, createLogger, type Gatehouse } from '@gatehouse-auth/core';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 import { TEST_ADMIN_TOKEN, testConfig } from '../support/config.js';
 import { expectError } from '../verification/steps.js';
 

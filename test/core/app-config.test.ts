@@ -7,7 +7,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { buildApp, createLogger, type Gatehouse, type GatehousePlugin } from '@gatehouse-auth/core';
-import { fakeServices, fakeUser, registerWithFakes, verifyContext } from '@gatehouse-auth/core/testing';
+import { fakeServices, fakeUser, registerWithFakes, verifyContext } from '@gatehouse-auth/testing';
 import { testConfig } from '../support/config.js';
 import { REPO_ROOT } from '../support/paths.js';
 

@@ -14,7 +14,7 @@ function fakeRepo(changes: Record<string, string> = {}): string {
     'core/src/index.ts': [
       "import { z } from 'zod';",
       "import type { Extensions } from './plugins/loader.js';",
-      "export { fakeServices } from '@gatehouse-auth/core/testing';",
+      "export { definePlugin } from '@gatehouse-auth/core';",
       "// the loader imports '@gatehouse-auth/method-totp' by the name in config, not here",
       "/* import x from '../../plugins/method-totp/src/index.js'; */",
       "const template = `import plugin from '@gatehouse-auth/method-example';`;",

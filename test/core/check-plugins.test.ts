@@ -47,7 +47,7 @@ function repo(changes: Record<string, string | object> = {}): string {
       'export const helper = () => \'from "@gatehouse-auth/core/x" in a string is fine\';\n',
     'plugins/method-a/test/a.test.ts': [
       "import { expect } from 'chai';",
-      "import { fakeServices } from '@gatehouse-auth/core/testing';",
+      "import { fakeServices } from '@gatehouse-auth/testing';",
       "import plugin from '../src/index.js';",
       '',
     ].join('\n'),
@@ -125,25 +125,62 @@ describe('.ci/check-plugins.mjs', () => {
     });
   });
 
-  it('fails on a deep import in a test, other than @gatehouse-auth/core/testing', () => {
+  it('fails on a deep import in a test, the old kit path @gatehouse-auth/core/testing too', () => {
     const root = make({
-      'plugins/method-a/test/deep.test.ts':
-        "import { x } from '@gatehouse-auth/core/testing';\nimport { y } from '@gatehouse-auth/core/src/errors.js';\n",
+      'plugins/method-a/test/deep.test.ts': [
+        "import { x } from '@gatehouse-auth/testing';",
+        "import { y } from '@gatehouse-auth/core/src/errors.js';",
+        "import { fakeUser } from '@gatehouse-auth/core/testing';",
+        '',
+      ].join('\n'),
     });
-    expect(check(root).stderr).to.equal(
-      "plugins/method-a/test/deep.test.ts:2: imports the deep path '@gatehouse-auth/core/src/errors.js'; import from '@gatehouse-auth/core'\n",
-    );
+    expect(check(root).stderr.trimEnd().split('\n')).to.deep.equal([
+      "plugins/method-a/test/deep.test.ts:2: imports the deep path '@gatehouse-auth/core/src/errors.js'; import from '@gatehouse-auth/core'",
+      "plugins/method-a/test/deep.test.ts:3: imports '@gatehouse-auth/core/testing', which is now '@gatehouse-auth/testing'",
+    ]);
   });
 
-  it('allows @gatehouse-auth/core/testing only under test/', () => {
+  it('allows @gatehouse-auth/testing only under test/', () => {
     const root = make({
-      'plugins/fds-b/src/rule.js': "export { fakeServices } from '@gatehouse-auth/core/testing';\n",
+      'plugins/fds-b/src/rule.js': "export { fakeServices } from '@gatehouse-auth/testing';\n",
     });
     expect(check(root)).to.deep.equal({
       status: 1,
       stdout: '',
-      stderr: "plugins/fds-b/src/rule.js:1: imports '@gatehouse-auth/core/testing', which only tests may use\n",
+      stderr: "plugins/fds-b/src/rule.js:1: imports '@gatehouse-auth/testing', which only tests may use\n",
     });
+  });
+
+  it('holds the testing kit (tools/testing) to the same rules: the core as a peer, its root export only', () => {
+    const kit = {
+      name: '@gatehouse-auth/testing',
+      version: '0.1.0',
+      peerDependencies: { '@gatehouse-auth/core': '^0.1.0' },
+      devDependencies: { '@gatehouse-auth/core': '^0.1.0' },
+    };
+    const clean = make({
+      'tools/testing/package.json': kit,
+      'tools/testing/src/index.ts': "import { methodProblems } from '@gatehouse-auth/core';\nexport {};\n",
+    });
+    expect(check(clean)).to.deep.equal({
+      status: 0,
+      stdout: 'check-plugins: 2 plugins and the testing kit OK\n',
+      stderr: '',
+    });
+    const { peerDependencies: _omit, ...noPeer } = kit;
+    const bad = make({
+      'tools/testing/package.json': noPeer,
+      'tools/testing/src/index.ts': [
+        "import { SecretBox } from '@gatehouse-auth/core/dist/util/crypto.js';",
+        "import { storedEvent } from '../../../core/src/verification/user-history.js';",
+        '',
+      ].join('\n'),
+    });
+    expect(check(bad).stderr.trimEnd().split('\n')).to.deep.equal([
+      'tools/testing/package.json: does not list @gatehouse-auth/core in peerDependencies',
+      "tools/testing/src/index.ts:1: imports the deep path '@gatehouse-auth/core/dist/util/crypto.js'; import from '@gatehouse-auth/core'",
+      "tools/testing/src/index.ts:2: imports '../../../core/src/verification/user-history.js', a path into core/; import from '@gatehouse-auth/core'",
+    ]);
   });
 
   it('fails on relative paths into core/, in every import form', () => {

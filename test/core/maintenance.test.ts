@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-auth/core';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 import { purgeExpired } from '../../core/dist/maintenance.js';
 
 describe('purge of expired rows', () => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ApiError, buildApp, type Gatehouse, type JsonObject, type UserRecord } from '@gatehouse-auth/core';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 // Migrations and the record store are internal (not part of the public API).
 import { MIGRATIONS, migrate, pendingMigrations } from '../../core/dist/storage/migrate.js';
 import { recordStore } from '../../core/dist/storage/stores.js';

@@ -63,6 +63,7 @@ describe('examples: their own tests pass (as `npm test` in each)', () => {
         run('cp', ['-r', `${path.join(REPO_ROOT, 'examples', example)}/.`, copy], REPO_ROOT);
         mkdirSync(path.join(copy, 'node_modules/@gatehouse-auth'), { recursive: true });
         symlinkSync(path.join(REPO_ROOT, 'core'), path.join(copy, 'node_modules/@gatehouse-auth/core'));
+        symlinkSync(path.join(REPO_ROOT, 'tools/testing'), path.join(copy, 'node_modules/@gatehouse-auth/testing'));
         expect(run(process.execPath, ['--test'], copy)).to.match(/# fail 0/);
       } finally {
         rmSync(copy, { recursive: true, force: true });

@@ -34,7 +34,7 @@ import {
   type OAuthServer,
   type TestUser,
 } from './support.js';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 
 /** An error shown as a page: never a redirect, with the page headers. */
 async function expectErrorPage(res: Response, status = 400): Promise<string> {

@@ -4,7 +4,7 @@
  * INSERT. This test keeps the figure from creeping back up.
  */
 import { expect } from 'chai';
-import { countStatements } from '@gatehouse-auth/core/testing';
+import { countStatements } from '@gatehouse-auth/testing';
 import { obtainCode, redeem, startServer, type OAuthServer } from './support.js';
 
 /** Five before issue 15 (the grant read again by issue(), a statement per token); three after. */

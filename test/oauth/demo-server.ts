@@ -16,7 +16,7 @@ import {
   type GatehouseConfig,
   type RunningServer,
 } from '@gatehouse-auth/core';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 import type { Browser } from './support.js';
 import { completeStage, freePort, locationOf, pkcePair, postForm, basic, type Site } from './support.js';
 

@@ -4,7 +4,7 @@
  * revocation's answer. Plus the cache's own rules: bounded, expiring, race-safe.
  */
 import { expect } from 'chai';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 import { ActiveTokenCache } from '@gatehouse-auth/core';
 import { withPostgresDatabase } from '../support/postgres.js';
 import {

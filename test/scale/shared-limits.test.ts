@@ -10,7 +10,7 @@ import net from 'node:net';
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-auth/core';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 import { withPostgresDatabase } from '../support/postgres.js';
 import { freePort } from '../oauth/support.js';
 

@@ -20,7 +20,7 @@ import {
   initiateContext,
   verifyContext,
   type FakeServices,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 
 const METHOD = 'TESTCODE';
 

@@ -3,7 +3,7 @@ import { pluginsBody } from '../../core/dist/console/overview.js';
 import { DependencyChecks } from '../../core/dist/observability/dependencies.js';
 import { Messages } from '../../core/dist/i18n/messages.js';
 import type { OverviewDeps } from '../../core/dist/console/overview.js';
-import { silentLogger } from '@gatehouse-auth/core/testing';
+import { silentLogger } from '@gatehouse-auth/testing';
 
 describe("the console's health panel", function () {
   it('lists every dependency: the database by its label, the rest by name, a failing one with its reason', async function () {

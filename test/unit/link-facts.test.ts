@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { browserName } from '../../core/dist/util/user-agent.js';
 import { linkFactsOf, linkState, newLinkFacts } from '../../core/dist/verification/link-facts.js';
-import { fakeRequest } from '@gatehouse-auth/core/testing';
+import { fakeRequest } from '@gatehouse-auth/testing';
 
 describe('sign-in links: what the page on another device shows', function () {
   it('names the browser and system of common user agents, and nothing it does not recognise', function () {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createLogger } from '@gatehouse-auth/core';
-import { FakeClock, fakeRequest, fakeUser } from '@gatehouse-auth/core/testing';
+import { FakeClock, fakeRequest, fakeUser } from '@gatehouse-auth/testing';
 import { SingleSignOn, type SsoVerifier } from '../../core/dist/oauth/sso.js';
 import type { Session } from '../../core/dist/oauth/sessions.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 import { startVerificationApp, type VerificationApp } from './support.js';
 import { dataOf, enrolPassword, expectError, passwordUser, PASSWORD, type TestUser } from './steps.js';
 

@@ -4,7 +4,7 @@
  * PostgreSQL.
  */
 import { expect } from 'chai';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 import { withPostgresDatabase } from '../support/postgres.js';
 import { ADMIN_TOKEN, defaultPlugins, startVerificationApp, type AppOptions, type VerificationApp } from './support.js';
 import {

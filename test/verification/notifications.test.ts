@@ -271,7 +271,7 @@ describe('security notices to users', function () {
 
   it('a provider that never answers: the send gives up, notification.failed is recorded, drain ends', async () => {
     const { SecurityNotifier } = await import('../../core/dist/verification/notifier.js');
-    const { FakeClock } = await import('@gatehouse-auth/core/testing');
+    const { FakeClock } = await import('@gatehouse-auth/testing');
     const recorded: { type: string; reason?: string | null }[] = [];
     const notifier = new SecurityNotifier({
       config: { email_channel: 'hang', min_interval_seconds: 900 },

@@ -4,7 +4,7 @@
  * earlier step's error, and a later step leaves no trace (no attempt counted, no FDS call).
  */
 import { expect } from 'chai';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 import { withPostgresDatabase } from '../support/postgres.js';
 import { ADMIN_TOKEN, defaultPlugins, startVerificationApp, type VerificationApp } from './support.js';
 import {

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { aliceTotp } from '../oauth/demo-server.js';
 import { atSecondStage, call, initiate, startDemoServer, type DemoServer } from '../devices/support.js';
-import { countStatements } from '@gatehouse-auth/core/testing';
+import { countStatements } from '@gatehouse-auth/testing';
 
 /** The budget: 45 before issue 15 (one history query per rule question, a row per verdict); 24 after. */
 const BUDGET = 24;

@@ -9,7 +9,7 @@
  * statements in the same order, the same MAC computations. The medians are printed only.
  */
 import { expect } from 'chai';
-import { countStatements } from '@gatehouse-auth/core/testing';
+import { countStatements } from '@gatehouse-auth/testing';
 import { defaultPlugins, startVerificationApp, type VerificationApp } from './support.js';
 import { expectError, initiate, passwordUser, verify, type TestUser } from './steps.js';
 

@@ -18,6 +18,7 @@ const strings = (item: Shape, key: string) =>
 /** Upper case, as the method is a path segment and a config value (`login_stages`). */
 export const METHOD_ID = /^[A-Z][A-Z0-9_]*$/;
 
+/** What is wrong with a method a plugin adds (`api.methods.add`); empty when nothing is. */
 export function methodProblems(m: Shape): string[] {
   const problems = [
     ...(typeof m.id === 'string' && METHOD_ID.test(m.id) ? [] : ['has an id that is not upper case (such as TOTP)']),
@@ -73,6 +74,7 @@ function errorTable(value: unknown): boolean {
   );
 }
 
+/** What is wrong with a grant handler (`api.grants.add`). */
 export function grantProblems(g: Shape): string[] {
   const errors = Array.isArray(g.errors) ? (g.errors as unknown[]) : [];
   // A code by name must be one the catalogue knows (else it documents nothing); others bring their status.
@@ -85,15 +87,18 @@ export function grantProblems(g: Shape): string[] {
   ];
 }
 
+/** What is wrong with an FDS rule (`api.fdsRules.add`). */
 export function fdsRuleProblems(r: Shape): string[] {
   return fn(r, 'evaluate');
 }
 
+/** What is wrong with a delivery channel (`api.channels.add`). */
 export function channelProblems(c: Shape): string[] {
   const kinds = c.kinds as unknown[];
   return [...(Array.isArray(kinds) && kinds.length ? strings(c, 'kinds') : ['has no kinds']), ...fn(c, 'send')];
 }
 
+/** What is wrong with a route contribution (`api.routes.add`). */
 export function routeProblems(r: Shape): string[] {
   return [
     ...(typeof r.path === 'string' && r.path.startsWith('/') ? [] : ['has a path that does not start with /']),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fakeServices, fakeUser, fdsContext, registerWithFakes } from '@gatehouse-auth/core/testing';
+import { fakeServices, fakeUser, fdsContext, registerWithFakes } from '@gatehouse-auth/testing';
 import plugin from '../index.js';
 
 test('denies a listed client, allows the others', async () => {

@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  enrollmentContext,
-  fakeServices,
-  fakeUser,
-  registerWithFakes,
-  verifyContext,
-} from '@gatehouse-auth/core/testing';
+import { enrollmentContext, fakeServices, fakeUser, registerWithFakes, verifyContext } from '@gatehouse-auth/testing';
 import plugin, { METHOD_ID } from '../index.js';
 
 const cheap = { memory_cost: 1024, time_cost: 1 };

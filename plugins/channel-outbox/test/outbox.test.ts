@@ -3,7 +3,7 @@ import express from 'express';
 import { pino } from 'pino';
 import request from 'supertest';
 import { ApiError, type OutboundMessage } from '@gatehouse-auth/core';
-import { fakeServices, registerWithFakes, type Registered } from '@gatehouse-auth/core/testing';
+import { fakeServices, registerWithFakes, type Registered } from '@gatehouse-auth/testing';
 import plugin, { latestMessage, OUTBOX_ROUTE_PATH } from '../src/index.js';
 
 const sms = (to: string, text: string): OutboundMessage => ({ kind: 'sms', to, text });

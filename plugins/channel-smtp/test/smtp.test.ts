@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import type { DeliveryChannel } from '@gatehouse-auth/core';
-import { registerWithFakes } from '@gatehouse-auth/core/testing';
+import { registerWithFakes } from '@gatehouse-auth/testing';
 import plugin, { DEFAULT_SUBJECT } from '../src/index.js';
 
 interface Received {

@@ -4,7 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { pino } from 'pino';
 import type { DeliveryChannel } from '@gatehouse-auth/core';
-import { fakeServices, registerWithFakes, silentLogger, type FakeServices } from '@gatehouse-auth/core/testing';
+import { fakeServices, registerWithFakes, silentLogger, type FakeServices } from '@gatehouse-auth/testing';
 import plugin, {
   endpointOptions,
   parseRetryAfter,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { z, type FdsRule } from '@gatehouse-auth/core';
-import { fakeServices, fakeUser, fdsContext, registerWithFakes } from '@gatehouse-auth/core/testing';
+import { fakeServices, fakeUser, fdsContext, registerWithFakes } from '@gatehouse-auth/testing';
 import plugin, { ipListOptions, parseAddress, parseRange } from '../src/index.js';
 
 async function ruleWith(options: Record<string, unknown>): Promise<FdsRule> {

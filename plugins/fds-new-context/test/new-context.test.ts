@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { EventQuery, FdsRule, History, RequestFacts, UserRecord } from '@gatehouse-auth/core';
-import { fakeServices, fakeUser, fdsContext, registerWithFakes, type FakeServices } from '@gatehouse-auth/core/testing';
+import { fakeServices, fakeUser, fdsContext, registerWithFakes, type FakeServices } from '@gatehouse-auth/testing';
 import plugin, { newContextOptions } from '../src/index.js';
 import { UA } from './user-agents.js';
 

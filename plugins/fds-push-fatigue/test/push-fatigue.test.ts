@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { EventQuery, FdsContext, FdsRule, History, UserRecord } from '@gatehouse-auth/core';
-import { fakeServices, fakeUser, fdsContext, registerWithFakes, type FakeServices } from '@gatehouse-auth/core/testing';
+import { fakeServices, fakeUser, fdsContext, registerWithFakes, type FakeServices } from '@gatehouse-auth/testing';
 import plugin, { pushFatigueOptions, secondsLeft } from '../src/index.js';
 
 const PHONE = 'device-phone-0001';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { EventQuery, FdsRule, FdsVerdict, History, UserRecord } from '@gatehouse-auth/core';
-import { fakeServices, fakeUser, fdsContext, registerWithFakes, type FakeServices } from '@gatehouse-auth/core/testing';
+import { fakeServices, fakeUser, fdsContext, registerWithFakes, type FakeServices } from '@gatehouse-auth/testing';
 import plugin, { backoffSeconds, secondsLeft, velocityOptions } from '../src/index.js';
 
 const HOME_IP = '203.0.113.10';

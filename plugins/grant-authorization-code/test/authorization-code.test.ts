@@ -12,7 +12,7 @@ import {
   type FakeServices,
   type NewFakeCode,
   expectOAuthError,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin, { authorizationCodeGrant, wantsRefreshToken } from '../src/index.js';
 
 const REDIRECT = 'https://app.example.test/callback';

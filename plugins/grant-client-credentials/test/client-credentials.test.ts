@@ -8,7 +8,7 @@ import {
   registerWithFakes,
   type FakeOAuth,
   expectOAuthError,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin from '../src/index.js';
 
 const SERVICE_CLIENT = fakeClient({

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
-import { FakeClock } from '@gatehouse-auth/core/testing';
+import { FakeClock } from '@gatehouse-auth/testing';
 import {
   Browser,
   PASSWORD,

@@ -10,7 +10,7 @@ import {
   type FakeOAuthOptions,
   type FakeServices,
   expectOAuthError,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin from '../src/index.js';
 
 const PASSWORD = 'correct horse battery staple';

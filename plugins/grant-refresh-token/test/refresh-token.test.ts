@@ -10,7 +10,7 @@ import {
   type FakeOAuth,
   type FakeServices,
   expectOAuthError,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin, { authenticationOf } from '../src/index.js';
 
 const AUTH_TIME = 1767268800;

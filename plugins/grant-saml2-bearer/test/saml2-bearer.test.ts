@@ -9,7 +9,7 @@ import {
   type FakeOAuth,
   type FakeClock,
   expectOAuthError,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin from '../src/index.js';
 import {
   ENVELOPED,

@@ -16,7 +16,7 @@ import {
   registerWithFakes,
   type FakeOAuth,
   expectOAuthError,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin, { FILE_SCOPES, TOKEN_EXCHANGE } from '../src/index.js';
 import { resourceObjectsConfig } from '../src/targets.js';
 

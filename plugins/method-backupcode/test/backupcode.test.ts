@@ -8,7 +8,7 @@ import {
   initiateContext,
   registerWithFakes,
   verifyContext,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin, { createBackupCodeMethod, formatCode, normalizeCode } from '../src/index.js';
 
 const CHEAP = { memory_cost: 1024, time_cost: 2, parallelism: 1 };

@@ -8,7 +8,7 @@ import {
   initiateContext,
   registerWithFakes,
   verifyContext,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin from '../src/index.js';
 
 describe('@gatehouse-auth/method-email', () => {

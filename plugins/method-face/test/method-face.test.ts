@@ -18,7 +18,7 @@ import {
   silentLogger,
   verifyContext,
   type FakeServices,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin, { closeSharedFaceEngine, DESCRIPTOR_VERSION, sharedFaceEngine } from '../src/index.js';
 import { faceFixtures } from './fixtures.js';
 

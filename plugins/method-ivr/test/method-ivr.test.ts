@@ -7,7 +7,7 @@ import {
   initiateContext,
   registerWithFakes,
   verifyContext,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin, { spellDigits } from '../src/index.js';
 
 describe('@gatehouse-auth/method-ivr', () => {

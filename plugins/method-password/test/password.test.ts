@@ -10,7 +10,7 @@ import {
   registerWithFakes,
   verifyContext,
   type FakeServices,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin, { createPasswordMethod, isCommonPassword, passwordMethod } from '../src/index.js';
 
 const CHEAP = { memory_cost: 1024, time_cost: 2, parallelism: 1 };

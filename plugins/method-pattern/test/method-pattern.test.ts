@@ -17,7 +17,7 @@ import {
   registerWithFakes,
   verifyContext,
   type FakeServices,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin, { normalizePattern, PATTERN_HASH_COST } from '../src/index.js';
 
 const METHOD = 'PATTERN';

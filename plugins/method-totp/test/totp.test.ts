@@ -9,7 +9,7 @@ import {
   registerWithFakes,
   verifyContext,
   type FakeServices,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin from '../src/index.js';
 
 const METHOD = 'TOTP';

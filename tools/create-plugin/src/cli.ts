@@ -7,14 +7,15 @@ const PROG = 'create-gatehouse-plugin';
 const USAGE = `${PROG} <${PLUGIN_KINDS.join('|')}> NAME [--dir DIR]`;
 
 /**
- * The directory of the installed core, for the generated package's tests to link to: the one the
- * working directory sees (an operator directory), else the one next to this package (a checkout of
- * Gatehouse). Nothing to download, and it works before @gatehouse-auth/core is on the registry.
+ * The directory of an installed package (the core, its testing kit), for the generated package's
+ * tests to link to: the one the working directory sees (an operator directory), else the one next
+ * to this package (a checkout of Gatehouse). Nothing to download, and it works before they are on
+ * the registry.
  */
-function installedCore(): string | undefined {
+function installed(name: string): string | undefined {
   for (const from of [path.join(process.cwd(), 'package.json'), import.meta.url]) {
     try {
-      return path.dirname(createRequire(from).resolve('@gatehouse-auth/core/package.json'));
+      return path.dirname(createRequire(from).resolve(`${name}/package.json`));
     } catch {
       // not installed there
     }
@@ -39,10 +40,10 @@ function main(argv: string[]): number {
   }
   const dir = path.resolve(values.dir ?? name.replace(/^@[^/]+\//, ''));
   writePluginTemplate(kind as PluginKind, name, dir);
-  const core = installedCore() ?? '@gatehouse-auth/core';
+  const packages = ['@gatehouse-auth/core', '@gatehouse-auth/testing'].map((p) => installed(p) ?? p);
   process.stdout.write(
     `wrote ${name} in ${dir}\nnext: cd ${path.relative(process.cwd(), dir) || '.'}\n` +
-      `      npm install --save-dev ${core}   # the core, for the tests\n      npm test\n`,
+      `      npm install --save-dev ${packages.join(' ')}   # the core and its testing kit, for the tests\n      npm test\n`,
   );
   return 0;
 }

@@ -59,7 +59,7 @@ function filesUnder(dir: string, prefix = ''): string[] {
 /**
  * Writes a plugin package of `kind` named `name` into `dir`: package.json, README.md, and the
  * kind's template (index.js, ESM with type checking from the core's declarations, and a test
- * that passes as written: node --test, against `@gatehouse-auth/core/testing`). Returns the files
+ * that passes as written: node --test, against `@gatehouse-auth/testing`). Returns the files
  * written.
  */
 export function writePluginTemplate(kind: PluginKind, name: string, dir: string): string[] {
@@ -91,8 +91,8 @@ function packageJson(name: string, kind: PluginKind) {
     keywords: ['gatehouse-plugin'],
     scripts: { test: 'node --test' },
     // One copy of the core: the server's. The plugin names it as a peer, and as a dev
-    // dependency for its own tests.
+    // dependency for its own tests, with the testing kit.
     peerDependencies: { '@gatehouse-auth/core': '^0.1.0' },
-    devDependencies: { '@gatehouse-auth/core': '^0.1.0' },
+    devDependencies: { '@gatehouse-auth/core': '^0.1.0', '@gatehouse-auth/testing': '^0.1.0' },
   };
 }

@@ -53,12 +53,19 @@ describe('create-gatehouse-plugin (issue 9)', function () {
       const steps = made.stdout.split('\n').slice(1, 4);
       expect(steps).to.deep.equal([
         `next: cd ${path.relative(REPO_ROOT, target)}`,
-        `      npm install --save-dev ${path.join(REPO_ROOT, 'core')}   # the core, for the tests`,
+        `      npm install --save-dev ${path.join(REPO_ROOT, 'core')} ${path.join(REPO_ROOT, 'tools/testing')}   # the core and its testing kit, for the tests`,
         '      npm test',
       ]);
       const link = spawnSync(
         'npm',
-        ['install', '--save-dev', '--no-audit', '--no-fund', path.join(REPO_ROOT, 'core')],
+        [
+          'install',
+          '--save-dev',
+          '--no-audit',
+          '--no-fund',
+          path.join(REPO_ROOT, 'core'),
+          path.join(REPO_ROOT, 'tools/testing'),
+        ],
         {
           cwd: target,
           encoding: 'utf8',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { test } from 'node:test';
-import { fakeServices, registerWithFakes } from '@gatehouse-auth/core/testing';
+import { fakeServices, registerWithFakes } from '@gatehouse-auth/testing';
 import plugin from '../index.js';
 
 /** A provider on a free port that answers each request with the next status of `statuses`. */

@@ -7,7 +7,7 @@ import {
   fakeServices,
   grantContext,
   registerWithFakes,
-} from '@gatehouse-auth/core/testing';
+} from '@gatehouse-auth/testing';
 import plugin, { GRANT_TYPE } from '../index.js';
 
 test('issues a token for the client with the scope asked; a public client is refused', async () => {

@@ -3,27 +3,34 @@
  * server and no database. Same semantics as the core's TokenService: tokens and codes stored by
  * SHA-256, conditional single use, revocation of a grant revokes every token under it.
  */
-import type { Logger } from 'pino';
-import type { UserRecord } from '../plugins/extensions.js';
 import assert from 'node:assert/strict';
-import { isProtocolError } from '../errors.js';
-import type { OAuthError } from '../oauth/errors.js';
-import { resolveScope } from '../oauth/services.js';
-import { accessTokenLifetime } from '../oauth/tokens.js';
+import type { Logger } from 'pino';
 import {
   ACCESS_TOKEN_TYPE,
+  cryptoHelpers,
+  isProtocolError,
+  resolveScope,
   type AuthorizationCode,
+  type GrantContext,
   type GrantRecord,
   type IssueInput,
+  type JsonObject,
   type OAuthClient,
+  type OAuthError,
   type OAuthServices,
+  type RequestFacts,
   type StoredToken,
   type TokenInfo,
   type TokenResponse,
-} from '../oauth/types.js';
-import type { GrantContext, JsonObject, RequestFacts } from '../plugins/extensions.js';
-import { randomToken, sha256 } from '../util/crypto.js';
+  type UserRecord,
+} from '@gatehouse-auth/core';
 import { FakeClock, fakeRequest, silentLogger } from './basics.js';
+
+const { randomToken, sha256 } = cryptoHelpers;
+
+/** The access token's lifetime, as the core's TokenService takes it: the client's, or less if asked. */
+const accessTokenLifetime = (input: Pick<IssueInput, 'client' | 'accessTokenTtl'>): number =>
+  Math.max(1, Math.min(input.client.accessTokenTtl, input.accessTokenTtl ?? Infinity));
 
 /** A registered client with test defaults: confidential, authorization_code + refresh_token, opaque tokens. */
 export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {

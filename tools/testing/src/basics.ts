@@ -1,8 +1,7 @@
 /** The smallest fakes, shared by the rest of the testing kit: a logger, a clock, a user, a request. */
 import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import type { RequestFacts, UserRecord } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
+import type { Clock, RequestFacts, UserRecord } from '@gatehouse-auth/core';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 
