@@ -154,6 +154,10 @@ export function verificationApi(methods: readonly AuthMethod[]) {
           .object({
             exchange_id: z.object({ exchange_id: z.string(), expires_at: z.string().meta({ format: 'date-time' }) }),
             status_id: z.string(),
+            link_number: z.number().int().optional().meta({
+              description:
+                'processingType LINK: the two-digit number the page opened from the link shows; the waiting screen shows it too, to compare',
+            }),
           })
           .loose(),
       },
