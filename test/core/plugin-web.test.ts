@@ -116,6 +116,14 @@ describe('endpoint and page plugins: the web API (plugin API 1.2, issue 26)', fu
       body: new URLSearchParams({ csrf }).toString(),
     });
     expect(crossSite.status).to.equal(403);
+    // No Origin at all (a browser always sends one with a POST): not this site's form either.
+    const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const noOrigin = await fetch(server.url('/acme-web/page'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+      body: new URLSearchParams({ csrf }).toString(),
+    });
+    expect(noOrigin.status).to.equal(403);
   });
 
   it('counts a named limit', async function () {

@@ -60,12 +60,20 @@ export interface WebApi {
    * The client the request authenticates as, with every method the token endpoint supports
    * (Basic, `client_secret`, `client_assertion`, a public client's bare `client_id`) and its
    * throttling; `params` is the request's form. Throws an OAuthError `invalid_client` (401, or
-   * 429 while the client is throttled) or `invalid_request`.
+   * 429 while the client is throttled) or `invalid_request`. A public client passes with its bare
+   * `client_id`: check `client.isPublic` where only confidential clients may call.
    */
   authenticateClient(req: IncomingMessage, params: Record<string, string>): Promise<OAuthClient>;
-  /** The browser's signed-in session: live, not idle, of an active user; null otherwise. */
+  /**
+   * The browser's signed-in session: live, not idle, of an active user; null otherwise. It names
+   * the user by id: `services.users.findById` gives the record.
+   */
   session(req: IncomingMessage): Promise<BrowserSession | null>;
-  /** A rate limit of this plugin (`name` unique within it), counted across nodes like the core's. */
+  /**
+   * A rate limit of this plugin (`name` unique within it), counted across nodes like the core's:
+   * make it in `register`, count with `hit` in handlers. A refused hit counts too; the window is
+   * fixed (`Retry-After` is what is left of it).
+   */
   limit(name: string, max: number, windowSeconds: number): NamedLimit;
   /** The client address of a request (`server.trust_proxy` honoured), for limits and events. */
   clientIp(req: IncomingMessage): string;
@@ -83,7 +91,10 @@ export interface WebApi {
   messages(req: IncomingMessage, uiLocales?: string | null): Messages;
   /** Sends a page in the hosted pages' layout, with their headers (CSP, no framing, no caching). */
   page(req: IncomingMessage, res: Response, page: PluginPage): void;
-  /** Form CSRF protection: a token for the form (sets a cookie), checked on its POST with `Origin`. */
+  /**
+   * Form CSRF protection: a token for the form (sets a cookie), checked on its POST with the
+   * cookie and an `Origin` that must be Gatehouse's own (a missing or `null` one is refused).
+   */
   readonly csrf: {
     token(req: IncomingMessage, res: Response): string;
     valid(req: IncomingMessage, token: unknown): boolean;
@@ -147,8 +158,8 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
         return tokenOf(value);
       },
       valid(req, token) {
-        const origin = req.headers.origin;
-        if (origin !== undefined && origin !== ownOrigin) return false;
+        // Browsers send Origin with every POST: none, null or another is not this site's form.
+        if (req.headers.origin !== ownOrigin) return false;
         const value = readCookie(req, csrfCookie);
         return typeof token === 'string' && value !== undefined && safeEqual(token, tokenOf(value));
       },
