@@ -12,8 +12,7 @@ import type { GatehouseConfig } from './config/schema.js';
 import { createLogger } from './http/logging.js';
 import { startPurgeJob } from './maintenance.js';
 import { tracedDriver } from './observability/database.js';
-import { CORE_VERSION } from './observability/index.js';
-import { createTracing } from './observability/tracing.js';
+import { tracingSlot } from './observability/tracing.js';
 import { appSettings } from './plugins/app-config.js';
 import { checkComposition } from './plugins/composition.js';
 import { registerPlugins, resolvePlugins, type LoadedPluginInfo } from './plugins/loader.js';
@@ -88,7 +87,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
   let peers: PeerBus | undefined;
   try {
     if (options.migrate !== false) await migrate(sequelize, logger);
-    const tracing = createTracing(config.tracing, CORE_VERSION, logger);
+    // No-op until a plugin provides `tracing` (decision 37); the driver below already holds it.
+    const tracing = tracingSlot();
     const sql = new Sql(tracedDriver(await openDriver(sequelize, database.url, database.pool_max), tracing));
     const bus = await openPeerBus({ dialect: sql.dialect, url: database.url, logger });
     peers = bus;
@@ -125,6 +125,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
           catalogs,
         ),
     });
+    if (provided.has('tracing')) tracing.use(c.tracing);
     checkComposition(config, c.extensions, logger);
     container.register({
       appSettings: asValue(appSettings(config, resolved, c.extensions)),

@@ -8,6 +8,8 @@ export type { WebApi, BrowserSession, NamedLimit, PluginCatalogs, PluginPage } f
 export type { HostedLoginResult } from './oauth/authorize/hosted-login.js';
 export { html, type SafeHtml } from './login/html.js';
 export type { DependencyCheck } from './observability/dependencies.js';
+export type { Tracing } from './observability/tracing.js';
+export { CORE_VERSION } from './http/openapi.js';
 export type * from './plugins/extensions.js';
 export type { Services, Clock, DeliveryOptions, UserDirectory } from './services.js';
 export { argon2Hashing, type HashCost, type PasswordHashing, type SecretHasher } from './hashing.js';

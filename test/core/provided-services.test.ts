@@ -53,7 +53,11 @@ describe('services plugins provide (issue 9)', function () {
     ['undeclared', 'plugin @fixture/bad-provider: provides service "userDirectory" without naming it in provides'],
     ['incomplete', 'plugin @fixture/bad-provider: service "passwordHashing" has no withCost function'],
     ['core', 'plugin @fixture/bad-provider: "sql" is a core service a plugin may not replace'],
-    [undefined, 'plugin @fixture/bad-provider: names passwordHashing, sql in provides but did not provide it'],
+    [
+      'tracing',
+      'plugin @fixture/bad-provider: service "tracing" has no request function, has no inTrace function, has no flush function, has no shutdown function',
+    ],
+    [undefined, 'plugin @fixture/bad-provider: names passwordHashing, sql, tracing in provides but did not provide it'],
   ] as const) {
     it(`refused at boot: ${how ?? 'a promised service never provided'}`, async () => {
       process.env.BAD_PROVIDER = how ?? '';

@@ -51,6 +51,13 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
     throw new BootError('CONFIG_INVALID', '(root): must be a mapping of keys to values');
   }
   dropNulls(tree);
+  if ('tracing' in tree) {
+    // Decision 37: a deployment that traced must not start silently without its traces.
+    throw new BootError(
+      'CONFIG_INVALID',
+      'tracing: the OTLP exporter is now the plugin @gatehouse-auth/tracing-otlp; move these keys to its options under plugins:',
+    );
+  }
   applyEnvOverrides(tree, env);
   const result = configSchema.safeParse(tree, { reportInput: true });
   if (!result.success) {

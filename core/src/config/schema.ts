@@ -333,22 +333,6 @@ const metricsSchema = z.strictObject({
   default_metrics: z.boolean().default(true),
 });
 
-/** OpenTelemetry traces (docs/operations.md#tracing): nothing is traced without an endpoint. */
-const tracingSchema = z.strictObject({
-  /** OTLP/HTTP (JSON) traces URL, e.g. http://otel-collector:4318/v1/traces. */
-  otlp_endpoint: absoluteUrl().optional(),
-  /** Headers sent with every export (a vendor's API key from ${ENV}). */
-  headers: z.record(z.string(), z.string()).default({}),
-  service_name: z.string().min(1).default('gatehouse'),
-  /** The share of requests traced (their spans all kept or all dropped). */
-  sample_ratio: z.number().min(0).max(1).default(1),
-  /**
-   * Continue a trace an incoming W3C `traceparent` header names. Off by default: on a public
-   * port anyone could choose trace ids and force sampling; turn it on behind a trusted proxy.
-   */
-  accept_traceparent: z.boolean().default(false),
-});
-
 /** The hosted pages' languages (docs/locales.md). */
 const localesSchema = z.strictObject({
   /**
@@ -452,7 +436,6 @@ export const configSchema = z
     notifications: notificationsSchema.default(notificationsSchema.parse({})),
     locales: localesSchema.default({}),
     metrics: metricsSchema.default(metricsSchema.parse({})),
-    tracing: tracingSchema.default(tracingSchema.parse({})),
     console: consoleSchema.default(consoleSchema.parse({})),
     account: accountSchema.default(accountSchema.parse({})),
     plugins: z.array(pluginEntrySchema).default([]),

@@ -8,7 +8,7 @@ import { defineRoute, openApiDocument, type DocumentInfo, type RouteSpec } from 
 
 export const OPENAPI_PATH = '/openapi.json';
 
-/** The core package's version, the document's `info.version`. */
+/** The core package's version: the document's `info.version`, the traces' `service.version`. */
 export const CORE_VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;

@@ -10,10 +10,9 @@ function operationOf(sql: string): string {
  * The driver with a span per statement and per transaction, inside a trace only: the job
  * poller's and the purge's statements, every second on every node, would each be a trace of
  * one span. The statement's text goes in, with its `:name` placeholders; the values bound to
- * them never do. Used only when tracing is on: otherwise the driver is used as it is.
+ * them never do. `tracing` is asked at each call: a plugin provides it after the driver is opened.
  */
 export function tracedDriver(driver: Driver, tracing: Tracing): Driver {
-  if (!tracing.enabled) return driver;
   const system = driver.dialect === 'postgres' ? 'postgresql' : 'sqlite';
   const wrap = (inner: Driver): Driver => ({
     dialect: inner.dialect,

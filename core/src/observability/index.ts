@@ -1,5 +1,3 @@
-import { createRequire } from 'node:module';
-
 export {
   clusterMetrics,
   createMetrics,
@@ -10,7 +8,7 @@ export {
   type Metrics,
   type MetricsSource,
 } from './metrics.js';
-export { createTracing, NO_TRACING, OtlpTracing, type Tracing } from './tracing.js';
+export { NO_TRACING, tracingSlot, type Tracing } from './tracing.js';
 export { tracedDriver } from './database.js';
 export { metricsFromPrimary, primaryMetrics } from './cluster.js';
 export {
@@ -23,6 +21,3 @@ export {
   type MetricsListener,
   type RequestObserver,
 } from './http.js';
-
-/** The core's version, for the traces' `service.version` (from src and from dist alike). */
-export const CORE_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;

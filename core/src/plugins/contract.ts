@@ -111,4 +111,8 @@ export function routeProblems(r: Shape): string[] {
 export const REPLACEABLE_SERVICES: Record<string, (service: Shape) => string[]> = {
   passwordHashing: (s) => fn(s, 'withCost'),
   userDirectory: (s) => [...fn(s, 'findById'), ...fn(s, 'findByIdentifier')],
+  tracing: (s) => [
+    ...(typeof s.enabled === 'boolean' ? [] : ['has no enabled flag']),
+    ...['span', 'request', 'inTrace', 'flush', 'shutdown'].flatMap((name) => fn(s, name)),
+  ],
 };

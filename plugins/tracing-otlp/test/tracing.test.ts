@@ -1,15 +1,16 @@
 /**
- * OpenTelemetry traces (docs/operations.md#tracing): a real OTLP/HTTP sink, started here,
- * receives what the server exports (JSON), and the spans' names, parents and attributes are
- * checked for a token request and a verification.
+ * OpenTelemetry traces (docs/operations.md#tracing) with @gatehouse-auth/tracing-otlp loaded:
+ * a real OTLP/HTTP sink, started here, receives what the server exports (JSON), and the spans'
+ * names, parents and attributes are checked for a token request and a verification.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { createLogger } from '@gatehouse-auth/core';
-import type { VerificationApp } from '../verification/support.js';
-import { dataOf, initiate, passwordUser, PASSWORD, resetVerdict, verify } from '../verification/steps.js';
-import { basic, MACHINE, startObservedApp } from './observed-app.js';
+import type { Logger } from 'pino';
+import { createLogger, parseConfig } from '@gatehouse-auth/core';
+import type { VerificationApp } from '../../../test/verification/support.js';
+import { dataOf, initiate, passwordUser, PASSWORD, resetVerdict, verify } from '../../../test/verification/steps.js';
+import { basic, MACHINE, startObservedApp } from '../../../test/core/observed-app.js';
 
 interface OtlpValue {
   stringValue?: string;
@@ -83,6 +84,10 @@ function only(spans: OtlpSpan[], name: string, traceId?: string): OtlpSpan {
 
 const SERVER = 2; // SPAN_KIND_SERVER
 
+/** The observed app with this plugin loaded, given these options. */
+const tracedApp = (options: Record<string, unknown>, logger?: Logger) =>
+  startObservedApp({}, { plugins: [{ name: '@gatehouse-auth/tracing-otlp', options }], ...(logger ? { logger } : {}) });
+
 describe('tracing over OTLP/HTTP', function () {
   this.timeout(30_000);
   let sink: Awaited<ReturnType<typeof startSink>>;
@@ -90,7 +95,7 @@ describe('tracing over OTLP/HTTP', function () {
 
   before(async () => {
     sink = await startSink();
-    v = await startObservedApp({ tracing: { otlp_endpoint: sink.url, service_name: 'gatehouse-test' } });
+    v = await tracedApp({ otlp_endpoint: sink.url, service_name: 'gatehouse-test' });
     await resetVerdict();
   });
   after(async () => {
@@ -192,7 +197,7 @@ describe('tracing over OTLP/HTTP', function () {
     expect(spansOf(sink.exports).map((s) => s.name)).to.deep.equal([]);
   });
 
-  it('ignores an incoming traceparent unless tracing.accept_traceparent is set', async () => {
+  it('ignores an incoming traceparent unless accept_traceparent is set', async () => {
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     await v.http.get('/health/live').set('traceparent', traceparent);
     await v.gatehouse.container.cradle.tracing.flush();
@@ -200,7 +205,7 @@ describe('tracing over OTLP/HTTP', function () {
     expect(request.traceId).to.not.equal('0af7651916cd43dd8448eb211c80319c');
     expect(request.parentSpanId ?? '').to.equal('');
 
-    const trusting = await startObservedApp({ tracing: { otlp_endpoint: sink.url, accept_traceparent: true } });
+    const trusting = await tracedApp({ otlp_endpoint: sink.url, accept_traceparent: true });
     try {
       sink.exports.length = 0;
       await trusting.http.get('/health/live').set('traceparent', traceparent);
@@ -219,9 +224,9 @@ describe('tracing over OTLP/HTTP', function () {
     await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
     const { port } = failing.address() as AddressInfo;
     const endpoint = `http://collector:secret-4711@127.0.0.1:${port}/v1/traces?key=k-4711`;
-    const app = await startObservedApp(
-      { tracing: { otlp_endpoint: endpoint } },
-      { logger: createLogger('warn', { write: (line: string) => void lines.push(line) }) },
+    const app = await tracedApp(
+      { otlp_endpoint: endpoint },
+      createLogger('warn', { write: (line: string) => void lines.push(line) }),
     );
     try {
       for (let i = 0; i < 2; i++) {
@@ -240,7 +245,7 @@ describe('tracing over OTLP/HTTP', function () {
     }
   });
 
-  it('exports nothing without an endpoint (no tracing at all)', async () => {
+  it('exports nothing without the plugin (no tracing at all)', async () => {
     const plain = await startObservedApp({});
     try {
       expect(plain.gatehouse.container.cradle.tracing.enabled).to.equal(false);
@@ -256,5 +261,20 @@ describe('tracing over OTLP/HTTP', function () {
     } finally {
       await plain.close();
     }
+  });
+
+  it('refuses the former core tracing: section at start-up, naming the plugin', () => {
+    expect(() => parseConfig({ tracing: { otlp_endpoint: sink.url } }, {})).to.throw(
+      /^tracing: the OTLP exporter is now the plugin @gatehouse-auth\/tracing-otlp; move these keys to its options/,
+    );
+  });
+
+  it('refuses the plugin without an endpoint', async () => {
+    let failure: unknown;
+    await tracedApp({}).then(
+      (app) => app.close(),
+      (err: unknown) => (failure = err),
+    );
+    expect(String(failure)).to.match(/otlp_endpoint/);
   });
 });
