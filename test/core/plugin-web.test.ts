@@ -132,6 +132,21 @@ describe('endpoint and page plugins: the web API (plugin API 1.2, issue 26)', fu
     expect(statuses).to.deep.equal([200, 200, 429]);
   });
 
+  it('left out of the config, the plugin is off: its paths answer 404 and its member is gone', async function () {
+    const without = await startServer();
+    try {
+      expect((await fetch(without.url('/acme-web/page'))).status).to.equal(404);
+      expect((await fetch(without.url('/acme-web/client'), { method: 'POST' })).status).to.equal(404);
+      const doc = (await (await fetch(without.url('/.well-known/openid-configuration'))).json()) as Record<
+        string,
+        unknown
+      >;
+      expect(doc).to.not.have.property('acme_endpoint');
+    } finally {
+      await without.close();
+    }
+  });
+
   it('a discovery member the core sets stops start-up', async function () {
     const config = parseConfig(
       {
