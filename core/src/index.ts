@@ -33,8 +33,10 @@ export { createLogger } from './http/logging.js';
 
 // For @gatehouse-auth/testing, whose fakes must behave as the server does (decision 35, step 2):
 // the contract checks the server runs on what a plugin adds at start-up, the crypto and HTTP
-// helpers it hands plugins as `services.crypto` and `services.http`, and the scope rule of
-// `OAuthServices.resolveScope`. Plugins get all of these through their api already.
+// helpers it hands plugins as `services.crypto` and `services.http`, the scope rule of
+// `OAuthServices.resolveScope` and the access token lifetime of `issue`, the secret box behind
+// `services.secrets`, how a queued message is sent and how a new event is stored. The same code,
+// not copies: a fake that drifted from the server would pass tests the server fails.
 export {
   channelProblems,
   fdsRuleProblems,
@@ -45,3 +47,7 @@ export {
 } from './plugins/contract.js';
 export { cryptoHelpers, httpHelpers } from './services.js';
 export { resolveScope } from './oauth/services.js';
+export { accessTokenLifetime } from './oauth/tokens.js';
+export { SecretBox } from './util/crypto.js';
+export { sendQueued, type QueuedDelivery } from './jobs/delivery.js';
+export { storedEvent } from './verification/user-history.js';

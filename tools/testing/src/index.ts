@@ -3,7 +3,7 @@
  * unit-tested with no server and no database. Not for production use. It imports only the
  * core's public API (`@gatehouse-auth/core`), as a plugin does.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   channelProblems,
   cryptoHelpers,
@@ -13,7 +13,11 @@ import {
   methodProblems,
   REPLACEABLE_SERVICES,
   routeProblems,
+  SecretBox,
+  sendQueued,
+  storedEvent,
   argon2Hashing,
+  type QueuedDelivery,
   type PasswordHashing,
   type Clock,
   type Services,
@@ -47,64 +51,6 @@ import {
   type EnrollmentContext,
 } from '@gatehouse-auth/core';
 import { FakeClock, fakeRequest, silentLogger } from './basics.js';
-
-/** An event as the log stores it when first recorded: a new row, count 1 (as the core's EventStore). */
-function storedEvent(e: NewEvent, at: Date): StoredEvent {
-  const column = (v: string | null | undefined) => v ?? null;
-  return {
-    id: randomUUID(),
-    at,
-    count: 1,
-    type: e.type,
-    key: column(e.key),
-    userId: column(e.userId),
-    method: column(e.method),
-    clientId: column(e.clientId),
-    ip: column(e.ip),
-    outcome: column(e.outcome),
-    reason: column(e.reason),
-    data: e.data ?? {},
-  };
-}
-
-/** `services.secrets` under a random key: AES-256-GCM and HMAC-SHA256, as the server's, not its format. */
-function fakeSecrets(): Services['secrets'] {
-  const key = randomBytes(32);
-  return {
-    encrypt: (plain) => {
-      const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-      return [iv, cipher.getAuthTag(), data].map((p) => p.toString('base64url')).join('.');
-    },
-    decrypt: (sealed) => {
-      const [iv = '', tag = '', data = ''] = sealed.split('.');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
-    },
-    mac: (value) => createHmac('sha256', key).update(value).digest('base64url'),
-  };
-}
-
-/** A queued message: where, what, what may never reach a log, and whom it is about. */
-interface QueuedDelivery {
-  channel: string;
-  message: OutboundMessage;
-  secrets: string[];
-  about: { userId?: string | null; method?: string | null; clientId?: string | null; key?: string | null };
-}
-
-/** Sends one queued message as the server's delivery job does: a provider's error without the message's secrets. */
-async function sendQueued(deliver: (id: string, message: OutboundMessage) => Promise<void>, job: QueuedDelivery) {
-  try {
-    await deliver(job.channel, job.message);
-  } catch (err) {
-    let reason = err instanceof Error ? err.message : String(err);
-    for (const secret of job.secrets) if (secret) reason = reason.replaceAll(secret, '[code]');
-    throw new Error(reason);
-  }
-}
 
 export { FakeClock, fakeRequest, fakeUser, silentLogger } from './basics.js';
 
@@ -305,6 +251,7 @@ export interface FakeServices extends Services {
 /** Services backed by memory; `channels` defaults to one CapturingChannel with id 'capture'. */
 export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChannel[] } = {}): FakeServices {
   const clock = opts.clock ?? new FakeClock();
+  const box = new SecretBox([randomBytes(32)]);
   const credentialRows = new MemoryCredentials(clock);
   const eventLog = new MemoryEvents(clock);
   const channelMap = new Map((opts.channels ?? [new CapturingChannel()]).map((c) => [c.id, c]));
@@ -325,7 +272,7 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     credentialRows,
     eventLog,
     channelMap,
-    secrets: fakeSecrets(),
+    secrets: { encrypt: (p) => box.encrypt(p), decrypt: (s) => box.decrypt(s), mac: (v) => box.mac(v) },
     crypto: cryptoHelpers,
     users: {
       add: (u) => void userMap.set(u.id, u),

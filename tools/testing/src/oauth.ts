@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
 import {
   ACCESS_TOKEN_TYPE,
+  accessTokenLifetime,
   cryptoHelpers,
   isProtocolError,
   resolveScope,
@@ -27,10 +28,6 @@ import {
 import { FakeClock, fakeRequest, silentLogger } from './basics.js';
 
 const { randomToken, sha256 } = cryptoHelpers;
-
-/** The access token's lifetime, as the core's TokenService takes it: the client's, or less if asked. */
-const accessTokenLifetime = (input: Pick<IssueInput, 'client' | 'accessTokenTtl'>): number =>
-  Math.max(1, Math.min(input.client.accessTokenTtl, input.accessTokenTtl ?? Infinity));
 
 /** A registered client with test defaults: confidential, authorization_code + refresh_token, opaque tokens. */
 export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
