@@ -28,7 +28,7 @@ export type { Gatehouse, BuildOptions } from './gatehouse.js';
 export { listen } from './server.js';
 export type { RunningServer } from './server.js';
 export { loadConfigFile, parseConfig, resolveConfigFile } from './config/load.js';
-export type { GatehouseConfig, AppConfig } from './config/schema.js';
+export { absoluteUrl, type GatehouseConfig, type AppConfig } from './config/schema.js';
 export { createLogger } from './http/logging.js';
 
 // For @gatehouse-auth/testing, whose fakes must behave as the server does (decision 35, step 2):

@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import Bowser from 'bowser';
 import type { AppConfig } from '../config/schema.js';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
@@ -12,7 +11,7 @@ import type {
   UserRecord,
 } from '../plugins/extensions.js';
 import type { Clock, Services } from '../services.js';
-import { safeEqual } from '../util/crypto.js';
+import { MATCH_NUMBER_DIGITS, matchNumber, safeEqual } from '../util/crypto.js';
 import { verificationError } from '../verification/errors.js';
 import type { Exchange, ExchangeStore } from '../verification/exchanges.js';
 import { LIVE_STATES, type StatusState, type StatusStore } from '../verification/statuses.js';
@@ -41,7 +40,7 @@ const STEP_EVENTS: Record<PushStep, string> = {
  * How many digits the number of number matching has. The user types it on the device (a blind
  * guess is right one time in 90); picking it among a few offered would be one time in three.
  */
-export const NUMBER_DIGITS = 2;
+export const NUMBER_DIGITS = MATCH_NUMBER_DIGITS;
 
 /** Whether the device sent the push's number (compared in constant time; no number, no match). */
 function rightNumber(push: PushState, typed: string | undefined): boolean {
@@ -126,7 +125,7 @@ export class DevicePushes {
 
   /** The number matching shows on the login page: two digits, never a leading zero. */
   drawNumber(): number {
-    return randomInt(10 ** (NUMBER_DIGITS - 1), 10 ** NUMBER_DIGITS);
+    return matchNumber();
   }
 
   /**

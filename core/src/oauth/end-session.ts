@@ -57,8 +57,7 @@ export interface EndSessionDeps {
 
 export function endSessionRoutes(deps: EndSessionDeps): Router {
   const sessionCookie = sessionCookieName(deps.config.issuer);
-  const clearSession = (res: Response) =>
-    res.clearCookie(sessionCookie, { path: '/', secure: deps.binding.secure, sameSite: 'lax', httpOnly: true });
+  const clearSession = (res: Response) => deps.binding.dropCookie(res, sessionCookie);
   const router = express.Router();
   const base = new URL(deps.config.issuer).pathname.replace(/\/+$/, '');
   /** In the language of the logout request's `ui_locales` (RP-Initiated Logout §2), then the browser's. */

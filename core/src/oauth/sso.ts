@@ -41,6 +41,13 @@ export type SsoDecision =
       stale: boolean;
     };
 
+/** What a new flow starts with after a decision: every stage of the app, or the user and what the session carries. */
+export function flowStart(decision: SsoDecision, loginStages: string[][]) {
+  return decision.kind === 'none'
+    ? { stages: loginStages }
+    : { stages: decision.stages, userId: decision.userId, carried: decision.carried };
+}
+
 export interface SsoRequest {
   clientId: string;
   loginStages: string[][];

@@ -9,6 +9,17 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 
+/**
+ * The digits of the number two screens show to be compared (number matching, a sign-in link's
+ * page): typed or compared by a person, so a blind guess is right one time in 90.
+ */
+export const MATCH_NUMBER_DIGITS = 2;
+
+/** A number to compare across screens: MATCH_NUMBER_DIGITS digits, never a leading zero, from crypto randomness. */
+export function matchNumber(): number {
+  return randomInt(10 ** (MATCH_NUMBER_DIGITS - 1), 10 ** MATCH_NUMBER_DIGITS);
+}
+
 /** Random URL-safe token; 32 bytes = 256 bits by default. */
 export function randomToken(bytes = 32): string {
   return randomPooled(bytes).toString('base64url');

@@ -1,6 +1,6 @@
-import { randomInt } from 'node:crypto';
 import type { JsonObject, RequestFacts } from '../plugins/extensions.js';
 import { browserName } from '../util/user-agent.js';
+import { matchNumber } from '../util/crypto.js';
 
 /** Where an exchange keeps what its sign-in link's page shows on another device. */
 const LINK_KEY = '_link';
@@ -11,7 +11,7 @@ const LINK_KEY = '_link';
  * shows too (as a push does).
  */
 export interface LinkFacts {
-  /** Two digits from crypto randomness, drawn at initiation. */
+  /** Two digits from crypto randomness (as number matching's), drawn at initiation. */
   number: number;
   browser: string | null;
   os: string | null;
@@ -20,7 +20,7 @@ export interface LinkFacts {
 }
 
 export function newLinkFacts(request: RequestFacts, now: Date): LinkFacts {
-  return { number: randomInt(10, 100), ...browserName(request.userAgent), startedAt: now.getTime() };
+  return { number: matchNumber(), ...browserName(request.userAgent), startedAt: now.getTime() };
 }
 
 /** The facts as exchange state (merged under whatever the method keeps there). */

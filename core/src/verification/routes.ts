@@ -257,7 +257,9 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     try {
       client = await deps.clientAuth.authenticate({ params, authorization: req.headers.authorization }, ip);
     } catch (err) {
-      const throttled = isProtocolError(err) && (err as ApiError).status === 429;
+      // A refusal in the verification API's words; anything else is a fault, not a wrong secret.
+      if (!isProtocolError(err)) throw err;
+      const throttled = (err as ApiError).status === 429;
       throw verificationError(throttled ? 'TOO_MANY_ATTEMPTS' : 'UNAUTHORIZED', 'client authentication failed');
     }
     if (client.isPublic) throw verificationError('UNAUTHORIZED', 'a public client cannot call for its back end');

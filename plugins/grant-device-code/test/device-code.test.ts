@@ -10,10 +10,9 @@ import * as oidc from 'openid-client';
 import { FakeClock } from '@gatehouse-auth/testing';
 import {
   Browser,
-  PASSWORD,
   WEB,
   basic,
-  completeStage,
+  passwordStage,
   decodeJwtParts,
   expectOAuthError,
   locationOf,
@@ -98,14 +97,7 @@ async function toConfirmation(
   let next = locationOf(await submitCode(browser, answer), server, 303);
   if (user) {
     expect(next.pathname).to.equal('/login');
-    next = await completeStage(
-      browser,
-      server,
-      next.searchParams.get('request_id')!,
-      'PASSWORD',
-      { identifier: user.username },
-      { password: PASSWORD },
-    );
+    next = await passwordStage(browser, server, next.searchParams.get('request_id')!, user);
   }
   expect(next.pathname).to.equal('/device/continue');
   const confirm = await browser.get(next.pathname + next.search);
@@ -372,14 +364,7 @@ describe('@gatehouse-auth/grant-device-code (RFC 8628)', function () {
         const answer = await device(server);
         const browser = new Browser(server);
         let next = locationOf(await submitCode(browser, answer), server, 303);
-        next = await completeStage(
-          browser,
-          server,
-          next.searchParams.get('request_id')!,
-          'PASSWORD',
-          { identifier: user.username },
-          { password: PASSWORD },
-        );
+        next = await passwordStage(browser, server, next.searchParams.get('request_id')!, user);
         // Another browser with the same link gets no confirmation.
         expect((await new Browser(server).get(next.pathname + next.search)).status).to.equal(400);
         const confirm = await (await browser.get(next.pathname + next.search)).text();

@@ -1,18 +1,9 @@
-import { z } from '@gatehouse-auth/core';
-
-const httpUrl = z.string().refine((value) => {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'https:' || url.protocol === 'http:';
-  } catch {
-    return false;
-  }
-}, 'must be an absolute http(s) URL');
+import { absoluteUrl, z } from '@gatehouse-auth/core';
 
 /** Options of `@gatehouse-auth/tracing-otlp`: the keys of the core's former `tracing:` section. */
 export const tracingOptions = z.strictObject({
   /** OTLP/HTTP (JSON) traces URL, e.g. http://otel-collector:4318/v1/traces. */
-  otlp_endpoint: httpUrl,
+  otlp_endpoint: absoluteUrl(),
   /** Headers sent with every export (a vendor's API key from ${ENV}). */
   headers: z.record(z.string(), z.string()).default({}),
   service_name: z.string().min(1).default('gatehouse'),

@@ -35,6 +35,10 @@ export function browserBinding(issuer: string) {
     isUnclaimed(flow: LoginFlow): boolean {
       return flow.params.unclaimed === true && typeof flow.params.binding !== 'string';
     },
+    /** Drops a cookie of this issuer (a flow's, the session's): the attributes it was set with. */
+    dropCookie(res: { clearCookie(name: string, options: object): unknown }, name: string): void {
+      res.clearCookie(name, { path: '/', secure, sameSite: 'lax', httpOnly: true });
+    },
     /** The flow cookie's attributes; cross-site (an app's own login UI) needs SameSite=None, Secure. */
     cookieOptions(maxAgeSeconds: number, crossSite = false) {
       return {

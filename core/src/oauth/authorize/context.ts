@@ -84,7 +84,7 @@ export class AuthorizeContext {
   }
 
   dropCookie(res: Response, name: string): void {
-    res.clearCookie(name, { path: '/', secure: this.deps.binding.secure, sameSite: 'lax', httpOnly: true });
+    this.deps.binding.dropCookie(res, name);
   }
 
   /** The flow is over: drop its cookie, or a busy browser piles them up past the header limit. */

@@ -8,7 +8,7 @@ import type { LoginFlow, LoginFlowStore, MethodCompletion } from '../../verifica
 import type { ClientRegistry } from '../clients.js';
 import type { LogoutService } from '../logout.js';
 import type { Session, SessionStore } from '../sessions.js';
-import type { SingleSignOn } from '../sso.js';
+import { flowStart, type SingleSignOn } from '../sso.js';
 import { sessionCookieName, type BrowserBinding } from './browser.js';
 
 /** Who signed in through a login a plugin started, and how (what a browser session keeps). */
@@ -93,9 +93,7 @@ export class HostedLogin {
     const bindingValue = randomToken(24);
     const flow = await flows.create({
       clientId: client.clientId,
-      ...(decision.kind === 'none'
-        ? { stages: client.loginStages }
-        : { stages: decision.stages, userId: decision.userId, carried: decision.carried }),
+      ...flowStart(decision, client.loginStages),
       ttlSeconds: config.verification.flow_ttl,
       params: { return_to: input.returnTo, plugin_login: true, binding: sha256(bindingValue) },
     });
@@ -118,12 +116,7 @@ export class HostedLogin {
     const flow = typeof requestId === 'string' && requestId.length <= 200 ? await flows.get(requestId) : null;
     if (!flow || flow.params.plugin_login !== true || !binding.isBound(req, flow)) return null;
     if (flow.expiresAt <= this.deps.now() || !(await flows.finish(flow.id))) return null;
-    res.clearCookie(binding.flowCookie(flow.id), {
-      path: '/',
-      secure: binding.secure,
-      sameSite: 'lax',
-      httpOnly: true,
-    });
+    binding.dropCookie(res, binding.flowCookie(flow.id));
     const session = await startBrowserSession(this.deps, req, res, flow, this.deps.now());
     return {
       userId: flow.userId!,

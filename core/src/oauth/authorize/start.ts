@@ -5,6 +5,7 @@ import { randomToken, sha256 } from '../../util/crypto.js';
 import { requestFacts } from '../../verification/context.js';
 import { readCookie } from '../../http/cookies.js';
 import { stagesFor } from '../acr.js';
+import { flowStart } from '../sso.js';
 import { OAuthError } from '../errors.js';
 import { errorPage } from '../pages.js';
 import { ACCOUNT_PATH } from './account.js';
@@ -76,9 +77,7 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       const bindingValue = randomToken(24);
       const flow = await flows.create({
         clientId: client.clientId,
-        ...(decision.kind === 'none'
-          ? { stages: loginStages }
-          : { stages: decision.stages, userId: decision.userId, carried: decision.carried }),
+        ...flowStart(decision, loginStages),
         ttlSeconds: config.verification.flow_ttl,
         // The hint is spent: the flow need not carry an ID token around.
         params: { oauth: { ...request, id_token_hint: null } as unknown as JsonObject, binding: sha256(bindingValue) },
