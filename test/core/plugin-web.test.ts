@@ -66,6 +66,12 @@ describe('endpoint and page plugins: the web API (plugin API 1.2, issue 26)', fu
     const back = await passwordStage(browser, server, requestId, user);
     expect(back.pathname).to.equal('/acme-web/back');
     expect(back.searchParams.get('request_id')).to.equal(requestId);
+    // The authorization endpoint's own steps do not take a plugin's login: no code, no fault.
+    for (const path of ['/api/oauth2/authorize/resume', '/login/consent']) {
+      const page = await browser.get(`${path}?request_id=${requestId}`);
+      expect(page.status, path).to.equal(400);
+      expect(await page.text()).to.include('This sign-in is unknown or was started in another browser.');
+    }
     // Another browser with the same link learns nothing.
     const other = new Browser(server);
     expect((await other.get(back.pathname + back.search)).status).to.equal(400);

@@ -95,7 +95,8 @@ export class AuthorizeContext {
   /** The flow of this browser: known, bound to its cookie, in the expected state (one of them). */
   async boundFlow(req: Request, requestId: unknown, status: LoginFlow['status'] | LoginFlow['status'][]) {
     const flow = typeof requestId === 'string' ? await this.deps.flows.get(requestId) : null;
-    if (!flow || typeof flow.params.binding !== 'string' || !this.deps.binding.isBound(req, flow)) {
+    // An authorization's flow only: a login a plugin's page started (web.login) has no request to answer.
+    if (!flow?.params.oauth || typeof flow.params.binding !== 'string' || !this.deps.binding.isBound(req, flow)) {
       throw new ErrorPage(400, 'invalid_request', 'This sign-in is unknown or was started in another browser.');
     }
     if (![status].flat().includes(flow.status) || flow.expiresAt.getTime() <= this.deps.clock.now().getTime()) {
