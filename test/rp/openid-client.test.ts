@@ -30,6 +30,7 @@ import {
   FILES,
   RS,
   STEPUP_APP,
+  TABS,
   halfHash,
   immediateRedirect,
   patchProfile,
@@ -371,6 +372,22 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
       expect(refreshed.claims()).to.include({ sub: user.id, aud: RS.id, iss: server.issuer });
       // The rotated refresh token is spent.
       expectBodyError(await rejection(client.refreshTokenGrant(config, tokens.refresh_token!)), 400, 'invalid_grant');
+    });
+
+    it('an app with a reuse interval: two tabs refreshing at once get one new pair; past it, reuse ends the family', async function () {
+      const config = await discover(TABS);
+      const { tokens } = await codeFlow(config, TABS, { scope: 'openid offline_access' });
+      const [a, b] = await Promise.all([
+        client.refreshTokenGrant(config, tokens.refresh_token!),
+        client.refreshTokenGrant(config, tokens.refresh_token!),
+      ]);
+      expect(b.access_token).to.equal(a.access_token);
+      expect(b.refresh_token).to.equal(a.refresh_token).and.not.equal(tokens.refresh_token);
+      expect(await client.tokenIntrospection(config, a.access_token)).to.include({ active: true });
+
+      server.clock.offset = 6;
+      expectBodyError(await rejection(client.refreshTokenGrant(config, tokens.refresh_token!)), 400, 'invalid_grant');
+      expect(await client.tokenIntrospection(config, a.refresh_token!)).to.deep.equal({ active: false });
     });
 
     it('tokenIntrospection: active, token_type bearer; after tokenRevocation: {active: false}', async function () {

@@ -39,6 +39,8 @@ export const RS = rpApp('rp-rs');
 export const ES = rpApp('rp-es');
 /** An app that exchanges its users' tokens for tokens restricted to one file. */
 export const FILES = rpApp('rp-files');
+/** An app whose rotated refresh token answers again for 5 s (two tabs renewing at once). */
+export const TABS = rpApp('rp-tabs');
 /** The OAuth suite's step-up app (password; TOTP too for the mfa acr). */
 export const STEPUP_APP: RpApp = { ...STEPUP, redirectUri: 'https://stepup.example.test/cb' };
 
@@ -60,6 +62,11 @@ const RP_APPS = [
     grant_types: ['authorization_code', 'refresh_token'],
     scopes: ['openid', 'profile', 'email', 'offline_access'],
     id_token_signed_response_alg: 'ES256',
+  }),
+  appConfig(TABS, {
+    grant_types: ['authorization_code', 'refresh_token'],
+    scopes: ['openid', 'offline_access'],
+    refresh_token_reuse_interval: 5,
   }),
   appConfig(FILES, {
     grant_types: ['authorization_code', EXCHANGE],

@@ -1,9 +1,12 @@
 import {
   OAuthError,
+  z,
   type GrantContext,
   type GrantHandler,
   type GrantRecord,
   type JsonObject,
+  type RecordStore,
+  type Services,
   type StoredToken,
   type TokenResponse,
 } from '@gatehouse-auth/core';
@@ -20,8 +23,15 @@ export function authenticationOf(data: JsonObject): { authTime?: number; amr?: s
 }
 
 /**
+ * The app setting `refresh_token_reuse_interval` (seconds, 0–60, default 0 = none): how long a
+ * rotated refresh token still answers, with the very pair its rotation issued (docs/oauth.md,
+ * "Refresh token rotation").
+ */
+export const reuseIntervalConfig = z.number().int().min(0).max(60).default(0);
+
+/**
  * A rotated refresh token presented again: someone holds a copy. The whole family goes — the
- * newest refresh token and every access token of the grant (RFC 9700 §4.14.2). No grace period.
+ * newest refresh token and every access token of the grant (RFC 9700 §4.14.2).
  */
 async function refuseReuse(ctx: GrantContext, token: StoredToken): Promise<never> {
   await ctx.oauth.grants.revoke(token.grantId, 'refresh_reuse');
@@ -29,13 +39,63 @@ async function refuseReuse(ctx: GrantContext, token: StoredToken): Promise<never
   throw invalidGrant('refresh token already used');
 }
 
+/** What a rotation issued, kept (encrypted) for the app's reuse interval. */
+interface IssuedPair {
+  sealed: string;
+  /** Epoch ms of the rotation. */
+  at: number;
+}
+
+/** How long a concurrent refresh waits for the rotation it lost to finish (ms). */
+const RACE_WAIT_MS = 1000;
+const RACE_POLL_MS = 25;
+
+export interface RefreshGrantDeps {
+  records: RecordStore;
+  services: Pick<Services, 'secrets' | 'clock'>;
+}
+
 /**
  * The refresh_token grant (RFC 6749 §6) with rotation: every refresh marks the presented token
  * rotated (a conditional update) and issues a successor in the same grant, which keeps the
  * grant's absolute expiry. Order: the token exists, is a refresh token and belongs to this client
  * (before anything can revoke), reuse, still active, scope; then rotate and issue.
+ *
+ * With an app's reuse interval, the rotated token presented again within it (two tabs renewing
+ * at once) answers the pair its rotation issued, while that pair's refresh token is unused; past
+ * the interval, or once the successor was used, it is reuse and the family is revoked.
  */
-export function refreshTokenGrant(): GrantHandler {
+export function refreshTokenGrant(deps: RefreshGrantDeps): GrantHandler {
+  const reuseInterval = (ctx: GrantContext) =>
+    reuseIntervalConfig.parse(ctx.client.settings.refresh_token_reuse_interval);
+
+  /** The pair the rotation of `token` issued, when the app allows it to answer again; else null. */
+  async function replay(
+    ctx: GrantContext,
+    token: StoredToken,
+    waitForRotation: boolean,
+  ): Promise<TokenResponse | null> {
+    const interval = reuseInterval(ctx);
+    if (interval === 0) return null;
+    const now = () => deps.services.clock.now().getTime();
+    if (token.rotatedAt && now() - token.rotatedAt.getTime() > interval * 1000) return null;
+    let record = await deps.records.get(`issued:${token.key}`);
+    // A refresh that lost the race arrives while the winner is still issuing: wait for its pair.
+    for (let waited = 0; !record && waitForRotation && waited < RACE_WAIT_MS; waited += RACE_POLL_MS) {
+      await new Promise((resolve) => setTimeout(resolve, RACE_POLL_MS));
+      record = await deps.records.get(`issued:${token.key}`);
+    }
+    if (!record) return null;
+    const issued = record.data as unknown as IssuedPair;
+    if (now() - issued.at > interval * 1000) return null;
+    const pair = JSON.parse(deps.services.secrets.decrypt(issued.sealed)) as TokenResponse;
+    // Its refresh token used already: the old one is not a tab catching up any more.
+    if (!pair.refresh_token || !(await ctx.oauth.inspect(pair.refresh_token)).active) return null;
+    const elapsed = Math.floor((now() - issued.at) / 1000);
+    const expiresIn = typeof pair.expires_in === 'number' ? Math.max(pair.expires_in - elapsed, 0) : undefined;
+    return expiresIn === undefined ? pair : { ...pair, expires_in: expiresIn };
+  }
+
   return {
     grantType: REFRESH_TOKEN,
     parameters: ['refresh_token', 'scope'],
@@ -48,7 +108,7 @@ export function refreshTokenGrant(): GrantHandler {
       if (!token || token.kind !== 'refresh' || token.clientId !== client.clientId) {
         throw invalidGrant('invalid refresh token');
       }
-      if (token.rotatedAt) return refuseReuse(ctx, token);
+      if (token.rotatedAt) return (await replay(ctx, token, false)) ?? refuseReuse(ctx, token);
       const grant: GrantRecord | undefined = info.grant;
       if (!info.active || !grant) throw invalidGrant('refresh token expired or revoked');
       const scope = oauth.resolveScope(params.scope, token.scope, token.scope);
@@ -61,8 +121,9 @@ export function refreshTokenGrant(): GrantHandler {
         }
       }
       // Lost the race to a concurrent refresh with the same token: that is reuse as well.
-      if (!(await oauth.refreshTokens.rotate(token))) return refuseReuse(ctx, token);
-      return oauth.issue({
+      if (!(await oauth.refreshTokens.rotate(token)))
+        return (await replay(ctx, token, true)) ?? refuseReuse(ctx, token);
+      const response = await oauth.issue({
         client,
         subject: token.subject,
         scope,
@@ -74,6 +135,15 @@ export function refreshTokenGrant(): GrantHandler {
         parentRefreshKey: token.key,
         idToken: authenticationOf(grant.data),
       });
+      const interval = reuseInterval(ctx);
+      if (interval > 0) {
+        const issued: IssuedPair = {
+          sealed: deps.services.secrets.encrypt(JSON.stringify(response)),
+          at: deps.services.clock.now().getTime(),
+        };
+        await deps.records.put(`issued:${token.key}`, { ...issued }, { ttlSeconds: interval });
+      }
+      return response;
     },
   };
 }

@@ -1,7 +1,7 @@
 import { definePlugin, z } from '@gatehouse-auth/core';
-import { refreshTokenGrant } from './grant.js';
+import { refreshTokenGrant, reuseIntervalConfig } from './grant.js';
 
-export { refreshTokenGrant, authenticationOf, REFRESH_TOKEN } from './grant.js';
+export { refreshTokenGrant, authenticationOf, REFRESH_TOKEN, type RefreshGrantDeps } from './grant.js';
 
 /**
  * @gatehouse-auth/grant-refresh-token: refresh with rotation; presenting a rotated token again
@@ -15,7 +15,8 @@ export default definePlugin({
   name: '@gatehouse-auth/grant-refresh-token',
   apiVersion: '^1',
   options: z.strictObject({}).default({}),
+  appConfig: { refresh_token_reuse_interval: reuseIntervalConfig },
   register(api) {
-    api.grants.add(refreshTokenGrant());
+    api.grants.add(refreshTokenGrant({ records: api.records, services: api.services }));
   },
 });

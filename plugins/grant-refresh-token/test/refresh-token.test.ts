@@ -9,6 +9,7 @@ import {
   registerWithFakes,
   type FakeOAuth,
   type FakeServices,
+  type Registered,
   expectOAuthError,
 } from '@gatehouse-auth/testing';
 import plugin, { authenticationOf } from '../src/index.js';
@@ -24,6 +25,7 @@ interface Setup {
   /** The first token response of the grant (as a code redemption would have issued it). */
   first: TokenResponse;
   grantId: string;
+  records: Registered['records'];
 }
 
 async function setup(client: OAuthClient = fakeClient()): Promise<Setup> {
@@ -32,7 +34,7 @@ async function setup(client: OAuthClient = fakeClient()): Promise<Setup> {
     clock: services.clock,
     users: [{ identifier: 'alice', userId: 'user-1', password: 'unused' }],
   });
-  const { grants } = await registerWithFakes(plugin, {}, services);
+  const { grants, records } = await registerWithFakes(plugin, {}, services);
   const first = await oauth.issue({
     client,
     subject: 'user-1',
@@ -43,7 +45,7 @@ async function setup(client: OAuthClient = fakeClient()): Promise<Setup> {
   });
   oauth.issued.length = 0;
   const grantId = oauth.tokenRow(first.refresh_token!)!.grantId;
-  return { services, oauth, handler: grants[0]!, client, first, grantId };
+  return { services, oauth, handler: grants[0]!, client, first, grantId, records };
 }
 
 function refresh(s: Setup, params: Record<string, string | undefined>, client: OAuthClient = s.client) {
@@ -258,6 +260,75 @@ describe('@gatehouse-auth/grant-refresh-token', () => {
         'invalid_grant',
       );
       expect(disabled.revocations).to.deep.equal([{ grantId: grant.id, reason: 'subject_inactive' }]);
+    });
+  });
+
+  describe('reuse interval (app setting refresh_token_reuse_interval)', () => {
+    const withInterval = (seconds: number) => fakeClient({ settings: { refresh_token_reuse_interval: seconds } });
+
+    it('two tabs at once with one token: both get the same new pair, nothing revoked', async () => {
+      const s = await setup(withInterval(10));
+      const params = { refresh_token: s.first.refresh_token! };
+      const [a, b] = await Promise.all([refresh(s, params), refresh(s, params)]);
+      expect(b).to.deep.equal(a);
+      expect(s.oauth.issued).to.have.length(1);
+      expect(s.oauth.revocations).to.deep.equal([]);
+      expect(await active(s, a.refresh_token!)).to.equal(true);
+    });
+
+    it('the rotated token within the interval answers the same pair, with what is left of expires_in', async () => {
+      const s = await setup(withInterval(10));
+      const first = await refresh(s, { refresh_token: s.first.refresh_token! });
+      s.services.clock.advance(4);
+      const again = await refresh(s, { refresh_token: s.first.refresh_token! });
+      expect(again.access_token).to.equal(first.access_token);
+      expect(again.refresh_token).to.equal(first.refresh_token);
+      expect(again.expires_in).to.equal(first.expires_in! - 4);
+      expect(s.oauth.revocations).to.deep.equal([]);
+    });
+
+    it('past the interval it is reuse: invalid_grant and the family is revoked', async () => {
+      const s = await setup(withInterval(10));
+      const first = await refresh(s, { refresh_token: s.first.refresh_token! });
+      s.services.clock.advance(11);
+      const err = await expectOAuthError(refresh(s, { refresh_token: s.first.refresh_token! }), 'invalid_grant');
+      expect(err.message).to.equal('refresh token already used');
+      expect(s.oauth.revocations).to.deep.equal([{ grantId: s.grantId, reason: 'refresh_reuse' }]);
+      expect(await active(s, first.refresh_token!)).to.equal(false);
+    });
+
+    it('once the successor was used, the old token is reuse even within the interval', async () => {
+      const s = await setup(withInterval(30));
+      const second = await refresh(s, { refresh_token: s.first.refresh_token! });
+      const third = await refresh(s, { refresh_token: second.refresh_token! });
+      await expectOAuthError(refresh(s, { refresh_token: s.first.refresh_token! }), 'invalid_grant');
+      expect(s.oauth.revocations).to.deep.equal([{ grantId: s.grantId, reason: 'refresh_reuse' }]);
+      expect(await active(s, third.refresh_token!)).to.equal(false);
+    });
+
+    it('another client presenting the rotated token gets nothing and revokes nothing', async () => {
+      const s = await setup(withInterval(30));
+      await refresh(s, { refresh_token: s.first.refresh_token! });
+      const other = fakeClient({ clientId: 'client-b', settings: { refresh_token_reuse_interval: 30 } });
+      const err = await expectOAuthError(refresh(s, { refresh_token: s.first.refresh_token! }, other), 'invalid_grant');
+      expect(err.message).to.equal('invalid refresh token');
+      expect(s.oauth.revocations).to.deep.equal([]);
+    });
+
+    it('the pair is kept encrypted, only for the interval', async () => {
+      const s = await setup(withInterval(5));
+      const first = await refresh(s, { refresh_token: s.first.refresh_token! });
+      const stored = await s.records.list('');
+      expect(stored).to.have.length(1);
+      expect(JSON.stringify(stored)).not.to.include(first.refresh_token!).and.not.to.include(first.access_token);
+      s.services.clock.advance(6);
+      expect(await s.records.list('')).to.deep.equal([]);
+    });
+
+    it('the setting is refused above 60 seconds', async () => {
+      const { reuseIntervalConfig } = await import('../src/grant.js');
+      expect(reuseIntervalConfig.safeParse(61).success).to.equal(false);
+      expect(reuseIntervalConfig.parse(undefined)).to.equal(0);
     });
   });
 });
