@@ -29,6 +29,7 @@ import {
   EXCHANGE,
   FILES,
   RS,
+  PROFILE_IN_ID,
   STEPUP_APP,
   TABS,
   halfHash,
@@ -228,6 +229,22 @@ describe('A relying party on openid-client 6 (issue 13)', function () {
       expect(claims).to.not.have.any.keys('email', 'given_name', 'preferred_username');
       const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
       expect(info).to.deep.equal({ sub: user.id, email: user.email });
+    });
+
+    it('an app with id_token_claims: scope gets the granted scopes’ claims in the ID token too', async function () {
+      const config = await discover(PROFILE_IN_ID);
+      const { tokens } = await codeFlow(config, PROFILE_IN_ID, { scope: 'openid profile email' });
+      expect(tokens.claims()).to.include({
+        sub: user.id,
+        name: 'Ada Lovelace',
+        given_name: 'Ada',
+        preferred_username: user.username,
+        email: user.email,
+        email_verified: false,
+      });
+      // Only the granted scopes: without email, no email.
+      const narrower = await codeFlow(config, PROFILE_IN_ID, { scope: 'openid profile' });
+      expect(narrower.tokens.claims()).to.include({ name: 'Ada Lovelace' }).and.not.have.any.keys('email');
     });
 
     it('scope profile: the profile claims in userinfo, not in the ID token', async function () {

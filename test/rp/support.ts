@@ -41,6 +41,8 @@ export const ES = rpApp('rp-es');
 export const FILES = rpApp('rp-files');
 /** An app whose rotated refresh token answers again for 5 s (two tabs renewing at once). */
 export const TABS = rpApp('rp-tabs');
+/** An app that reads the profile from the ID token (as Auth.js does): `id_token_claims: scope`. */
+export const PROFILE_IN_ID = rpApp('rp-profile');
 /** The OAuth suite's step-up app (password; TOTP too for the mfa acr). */
 export const STEPUP_APP: RpApp = { ...STEPUP, redirectUri: 'https://stepup.example.test/cb' };
 
@@ -67,6 +69,10 @@ const RP_APPS = [
     grant_types: ['authorization_code', 'refresh_token'],
     scopes: ['openid', 'offline_access'],
     refresh_token_reuse_interval: 5,
+  }),
+  appConfig(PROFILE_IN_ID, {
+    scopes: ['openid', 'profile', 'email'],
+    id_token_claims: 'scope',
   }),
   appConfig(FILES, {
     grant_types: ['authorization_code', EXCHANGE],

@@ -195,6 +195,12 @@ const appSchema = z
     token_format: z.enum(['jwt', 'opaque']).default('jwt'),
     /** The ID tokens' (and logout tokens') algorithm; OIDC Core §15.1 expects RS256 of every OP. */
     id_token_signed_response_alg: z.enum(SIGNING_ALGS).default('RS256'),
+    /**
+     * The user claims in ID tokens: those the `claims` parameter asks for (`requested`, OIDC Core
+     * §5.4), or also every claim of the granted scopes (`scope`), for apps that read the profile
+     * from the ID token (Auth.js).
+     */
+    id_token_claims: z.enum(['requested', 'scope']).default('requested'),
     /** The JWT access tokens' algorithm (ES256: small and quick to sign). */
     access_token_signed_response_alg: z.enum(SIGNING_ALGS).default('ES256'),
     access_token_ttl: z.number().int().positive().default(3600),

@@ -34,6 +34,8 @@ export interface OAuthClient {
   tokenFormat: 'jwt' | 'opaque';
   /** JWS algorithms of its ID tokens and of its JWT access tokens. */
   idTokenAlg: SigningAlg;
+  /** `scope`: ID tokens carry the granted scopes' claims too, not only those the `claims` parameter names. */
+  idTokenClaims: 'requested' | 'scope';
   accessTokenAlg: SigningAlg;
   accessTokenTtl: number;
   refreshTokenTtl: number;
@@ -89,6 +91,7 @@ export class ClientRegistry {
           consentRequired: app.consent_required,
           tokenFormat: app.token_format,
           idTokenAlg: app.id_token_signed_response_alg,
+          idTokenClaims: app.id_token_claims,
           accessTokenAlg: app.access_token_signed_response_alg,
           accessTokenTtl: app.access_token_ttl,
           refreshTokenTtl: app.refresh_token_ttl,

@@ -4,7 +4,7 @@ import { NO_METRICS, type Metrics } from '../observability/metrics.js';
 import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
-import { namedClaims, type ClaimsRequest, type UserClaims } from './claims.js';
+import { namedClaims, scopeClaims, type ClaimsRequest, type UserClaims } from './claims.js';
 import { signJwtOffThread } from './jws.js';
 import type { KeyStore } from './keys.js';
 import type { PeerBus } from '../peer-bus.js';
@@ -483,8 +483,10 @@ export class TokenService {
     const signer = await this.keys.signer(client.idTokenAlg);
     const id = input.idToken ?? {};
     // With an access token, the scopes' claims are for userinfo (OIDC Core §5.4); the ID token
-    // carries those the `claims` parameter asked for in it.
-    const named = namedClaims(client, input.scope, issued.claims);
+    // carries those the `claims` parameter asked for in it, and the scopes' where the app says so.
+    const requested = namedClaims(client, input.scope, issued.claims);
+    const named =
+      client.idTokenClaims === 'scope' ? [...new Set([...scopeClaims(input.scope), ...requested])] : requested;
     const userClaims = named.length && this.userClaims ? await this.userClaims.of(subject, named) : null;
     return signJwtOffThread(
       signer,

@@ -43,6 +43,7 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     loginPageUrl: null,
     allowedOrigins: [],
     idTokenAlg: 'RS256',
+    idTokenClaims: 'requested',
     accessTokenAlg: 'ES256',
     grantTypes: ['authorization_code', 'refresh_token'],
     responseTypes: ['code'],
