@@ -89,7 +89,15 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     if (options.migrate !== false) await migrate(sequelize, logger);
     // No-op until a plugin provides `tracing` (decision 37); the driver below already holds it.
     const tracing = tracingSlot();
-    const sql = new Sql(tracedDriver(await openDriver(sequelize, database.url, database.pool_max), tracing));
+    const sql = new Sql(
+      tracedDriver(
+        await openDriver(sequelize, database.url, database.pool_max, {
+          connectMs: database.connect_timeout_ms,
+          queryMs: database.query_timeout_ms,
+        }),
+        tracing,
+      ),
+    );
     const bus = await openPeerBus({ dialect: sql.dialect, url: database.url, logger });
     peers = bus;
     const provided = new Map<string, string>();

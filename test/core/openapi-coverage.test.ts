@@ -308,7 +308,7 @@ describe('OpenAPI coverage', function () {
       ['introspection: bearer token insufficient or invalid', 'post', '/token/introspect', 401, ['invalid_token']],
       ['revocation: malformed request', 'post', '/oauth2/revoke/', 400, ['invalid_request']],
       ['revocation: missing or invalid client authentication', 'post', '/token/revoke', 401, ['invalid_client']],
-      ['revocation: server fault', 'post', '/oauth2/revoke/', 500, ['INTERNAL_ERROR']],
+      ['revocation: server fault', 'post', '/oauth2/revoke/', 500, ['server_error']],
     ];
     for (const [row, method, p, status, codes] of SPEC_ROWS) {
       it(`spec failure row: ${row} → ${status} ${codes.join(', ')} on ${method.toUpperCase()} ${p}`, () => {

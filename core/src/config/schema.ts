@@ -70,6 +70,12 @@ const databaseSchema = z.strictObject({
   /** Log every SQL statement at debug level. */
   log_sql: z.boolean().default(false),
   pool_max: z.number().int().positive().default(10),
+  /**
+   * PostgreSQL: how long to wait for a connection (a new one, or a free one of the pool), and for
+   * a query's answer, before the request fails with 503 STORE_UNAVAILABLE instead of hanging.
+   */
+  connect_timeout_ms: z.number().int().positive().default(1000),
+  query_timeout_ms: z.number().int().positive().default(5000),
 });
 
 const secretsSchema = z.strictObject({

@@ -312,11 +312,22 @@ class PostgresDriver implements Driver {
  * Opens the raw driver next to the Sequelize instance that ran the migrations: the same SQLite
  * file (see `sqlitePath`: `sqlite::memory:` is a private temporary file), or a pg pool.
  */
-export async function openDriver(sequelize: Sequelize, url: string, poolMax = 10): Promise<Driver> {
+export async function openDriver(
+  sequelize: Sequelize,
+  url: string,
+  poolMax = 10,
+  timeouts: { connectMs?: number; queryMs?: number } = {},
+): Promise<Driver> {
   if (sequelize.getDialect() === 'sqlite') {
     return openSqliteDriver(String((sequelize as unknown as { options: { storage?: string } }).options.storage));
   }
-  const pool = new pg.Pool({ connectionString: url, max: poolMax });
+  // Fail fast when the database is cut or silent: a 503 in a second beats every request hanging.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolMax,
+    connectionTimeoutMillis: timeouts.connectMs ?? 1000,
+    query_timeout: timeouts.queryMs ?? 5000,
+  });
   pool.on('error', () => undefined); // an idle client's error is reported on its next use
   return new PostgresDriver(pool);
 }
@@ -331,6 +342,50 @@ export function openSqliteDriver(
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   return new SqliteDriver(db, file, isTemporary(file) ? file : null, checkpoints);
+}
+
+const UNAVAILABLE_CODES = new Set([
+  // The socket: refused, reset, unreachable, timed out.
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  // PostgreSQL: connection exceptions (08), too many connections, shutting down or starting.
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
+  // SQLite: locked past the busy timeout, disk full or failing, file gone.
+  'SQLITE_BUSY',
+  'SQLITE_FULL',
+  'SQLITE_CANTOPEN',
+]);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection timeout|Client has encountered a connection error/i;
+
+/**
+ * Whether an error says the database cannot be reached or answer now (not that a statement is
+ * wrong): the request is worth retrying shortly, and the server is not at fault.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  for (
+    let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 4;
+    depth++
+  ) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR')) return true;
+    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
 }
 
 /** A unique-key violation, with the column when the database names it; else null. */
