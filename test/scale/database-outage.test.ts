@@ -5,97 +5,27 @@
  * token endpoint in OAuth's format — within the configured timeouts, logs a warning now and then
  * instead of a stack per request, and serves again once the database is back, without a restart.
  */
-import net from 'node:net';
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-auth/core';
 import { LogCapture } from '../support/log-capture.js';
 import { withPostgresDatabase } from '../support/postgres.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 const SECRET = 'outage-client-secret-0123456789abcdef0123';
 const ADMIN = 'outage-admin-token-0123456789abcdef0123456';
 
-/** A TCP proxy to PostgreSQL that can refuse, blackhole and pass again. */
-class DatabaseProxy {
-  private server: net.Server | null = null;
-  private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket | null }>();
-  private mode: 'pass' | 'blackhole' = 'pass';
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async listen(): Promise<void> {
-    this.server = net.createServer((client) => this.accept(client));
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as net.AddressInfo).port;
-  }
-
-  private accept(client: net.Socket): void {
-    const pair = { client, upstream: null as net.Socket | null };
-    this.pairs.add(pair);
-    const drop = () => {
-      client.destroy();
-      pair.upstream?.destroy();
-      this.pairs.delete(pair);
-    };
-    client.on('error', drop).on('close', drop);
-    // Accepted, then silence: what a partition looks like to the server.
-    if (this.mode === 'blackhole') return void client.on('data', () => undefined);
-    const upstream = net.connect(this.target.port, this.target.host);
-    pair.upstream = upstream;
-    upstream.on('error', drop).on('close', drop);
-    client.pipe(upstream).pipe(client);
-  }
-
-  /** Connections refused and the open ones reset. */
-  async cut(): Promise<void> {
-    // close() calls back once every connection is gone: stop listening, then reset them.
-    const closed = new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    for (const { client, upstream } of this.pairs) {
-      client.destroy();
-      upstream?.destroy();
-    }
-    this.pairs.clear();
-    await closed;
-  }
-
-  /** Open connections go silent; new ones are accepted and never answered. */
-  blackhole(): void {
-    this.mode = 'blackhole';
-    for (const { client, upstream } of this.pairs) {
-      client.unpipe();
-      upstream?.unpipe();
-      client.on('data', () => undefined);
-    }
-  }
-
-  /** Passes again (the silent connections are dropped, as a partition's end would find them). */
-  async restore(): Promise<void> {
-    this.mode = 'pass';
-    for (const { client, upstream } of this.pairs) {
-      client.destroy();
-      upstream?.destroy();
-    }
-    this.pairs.clear();
-    if (!this.server?.listening) await this.listen();
-  }
-
-  async close(): Promise<void> {
-    await this.cut().catch(() => undefined);
-  }
-}
-
 describe('PostgreSQL unavailable: 503 with Retry-After, fast, and back without a restart (issue 30)', function () {
   this.timeout(60_000);
   const db = withPostgresDatabase();
-  let proxy: DatabaseProxy;
+  let proxy: TcpProxy;
   let gatehouse: Gatehouse;
   let logs: LogCapture;
   let agent: ReturnType<typeof supertest>;
 
   before(async () => {
     const url = new URL(db.url);
-    proxy = new DatabaseProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    proxy = new TcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
     await proxy.listen();
     url.port = String(proxy.port);
     logs = new LogCapture();

@@ -124,7 +124,9 @@ export function createGatehouseContainer(
     exchanges: single(({ sql, clock }) => new ExchangeStore(sql, clock)),
     statuses: single(({ sql, clock }) => new StatusStore(sql, clock)),
     counters: asFunction(({ config, sql, clock, logger }: Cradle) =>
-      config.limits.redis_url ? new RedisCounters(config.limits.redis_url, logger) : new DatabaseCounters(sql, clock),
+      config.limits.redis_url
+        ? new RedisCounters(config.limits.redis_url, logger, config.limits.redis_timeout_ms)
+        : new DatabaseCounters(sql, clock),
     )
       .singleton()
       .disposer((counters) => counters.close()),

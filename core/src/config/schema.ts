@@ -442,8 +442,10 @@ export const configSchema = z
           .string()
           .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
           .optional(),
+        /** How long a Redis command may take before the limit lets the request through. */
+        redis_timeout_ms: z.number().int().positive().default(300),
       })
-      .default({}),
+      .default({ redis_timeout_ms: 300 }),
     maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
     notifications: notificationsSchema.default(notificationsSchema.parse({})),
     locales: localesSchema.default({}),
