@@ -47,6 +47,11 @@ const serverSchema = z.strictObject({
   /** express `trust proxy`: false, true, a hop count, or a list of addresses/subnets. */
   trust_proxy: z.union([z.boolean(), z.number().int().min(0), z.string()]).default(false),
   tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
+  /**
+   * After SIGTERM, how long the node keeps serving (keep-alive connections included) with
+   * `/health/ready` at 503, so a load balancer stops sending before connections close.
+   */
+  shutdown_delay_ms: z.number().int().min(0).default(1000),
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdown_timeout_ms: z.number().int().positive().default(10_000),
   /**
