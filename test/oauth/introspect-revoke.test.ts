@@ -136,7 +136,13 @@ describe('OAuth introspection and revocation (checklist §5)', function () {
         expect(fault.status).to.equal(500);
         expect(fault.body).to.deep.equal({ error: 'server_error', error_description: 'internal server error' });
         store.revokeToken = () =>
-          Promise.reject(Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' }));
+          Promise.reject(
+            // As the PostgreSQL driver throws it (it marks its errors).
+            Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), {
+              code: 'ECONNREFUSED',
+              [Symbol.for('gatehouse.databaseError')]: true,
+            }),
+          );
         const down = await postForm(server, '/oauth2/revoke/', { token: tokens.access_token! }, webAuth());
         expect(down.status).to.equal(503);
         expect(down.headers.get('retry-after')).to.equal('5');

@@ -2,9 +2,11 @@ import { expect } from 'chai';
 import { errorReply } from '../../core/dist/http/error-handler.js';
 import { isStoreUnavailable } from '../../core/dist/storage/drivers.js';
 
-/** An error as a driver throws it: a message, and a code when it has one. */
+/** An error as the PostgreSQL driver throws it (marked so by the driver): a message, and a code when it has one. */
 const driverError = (message: string, code?: string, cause?: unknown) =>
-  Object.assign(new Error(message, cause ? { cause } : undefined), code ? { code } : {});
+  Object.assign(new Error(message, cause ? { cause } : undefined), code ? { code } : {}, {
+    [Symbol.for('gatehouse.databaseError')]: true,
+  });
 
 describe('a database that cannot answer: 503, never a fault (issue 30)', () => {
   it('recognises refused, reset, timed-out and shut-down connections, and SQLite locked past its timeout', () => {
@@ -22,6 +24,18 @@ describe('a database that cannot answer: 503, never a fault (issue 30)', () => {
     ]) {
       expect(isStoreUnavailable(err), err.message).to.equal(true);
     }
+  });
+
+  it('a socket error from elsewhere (a webhook, a client going away) is not the database', () => {
+    for (const [message, code] of [
+      ['connect ECONNREFUSED 203.0.113.9:443', 'ECONNREFUSED'],
+      ['aborted', 'ECONNRESET'],
+    ]) {
+      expect(isStoreUnavailable(Object.assign(new Error(message), { code })), message).to.equal(false);
+    }
+    // SQLSTATEs and SQLite's codes say so by themselves.
+    expect(isStoreUnavailable(Object.assign(new Error('shutting down'), { code: '57P01' }))).to.equal(true);
+    expect(isStoreUnavailable(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }))).to.equal(true);
   });
 
   it('does not take a wrong statement or a constraint for an outage', () => {

@@ -279,12 +279,17 @@ class PostgresDriver implements Driver {
 
   async query<T>(sql: string, params: Params): Promise<T[]> {
     const { text, name, values } = this.compile(sql, params);
-    const result = await this.target.query({ text, name, values });
-    return result.rows as T[];
+    try {
+      const result = await this.target.query({ text, name, values });
+      return result.rows as T[];
+    } catch (err) {
+      throw fromDatabase(err);
+    }
   }
 
   async transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch((err: unknown) => Promise.reject(fromDatabase(err)));
+    let broken: unknown = undefined;
     try {
       await client.query('BEGIN');
       const result = await work(new PostgresDriver(this.pool, client));
@@ -292,9 +297,11 @@ class PostgresDriver implements Driver {
       return result;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
+      // A connection that failed is dropped, not handed to the next request.
+      if (isStoreUnavailable(err)) broken = err;
+      throw fromDatabase(err);
     } finally {
-      client.release();
+      client.release(broken as Error | undefined);
     }
   }
 
@@ -344,14 +351,17 @@ export function openSqliteDriver(
   return new SqliteDriver(db, file, isTemporary(file) ? file : null, checkpoints);
 }
 
+/** Set on errors the PostgreSQL driver threw: a socket error there is the database's. */
+const FROM_DATABASE = Symbol.for('gatehouse.databaseError');
+
+function fromDatabase(err: unknown): unknown {
+  if (typeof err === 'object' && err !== null) (err as Record<symbol, unknown>)[FROM_DATABASE] = true;
+  return err;
+}
+
+/** The socket's codes (refused, reset, unreachable, timed out): the database's when its driver threw them. */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 const UNAVAILABLE_CODES = new Set([
-  // The socket: refused, reset, unreachable, timed out.
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
   // PostgreSQL: connection exceptions (08), too many connections, shutting down or starting.
   '08000',
   '08001',
@@ -372,18 +382,17 @@ const UNAVAILABLE_MESSAGES =
 
 /**
  * Whether an error says the database cannot be reached or answer now (not that a statement is
- * wrong): the request is worth retrying shortly, and the server is not at fault.
+ * wrong): the request is worth retrying shortly, and the server is not at fault. A socket error
+ * counts only when the database driver threw it (not a webhook's, not a client going away).
  */
 export function isStoreUnavailable(err: unknown): boolean {
-  for (
-    let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
-    e && depth < 4;
-    depth++
-  ) {
+  const driver = typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[FROM_DATABASE] === true;
+  type Failure = { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  for (let e = err as Failure, depth = 0; e && depth < 4; depth++, e = e.cause as Failure) {
     const code = typeof e.code === 'string' ? e.code : '';
     if (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR')) return true;
-    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
-    e = e.cause as typeof e;
+    const socket = SOCKET_CODES.has(code) || (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message));
+    if (driver && socket) return true;
   }
   return false;
 }
