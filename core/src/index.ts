@@ -42,6 +42,7 @@ export {
   fdsRuleProblems,
   grantProblems,
   methodProblems,
+  requestResolverProblems,
   routeProblems,
   REPLACEABLE_SERVICES,
 } from './plugins/contract.js';
