@@ -7,11 +7,13 @@ const optional = (description: string) => z.string().optional().meta({ descripti
 /** Client authentication parameters (RFC 6749 §2.3, RFC 7523 §2.2): not part of the request stored. */
 const CLIENT_AUTH_PARAMS = ['client_secret', 'client_assertion', 'client_assertion_type'];
 
-/** POST {mount}, as /openapi.json shows it (the path is the mount path itself). */
+/** POST {mount}, as /openapi.json shows it (the endpoint is the mount path itself). */
 export const pushedAuthorizationRoute = defineRoute({
   id: 'pushedAuthorizationRequest',
   method: 'post',
   path: '',
+  // Express answers the mount path with and without the slash.
+  also: ['/'],
   tag: 'oauth',
   summary: 'Pushed authorization request endpoint (RFC 9126 §2)',
   description:

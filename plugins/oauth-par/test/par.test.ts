@@ -407,6 +407,29 @@ describe('@gatehouse-auth/oauth-par (RFC 9126)', function () {
         expect(locationOf(plain, server).pathname).to.equal('/login');
       });
     });
+    describe('an app’s own login UI (generate)', function () {
+      const generate = (body: Record<string, string>) =>
+        fetch(server.url('/authz-srv/authrequest/authz/generate'), {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+
+      it('resolves a request_uri, and refuses a plain request of a PAR-only app', async function () {
+        const fields = webRequest({ redirect_uri: STRICT_CB, scope: 'openid' }).fields;
+        const plain = await generate({ client_id: STRICT.id, ...fields });
+        expect([plain.status, ((await plain.json()) as { error: string }).error]).to.deep.equal([
+          400,
+          'invalid_request',
+        ]);
+        // Resolved and valid: refused only because this app has no login UI of its own.
+        const requestUri = await pushed(server, fields, STRICT);
+        const byUri = await generate({ client_id: STRICT.id, request_uri: requestUri });
+        const answer = (await byUri.json()) as { error: string; error_description: string };
+        expect([byUri.status, answer.error]).to.deep.equal([400, 'unauthorized_client']);
+        expect(answer.error_description).to.include('login_page_url');
+      });
+    });
   });
 
   describe('without the plugin, and at start-up', function () {
