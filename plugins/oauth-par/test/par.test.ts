@@ -381,7 +381,7 @@ describe('@gatehouse-auth/oauth-par (RFC 9126)', function () {
         expect(next.pathname).to.equal('/login');
       });
 
-      it('an unknown request_uri, one that is no pushed request, a request_uri without client_id', async function () {
+      it('an unknown request_uri, one that is no pushed request; no client_id, an unknown one, with request, repeated', async function () {
         const browser = new Browser(server);
         await refusedPage(
           browser,
@@ -395,6 +395,14 @@ describe('@gatehouse-auth/oauth-par (RFC 9126)', function () {
         );
         const requestUri = await pushed(server, webRequest().fields);
         await refusedPage(browser, authorizePath({ request_uri: requestUri }), 'invalid_request');
+        await refusedPage(browser, byReference('nobody', requestUri), 'invalid_client');
+        await refusedPage(browser, byReference(WEB.id, requestUri, { request: 'e30.e30.' }), 'invalid_request');
+        const twice: [string, string][] = [
+          ['client_id', WEB.id],
+          ['request_uri', requestUri],
+          ['request_uri', requestUri],
+        ];
+        await refusedPage(browser, authorizePath(twice), 'invalid_request');
         // Refused before use: the request is still there.
         expect(locationOf(await browser.get(byReference(WEB.id, requestUri)), server).pathname).to.equal('/login');
       });
