@@ -1,5 +1,14 @@
 import type { Request, Response } from 'express';
-import { defineRoute, OAuthError, routeInput, z, type NamedLimit, type WebApi } from '@gatehouse-auth/core';
+import {
+  CLIENT_AUTH_ERRORS,
+  CLIENT_AUTH_FIELDS,
+  defineRoute,
+  OAuthError,
+  routeInput,
+  z,
+  type NamedLimit,
+  type WebApi,
+} from '@gatehouse-auth/core';
 import type { PushedRequests } from './store.js';
 
 const optional = (description: string) => z.string().optional().meta({ description });
@@ -21,16 +30,13 @@ export const pushedAuthorizationRoute = defineRoute({
   security: ['clientBasic', 'clientPost'],
   body: z
     .object({
-      client_id: optional('the client; required for public clients and with client_secret_post'),
       response_type: optional('code (or token where the app may use it)'),
       redirect_uri: optional('one of the app’s registered redirect URIs (exactly)'),
       scope: optional('a subset of the app’s scopes'),
       state: optional('returned to the redirect URI'),
       code_challenge: optional('PKCE (S256); required for public clients'),
       code_challenge_method: optional('S256'),
-      client_secret: optional('client_secret_post'),
-      client_assertion: optional('private_key_jwt or client_secret_jwt: the signed JWT'),
-      client_assertion_type: optional('urn:ietf:params:oauth:client-assertion-type:jwt-bearer'),
+      ...CLIENT_AUTH_FIELDS,
     })
     .catchall(z.string()),
   bodyTypes: ['application/x-www-form-urlencoded'],
@@ -44,9 +50,7 @@ export const pushedAuthorizationRoute = defineRoute({
     }),
   },
   errors: [
-    'invalid_request',
-    'invalid_client',
-    { code: 'invalid_client', status: 429, description: 'too many failed client authentications; retry later' },
+    ...CLIENT_AUTH_ERRORS,
     'unsupported_response_type',
     'invalid_scope',
     { code: 'request_not_supported', status: 400, description: 'request objects are not supported' },
