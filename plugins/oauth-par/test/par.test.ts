@@ -368,6 +368,14 @@ describe('@gatehouse-auth/oauth-par (RFC 9126)', function () {
         await refusedPage(new Browser(server), byReference(WEB.id, requestUri), 'invalid_request_uri');
       });
 
+      it('racing /authorize requests with one request_uri: exactly one gets it', async function () {
+        const requestUri = await pushed(server, webRequest().fields);
+        const answers = await Promise.all(
+          Array.from({ length: 5 }, () => new Browser(server).get(byReference(WEB.id, requestUri))),
+        );
+        expect(answers.map((r) => r.status).sort()).to.deep.equal([303, 400, 400, 400, 400]);
+      });
+
       it('expired after expires_in (invalid_request_uri)', async function () {
         const requestUri = await pushed(server, webRequest().fields);
         clock.advance(61);
