@@ -17,6 +17,7 @@ import { appSettings } from './plugins/app-config.js';
 import { checkComposition } from './plugins/composition.js';
 import { registerPlugins, resolvePlugins, type LoadedPluginInfo } from './plugins/loader.js';
 import { pluginWeb } from './plugins/web.js';
+import { validateRequestOf } from './oauth/authorize/request-uri.js';
 import { checkMetadataMembers } from './oauth/endpoints.js';
 import { systemClock, type Clock } from './services.js';
 import { openDatabase } from './storage/database.js';
@@ -126,6 +127,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             services: c.services,
             counters: c.counters,
             clientAuth: () => c.clientAuth,
+            validateRequest: (client, params) => validateRequestOf(c.clients, client, params),
             sessions: () => c.sessions,
             sso: () => c.sso,
             hostedLogin: () => c.hostedLogin,

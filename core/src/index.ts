@@ -18,6 +18,7 @@ export * from './methods/code-method.js';
 export * from './methods/device-method.js';
 export { OAuthError } from './oauth/errors.js';
 export { defineRoute, routeInput, envelopeOf } from './http/api-spec.js';
+export { CLIENT_FIELDS as CLIENT_AUTH_FIELDS, CLIENT_ERRORS as CLIENT_AUTH_ERRORS } from './oauth/api.js';
 export type { RouteSpec, ErrorRef, HttpMethod, MediaType, SecurityName } from './http/api-spec.js';
 export * from './oauth/types.js';
 export { ActiveTokenCache, type Invalidation } from './oauth/token-cache.js';
@@ -42,6 +43,7 @@ export {
   fdsRuleProblems,
   grantProblems,
   methodProblems,
+  requestResolverProblems,
   routeProblems,
   REPLACEABLE_SERVICES,
 } from './plugins/contract.js';

@@ -176,6 +176,7 @@ describe('OpenAPI coverage', function () {
         { name: '@gatehouse-auth/channel-outbox', options: { expose_route: true } },
         { path: fixturePlugin('documented-route.js') },
         { path: path.join(REPO_ROOT, 'plugins', 'grant-device-code') },
+        { path: path.join(REPO_ROOT, 'plugins', 'oauth-par') },
       ],
     });
     doc = (await (await fetch(server.url('/openapi.json'))).json()) as Json;

@@ -4,11 +4,18 @@ import type { ZodType } from 'zod';
 import type { RouteSpec } from '../http/api-spec.js';
 import type { DependencyCheck } from '../observability/dependencies.js';
 import type { Services } from '../services.js';
-import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
+import type {
+  AuthMethod,
+  AuthorizationRequestResolver,
+  DeliveryChannel,
+  FdsRule,
+  GrantHandler,
+  RecordStore,
+} from './extensions.js';
 import type { PluginCatalogs, WebApi } from './web.js';
 
 /** The plugin API version this core implements. Plugins declare a semver range against it. */
-export const PLUGIN_API_VERSION = '1.2.0';
+export const PLUGIN_API_VERSION = '1.3.0';
 
 /**
  * A Gatehouse plugin: a package whose default export is `definePlugin({...})`.
@@ -120,6 +127,13 @@ export interface PluginApi {
    * may translate some): read them with `web.messages(req)`.
    */
   messages(catalogs: PluginCatalogs): void;
+  /**
+   * Since 1.3: resolves the `request_uri` of authorization requests (RFC 9126 pushed requests):
+   * /authorize hands it to `resolver.resolve`, whose parameters are then the request, and
+   * refuses a plain request of an app `resolver.required` names. One resolver per server: a
+   * second stops start-up.
+   */
+  authorizationRequests(resolver: AuthorizationRequestResolver): void;
 }
 
 /** A member of the discovery document a plugin contributes. */

@@ -17,13 +17,21 @@ import {
   type RouteContribution,
 } from './api.js';
 import type { PluginCatalogs, WebApi } from './web.js';
-import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
+import type {
+  AuthMethod,
+  AuthorizationRequestResolver,
+  DeliveryChannel,
+  FdsRule,
+  GrantHandler,
+  RecordStore,
+} from './extensions.js';
 import {
   channelProblems,
   fdsRuleProblems,
   grantProblems,
   methodProblems,
   REPLACEABLE_SERVICES,
+  requestResolverProblems,
   routeProblems,
 } from './contract.js';
 import { Registry } from './registry.js';
@@ -37,7 +45,12 @@ export interface Extensions {
   routes: Registry<RouteContribution>;
   /** Discovery document members plugins add (since plugin API 1.2). */
   metadata: Registry<MetadataMember>;
+  /** The resolver of /authorize's `request_uri` (since plugin API 1.3): one per server. */
+  requestResolvers: Registry<AuthorizationRequestResolver>;
 }
+
+/** The one id a request resolver registers under: a second resolver is a duplicate. */
+export const REQUEST_RESOLVER_ID = 'request_uri';
 
 export function createExtensions(): Extensions {
   return {
@@ -47,6 +60,11 @@ export function createExtensions(): Extensions {
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
     routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
     metadata: new Registry<MetadataMember>('discovery member', (m) => m.name),
+    requestResolvers: new Registry<AuthorizationRequestResolver>(
+      'authorization request resolver',
+      () => REQUEST_RESOLVER_ID,
+      requestResolverProblems,
+    ),
   };
 }
 
@@ -191,6 +209,10 @@ export async function registerPlugins(
           extensions.metadata.add({ name, value }, plugin.name);
           (contributes.metadata ??= []).push(name);
         }
+      },
+      authorizationRequests: (resolver) => {
+        extensions.requestResolvers.add(resolver, plugin.name);
+        (contributes.requestResolvers ??= []).push(REQUEST_RESOLVER_ID);
       },
       messages: (given) => {
         if (!given.en) throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: messages need an "en" catalog`);

@@ -75,6 +75,14 @@ export interface WebApi {
    * fixed (`Retry-After` is what is left of it).
    */
   limit(name: string, max: number, windowSeconds: number): NamedLimit;
+  /**
+   * Since 1.3: checks an authorization request's parameters for `client` exactly as /authorize
+   * does (redirect URI, response type and mode, scope, PKCE and state as the app requires,
+   * prompt, claims…), e.g. a pushed request (RFC 9126 §2.1) before it is stored. `client_id` is
+   * the client's. Throws an OAuthError (400) with the code /authorize would answer
+   * (`invalid_request` for an unregistered redirect URI, `invalid_scope`, …).
+   */
+  validateAuthorizationRequest(client: OAuthClient, params: Record<string, string>): void;
   /** The client address of a request (`server.trust_proxy` honoured), for limits and events. */
   clientIp(req: IncomingMessage): string;
   /** A login on the hosted page for one of the apps, started and read by a plugin's page. */
@@ -108,6 +116,8 @@ export interface WebDeps {
   counters: SharedCounters;
   /** Resolved when a request needs them (they are built after the plugins register). */
   clientAuth: () => Pick<ClientAuthenticator, 'authenticate'>;
+  /** /authorize's validation of a request's parameters, refusals as OAuthErrors. */
+  validateRequest: (client: OAuthClient, params: Record<string, string>) => void;
   sessions: () => Pick<SessionStore, 'get'>;
   sso: () => Pick<SingleSignOn, 'live'>;
   hostedLogin: () => Pick<HostedLogin, 'start' | 'result'>;
@@ -137,6 +147,7 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
     limit(name, max, windowSeconds) {
       return new SharedLimit(deps.counters, `plugin:${plugin}:${name}`, max, windowSeconds * 1000, deps.clock);
     },
+    validateAuthorizationRequest: (client, params) => deps.validateRequest(client, params),
     clientIp: (req) => clientIp(req),
     login: {
       start: (req, res, input) => deps.hostedLogin().start(req, res, input),

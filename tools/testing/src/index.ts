@@ -12,6 +12,7 @@ import {
   httpHelpers,
   methodProblems,
   REPLACEABLE_SERVICES,
+  requestResolverProblems,
   routeProblems,
   SecretBox,
   sendQueued,
@@ -28,6 +29,7 @@ import {
   type RouteContribution,
   type WebApi,
   type AuthMethod,
+  type AuthorizationRequestResolver,
   type BoundDevice,
   type Credential,
   type CredentialStore,
@@ -349,6 +351,8 @@ export interface Registered {
   metadata: Map<string, unknown>;
   /** `api.messages` catalogs. */
   catalogs: PluginCatalogs;
+  /** `api.authorizationRequests`: the request_uri resolver, if the plugin registered one. */
+  requestResolver: AuthorizationRequestResolver | null;
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -369,6 +373,7 @@ function webWithoutServer(): WebApi {
     session: needsServer('session'),
     // A limit is made in `register`; only counting needs the server.
     limit: (name) => ({ hit: needsServer(`limit('${name}').hit`) }),
+    validateAuthorizationRequest: needsServer('validateAuthorizationRequest'),
     clientIp: needsServer('clientIp'),
     login: { start: needsServer('login.start'), result: needsServer('login.result') },
     messages: needsServer('messages'),
@@ -393,6 +398,7 @@ export async function registerWithFakes<O>(
     dependencies: new Map(),
     metadata: new Map(),
     catalogs: { en: {} },
+    requestResolver: null,
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -434,6 +440,12 @@ export async function registerWithFakes<O>(
     messages: (catalogs) => {
       if (!catalogs.en) throw new Error('messages need an "en" catalog');
       out.catalogs = catalogs;
+    },
+    authorizationRequests: (resolver) => {
+      const problems = requestResolverProblems(resolver as unknown as Record<string, unknown>);
+      if (problems.length) throw new Error(`authorization request resolver ${problems.join(', ')}`);
+      if (out.requestResolver) throw new Error('an authorization request resolver is already registered');
+      out.requestResolver = resolver;
     },
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);

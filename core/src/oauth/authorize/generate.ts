@@ -48,6 +48,11 @@ export const GENERATE_ROUTE = defineRoute({
     'invalid_scope',
     { code: 'request_not_supported', status: 400, description: 'request objects are not supported' },
     { code: 'request_uri_not_supported', status: 400, description: 'request_uri is not supported' },
+    {
+      code: 'invalid_request_uri',
+      status: 400,
+      description: 'the request_uri is unknown, expired, used or another app’s (with a plugin that resolves it)',
+    },
     'unauthorized_client',
     'login_required',
     { code: 'server_error', status: 500, description: 'the app has no login stages configured' },
@@ -79,7 +84,7 @@ export function generateAuthorization(ctx: AuthorizeContext): RequestHandler {
     }
     let request;
     try {
-      request = validate(`?${query.toString()}`, clients);
+      request = validate(await ctx.requestQuery(`?${query.toString()}`), clients);
     } catch (err) {
       // No redirect: the caller is a script that reads the answer.
       if (err instanceof ErrorPage) throw new OAuthError(err.code, err.message, err.status);
