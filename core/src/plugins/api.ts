@@ -8,7 +8,7 @@ import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } 
 import type { PluginCatalogs, WebApi } from './web.js';
 
 /** The plugin API version this core implements. Plugins declare a semver range against it. */
-export const PLUGIN_API_VERSION = '1.2.0';
+export const PLUGIN_API_VERSION = '1.3.0';
 
 /**
  * A Gatehouse plugin: a package whose default export is `definePlugin({...})`.
@@ -120,6 +120,12 @@ export interface PluginApi {
    * may translate some): read them with `web.messages(req)`.
    */
   messages(catalogs: PluginCatalogs): void;
+  /**
+   * Since 1.3: a first-party app of this plugin, for the logins its pages start
+   * (`web.login.start`): an entry like those of the config's `apps`, served like them. An id
+   * a config app or another plugin has stops start-up.
+   */
+  app(app: { client_id: string; name: string; login_stages: string[][] } & Record<string, unknown>): void;
 }
 
 /** A member of the discovery document a plugin contributes. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import semver from 'semver';
 import type { Logger } from 'pino';
-import type { PluginEntry } from '../config/schema.js';
+import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js';
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
 import type { Services } from '../services.js';
@@ -37,6 +37,8 @@ export interface Extensions {
   routes: Registry<RouteContribution>;
   /** Discovery document members plugins add (since plugin API 1.2). */
   metadata: Registry<MetadataMember>;
+  /** First-party apps plugins register (since plugin API 1.3). */
+  apps: Registry<AppConfig>;
 }
 
 export function createExtensions(): Extensions {
@@ -47,6 +49,7 @@ export function createExtensions(): Extensions {
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
     routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
     metadata: new Registry<MetadataMember>('discovery member', (m) => m.name),
+    apps: new Registry<AppConfig>('app', (a) => a.client_id),
   };
 }
 
@@ -191,6 +194,15 @@ export async function registerPlugins(
           extensions.metadata.add({ name, value }, plugin.name);
           (contributes.metadata ??= []).push(name);
         }
+      },
+      app: (input) => {
+        const parsed = appSchema.safeParse(input, { reportInput: true });
+        if (!parsed.success) {
+          const issue = { ...parsed.error.issues[0]!, path: ['app', ...parsed.error.issues[0]!.path] };
+          throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: ${describeIssue(issue)}`);
+        }
+        extensions.apps.add(parsed.data, plugin.name);
+        (contributes.apps ??= []).push(parsed.data.client_id);
       },
       messages: (given) => {
         if (!given.en) throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: messages need an "en" catalog`);

@@ -349,6 +349,8 @@ export interface Registered {
   metadata: Map<string, unknown>;
   /** `api.messages` catalogs. */
   catalogs: PluginCatalogs;
+  /** `api.app` apps, by client id (since plugin API 1.3). */
+  apps: Map<string, Record<string, unknown>>;
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -372,6 +374,7 @@ function webWithoutServer(): WebApi {
     clientIp: needsServer('clientIp'),
     login: { start: needsServer('login.start'), result: needsServer('login.result') },
     messages: needsServer('messages'),
+    headers: needsServer('headers'),
     page: needsServer('page'),
     csrf: { token: needsServer('csrf.token'), valid: needsServer('csrf.valid') },
   };
@@ -393,6 +396,7 @@ export async function registerWithFakes<O>(
     dependencies: new Map(),
     metadata: new Map(),
     catalogs: { en: {} },
+    apps: new Map(),
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -434,6 +438,10 @@ export async function registerWithFakes<O>(
     messages: (catalogs) => {
       if (!catalogs.en) throw new Error('messages need an "en" catalog');
       out.catalogs = catalogs;
+    },
+    app: (app) => {
+      if (out.apps.has(app.client_id)) throw new Error(`app "${app.client_id}" is added twice`);
+      out.apps.set(app.client_id, app);
     },
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);
