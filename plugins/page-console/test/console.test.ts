@@ -75,6 +75,9 @@ describe('@gatehouse-auth/page-console (HTTP)', function () {
       expect(await refused(consoleWith({ admins: ['a'], login_stages: [['PASSWORD']] }))).to.match(
         /options\.login_stages: needs two stages at least/,
       );
+      expect(await refused(consoleWith({ admins: [], login_stages: [['PASSWORD'], ['TOTP']] }))).to.match(
+        /options\.admins: needs at least one username or user id/,
+      );
       expect(await refused(consoleWith({ login_stages: [['PASSWORD'], ['TOTP']] }))).to.match(
         /options\.admins: is required/,
       );
