@@ -59,7 +59,7 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
     );
   }
   for (const key of ['console', 'account'].filter((k) => k in tree)) {
-    // Issue 26: the console and the account page are plugins, off unless listed.
+    // Decision 39: the console and the account page are plugins, off unless listed.
     throw new BootError(
       'CONFIG_INVALID',
       `${key}: the ${key === 'console' ? 'admin console' : 'account page'} is now the plugin @gatehouse-auth/page-${key}; list it under plugins: with these keys (without enabled) as its options`,
