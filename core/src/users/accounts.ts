@@ -28,6 +28,9 @@ export interface MethodInfo {
   renew: { text: string; button: string } | null;
 }
 
+/** A bound device as the pages list it. */
+export type DeviceListing = Pick<Device, 'deviceId' | 'name' | 'biometric' | 'createdAt' | 'lastUsedAt'>;
+
 /** What the server runs, for an admin: apps, plugins, dependencies, whether it is draining. */
 export interface ServerOverview {
   apps: OAuthClient[];
@@ -185,9 +188,16 @@ export class AccountActions {
     return this.deps.sessions.clientsOf(sid);
   }
 
-  /** The user's bound devices. */
-  devices(userId: string): Promise<Device[]> {
-    return this.deps.devices.ofUser(userId);
+  /** The user's bound devices, as a page lists them (no key, no push token). */
+  async devices(userId: string): Promise<DeviceListing[]> {
+    const devices = await this.deps.devices.ofUser(userId);
+    return devices.map(({ deviceId, name, biometric, createdAt, lastUsedAt }) => ({
+      deviceId,
+      name,
+      biometric,
+      createdAt,
+      lastUsedAt,
+    }));
   }
 
   async overview(): Promise<ServerOverview> {

@@ -1,6 +1,6 @@
 import {
   html,
-  type Device,
+  type DeviceListing,
   type JsonObject,
   type SafeHtml,
   type Session,
@@ -20,7 +20,7 @@ export interface UserDetailView {
   user: UserRecord;
   /** The methods set up or with credentials, as `EnrollmentService.list` gives them. */
   methods: JsonObject[];
-  devices: Device[];
+  devices: DeviceListing[];
   sessions: Session[];
   /** The apps of each session, in the order of `sessions`. */
   clientsOf: string[][];

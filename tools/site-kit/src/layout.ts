@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { html, type Device, type SafeHtml, type WebApi } from '@gatehouse-auth/core';
+import { html, type DeviceListing, type SafeHtml, type WebApi } from '@gatehouse-auth/core';
 
 /** The messages a page is written with (`web.messages(req)`). */
 export type Messages = ReturnType<WebApi['messages']>;
@@ -127,7 +127,7 @@ export function notice(text: string | null, error = false): SafeHtml {
  */
 export function devicesTable(
   t: Messages,
-  devices: Device[],
+  devices: DeviceListing[],
   actionBase: string,
   csrf: string,
   empty: string,
