@@ -13,7 +13,7 @@ import { createLogger } from './http/logging.js';
 import { startPurgeJob } from './maintenance.js';
 import { tracedDriver } from './observability/database.js';
 import { tracingSlot } from './observability/tracing.js';
-import { appSettings } from './plugins/app-config.js';
+import { appSettings, joinPluginApps } from './plugins/app-config.js';
 import { checkComposition } from './plugins/composition.js';
 import { registerPlugins, resolvePlugins, type LoadedPluginInfo } from './plugins/loader.js';
 import { pluginWeb } from './plugins/web.js';
@@ -136,6 +136,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         ),
     });
     if (provided.has('tracing')) tracing.use(c.tracing);
+    joinPluginApps(config, c.extensions);
     checkComposition(config, c.extensions, logger);
     container.register({
       appSettings: asValue(appSettings(config, resolved, c.extensions)),

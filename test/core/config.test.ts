@@ -426,16 +426,16 @@ describe('config: files', () => {
     expect(loaded.config.issuer).to.equal('http://localhost:3000');
     expect(loaded.config.database.url).to.equal('sqlite:./data/gatehouse.db');
     expect(loaded.config.admin.token).to.equal(undefined);
-    // The console and the account page are on in the demo: their built-in apps come last.
     expect(loaded.config.apps.map((a) => a.client_id)).to.deep.equal([
       'demo-app',
       'demo-spa',
       'demo-tv',
       'demo-service',
-      'gatehouse-console',
-      'gatehouse-account',
     ]);
-    expect(loaded.config.console.admins).to.deep.equal(['alice']);
+    // The console and the account page are on in the demo: they are plugins (they register their apps).
+    const consolePlugin = loaded.config.plugins.find((p) => p.name === '@gatehouse-auth/page-console');
+    expect(consolePlugin!.options).to.deep.include({ admins: ['alice'] });
+    expect(loaded.config.plugins.map((p) => p.name)).to.include('@gatehouse-auth/page-account');
     expect(loaded.config.apps[0]!.client_secret).to.have.length.of.at.least(32);
   });
 });

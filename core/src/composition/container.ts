@@ -1,15 +1,8 @@
 import { asFunction, asValue, createContainer, InjectionMode, type AwilixContainer } from 'awilix';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
-import {
-  ACCOUNT_CLIENT_ID,
-  ACCOUNT_PATH,
-  CONSOLE_CLIENT_ID,
-  CONSOLE_PATH,
-  type GatehouseConfig,
-} from '../config/schema.js';
-import { AccountActions } from '../console/actions.js';
-import { SiteSignIn } from '../console/signin.js';
+import type { GatehouseConfig } from '../config/schema.js';
+import { AccountActions } from '../users/accounts.js';
 import { argon2Hashing } from '../hashing.js';
 import { DeviceBinding } from '../devices/binding.js';
 import { LoginSetup } from '../verification/login-setup.js';
@@ -60,9 +53,6 @@ import { VerificationService } from '../verification/service.js';
 import { StatusStore } from '../verification/statuses.js';
 import type { Cradle } from './cradle.js';
 import { makeServices } from './plugin-services.js';
-
-/** How recent (seconds) the factors of a console sign-in must be. */
-const CONSOLE_MAX_AGE = 300;
 
 /** What start-up hands the container. */
 export interface ContainerBase {
@@ -276,28 +266,7 @@ export function createGatehouseContainer(
     appSettings: asValue(new Map<string, AppSettings>()),
 
     loadedPlugins: asValue([]),
-    accountActions: single((c) => new AccountActions(c)),
-    consoleSignIn: single(
-      (c) =>
-        new SiteSignIn(c, recordStore(c.sql, c.clock, 'gatehouse:console'), {
-          clientId: CONSOLE_CLIENT_ID,
-          path: CONSOLE_PATH,
-          cookie: 'gh_console',
-          ttlSeconds: c.config.console.session_ttl,
-          // An admin proves the factors afresh: a browser session from earlier is not enough.
-          maxAge: CONSOLE_MAX_AGE,
-        }),
-    ),
-    accountSignIn: single(
-      (c) =>
-        new SiteSignIn(c, recordStore(c.sql, c.clock, 'gatehouse:account'), {
-          clientId: ACCOUNT_CLIENT_ID,
-          path: ACCOUNT_PATH,
-          cookie: 'gh_account',
-          ttlSeconds: c.config.account.session_ttl,
-          maxAge: null,
-        }),
-    ),
+    userAccounts: single((c) => new AccountActions(c)),
 
     issuerPath: asValue(issuerPath),
     binding: single(({ config }) => browserBinding(config.issuer)),

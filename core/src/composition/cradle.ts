@@ -32,8 +32,7 @@ import type { PeerBus } from '../peer-bus.js';
 import type { AppSettings } from '../plugins/values.js';
 import type { RecordStore } from '../plugins/extensions.js';
 import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
-import type { AccountActions } from '../console/actions.js';
-import type { SiteSignIn } from '../console/signin.js';
+import type { AccountActions } from '../users/accounts.js';
 import type { Clock, Services, UserDirectory } from '../services.js';
 import type { Sql } from '../storage/sql.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -124,11 +123,8 @@ export interface Cradle {
 
   /** The plugins loaded, as `gatehouse plugins` lists them (filled in once they registered). */
   loadedPlugins: LoadedPluginInfo[];
-  /** What the console and the account page do to accounts, audited. */
-  accountActions: AccountActions;
-  /** The sign-ins of the built-in apps (decision 27). */
-  consoleSignIn: SiteSignIn;
-  accountSignIn: SiteSignIn;
+  /** What the console and the account page do to accounts, audited (plugins: `resolve('userAccounts')`). */
+  userAccounts: AccountActions;
 
   // What plugins see, and may replace or extend
   services: Services;

@@ -3,8 +3,6 @@ import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { DEVICE_API } from '../devices/api.js';
 import { deviceRoutes } from '../devices/routes.js';
-import { accountRoutes } from '../console/account.js';
-import { consoleRoutes } from '../console/console.js';
 import { ADMIN_API, adminRoutes } from '../http/admin.js';
 import type { RouteSpec } from '../http/api-spec.js';
 import { CORE_VERSION, openApiRoutes } from '../http/openapi.js';
@@ -59,8 +57,6 @@ export function buildWeb(c: Cradle): {
   app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
   app.use(endSessionRoutes(c));
-  if (c.config.console.enabled) app.use(consoleRoutes(c));
-  if (c.config.account.enabled) app.use(accountRoutes(c));
   app.use(
     openApiRoutes({
       routes: apiRoutes(c),

@@ -58,6 +58,13 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
       'tracing: the OTLP exporter is now the plugin @gatehouse-auth/tracing-otlp; move these keys to its options under plugins:',
     );
   }
+  for (const key of ['console', 'account'].filter((k) => k in tree)) {
+    // Decision 39: the console and the account page are plugins, off unless listed.
+    throw new BootError(
+      'CONFIG_INVALID',
+      `${key}: the ${key === 'console' ? 'admin console' : 'account page'} is now the plugin @gatehouse-auth/page-${key}; list it under plugins: with these keys (without enabled) as its options`,
+    );
+  }
   applyEnvOverrides(tree, env);
   const result = configSchema.safeParse(tree, { reportInput: true });
   if (!result.success) {

@@ -134,6 +134,12 @@ export interface PluginApi {
    * second stops start-up.
    */
   authorizationRequests(resolver: AuthorizationRequestResolver): void;
+  /**
+   * Since 1.3: a first-party app of this plugin, for the logins its pages start
+   * (`web.login.start`): an entry like those of the config's `apps`, served like them. An id
+   * a config app or another plugin has stops start-up.
+   */
+  app(app: { client_id: string; name: string; login_stages: string[][] } & Record<string, unknown>): void;
 }
 
 /** A member of the discovery document a plugin contributes. */

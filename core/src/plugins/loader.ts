@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import semver from 'semver';
 import type { Logger } from 'pino';
-import type { PluginEntry } from '../config/schema.js';
+import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js';
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
 import type { Services } from '../services.js';
@@ -47,6 +47,8 @@ export interface Extensions {
   metadata: Registry<MetadataMember>;
   /** The resolver of /authorize's `request_uri` (since plugin API 1.3): one per server. */
   requestResolvers: Registry<AuthorizationRequestResolver>;
+  /** First-party apps plugins register (since plugin API 1.3). */
+  apps: Registry<AppConfig>;
 }
 
 /** The one id a request resolver registers under: a second resolver is a duplicate. */
@@ -65,6 +67,7 @@ export function createExtensions(): Extensions {
       () => REQUEST_RESOLVER_ID,
       requestResolverProblems,
     ),
+    apps: new Registry<AppConfig>('app', (a) => a.client_id),
   };
 }
 
@@ -213,6 +216,15 @@ export async function registerPlugins(
       authorizationRequests: (resolver) => {
         extensions.requestResolvers.add(resolver, plugin.name);
         (contributes.requestResolvers ??= []).push(REQUEST_RESOLVER_ID);
+      },
+      app: (input) => {
+        const parsed = appSchema.safeParse(input, { reportInput: true });
+        if (!parsed.success) {
+          const issue = { ...parsed.error.issues[0]!, path: ['app', ...parsed.error.issues[0]!.path] };
+          throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: ${describeIssue(issue)}`);
+        }
+        extensions.apps.add(parsed.data, plugin.name);
+        (contributes.apps ??= []).push(parsed.data.client_id);
       },
       messages: (given) => {
         if (!given.en) throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: messages need an "en" catalog`);

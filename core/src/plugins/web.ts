@@ -8,7 +8,7 @@ import { SharedLimit, type SharedCounters } from '../limits/shared-counters.js';
 import { pageHeaders } from '../login/headers.js';
 import type { SafeHtml } from '../login/html.js';
 import { layout } from '../login/page.js';
-import type { HostedLogin, HostedLoginResult } from '../oauth/authorize/hosted-login.js';
+import type { HostedLogin, HostedLoginInput, HostedLoginResult } from '../oauth/authorize/hosted-login.js';
 import { sessionCookieName } from '../oauth/authorize/browser.js';
 import type { ClientAuthenticator } from '../oauth/client-auth.js';
 import type { OAuthClient } from '../oauth/clients.js';
@@ -91,12 +91,14 @@ export interface WebApi {
      * Sends the browser through the app's login stages (single sign-on where its session is
      * worth it to the app), then to `returnTo` with `request_id` in its query.
      */
-    start(req: Request, res: Response, input: { clientId: string; returnTo: string }): Promise<void>;
+    start(req: Request, res: Response, input: HostedLoginInput): Promise<void>;
     /** Who signed in, for the browser that did it, once; null otherwise. Sets the session cookie. */
     result(req: Request, res: Response, requestId: unknown): Promise<HostedLoginResult | null>;
   };
   /** The plugin's messages for a request: its `ui_locales` if given, then the browser's languages. */
   messages(req: IncomingMessage, uiLocales?: string | null): Messages;
+  /** Since 1.3: the hosted pages' headers (CSP, no framing, no caching), for a page of a plugin's own layout. */
+  headers(res: Response, formTargets?: string[]): void;
   /** Sends a page in the hosted pages' layout, with their headers (CSP, no framing, no caching). */
   page(req: IncomingMessage, res: Response, page: PluginPage): void;
   /**
@@ -154,6 +156,7 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
       result: (req, res, requestId) => deps.hostedLogin().result(req, res, requestId),
     },
     messages: (req, uiLocales) => localesOf().for(req, uiLocales),
+    headers: (res, formTargets = []) => pageHeaders(res, formTargets),
     page(req, res, page) {
       pageHeaders(res, page.formTargets ?? [], 'same-origin');
       const context = { base, t: localesOf().for(req) };

@@ -353,6 +353,8 @@ export interface Registered {
   catalogs: PluginCatalogs;
   /** `api.authorizationRequests`: the request_uri resolver, if the plugin registered one. */
   requestResolver: AuthorizationRequestResolver | null;
+  /** `api.app` apps, by client id (since plugin API 1.3). */
+  apps: Map<string, Record<string, unknown>>;
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -377,6 +379,7 @@ function webWithoutServer(): WebApi {
     clientIp: needsServer('clientIp'),
     login: { start: needsServer('login.start'), result: needsServer('login.result') },
     messages: needsServer('messages'),
+    headers: needsServer('headers'),
     page: needsServer('page'),
     csrf: { token: needsServer('csrf.token'), valid: needsServer('csrf.valid') },
   };
@@ -399,6 +402,7 @@ export async function registerWithFakes<O>(
     metadata: new Map(),
     catalogs: { en: {} },
     requestResolver: null,
+    apps: new Map(),
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -446,6 +450,10 @@ export async function registerWithFakes<O>(
       if (problems.length) throw new Error(`authorization request resolver ${problems.join(', ')}`);
       if (out.requestResolver) throw new Error('an authorization request resolver is already registered');
       out.requestResolver = resolver;
+    },
+    app: (app) => {
+      if (out.apps.has(app.client_id)) throw new Error(`app "${app.client_id}" is added twice`);
+      out.apps.set(app.client_id, app);
     },
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);

@@ -1,9 +1,13 @@
-import type { Device } from '../devices/store.js';
-import type { Messages } from '../i18n/messages.js';
-import { html, type SafeHtml } from '../login/html.js';
-import type { Session } from '../oauth/sessions.js';
-import type { JsonObject, StoredEvent, UserRecord } from '../plugins/extensions.js';
-import { actionForm, csrfField, when } from './layout.js';
+import {
+  html,
+  type DeviceListing,
+  type JsonObject,
+  type SafeHtml,
+  type Session,
+  type StoredEvent,
+  type UserRecord,
+} from '@gatehouse-auth/core';
+import { actionForm, csrfField, devicesTable, when, type Messages } from '@gatehouse-auth/site-kit';
 
 /** What the console's page of one user shows. */
 export interface UserDetailView {
@@ -16,7 +20,7 @@ export interface UserDetailView {
   user: UserRecord;
   /** The methods set up or with credentials, as `EnrollmentService.list` gives them. */
   methods: JsonObject[];
-  devices: Device[];
+  devices: DeviceListing[];
   sessions: Session[];
   /** The apps of each session, in the order of `sessions`. */
   clientsOf: string[][];
@@ -165,46 +169,6 @@ export function userDetail(v: UserDetailView): SafeHtml {
           : html`<p class="empty">${t.t('console.user.no_events')}</p>`
       }
     </section>`;
-}
-
-/**
- * A user's devices with a remove button each (under `actionBase`/devices/:id/remove), or
- * `empty`: the console's user view and the account page show the same list.
- */
-export function devicesTable(
-  t: Messages,
-  devices: Device[],
-  actionBase: string,
-  csrf: string,
-  empty: string,
-  opts: { biometric?: boolean } = {},
-): SafeHtml {
-  if (!devices.length) return html`<p class="empty">${empty}</p>`;
-  return html`<table>
-    <thead>
-      <tr>
-        <th scope="col">${t.t('console.col.name')}</th>
-        <th scope="col">${t.t('console.col.created')}</th>
-        <th scope="col">${t.t('console.col.last_used')}</th>
-        <th scope="col">${t.t('console.col.actions')}</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${devices.map(
-        (d) =>
-          html`<tr>
-            <th scope="row" id="gh-d-${d.deviceId}">
-              ${d.name}${opts.biometric && d.biometric ? html` <span class="badge">${t.t('console.user.biometric')}</span>` : ''}
-            </th>
-            <td>${when(d.createdAt)}</td>
-            <td>${when(d.lastUsedAt)}</td>
-            <td>
-              ${actionForm(`${actionBase}/devices/${encodeURIComponent(d.deviceId)}/remove`, csrf, t.t('console.remove'), { danger: true, describedBy: `gh-d-${d.deviceId}` })}
-            </td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
 }
 
 export function statusBadge(t: Messages, status: UserRecord['status']) {

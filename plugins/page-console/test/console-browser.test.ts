@@ -6,10 +6,16 @@
  */
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { requireChromium } from '../support/chromium.js';
-import { ADMINS, startConsoleServer, userWithTotp } from '../oauth/console-support.js';
-import type { OAuthServer, TestUser } from '../oauth/support.js';
-import { openSiteBrowser, signInByKeyboard, tabTo, type BrowserUser, type SiteBrowser } from './site-support.js';
+import { requireChromium } from '../../../test/support/chromium.js';
+import { ADMINS, startConsoleServer, userWithTotp } from '../../../test/oauth/console-support.js';
+import type { OAuthServer, TestUser } from '../../../test/oauth/support.js';
+import {
+  openSiteBrowser,
+  signInByKeyboard,
+  tabTo,
+  type BrowserUser,
+  type SiteBrowser,
+} from '../../../test/browser/site-support.js';
 
 describe('admin console (Chromium)', function () {
   this.timeout(90_000);

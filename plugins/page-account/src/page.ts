@@ -1,34 +1,29 @@
-import type { Router } from 'express';
-import { ACCOUNT_CLIENT_ID } from '../config/schema.js';
-import { ApiError } from '../errors.js';
-import type { DeviceCookie } from '../http/device.js';
-import type { Locales } from '../i18n/locales.js';
-import { html } from '../login/html.js';
-import type { SessionStore } from '../oauth/sessions.js';
-import type { History, JsonObject } from '../plugins/extensions.js';
-import type { Extensions } from '../plugins/loader.js';
-import type { DeviceStore } from '../devices/store.js';
-import type { EnrollmentService } from '../verification/enrollment.js';
-import { requestFacts } from '../verification/context.js';
-import { lastWaysIn, type AccountActions, type MethodState } from './actions.js';
-import { actionForm, when } from './layout.js';
-import { devicesTable } from './user-view.js';
-import type { SiteSignIn } from './signin.js';
-import { methodLabel, Site, type SiteRequest } from './site.js';
+import { html, isProtocolError, type JsonObject, type PluginApi, type UserAccounts } from '@gatehouse-auth/core';
+import { actionForm, devicesTable, Site, when } from '@gatehouse-auth/site-kit';
 
-/** What the account page uses (the container's cradle provides it). */
-export interface AccountPageDeps {
-  config: { apps: { client_id: string; login_stages: string[][] }[] };
-  issuerPath: string;
-  locales: Locales;
-  accountSignIn: SiteSignIn;
-  accountActions: AccountActions;
-  sessions: SessionStore;
-  devices: DeviceStore;
-  enrollment: EnrollmentService;
-  events: History;
-  extensions: Extensions;
-  device: DeviceCookie;
+/** What one method of a user is, as `UserAccounts.methods` lists it. */
+export interface MethodState {
+  method: string;
+  enrolled: boolean;
+  credentials: unknown[];
+}
+
+/**
+ * The methods whose last credential the user may not remove: without it, some stage of
+ * `stages` (the account page's own sign-in) would have no method the user has set up, and the
+ * user could not sign in again. A method with several credentials (passkeys) loses one safely.
+ */
+export function lastWaysIn(methods: MethodState[], stages: string[][]): Set<string> {
+  const enrolled = new Set(methods.filter((m) => m.enrolled).map((m) => m.method));
+  const needed = new Set<string>();
+  for (const m of methods) {
+    if (!m.enrolled || m.credentials.length > 1) continue;
+    const without = new Set([...enrolled].filter((id) => id !== m.method));
+    if (stages.some((stage) => stage.includes(m.method) && !stage.some((id) => without.has(id)))) {
+      needed.add(m.method);
+    }
+  }
+  return needed;
 }
 
 /** Sign-ins the page lists. */
@@ -39,34 +34,39 @@ const RECENT_SIGN_INS = 10;
  * passkeys removed), bound devices, sessions ("sign out everywhere else") and recent sign-ins.
  * Removing a way to sign in ends the user's sessions, as the setup API does: this page's too.
  */
-export function accountRoutes(deps: AccountPageDeps): Router {
-  const site = new Site({
-    signIn: deps.accountSignIn,
-    locales: deps.locales,
-    issuerPath: deps.issuerPath,
+export function accountPage(
+  api: PluginApi,
+  opts: { path: string; clientId: string; login_stages: string[][]; session_ttl: number },
+): void {
+  const site = new Site(api, {
+    clientId: opts.clientId,
+    path: opts.path,
+    cookie: 'gh_account',
+    ttlSeconds: opts.session_ttl,
+    maxAge: null,
     via: 'account',
     titleKey: 'myaccount.title',
     nav: [],
     allowed: () => true,
   });
-  const actions = deps.accountActions;
+  // Resolved at request time: the service is built once every plugin registered.
+  const accounts = () => api.services.resolve<UserAccounts>('userAccounts');
   const base = site.href;
-  const facts = (r: SiteRequest) => requestFacts(r.req, undefined, deps.device);
-  const stages = deps.config.apps.find((a) => a.client_id === ACCOUNT_CLIENT_ID)?.login_stages ?? [];
+  const stages = opts.login_stages;
 
   site.get('', '', async (r) => {
     const { user, csrf } = r.session;
     const t = r.t;
     const [methods, devices, sessions, signIns] = await Promise.all([
-      deps.enrollment.list(user, facts(r), r.req.log),
-      deps.devices.ofUser(user.id),
-      deps.sessions.ofUser(user.id),
-      deps.events.recent({ types: ['verification.success'], userId: user.id, limit: RECENT_SIGN_INS }),
+      accounts().methods(user, r.req),
+      accounts().devices(user.id),
+      accounts().sessions(user.id),
+      api.services.history.recent({ types: ['verification.success'], userId: user.id, limit: RECENT_SIGN_INS }),
     ]);
     const mine = methods.filter((m) => m.enrolled || (m.credentials as JsonObject[]).length > 0);
     const needed = lastWaysIn(methods as unknown as MethodState[], stages);
     const others = sessions.filter((s) => s.sid !== r.session.sid);
-    const label = (id: string) => methodLabel(t, deps.extensions.methods.get(id), id);
+    const label = (id: string) => accounts().method(id, r.req)?.label ?? id;
     const body = html`${site.doneNotice(r, 'myaccount')}
       <section class="panel" aria-labelledby="gh-methods">
         <h2 id="gh-methods">${t.t('myaccount.methods')}</h2>
@@ -84,7 +84,7 @@ export function accountRoutes(deps: AccountPageDeps): Router {
                     ${mine.map((m) => {
                       const id = String(m.method);
                       const creds = m.credentials as JsonObject[];
-                      const renew = deps.extensions.methods.get(id)?.page?.renew;
+                      const renew = accounts().method(id, r.req)?.renew;
                       if (renew) {
                         return html`<tr>
                           <th scope="row" id="gh-m-${id}">${label(id)}</th>
@@ -92,8 +92,8 @@ export function accountRoutes(deps: AccountPageDeps): Router {
                             ${t.t('myaccount.unused', { left: creds.filter((c) => !c.used).length, all: creds.length })}
                           </td>
                           <td>
-                            <p class="muted" id="gh-m-${id}-text">${t.or(`method.${id}.renew.text`, renew.text)}</p>
-                            ${actionForm(`${base}/methods/${encodeURIComponent(id)}/renew`, csrf, t.or(`method.${id}.renew.button`, renew.button), { describedBy: `gh-m-${id}-text` })}
+                            <p class="muted" id="gh-m-${id}-text">${renew.text}</p>
+                            ${actionForm(`${base}/methods/${encodeURIComponent(id)}/renew`, csrf, renew.button, { describedBy: `gh-m-${id}-text` })}
                           </td>
                         </tr>`;
                       }
@@ -195,13 +195,13 @@ export function accountRoutes(deps: AccountPageDeps): Router {
 
   site.post('/methods/:method/renew', '', async (r) => {
     const id = String(r.req.params.method);
-    const method = deps.extensions.methods.get(id);
-    if (!method?.page?.renew) return site.refuse(r, 404, r.t.t('console.user.no_such_method'));
-    const answer = await actions.renew(r.actor, r.session.user, id, facts(r), r.req.log);
+    const method = accounts().method(id, r.req);
+    if (!method?.renew) return site.refuse(r, 404, r.t.t('console.user.no_such_method'));
+    const answer = await accounts().renew(r.actor, r.session.user, id, r.req);
     const codes = Array.isArray(answer.codes) ? answer.codes.filter((c): c is string => typeof c === 'string') : [];
     site.render(
       r,
-      methodLabel(r.t, method, id),
+      method.label,
       html`<section class="panel">
         <p role="status">${r.t.t('myaccount.codes_intro')}</p>
         <ol class="codes" id="gh-codes">
@@ -216,18 +216,18 @@ export function accountRoutes(deps: AccountPageDeps): Router {
     const body = r.req.body as Record<string, unknown>;
     const method = typeof body.method === 'string' ? body.method : '';
     const credential = typeof body.credential === 'string' ? body.credential : '';
-    if (!deps.extensions.methods.has(method) || !credential || credential.length > 100) {
+    if (!accounts().method(method, r.req) || !credential || credential.length > 100) {
       return site.refuse(r, 404, r.t.t('myaccount.no_such_credential'));
     }
-    const methods = await deps.enrollment.list(r.session.user, facts(r), r.req.log);
+    const methods = await accounts().methods(r.session.user, r.req);
     if (lastWaysIn(methods as unknown as MethodState[], stages).has(method)) {
       return site.refuse(r, 409, r.t.t('myaccount.needed_text'));
     }
     try {
-      await actions.removeCredential(r.actor, r.session.user, method, credential);
+      await accounts().removeCredential(r.actor, r.session.user, method, credential);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404)
-        return site.refuse(r, 404, r.t.t('myaccount.no_such_credential'));
+      // isProtocolError, not instanceof: the error may come from another copy of the core.
+      if (isProtocolError(err) && err.status === 404) return site.refuse(r, 404, r.t.t('myaccount.no_such_credential'));
       throw err;
     }
     // The removal ended this browser's session too: the page asks for a sign-in, then says so.
@@ -235,17 +235,15 @@ export function accountRoutes(deps: AccountPageDeps): Router {
   });
 
   site.post('/devices/:device/remove', '', async (r) => {
-    if (!(await actions.removeDevice(r.actor, r.session.user, String(r.req.params.device)))) {
+    if (!(await accounts().removeDevice(r.actor, r.session.user, String(r.req.params.device)))) {
       return site.refuse(r, 404, r.t.t('console.user.no_such_device'));
     }
     site.done(r, '', 'device_removed');
   });
 
   site.post('/sessions/end-others', '', async (r) => {
-    const live = (await deps.sessions.ofUser(r.session.user.id)).map((s) => s.sid);
-    const ended = await actions.endSessions(r.actor, r.session.user, live, r.session.sid);
+    const live = (await accounts().sessions(r.session.user.id)).map((s) => s.sid);
+    const ended = await accounts().endSessions(r.actor, r.session.user, live, r.session.sid);
     site.done(r, '', ended ? 'others_ended' : 'no_others');
   });
-
-  return site.router;
 }

@@ -1,18 +1,24 @@
 /**
- * The admin console and the account page over HTTP (decision 27): both sign in through
- * Gatehouse itself as built-in clients; the console wants its two stages and an admin; the
- * static admin token does not open it; every POST needs the sign-in's CSRF token; each action
- * is an event. The pages in Chromium are test/browser/console.test.ts and account.test.ts.
+ * The admin console over HTTP (decisions 27, 39): it signs in through Gatehouse itself with a
+ * hosted login for its app; it wants its two stages and an admin; the static admin token does
+ * not open it; every POST needs the sign-in's CSRF token; each action is an event. The pages in
+ * Chromium are console-browser.test.ts; the account page is @gatehouse-auth/page-account's.
  */
 import { expect } from 'chai';
 import { parseConfig } from '@gatehouse-auth/core';
-import { adminCheck } from '../../core/dist/console/console.js';
-import { withPostgresDatabase } from '../support/postgres.js';
-import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server';
-import { admin as demoAdmin, call } from '../devices/support.js';
-import { SoftAuthenticator } from '../support/soft-authenticator.js';
-import { stage, startDemoServer, type DemoServer } from './demo-server.js';
-import { ADMINS, csrfOf, signInToSite, startConsoleServer, userWithTotp } from './console-support.js';
+import { adminCheck } from '../src/index.js';
+import { withPostgresDatabase } from '../../../test/support/postgres.js';
+import { startDemoServer } from '../../../test/oauth/demo-server.js';
+import {
+  ACCOUNT_PLUGIN,
+  ADMINS,
+  CONSOLE_PLUGIN,
+  csrfOf,
+  signInDemo,
+  signInToSite,
+  startConsoleServer,
+  userWithTotp,
+} from '../../../test/oauth/console-support.js';
 import {
   ADMIN_TOKEN,
   authorize,
@@ -20,16 +26,17 @@ import {
   enrolTotp,
   locationOf,
   loginRequestId,
+  startServer,
   WEB,
   WEB_CB,
   type OAuthServer,
-} from './support.js';
+} from '../../../test/oauth/support.js';
 
 const BASE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-describe('admin console and account page (HTTP)', function () {
+describe('@gatehouse-auth/page-console (HTTP)', function () {
   let server: OAuthServer;
   let admin: Awaited<ReturnType<typeof userWithTotp>>;
   let browser: Browser;
@@ -53,38 +60,51 @@ describe('admin console and account page (HTTP)', function () {
       issuer: 'http://localhost:3000',
       secrets: { encryption_key: Buffer.alloc(32, 1).toString('base64') },
     };
-    const invalid = (extra: Record<string, unknown>) => () => parseConfig({ ...base, ...extra }, {});
+    const refused = async (plugin: { name: string; options: Record<string, unknown> }, apps: unknown[] = []) => {
+      const started = startServer({ plugins: [plugin], apps: apps as never });
+      const err = await started.then(
+        (s) => s.close().then(() => null),
+        (e: Error) => e,
+      );
+      expect(err, 'start-up refused').to.be.instanceOf(Error);
+      return err!.message;
+    };
+    const consoleWith = (options: Record<string, unknown>) => ({ name: CONSOLE_PLUGIN.name, options });
 
-    it('wants two stages at least and an admin for the console', () => {
-      expect(invalid({ console: { enabled: true, admins: ['a'], login_stages: [['PASSWORD']] } })).to.throw(
-        /console\.login_stages: needs two stages at least/,
+    it('wants two stages at least and an admin for the console', async () => {
+      expect(await refused(consoleWith({ admins: ['a'], login_stages: [['PASSWORD']] }))).to.match(
+        /options\.login_stages: needs two stages at least/,
       );
-      expect(invalid({ console: { enabled: true, login_stages: [['PASSWORD'], ['TOTP']] } })).to.throw(
-        /console\.admins: needs at least one/,
+      expect(await refused(consoleWith({ admins: [], login_stages: [['PASSWORD'], ['TOTP']] }))).to.match(
+        /options\.admins: needs at least one username or user id/,
       );
-      expect(
-        invalid({ console: { enabled: true, admins: ['a'], login_stages: [['PASSWORD'], ['PASSWORD']] } }),
-      ).to.throw(/console\.login_stages\[1\]: can only be met by a method already used/);
-      expect(invalid({ account: { enabled: true } })).to.throw(/account\.login_stages: is required/);
-      expect(invalid({ apps: [{ client_id: 'gatehouse-console', redirect_uris: [WEB_CB] }] })).to.throw(
-        /apps\[0\]\.client_id: "gatehouse-console" is reserved/,
+      expect(await refused(consoleWith({ login_stages: [['PASSWORD'], ['TOTP']] }))).to.match(
+        /options\.admins: is required/,
+      );
+      expect(await refused(consoleWith({ admins: ['a'], login_stages: [['PASSWORD'], ['PASSWORD']] }))).to.match(
+        /app\.login_stages\[1\]: can only be met by a method already used/,
+      );
+      expect(await refused({ name: ACCOUNT_PLUGIN.name, options: {} })).to.match(/options\.login_stages/);
+      expect(await refused(CONSOLE_PLUGIN, [{ client_id: 'gatehouse-console', redirect_uris: [WEB_CB] }])).to.match(
+        /app "gatehouse-console" is already one of the config's apps/,
       );
     });
 
-    it('adds the built-in apps: public, PKCE, their callback under the issuer', () => {
-      const config = parseConfig(
-        {
-          ...base,
-          console: { enabled: true, admins: ['a'], login_stages: [['PASSWORD'], ['TOTP']] },
-          account: { enabled: true },
-        },
-        {},
-      );
-      const apps = Object.fromEntries(config.apps.map((a) => [a.client_id, a]));
-      expect(apps['gatehouse-console']).to.include({ token_endpoint_auth_method: 'none', require_state: true });
-      expect(apps['gatehouse-console']!.redirect_uris).to.deep.equal(['http://localhost:3000/console/callback']);
-      expect(apps['gatehouse-account']!.login_stages).to.deep.equal([['PASSWORD'], ['TOTP']]);
+    it('registers its app: public, with its stages; none without the plugins', async () => {
+      const clients = server.gatehouse.container.cradle.clients;
+      expect(clients.get('gatehouse-console')).to.include({ isPublic: true, name: 'Gatehouse console' });
+      expect(clients.get('gatehouse-console')!.loginStages).to.deep.equal([['PASSWORD'], ['TOTP']]);
+      expect(clients.get('gatehouse-account')!.loginStages).to.deep.equal([['PASSWORD'], ['TOTP', 'BACKUPCODE']]);
       expect(parseConfig(base, {}).apps).to.deep.equal([]);
+    });
+
+    it('refuses the old top-level console: and account: keys, saying what to write instead', () => {
+      expect(() => parseConfig({ ...base, console: { enabled: true } }, {})).to.throw(
+        /console: the admin console is now the plugin @gatehouse-auth\/page-console; list it under plugins:/,
+      );
+      expect(() => parseConfig({ ...base, account: { enabled: true } }, {})).to.throw(
+        /account: the account page is now the plugin @gatehouse-auth\/page-account/,
+      );
     });
   });
 
@@ -123,12 +143,9 @@ describe('admin console and account page (HTTP)', function () {
         .to.match(/HttpOnly/)
         .and.to.match(/SameSite=Lax/)
         .and.to.match(/Path=\//);
-      const to = locationOf(start, server);
-      expect(to.searchParams.get('client_id')).to.equal('gatehouse-console');
-      expect(to.searchParams.get('code_challenge_method')).to.equal('S256');
-      expect(to.searchParams.get('max_age')).to.equal('300');
-      expect(to.searchParams.get('state')).to.have.length.greaterThan(20);
-      expect(to.searchParams.get('nonce')).to.have.length.greaterThan(20);
+      // A hosted login for the console's app.
+      const flow = await server.gatehouse.container.cradle.flows.get(loginRequestId(locationOf(start, server)));
+      expect(flow!.clientId).to.equal('gatehouse-console');
     });
 
     it('a user who is not an admin signs in and gets 403', async () => {
@@ -146,7 +163,7 @@ describe('admin console and account page (HTTP)', function () {
         redirect: 'manual',
       });
       expect(res.status).to.equal(303);
-      expect(new URL(res.headers.get('location')!, server.issuer).pathname).to.equal('/api/oauth2/authorize');
+      expect(new URL(res.headers.get('location')!, server.issuer).pathname).to.equal('/login');
       const post = await fetch(server.url(`/console/users/${admin.id}/disable`), {
         method: 'POST',
         headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -167,9 +184,8 @@ describe('admin console and account page (HTTP)', function () {
         second,
       );
       expect(locationOf(res, server).origin).to.equal(new URL(WEB_CB).origin);
-      const start = locationOf(await other.get('/console/users'), server);
-      const login = locationOf(await other.get(start.pathname + start.search), server);
-      const requestId = loginRequestId(login);
+      // The console's factors must be recent (max_age 300): the session's password is, TOTP is not there.
+      const requestId = loginRequestId(locationOf(await other.get('/console/users'), server));
       const page = await other.get(`/login?request_id=${requestId}`);
       const html = await page.text();
       // The session counted for PASSWORD only: what is left to do is the second factor.
@@ -179,25 +195,25 @@ describe('admin console and account page (HTTP)', function () {
       expect((await other.get('/console/users')).status).to.equal(303);
     });
 
-    it('the callback refuses a login this browser did not start, and a wrong state', async () => {
-      const res = await new Browser(server).get('/console/callback?code=abc&state=def');
+    it('the callback refuses a login this browser did not start, and one that is not its result', async () => {
+      const res = await new Browser(server).get('/console/callback?request_id=abc');
       expect(res.status).to.equal(400);
       expect(await res.text()).to.contain('was not started in this browser');
       const other = new Browser(server);
       const start = locationOf(await other.get('/console/users'), server);
-      expect(start.searchParams.get('state')).to.be.a('string');
-      const wrong = await other.get('/console/callback?code=abc&state=not-the-state');
+      const wrong = await other.get('/console/callback?request_id=not-the-login');
       expect(wrong.status).to.equal(400);
-      expect(await wrong.text()).to.contain('does not match');
-      // The login record is spent: the right state afterwards finds nothing.
-      const again = await other.get(`/console/callback?code=abc&state=${start.searchParams.get('state')}`);
+      expect(await wrong.text()).to.contain('could not be completed');
+      // The sign-in record is spent: the right request id afterwards finds nothing.
+      const again = await other.get(`/console/callback?request_id=${start.searchParams.get('request_id')}`);
       expect(again.status).to.equal(400);
+      expect(await again.text()).to.contain('was not started in this browser');
     });
 
-    it('a code with the right state but not from this login is refused', async () => {
+    it('a login of this browser that is not complete is refused', async () => {
       const other = new Browser(server);
       const start = locationOf(await other.get('/console/users'), server);
-      const res = await other.get(`/console/callback?code=forged-code&state=${start.searchParams.get('state')}`);
+      const res = await other.get(`/console/callback?request_id=${start.searchParams.get('request_id')}`);
       expect(res.status).to.equal(400);
       expect(await res.text()).to.contain('could not be completed');
     });
@@ -374,85 +390,6 @@ describe('admin console and account page (HTTP)', function () {
     });
   });
 
-  describe('account page', () => {
-    it('any user signs in, sees their methods and sessions, signs out everywhere else', async () => {
-      const member = await userWithTotp(server);
-      const elsewhere = new Browser(server);
-      await authorize(
-        elsewhere,
-        server,
-        { response_type: 'code', client_id: WEB.id, redirect_uri: WEB_CB, scope: 'openid', state: 'st-1234567890' },
-        member,
-      );
-      const mine = new Browser(server);
-      const page = await signInToSite(mine, server, '/account', member);
-      expect(page.status).to.equal(200);
-      const html = await page.text();
-      expect(html).to.contain('this browser').and.to.contain('Sign out everywhere else (1)');
-      const token = csrfOf(html);
-      expect((await mine.postForm('/account/sessions/end-others', {})).status).to.equal(403);
-      const done = locationOf(await mine.postForm('/account/sessions/end-others', { csrf: token }), server);
-      expect(done.searchParams.get('done')).to.equal('others_ended');
-      const sessions = await server.gatehouse.container.cradle.sessions.ofUser(member.id);
-      expect(sessions).to.have.length(1);
-      expect((await mine.get('/account')).status).to.equal(200);
-      // The account page is not the console.
-      expect((await mine.get('/console/users')).status).to.equal(303);
-      expect(await events(member.id, 'account.other_sessions_ended')).to.have.length(1);
-    });
-
-    it('makes new backup codes, shown once', async () => {
-      const member = await userWithTotp(server);
-      const mine = new Browser(server);
-      const token = csrfOf(await (await signInToSite(mine, server, '/account', member)).text());
-      const res = await mine.postForm('/account/methods/BACKUPCODE/renew', { csrf: token });
-      expect(res.status).to.equal(200);
-      const codes = [...(await res.text()).matchAll(/<li><code>([^<]+)<\/code><\/li>/g)].map((m) => m[1]);
-      expect(codes).to.have.length(10);
-      const page = await (await mine.get('/account')).text();
-      expect(page).to.contain('10 of 10 unused');
-      expect((await mine.postForm('/account/methods/TOTP/renew', { csrf: token })).status).to.equal(404);
-      const gone = await mine.postForm('/account/credentials/remove', {
-        csrf: token,
-        method: 'TOTP',
-        credential: 'no-such-credential',
-      });
-      expect(gone.status).to.equal(404);
-      expect(await gone.text()).to.contain('There is no such credential.');
-      expect(await events(member.id, 'account.method_renewed')).to.have.length(1);
-    });
-
-    it('keeps the last way through a stage: the password cannot be removed, TOTP can (backup codes remain)', async () => {
-      const member = await userWithTotp(server);
-      const cradle = server.gatehouse.container.cradle;
-      const mine = new Browser(server);
-      const page = await (await signInToSite(mine, server, '/account', member)).text();
-      expect(page).to.contain('Needed to sign in');
-      const token = csrfOf(page);
-      const [password] = await cradle.services.credentials(member.id, 'PASSWORD').list();
-      const refused = await mine.postForm('/account/credentials/remove', {
-        csrf: token,
-        method: 'PASSWORD',
-        credential: password!.id,
-      });
-      expect(refused.status).to.equal(409);
-      expect(await refused.text()).to.contain('last way through a step');
-      expect(await cradle.services.credentials(member.id, 'PASSWORD').list()).to.have.length(1);
-      // Without backup codes TOTP is the second stage's only method: kept too.
-      const [seed] = await cradle.services.credentials(member.id, 'TOTP').list();
-      const body = { csrf: token, method: 'TOTP', credential: seed!.id };
-      expect((await mine.postForm('/account/credentials/remove', body)).status).to.equal(409);
-      expect((await mine.postForm('/account/methods/BACKUPCODE/renew', { csrf: token })).status).to.equal(200);
-      const removed = locationOf(await mine.postForm('/account/credentials/remove', body), server);
-      expect(removed.search).to.equal('?done=credential_removed');
-      expect(await cradle.services.credentials(member.id, 'TOTP').list()).to.have.length(0);
-      // A removed way to sign in ends the user's sessions: this page's sign-in too.
-      expect((await mine.get('/account')).status).to.equal(303);
-      const [event] = await events(member.id, 'account.credential_removed');
-      expect(event!.data).to.deep.equal({ actor: member.id, method: 'TOTP', credential: seed!.id });
-    });
-  });
-
   describe('on PostgreSQL', function () {
     const db = withPostgresDatabase();
     let pg: OAuthServer;
@@ -490,58 +427,4 @@ describe('admin console and account page (HTTP)', function () {
       await demo.close();
     }
   });
-
-  it('the demo config: alice removes one of her passkeys on her account page', async function () {
-    this.timeout(20_000);
-    // localhost: the passkeys' relying party id must be a domain name.
-    const demo = await startDemoServer({ host: 'localhost' });
-    try {
-      const register = async (name: string) => {
-        const key = new SoftAuthenticator({ origin: demo.issuer });
-        const body = { sub: demo.alice.id, name };
-        const started = await call(demo, '/verification-actions-srv/setup/FIDO2/initiation', body, demoAdmin);
-        const options = started.data.fido2_options as unknown as PublicKeyCredentialCreationOptionsJSON;
-        const response = JSON.stringify(await key.register(options));
-        const done = await call(
-          demo,
-          '/verification-actions-srv/setup/FIDO2/verification',
-          { sub: demo.alice.id, fido2_client_response: response },
-          demoAdmin,
-        );
-        expect(done.status, JSON.stringify(done)).to.equal(200);
-      };
-      await register('Laptop key');
-      await register('Phone key');
-      const b = new Browser(demo);
-      const html = await (await signInDemo(b, demo, '/account')).text();
-      expect(html).to.contain('Laptop key').and.to.contain('Phone key');
-      const passkeys = await demo.gatehouse.container.cradle.services.credentials(demo.alice.id, 'FIDO2').list();
-      const laptop = passkeys.find((c) => c.label === 'Laptop key')!;
-      const res = await b.postForm('/account/credentials/remove', {
-        csrf: csrfOf(html),
-        method: 'FIDO2',
-        credential: laptop.id,
-      });
-      expect(locationOf(res, demo).search).to.equal('?done=credential_removed');
-      const left = await demo.gatehouse.container.cradle.services.credentials(demo.alice.id, 'FIDO2').list();
-      expect(left.map((c) => c.label)).to.deep.equal(['Phone key']);
-      // Removing a way to sign in signed alice out everywhere, this page too.
-      expect((await b.get('/account')).status).to.equal(303);
-    } finally {
-      await demo.close();
-    }
-  });
 });
-
-/** Alice of the demo config, signed in to a built-in site with her password and a backup code. */
-async function signInDemo(b: Browser, demo: DemoServer, path: string): Promise<Response> {
-  const start = locationOf(await b.get(path), demo);
-  const login = locationOf(await b.get(start.pathname + start.search), demo);
-  const requestId = loginRequestId(login);
-  await stage(b, demo, requestId, 'PASSWORD', { identify: true });
-  const resume = await stage(b, demo, requestId, 'BACKUPCODE');
-  const callback = locationOf(await b.get(resume.pathname + resume.search), demo);
-  expect(callback.pathname).to.equal(`${path.split('/').slice(0, 2).join('/')}/callback`);
-  const back = locationOf(await b.get(callback.pathname + callback.search), demo);
-  return b.get(back.pathname + back.search);
-}

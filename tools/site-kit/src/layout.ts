@@ -1,15 +1,28 @@
-import type { Messages } from '../i18n/messages.js';
-import { html, type SafeHtml } from '../login/html.js';
-import { CONSOLE_CSS, CONSOLE_CSS_PATH } from './assets.js';
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { html, type DeviceListing, type SafeHtml, type WebApi } from '@gatehouse-auth/core';
 
-/** What every page of a built-in site is rendered with. */
+/** The messages a page is written with (`web.messages(req)`). */
+export type Messages = ReturnType<WebApi['messages']>;
+
+/**
+ * The style of the console and the account page. They have no script at all: every action is
+ * a plain form, so they work by keyboard and under the login pages' CSP unchanged.
+ */
+const CSS = readFileSync(new URL('../assets/site.css', import.meta.url), 'utf8');
+export const SITE_CSS = { body: CSS, version: createHash('sha256').update(CSS).digest('hex').slice(0, 16) };
+
+/** Where a site serves the style sheet, under its own path. */
+export const CSS_PATH = '/assets/site.css';
+
+/** What every page of a site is rendered with. */
 export interface SitePage {
   /** The issuer's path ('' at the root). */
   base: string;
   t: Messages;
   /** The site's path ('/console', '/account'): links and forms start with base + root. */
   root: string;
-  /** The site's name in the bar: 'console.title' or 'account.title'. */
+  /** The site's name in the bar: 'console.title' or 'myaccount.title'. */
   titleKey: string;
   /** Its sections, as [path under the root, message key]; none for a page without a sign-in. */
   nav: [string, string][];
@@ -89,7 +102,7 @@ export function sitePage(page: SitePage, title: string, body: SafeHtml): string 
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="robots" content="noindex" />
         <title>${title} – ${t.t(page.titleKey)}</title>
-        <link rel="stylesheet" href="${base}${CONSOLE_CSS_PATH}?v=${CONSOLE_CSS.version}" />
+        <link rel="stylesheet" href="${base}${root}${CSS_PATH}?v=${SITE_CSS.version}" />
       </head>
       <body>
         <a class="skip" href="#main">${t.t('site.skip')}</a>
@@ -106,4 +119,44 @@ export function sitePage(page: SitePage, title: string, body: SafeHtml): string 
 export function notice(text: string | null, error = false): SafeHtml {
   if (!text) return html``;
   return html`<p class="notice${error ? ' error' : ''}" role="${error ? 'alert' : 'status'}">${text}</p>`;
+}
+
+/**
+ * A user's devices with a remove button each (under `actionBase`/devices/:id/remove), or
+ * `empty`: the console's user view and the account page show the same list.
+ */
+export function devicesTable(
+  t: Messages,
+  devices: DeviceListing[],
+  actionBase: string,
+  csrf: string,
+  empty: string,
+  opts: { biometric?: boolean } = {},
+): SafeHtml {
+  if (!devices.length) return html`<p class="empty">${empty}</p>`;
+  return html`<table>
+    <thead>
+      <tr>
+        <th scope="col">${t.t('console.col.name')}</th>
+        <th scope="col">${t.t('console.col.created')}</th>
+        <th scope="col">${t.t('console.col.last_used')}</th>
+        <th scope="col">${t.t('console.col.actions')}</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${devices.map(
+        (d) =>
+          html`<tr>
+            <th scope="row" id="gh-d-${d.deviceId}">
+              ${d.name}${opts.biometric && d.biometric ? html` <span class="badge">${t.t('console.user.biometric')}</span>` : ''}
+            </th>
+            <td>${when(d.createdAt)}</td>
+            <td>${when(d.lastUsedAt)}</td>
+            <td>
+              ${actionForm(`${actionBase}/devices/${encodeURIComponent(d.deviceId)}/remove`, csrf, t.t('console.remove'), { danger: true, describedBy: `gh-d-${d.deviceId}` })}
+            </td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
 }

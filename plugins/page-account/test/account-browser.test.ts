@@ -7,10 +7,24 @@
  */
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { requireChromium } from '../support/chromium.js';
-import { startConsoleServer, userWithTotp } from '../oauth/console-support.js';
-import { ADMIN_TOKEN, authorize, Browser, PASSWORD, WEB, WEB_CB, type OAuthServer } from '../oauth/support.js';
-import { openSiteBrowser, signInByKeyboard, tabTo, type BrowserUser, type SiteBrowser } from './site-support.js';
+import { requireChromium } from '../../../test/support/chromium.js';
+import { startConsoleServer, userWithTotp } from '../../../test/oauth/console-support.js';
+import {
+  ADMIN_TOKEN,
+  authorize,
+  Browser,
+  PASSWORD,
+  WEB,
+  WEB_CB,
+  type OAuthServer,
+} from '../../../test/oauth/support.js';
+import {
+  openSiteBrowser,
+  signInByKeyboard,
+  tabTo,
+  type BrowserUser,
+  type SiteBrowser,
+} from '../../../test/browser/site-support.js';
 
 describe('account page (Chromium)', function () {
   this.timeout(90_000);

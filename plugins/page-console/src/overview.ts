@@ -1,22 +1,21 @@
-import type { Logger } from 'pino';
-import type { Messages } from '../i18n/messages.js';
-import { DELIVERY_JOB } from '../jobs/delivery.js';
-import { html, type SafeHtml } from '../login/html.js';
-import type { OAuthClient } from '../oauth/clients.js';
-import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
-import type { DependencyChecks, DependencyState } from '../observability/dependencies.js';
-import type { Clock } from '../services.js';
-import type { EventStore } from '../storage/stores.js';
+import {
+  html,
+  type DependencyState,
+  type OAuthClient,
+  type PluginApi,
+  type SafeHtml,
+  type ServerOverview,
+  type Services,
+} from '@gatehouse-auth/core';
+import type { Messages } from '@gatehouse-auth/site-kit';
 
-/** What the plugins and health page reads. */
+/** What the plugins and health page reads: the server's overview, the events, the channels. */
 export interface OverviewDeps {
-  extensions: Extensions;
-  loadedPlugins: LoadedPluginInfo[];
-  events: EventStore;
-  lifecycle: { draining: boolean };
-  dependencies: DependencyChecks;
-  clock: Clock;
+  overview(): Promise<ServerOverview>;
+  services: Pick<Services, 'clock' | 'history' | 'channels'>;
 }
+
+type Logger = PluginApi['logger'];
 
 /** Events the health page counts per method and channel, over this window. */
 const HEALTH_WINDOW_MS = 24 * 3600 * 1000;
@@ -60,23 +59,26 @@ export function appsBody(t: Messages, apps: OAuthClient[]): SafeHtml {
  * sign-ins per method and deliveries.
  */
 export async function pluginsBody(t: Messages, deps: OverviewDeps, log: Logger): Promise<SafeHtml> {
-  const since = new Date(deps.clock.now().getTime() - HEALTH_WINDOW_MS);
-  const dependencies = await deps.dependencies.states();
+  const { history, clock, channels } = deps.services;
+  const since = new Date(clock.now().getTime() - HEALTH_WINDOW_MS);
+  const server = await deps.overview();
+  const { dependencies } = server;
   for (const d of dependencies.filter((d) => !d.up)) {
     log.warn({ dependency: d.name, owner: d.owner, reason: d.reason }, 'console health: a dependency is down');
   }
-  const count = (types: string[], method: string) => deps.events.count({ types, method, since });
+  const count = (types: string[], method: string) => history.count({ types, method, since });
   const methods = await Promise.all(
-    deps.extensions.methods.ids().map(async (id) => ({
+    server.methods.map(async (id) => ({
       id,
       ok: await count(['verification.success'], id),
       failed: await count(['verification.failure'], id),
     })),
   );
-  // Deliveries are background jobs: their outcomes are events of every channel together.
+  // Deliveries are background jobs: their outcomes are events of every channel together
+  // (`delivery.done`, `delivery.failed`: services.channels.enqueue).
   const deliveries = {
-    done: await deps.events.count({ types: [`${DELIVERY_JOB}.done`], since }),
-    failed: await deps.events.count({ types: [`${DELIVERY_JOB}.failed`], since }),
+    done: await history.count({ types: ['delivery.done'], since }),
+    failed: await history.count({ types: ['delivery.failed'], since }),
   };
   return html`<section class="panel" aria-labelledby="gh-health">
       <h2 id="gh-health">${t.t('console.health.title')}</h2>
@@ -85,7 +87,7 @@ export async function pluginsBody(t: Messages, deps: OverviewDeps, log: Logger):
         <dt>${t.t('console.health.traffic')}</dt>
         <dd>
           ${
-            deps.lifecycle.draining
+            server.draining
               ? html`<span class="badge bad">${t.t('console.health.draining')}</span>`
               : html`<span class="badge ok">${t.t('console.health.serving')}</span>`
           }
@@ -103,7 +105,7 @@ export async function pluginsBody(t: Messages, deps: OverviewDeps, log: Logger):
           </tr>
         </thead>
         <tbody>
-          ${deps.loadedPlugins.map(
+          ${server.plugins.map(
             (p) =>
               html`<tr>
                 <th scope="row"><code>${p.name}</code></th>
@@ -145,7 +147,7 @@ export async function pluginsBody(t: Messages, deps: OverviewDeps, log: Logger):
       <h2>${t.t('console.health.deliveries')}</h2>
       <dl class="facts">
         <dt>${t.t('console.health.channels')}</dt>
-        <dd>${deps.extensions.channels.ids().join(', ') || '–'}</dd>
+        <dd>${channels.ids().join(', ') || '–'}</dd>
         <dt>${t.t('console.col.delivered')}</dt>
         <dd>${deliveries.done}</dd>
         <dt>${t.t('console.col.failed')}</dt>
