@@ -4,8 +4,20 @@
 export { z } from 'zod';
 export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';
 export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution, MetadataMember } from './plugins/api.js';
-export type { WebApi, BrowserSession, NamedLimit, PluginCatalogs, PluginPage } from './plugins/web.js';
+export type {
+  WebApi,
+  BrowserSession,
+  NamedLimit,
+  PluginCatalogs,
+  PluginPage,
+  LoginFlowsApi,
+  LoginFlowView,
+  LoginContinuation,
+  SetupApi,
+} from './plugins/web.js';
 export type { HostedLoginResult } from './oauth/authorize/hosted-login.js';
+// Since 1.3: the login flows and the setup API for plugin routes (decision 40).
+export { verificationError, type VerificationErrorCode } from './verification/errors.js';
 export { html, type SafeHtml } from './login/html.js';
 export type { DependencyCheck } from './observability/dependencies.js';
 export type { Tracing } from './observability/tracing.js';

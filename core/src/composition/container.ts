@@ -12,7 +12,8 @@ import { AccountActions } from '../console/actions.js';
 import { SiteSignIn } from '../console/signin.js';
 import { argon2Hashing } from '../hashing.js';
 import { DeviceBinding } from '../devices/binding.js';
-import { LoginSetup } from '../verification/login-setup.js';
+import { LoginFlows } from '../login/flows-api.js';
+import { SetupWeb } from '../verification/setup-web.js';
 import { DevicePushes } from '../devices/pushes.js';
 import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
@@ -248,8 +249,7 @@ export function createGatehouseContainer(
         }),
     ),
     accounts: single(
-      ({ config, services, sql, clock }) =>
-        new AccountVerification({ config, services, records: recordStore(sql, clock, 'gatehouse:account') }),
+      ({ sql, clock }) => new AccountVerification({ records: recordStore(sql, clock, 'gatehouse:account') }),
     ),
     setupOffers: single(
       ({ config, extensions, services, enrollment, sql, clock }) =>
@@ -261,8 +261,9 @@ export function createGatehouseContainer(
           declined: recordStore(sql, clock, 'gatehouse:setup-offer-declined'),
         }),
     ),
-    loginSetup: single((c) => new LoginSetup(c)),
-    loginUi: single(({ clients, loginSetup }) => new LoginUi(clients, loginSetup)),
+    loginUi: single(({ clients, services }) => new LoginUi(clients, services)),
+    loginFlows: single((c) => new LoginFlows(c)),
+    setupWeb: single((c) => new SetupWeb(c)),
     statusWatch: single(({ statuses, lifecycle }) => new StatusWatch(statuses, () => lifecycle.draining)),
 
     services: asFunction(() => makeServices(container, provided)).singleton(),

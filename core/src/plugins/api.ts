@@ -8,7 +8,7 @@ import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } 
 import type { PluginCatalogs, WebApi } from './web.js';
 
 /** The plugin API version this core implements. Plugins declare a semver range against it. */
-export const PLUGIN_API_VERSION = '1.2.0';
+export const PLUGIN_API_VERSION = '1.3.0';
 
 /**
  * A Gatehouse plugin: a package whose default export is `definePlugin({...})`.
@@ -120,6 +120,12 @@ export interface PluginApi {
    * may translate some): read them with `web.messages(req)`.
    */
   messages(catalogs: PluginCatalogs): void;
+  /**
+   * Since 1.3: path prefixes of this plugin's routes that browser apps on other origins may call
+   * by XHR (`/login-srv/`): CORS answers there as on the core's API paths, for the origins of the
+   * apps' `allowed_origins`, with credentials. Never for pages and navigations.
+   */
+  cors(prefixes: string[]): void;
 }
 
 /** A member of the discovery document a plugin contributes. */

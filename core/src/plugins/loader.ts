@@ -37,6 +37,8 @@ export interface Extensions {
   routes: Registry<RouteContribution>;
   /** Discovery document members plugins add (since plugin API 1.2). */
   metadata: Registry<MetadataMember>;
+  /** Path prefixes CORS answers on for plugins' routes (since plugin API 1.3). */
+  corsPrefixes: Registry<{ prefix: string }>;
 }
 
 export function createExtensions(): Extensions {
@@ -47,6 +49,7 @@ export function createExtensions(): Extensions {
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
     routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
     metadata: new Registry<MetadataMember>('discovery member', (m) => m.name),
+    corsPrefixes: new Registry<{ prefix: string }>('CORS path prefix', (p) => p.prefix),
   };
 }
 
@@ -190,6 +193,15 @@ export async function registerPlugins(
         for (const [name, value] of Object.entries(members)) {
           extensions.metadata.add({ name, value }, plugin.name);
           (contributes.metadata ??= []).push(name);
+        }
+      },
+      cors: (prefixes) => {
+        for (const prefix of prefixes) {
+          if (!prefix.startsWith('/')) {
+            throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: CORS prefix "${prefix}" must start with /`);
+          }
+          extensions.corsPrefixes.add({ prefix }, plugin.name);
+          (contributes.cors ??= []).push(prefix);
         }
       },
       messages: (given) => {

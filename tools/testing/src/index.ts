@@ -314,7 +314,10 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     provided,
     deviceMap,
     bindings,
-    accounts: { verified: async (user, medium) => verifiedAccounts.has(`${user.id}:${medium}`) },
+    accounts: {
+      verified: async (user, medium) => verifiedAccounts.has(`${user.id}:${medium}`),
+      markVerified: async (userId, medium) => void verifiedAccounts.add(`${userId}:${medium}`),
+    },
     verifiedAccounts,
     devices: {
       startBinding: async (user, opts) => {
@@ -349,6 +352,8 @@ export interface Registered {
   metadata: Map<string, unknown>;
   /** `api.messages` catalogs. */
   catalogs: PluginCatalogs;
+  /** `api.cors` path prefixes. */
+  cors: string[];
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -374,7 +379,15 @@ function webWithoutServer(): WebApi {
     messages: needsServer('messages'),
     page: needsServer('page'),
     csrf: { token: needsServer('csrf.token'), valid: needsServer('csrf.valid') },
+    loginFlows: needsServerAll<WebApi['loginFlows']>('loginFlows', needsServer),
+    setup: needsServerAll<WebApi['setup']>('setup', needsServer),
+    requestFacts: needsServer('requestFacts'),
   };
+}
+
+/** An object each of whose calls says it needs a server (`api.web.loginFlows.get`, …). */
+function needsServerAll<T extends object>(prefix: string, needsServer: (what: string) => () => never): T {
+  return new Proxy({} as T, { get: (_target, name) => needsServer(`${prefix}.${String(name)}`) });
 }
 
 /** Runs a plugin's register against fakes and returns what it added. */
@@ -393,6 +406,7 @@ export async function registerWithFakes<O>(
     dependencies: new Map(),
     metadata: new Map(),
     catalogs: { en: {} },
+    cors: [],
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -425,6 +439,13 @@ export async function registerWithFakes<O>(
       out.dependencies.set(name, check);
     },
     web: webWithoutServer(),
+    cors: (prefixes) => {
+      for (const prefix of prefixes) {
+        if (!prefix.startsWith('/')) throw new Error(`CORS prefix "${prefix}" must start with /`);
+        if (out.cors.includes(prefix)) throw new Error(`CORS prefix "${prefix}" is added twice`);
+        out.cors.push(prefix);
+      }
+    },
     discovery: (members) => {
       for (const [name, value] of Object.entries(members)) {
         if (out.metadata.has(name)) throw new Error(`discovery member "${name}" is added twice`);
