@@ -18,6 +18,7 @@ export type {
 export type { HostedLoginResult } from './oauth/authorize/hosted-login.js';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).
 export { verificationError, type VerificationErrorCode } from './verification/errors.js';
+export { CONTINUE_ROUTE } from './verification/api.js';
 export { html, type SafeHtml } from './login/html.js';
 export type { DependencyCheck } from './observability/dependencies.js';
 export type { Tracing } from './observability/tracing.js';

@@ -81,6 +81,52 @@ function methodFields(methods: readonly AuthMethod[]): Record<string, string> {
   return out;
 }
 
+/**
+ * The continuation of a login with an AUTHENTICATED status_id: the hosted page's form at
+ * /login/continue; a plugin that answers it at another path (compat-cidaas's
+ * /login-srv/verification/login) declares it with its own id and path (exported, plugin API 1.3).
+ */
+export const CONTINUE_ROUTE = defineRoute({
+  id: 'continueHostedLogin',
+  method: 'post',
+  path: '/login/continue',
+  tag: 'login',
+  summary: 'Continue the login with an AUTHENTICATED status_id (the hosted page’s form)',
+  description: 'JSON when the request accepts JSON (Accept: application/json); a 303 to the next page otherwise.',
+  body: fields({
+    requestId: 'the login flow',
+    status_id: 'from the verification',
+    verificationType: 'the method of the status (checked when given)',
+    sub: 'the user of the status (checked when given)',
+    offer: 'yes: the hosted page may offer to set a method up once the login completed',
+  }),
+  bodyTypes: FORMS,
+  invalid,
+  response: {
+    description: 'where the login goes next',
+    schema: z.object({
+      request_id: z.string(),
+      completed: z.boolean(),
+      stage: z.number().int(),
+      next_methods: z.array(z.string()),
+      redirect_to: z.string(),
+    }),
+  },
+  others: [{ status: 303, description: 'for a browser: to the next stage, or back to the app' }],
+  errors: [
+    'INVALID_FIELD',
+    'FIELD_MISSING',
+    'STATUS_NOT_FOUND',
+    'STATUS_MISMATCH',
+    'STATUS_USED',
+    'STATUS_NOT_AUTHENTICATED',
+    'STATUS_EXPIRED',
+    'FLOW_NOT_BOUND',
+    'ORIGIN_NOT_ALLOWED',
+    ...FLOW,
+  ],
+});
+
 /** Every operation, for the methods registered (their fields are part of the body schemas). */
 export function verificationApi(methods: readonly AuthMethod[]) {
   const verifyFields = methodFields(methods);
@@ -267,46 +313,7 @@ export function verificationApi(methods: readonly AuthMethod[]) {
       response: { description: 'the state', schema: json },
       errors: ['STATUS_NOT_FOUND', 'INVALID_FIELD'],
     }),
-    continueLogin: defineRoute({
-      id: 'continueHostedLogin',
-      method: 'post',
-      path: '/login/continue',
-      tag: 'login',
-      summary: 'Continue the login with an AUTHENTICATED status_id (the hosted page’s form)',
-      description: 'JSON when the request accepts JSON (Accept: application/json); a 303 to the next page otherwise.',
-      body: fields({
-        requestId: 'the login flow',
-        status_id: 'from the verification',
-        verificationType: 'the method of the status (checked when given)',
-        sub: 'the user of the status (checked when given)',
-        offer: 'yes: the hosted page may offer to set a method up once the login completed',
-      }),
-      bodyTypes: FORMS,
-      invalid,
-      response: {
-        description: 'where the login goes next',
-        schema: z.object({
-          request_id: z.string(),
-          completed: z.boolean(),
-          stage: z.number().int(),
-          next_methods: z.array(z.string()),
-          redirect_to: z.string(),
-        }),
-      },
-      others: [{ status: 303, description: 'for a browser: to the next stage, or back to the app' }],
-      errors: [
-        'INVALID_FIELD',
-        'FIELD_MISSING',
-        'STATUS_NOT_FOUND',
-        'STATUS_MISMATCH',
-        'STATUS_USED',
-        'STATUS_NOT_AUTHENTICATED',
-        'STATUS_EXPIRED',
-        'FLOW_NOT_BOUND',
-        'ORIGIN_NOT_ALLOWED',
-        ...FLOW,
-      ],
-    }),
+    continueLogin: CONTINUE_ROUTE,
     setupInitiation: setupStep('initiation'),
     setupScan: setupStep('scan'),
     setupVerification: setupStep('verification'),
