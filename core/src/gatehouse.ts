@@ -131,6 +131,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             sessions: () => c.sessions,
             sso: () => c.sso,
             hostedLogin: () => c.hostedLogin,
+            loginFlows: () => c.loginFlows,
+            setup: () => c.setupWeb,
           },
           catalogs,
         ),

@@ -4,12 +4,25 @@
 export { z } from 'zod';
 export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';
 export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution, MetadataMember } from './plugins/api.js';
-export type { WebApi, BrowserSession, NamedLimit, PluginCatalogs, PluginPage } from './plugins/web.js';
+export type {
+  WebApi,
+  BrowserSession,
+  NamedLimit,
+  PluginCatalogs,
+  PluginPage,
+  LoginFlowsApi,
+  LoginFlowView,
+  LoginContinuation,
+  SetupApi,
+} from './plugins/web.js';
 export type { HostedLoginInput, HostedLoginResult } from './oauth/authorize/hosted-login.js';
 export type { Actor, DeviceListing, MethodInfo, ServerOverview, UserAccounts } from './users/accounts.js';
 export type { Session } from './oauth/sessions.js';
 export type { LoadedPluginInfo } from './plugins/loader.js';
 export type { DependencyState } from './observability/dependencies.js';
+// Since 1.3: the login flows and the setup API for plugin routes (decision 40).
+export { verificationError, type VerificationErrorCode } from './verification/errors.js';
+export { CONTINUE_ROUTE } from './verification/api.js';
 export { html, type SafeHtml } from './login/html.js';
 export { readCookie } from './http/cookies.js';
 export type { DependencyCheck } from './observability/dependencies.js';

@@ -5,7 +5,8 @@ import type { GatehouseConfig } from '../config/schema.js';
 import { AccountActions } from '../users/accounts.js';
 import { argon2Hashing } from '../hashing.js';
 import { DeviceBinding } from '../devices/binding.js';
-import { LoginSetup } from '../verification/login-setup.js';
+import { LoginFlows } from '../login/flows-api.js';
+import { SetupWeb } from '../verification/setup-web.js';
 import { DevicePushes } from '../devices/pushes.js';
 import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
@@ -240,8 +241,7 @@ export function createGatehouseContainer(
         }),
     ),
     accounts: single(
-      ({ config, services, sql, clock }) =>
-        new AccountVerification({ config, services, records: recordStore(sql, clock, 'gatehouse:account') }),
+      ({ sql, clock }) => new AccountVerification({ records: recordStore(sql, clock, 'gatehouse:account') }),
     ),
     setupOffers: single(
       ({ config, extensions, services, enrollment, sql, clock }) =>
@@ -253,8 +253,9 @@ export function createGatehouseContainer(
           declined: recordStore(sql, clock, 'gatehouse:setup-offer-declined'),
         }),
     ),
-    loginSetup: single((c) => new LoginSetup(c)),
-    loginUi: single(({ clients, loginSetup }) => new LoginUi(clients, loginSetup)),
+    loginUi: single(({ clients, services }) => new LoginUi(clients, services)),
+    loginFlows: single((c) => new LoginFlows(c)),
+    setupWeb: single((c) => new SetupWeb(c)),
     statusWatch: single(({ statuses, lifecycle }) => new StatusWatch(statuses, () => lifecycle.draining)),
 
     services: asFunction(() => makeServices(container, provided)).singleton(),

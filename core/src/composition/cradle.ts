@@ -3,7 +3,8 @@ import type { Sequelize } from 'sequelize';
 import type { GatehouseConfig } from '../config/schema.js';
 import type { PasswordHashing } from '../hashing.js';
 import type { DeviceBinding } from '../devices/binding.js';
-import type { LoginSetup } from '../verification/login-setup.js';
+import type { LoginFlows } from '../login/flows-api.js';
+import type { SetupWeb } from '../verification/setup-web.js';
 import type { LoginUi } from '../login/custom-ui.js';
 import type { DevicePushes } from '../devices/pushes.js';
 import type { DeviceStore } from '../devices/store.js';
@@ -106,7 +107,7 @@ export interface Cradle {
   devices: DeviceStore;
   deviceBinding: DeviceBinding;
   pushes: DevicePushes;
-  /** Account verification: proving the user's email address or phone number. */
+  /** The addresses users proved (account verification). */
   accounts: AccountVerification;
   /** Users' OIDC profile claims (name, locale, ...). */
   profiles: UserProfiles;
@@ -114,8 +115,10 @@ export interface Cradle {
   userClaims: UserClaims;
   /** Offers to set a method up after a login (a passkey after a password). */
   setupOffers: SetupOffers;
-  /** Setting a method up in the middle of a login (its request id as the track id). */
-  loginSetup: LoginSetup;
+  /** The login flows for plugins and the hosted page's continuation (`api.web.loginFlows`). */
+  loginFlows: LoginFlows;
+  /** The setup API's checks and steps for plugins (`api.web.setup`). */
+  setupWeb: SetupWeb;
   /** An app's own login UI: where a flow goes there. */
   loginUi: LoginUi;
   /** Long polls of verification statuses (the login page waiting on a push). */

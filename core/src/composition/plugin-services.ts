@@ -92,6 +92,7 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     http: httpHelpers,
     accounts: {
       verified: (user, medium) => container.cradle.accounts.verified(user, medium),
+      markVerified: (userId, medium, address) => container.cradle.accounts.markVerified(userId, medium, address),
     },
     devices: {
       startBinding: (user, opts) => container.cradle.deviceBinding.start(user, opts),

@@ -140,6 +140,12 @@ export interface PluginApi {
    * a config app or another plugin has stops start-up.
    */
   app(app: { client_id: string; name: string; login_stages: string[][] } & Record<string, unknown>): void;
+  /**
+   * Since 1.3: path prefixes of this plugin's routes that browser apps on other origins may call
+   * by XHR (`/login-srv/`): CORS answers there as on the core's API paths, for the origins of the
+   * apps' `allowed_origins`, with credentials. Never for pages and navigations.
+   */
+  cors(prefixes: string[]): void;
 }
 
 /** A member of the discovery document a plugin contributes. */

@@ -49,6 +49,8 @@ export interface Extensions {
   requestResolvers: Registry<AuthorizationRequestResolver>;
   /** First-party apps plugins register (since plugin API 1.3). */
   apps: Registry<AppConfig>;
+  /** Path prefixes CORS answers on for plugins' routes (since plugin API 1.3). */
+  corsPrefixes: Registry<{ prefix: string }>;
 }
 
 /** The one id a request resolver registers under: a second resolver is a duplicate. */
@@ -68,6 +70,7 @@ export function createExtensions(): Extensions {
       requestResolverProblems,
     ),
     apps: new Registry<AppConfig>('app', (a) => a.client_id),
+    corsPrefixes: new Registry<{ prefix: string }>('CORS path prefix', (p) => p.prefix),
   };
 }
 
@@ -225,6 +228,15 @@ export async function registerPlugins(
         }
         extensions.apps.add(parsed.data, plugin.name);
         (contributes.apps ??= []).push(parsed.data.client_id);
+      },
+      cors: (prefixes) => {
+        for (const prefix of prefixes) {
+          if (!prefix.startsWith('/')) {
+            throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: CORS prefix "${prefix}" must start with /`);
+          }
+          extensions.corsPrefixes.add({ prefix }, plugin.name);
+          (contributes.cors ??= []).push(prefix);
+        }
       },
       messages: (given) => {
         if (!given.en) throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: messages need an "en" catalog`);

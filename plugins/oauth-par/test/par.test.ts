@@ -269,7 +269,11 @@ describe('@gatehouse-auth/oauth-par (RFC 9126)', function () {
       const key = await clientKey();
       server = await startServer({
         key,
-        plugins: [{ path: PLUGIN, options: { pushes: { max: 3, window_seconds: 60 } } }],
+        plugins: [
+          { path: PLUGIN, options: { pushes: { max: 3, window_seconds: 60 } } },
+          // An app's own login UI asks for its request id with the cidaas-style generate call.
+          { name: '@gatehouse-auth/compat-cidaas' },
+        ],
         apps: apps(key),
         clock,
         trustProxy: true,

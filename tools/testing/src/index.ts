@@ -316,7 +316,10 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     provided,
     deviceMap,
     bindings,
-    accounts: { verified: async (user, medium) => verifiedAccounts.has(`${user.id}:${medium}`) },
+    accounts: {
+      verified: async (user, medium) => verifiedAccounts.has(`${user.id}:${medium}`),
+      markVerified: async (userId, medium) => void verifiedAccounts.add(`${userId}:${medium}`),
+    },
     verifiedAccounts,
     devices: {
       startBinding: async (user, opts) => {
@@ -355,6 +358,8 @@ export interface Registered {
   requestResolver: AuthorizationRequestResolver | null;
   /** `api.app` apps, by client id (since plugin API 1.3). */
   apps: Map<string, Record<string, unknown>>;
+  /** `api.cors` path prefixes. */
+  cors: string[];
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -382,7 +387,15 @@ function webWithoutServer(): WebApi {
     headers: needsServer('headers'),
     page: needsServer('page'),
     csrf: { token: needsServer('csrf.token'), valid: needsServer('csrf.valid') },
+    loginFlows: needsServerAll<WebApi['loginFlows']>('loginFlows', needsServer),
+    setup: needsServerAll<WebApi['setup']>('setup', needsServer),
+    requestFacts: needsServer('requestFacts'),
   };
+}
+
+/** An object each of whose calls says it needs a server (`api.web.loginFlows.get`, …). */
+function needsServerAll<T extends object>(prefix: string, needsServer: (what: string) => () => never): T {
+  return new Proxy({} as T, { get: (_target, name) => needsServer(`${prefix}.${String(name)}`) });
 }
 
 /** Runs a plugin's register against fakes and returns what it added. */
@@ -403,6 +416,7 @@ export async function registerWithFakes<O>(
     catalogs: { en: {} },
     requestResolver: null,
     apps: new Map(),
+    cors: [],
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -435,6 +449,13 @@ export async function registerWithFakes<O>(
       out.dependencies.set(name, check);
     },
     web: webWithoutServer(),
+    cors: (prefixes) => {
+      for (const prefix of prefixes) {
+        if (!prefix.startsWith('/')) throw new Error(`CORS prefix "${prefix}" must start with /`);
+        if (out.cors.includes(prefix)) throw new Error(`CORS prefix "${prefix}" is added twice`);
+        out.cors.push(prefix);
+      }
+    },
     discovery: (members) => {
       for (const [name, value] of Object.entries(members)) {
         if (out.metadata.has(name)) throw new Error(`discovery member "${name}" is added twice`);

@@ -11,8 +11,8 @@
 import { createServer, type Server } from 'node:http';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
-import { freshTab, openChromium, requireChromium, type Chromium } from '../support/chromium.js';
-import { authenticatedStatus, freePort, pkcePair } from '../oauth/support.js';
+import { freshTab, openChromium, requireChromium, type Chromium } from '../../../test/support/chromium.js';
+import { authenticatedStatus, freePort, pkcePair } from '../../../test/oauth/support.js';
 import {
   ALICE_PASSWORD,
   DEMO_APP,
@@ -23,7 +23,7 @@ import {
   redeemDemo,
   startDemoServer,
   type DemoServer,
-} from '../oauth/demo-server.js';
+} from '../../../test/oauth/demo-server.js';
 
 /** The app's login UI: a password form, then a TOTP step done with the verification API. */
 function loginUi(gatehouse: string): string {

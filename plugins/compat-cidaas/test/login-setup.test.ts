@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { generate } from 'otplib';
-import { ALICE_PASSWORD, DEMO_APP, codeFrom, outboxCode, startAuthorization } from '../oauth/demo-server.js';
+import { ALICE_PASSWORD, DEMO_APP, codeFrom, outboxCode, startAuthorization } from '../../../test/oauth/demo-server.js';
 import {
   admin,
   atSecondStage,
@@ -14,8 +14,8 @@ import {
   startAccountVerification,
   startDemoServer,
   type DemoServer,
-} from '../devices/support.js';
-import { Browser, completeStage, locationOf } from '../oauth/support.js';
+} from '../../../test/devices/support.js';
+import { Browser, completeStage, locationOf } from '../../../test/oauth/support.js';
 
 const BOB_PASSWORD = 'bob has a long enough password';
 

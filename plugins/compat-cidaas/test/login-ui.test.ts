@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { parseConfig } from '@gatehouse-auth/core';
-import { authenticatedStatus, Browser, completeStage, locationOf, pkcePair } from './support.js';
+import { authenticatedStatus, Browser, completeStage, locationOf, pkcePair } from '../../../test/oauth/support.js';
 import {
   ALICE_PASSWORD,
   DEMO_APP,
@@ -17,7 +17,7 @@ import {
   startAuthorization,
   startDemoServer,
   type DemoServer,
-} from './demo-server.js';
+} from '../../../test/oauth/demo-server.js';
 
 const UI = 'http://127.0.0.1:9/login';
 const UI_ORIGIN = new URL(UI).origin;
@@ -43,7 +43,15 @@ describe('an app’s own login UI: binding, errors, public info (issue 12)', fun
     locationOf(await passwordForm(browser, requestId, password), server);
   /** alice's TOTP stage done by `browser` with the verification API and the continuation. */
   const totpStage = async (browser: Browser, requestId: string) =>
-    completeStage(browser, server, requestId, 'TOTP', { sub: server.alice.id }, { pass_code: await aliceTotp(server) });
+    completeStage(
+      browser,
+      server,
+      requestId,
+      'TOTP',
+      { sub: server.alice.id },
+      { pass_code: await aliceTotp(server) },
+      '/login-srv/verification/login',
+    );
 
   it('authorize sends the browser to the UI with requestId; only that app’s flow cookie is SameSite=None; Secure', async function () {
     const browser = new Browser(server, UI_ORIGIN);
