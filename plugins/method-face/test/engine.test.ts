@@ -39,7 +39,8 @@ function jpegHeader(width: number, height: number): Buffer {
 }
 
 describe('@gatehouse-auth/method-face: the face engine', function () {
-  this.timeout(60_000);
+  // 85 photos described one after another: a busy machine takes minutes, an idle one about 30 s.
+  this.timeout(240_000);
   const fixtures = faceFixtures();
   let engine: FaceEngine;
   const described = new Map<Person, number[]>();
