@@ -43,6 +43,7 @@ export {
   grantProblems,
   methodProblems,
   routeProblems,
+  tokenBindingProblems,
   REPLACEABLE_SERVICES,
 } from './plugins/contract.js';
 export { cryptoHelpers, httpHelpers } from './services.js';

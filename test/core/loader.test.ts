@@ -155,7 +155,7 @@ describe('plugin loader', () => {
       const err = await buildFailure([byPath('wrong-api.js')]);
       expect(err.code).to.equal('PLUGIN_API_MISMATCH');
       expect(err.message).to.equal(
-        'plugin @fixture/wrong-api (plugins[0]): needs plugin API ^2, this core provides 1.2.0',
+        'plugin @fixture/wrong-api (plugins[0]): needs plugin API ^2, this core provides 1.3.0',
       );
     });
 
@@ -283,7 +283,7 @@ describe('plugin loader', () => {
     /** `gatehouse start --config <fixture>` on a free port, for each failing fixture, in parallel. */
     const failing = {
       'wrong-api.yaml':
-        'gatehouse: plugin @fixture/wrong-api (plugins[0]): needs plugin API ^2, this core provides 1.2.0',
+        'gatehouse: plugin @fixture/wrong-api (plugins[0]): needs plugin API ^2, this core provides 1.3.0',
       'missing-package.yaml':
         'gatehouse: plugin @acme/does-not-exist (plugins[0]): package not found; if it is a third-party plugin, check the name with its publisher before installing it',
       'missing-path.yaml': `gatehouse: plugin ../plugins/no-such-plugin.js (plugins[0]): no file or directory at ${fixturePlugin('no-such-plugin.js')}`,

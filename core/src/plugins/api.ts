@@ -4,11 +4,12 @@ import type { ZodType } from 'zod';
 import type { RouteSpec } from '../http/api-spec.js';
 import type { DependencyCheck } from '../observability/dependencies.js';
 import type { Services } from '../services.js';
+import type { TokenBinding } from '../oauth/types.js';
 import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
 import type { PluginCatalogs, WebApi } from './web.js';
 
 /** The plugin API version this core implements. Plugins declare a semver range against it. */
-export const PLUGIN_API_VERSION = '1.2.0';
+export const PLUGIN_API_VERSION = '1.3.0';
 
 /**
  * A Gatehouse plugin: a package whose default export is `definePlugin({...})`.
@@ -120,6 +121,12 @@ export interface PluginApi {
    * may translate some): read them with `web.messages(req)`.
    */
   messages(catalogs: PluginCatalogs): void;
+  /**
+   * Since 1.3: proof of possession for tokens (DPoP): the core binds the tokens of a request
+   * whose proof `binding.tokenRequest` accepts to its key, and checks that key at userinfo
+   * (docs/decisions/0042). One plugin only: a second stops start-up.
+   */
+  tokenBinding(binding: TokenBinding): void;
 }
 
 /** A member of the discovery document a plugin contributes. */

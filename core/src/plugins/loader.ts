@@ -25,7 +25,9 @@ import {
   methodProblems,
   REPLACEABLE_SERVICES,
   routeProblems,
+  tokenBindingProblems,
 } from './contract.js';
+import type { TokenBinding } from '../oauth/types.js';
 import { Registry } from './registry.js';
 
 /** Everything plugins can add, one registry per kind. */
@@ -37,7 +39,11 @@ export interface Extensions {
   routes: Registry<RouteContribution>;
   /** Discovery document members plugins add (since plugin API 1.2). */
   metadata: Registry<MetadataMember>;
+  /** At most one token binding, under the id `TOKEN_BINDING` (since plugin API 1.3). */
+  tokenBinding: Registry<TokenBinding>;
 }
+
+export const TOKEN_BINDING = 'DPoP';
 
 export function createExtensions(): Extensions {
   return {
@@ -47,6 +53,7 @@ export function createExtensions(): Extensions {
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
     routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
     metadata: new Registry<MetadataMember>('discovery member', (m) => m.name),
+    tokenBinding: new Registry<TokenBinding>('token binding', () => TOKEN_BINDING, tokenBindingProblems),
   };
 }
 
@@ -196,6 +203,7 @@ export async function registerPlugins(
         if (!given.en) throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: messages need an "en" catalog`);
         catalogs = given;
       },
+      tokenBinding: point('tokenBinding', extensions.tokenBinding, () => TOKEN_BINDING).add,
     };
     const promised = new Set(plugin.provides ?? []);
     try {

@@ -13,6 +13,7 @@ import {
   methodProblems,
   REPLACEABLE_SERVICES,
   routeProblems,
+  tokenBindingProblems,
   SecretBox,
   sendQueued,
   storedEvent,
@@ -26,6 +27,7 @@ import {
   type PluginApi,
   type PluginCatalogs,
   type RouteContribution,
+  type TokenBinding,
   type WebApi,
   type AuthMethod,
   type BoundDevice,
@@ -349,6 +351,8 @@ export interface Registered {
   metadata: Map<string, unknown>;
   /** `api.messages` catalogs. */
   catalogs: PluginCatalogs;
+  /** `api.tokenBinding`, if the plugin made one. */
+  tokenBinding: TokenBinding | null;
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -393,6 +397,7 @@ export async function registerWithFakes<O>(
     dependencies: new Map(),
     metadata: new Map(),
     catalogs: { en: {} },
+    tokenBinding: null,
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -434,6 +439,11 @@ export async function registerWithFakes<O>(
     messages: (catalogs) => {
       if (!catalogs.en) throw new Error('messages need an "en" catalog');
       out.catalogs = catalogs;
+    },
+    tokenBinding: (binding) => {
+      const problems = tokenBindingProblems(binding as unknown as Record<string, unknown>);
+      if (problems.length || out.tokenBinding) throw new Error(`token binding ${problems.join(', ') || 'added twice'}`);
+      out.tokenBinding = binding;
     },
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);
