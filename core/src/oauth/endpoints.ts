@@ -185,7 +185,9 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
     const header = req.headers.authorization ?? '';
     if (/^Bearer /i.test(header)) {
       const info = await deps.tokens.inspect(header.slice(7).trim());
-      if (!info.active || info.token?.kind !== 'access' || !info.token.scope.includes('introspection')) {
+      // A token bound to a key (DPoP) is no bearer token.
+      const t = info.token;
+      if (!info.active || t?.kind !== 'access' || !t.scope.includes('introspection') || boundKey(t)) {
         throw new OAuthError('invalid_token', 'the bearer token is invalid or lacks the introspection scope');
       }
       return 'bearer';

@@ -27,6 +27,9 @@ export const OAUTH_ERROR_STATUS: Record<string, number> = {
   // RFC 8628 §3.5 (the device grant's polling; its slow_down is a 400 there).
   authorization_pending: 400,
   expired_token: 400,
+  // RFC 9449 (DPoP) §5, §8: the token binding's refusals at the token endpoint.
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
 };
 
 /**

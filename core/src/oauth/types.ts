@@ -168,7 +168,7 @@ export interface OAuthServices {
 
 /** The JWK SHA-256 thumbprint (RFC 7638) a token is bound to (`cnf.jkt`), or null for a bearer token. */
 export const boundKey = (token: StoredToken): string | null =>
-  ((token.data.cnf as { jkt?: string } | undefined)?.jkt as string | undefined) ?? null;
+  (token.data.cnf as { jkt?: string } | undefined)?.jkt ?? null;
 
 /** An HTTP request as the token binding sees it: `url` is the issuer's URL of the path, without query. */
 export interface BindingRequest {

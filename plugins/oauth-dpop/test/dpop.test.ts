@@ -33,6 +33,8 @@ const PLUGIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECOND_BINDING = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/second-binding.ts');
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
+/** A browser origin the FREE app allows (CORS). */
+const ORIGIN = 'https://dpop-spa.example.test';
 /** A confidential service app whose token requests must carry a proof. */
 const BOUND = { id: 'dpop-bound', secret: 'dpop-bound-secret-0123456789abcdef012345678' };
 /** A confidential service app that may send a proof or not. */
@@ -51,6 +53,7 @@ const APPS = [
     grant_types: ['client_credentials'],
     scopes: ['reports.read'],
     token_format: 'opaque',
+    allowed_origins: [ORIGIN],
   },
 ];
 
@@ -259,6 +262,19 @@ describe('@gatehouse-auth/oauth-dpop (RFC 9449)', function () {
     expect(await introspect(server, bearer.body.access_token as string, FREE)).to.not.have.property('cnf');
   });
 
+  it('a bound token with the introspection scope is no bearer token at introspection: 401 invalid_token', async function () {
+    const key = await proofKey();
+    const res = await tokenPost(
+      server,
+      { grant_type: 'client_credentials', scope: 'introspection' },
+      { Authorization: basic(MACHINE.id, MACHINE.secret), DPoP: await proof(server, key) },
+    );
+    expect(res.body.token_type).to.equal('DPoP');
+    const bearer = (await machineToken(server, 'introspection')).body.access_token as string;
+    const asBearer = { Authorization: `Bearer ${res.body.access_token as string}` };
+    expectOAuthError(await tokenPost(server, { token: bearer }, asBearer, '/token/introspect'), 401, 'invalid_token');
+  });
+
   describe('refusals at the token endpoint', function () {
     let key: ProofKey;
     before(async () => (key = await proofKey()));
@@ -441,6 +457,29 @@ describe('@gatehouse-auth/oauth-dpop with server nonces', function () {
       400,
       'use_dpop_nonce',
     );
+  });
+
+  it('CORS: a browser may send DPoP and read DPoP-Nonce and WWW-Authenticate', async function () {
+    const pre = await fetch(server.url('/oauth/token'), {
+      method: 'OPTIONS',
+      headers: { Origin: ORIGIN, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'dpop' },
+    });
+    expect(pre.status).to.equal(204);
+    expect(pre.headers.get('access-control-allow-headers')).to.include('dpop');
+    const res = await fetch(server.url('/oauth/token'), {
+      method: 'POST',
+      headers: {
+        Origin: ORIGIN,
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: basic(FREE.id, FREE.secret),
+        DPoP: await proof(server, await proofKey()),
+      },
+      body: 'grant_type=client_credentials',
+    });
+    expect(res.status).to.equal(400);
+    expect(res.headers.get('access-control-allow-origin')).to.equal(ORIGIN);
+    expect(res.headers.get('access-control-expose-headers')).to.equal('DPoP-Nonce,WWW-Authenticate');
+    expect(res.headers.get('dpop-nonce')).to.be.a('string');
   });
 
   it('oauth4webapi learns the nonce and retries: client credentials, then userinfo-style use of the token', async function () {
