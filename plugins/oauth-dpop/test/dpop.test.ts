@@ -132,6 +132,44 @@ async function withNonceRetry<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+const spa: oauth.Client = { client_id: SPA.id };
+
+/**
+ * The SPA's code flow with oauth4webapi, its token request carrying `handle`'s proofs (retried once
+ * on use_dpop_nonce); `tries` says how many token requests it took.
+ */
+async function codeFlow(
+  server: OAuthServer,
+  as: oauth.AuthorizationServer,
+  user: TestUser,
+  handle: oauth.DPoPHandle,
+  scope = 'openid profile offline_access',
+): Promise<oauth.TokenEndpointResponse & { tries: number }> {
+  const got = await obtainCode(server, user, { clientId: SPA.id, redirectUri: SPA_CB, scope });
+  const params = oauth.validateAuthResponse(as, spa, got.callback, got.state);
+  let tries = 0;
+  const tokens = await withNonceRetry(async () => {
+    tries += 1;
+    const res = await oauth.authorizationCodeGrantRequest(as, spa, oauth.None(), params, SPA_CB, got.verifier, {
+      DPoP: handle,
+      ...insecure,
+    });
+    return oauth.processAuthorizationCodeResponse(as, spa, res, { expectedNonce: got.nonce });
+  });
+  return { ...tokens, tries };
+}
+
+/** The `sub` userinfo answers for a DPoP-bound token with `handle`'s proof (oauth4webapi). */
+async function userinfoSub(
+  as: oauth.AuthorizationServer,
+  user: TestUser,
+  token: string,
+  handle: oauth.DPoPHandle,
+): Promise<string> {
+  const res = await oauth.userInfoRequest(as, spa, token, { DPoP: handle, ...insecure });
+  return (await oauth.processUserInfoResponse(as, spa, user.id, res)).sub;
+}
+
 async function discover(server: OAuthServer): Promise<oauth.AuthorizationServer> {
   const issuer = new URL(server.issuer);
   return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, insecure));
@@ -141,29 +179,12 @@ describe('@gatehouse-auth/oauth-dpop (RFC 9449)', function () {
   let server: OAuthServer;
   let user: TestUser;
   let as: oauth.AuthorizationServer;
-  const spa: oauth.Client = { client_id: SPA.id };
-
   before(async function () {
     server = await startServer({ plugins: [{ path: PLUGIN }], apps: APPS });
     user = await server.user('dpop');
     as = await discover(server);
   });
   after(() => server?.close());
-
-  /** The SPA's code flow with oauth4webapi, its token request carrying `handle`'s proofs. */
-  async function codeFlow(handle: oauth.DPoPHandle): Promise<oauth.TokenEndpointResponse> {
-    const got = await obtainCode(server, user, {
-      clientId: SPA.id,
-      redirectUri: SPA_CB,
-      scope: 'openid profile offline_access',
-    });
-    const params = oauth.validateAuthResponse(as, spa, got.callback, got.state);
-    const res = await oauth.authorizationCodeGrantRequest(as, spa, oauth.None(), params, SPA_CB, got.verifier, {
-      DPoP: handle,
-      ...insecure,
-    });
-    return oauth.processAuthorizationCodeResponse(as, spa, res, { expectedNonce: got.nonce });
-  }
 
   it('announces dpop_signing_alg_values_supported in discovery', function () {
     expect(as.dpop_signing_alg_values_supported).to.deep.equal(['ES256', 'EdDSA', 'Ed25519']);
@@ -172,7 +193,7 @@ describe('@gatehouse-auth/oauth-dpop (RFC 9449)', function () {
   it('oauth4webapi: code flow, userinfo and refresh with one key; the tokens are bound to it', async function () {
     const keyPair = await oauth.generateKeyPair('ES256');
     const handle = oauth.DPoP(spa, keyPair);
-    const tokens = await codeFlow(handle);
+    const tokens = await codeFlow(server, as, user, handle);
     expect(tokens.token_type).to.equal('dpop');
     expect(tokens.refresh_token).to.be.a('string');
     const jkt = await handle.calculateThumbprint();
@@ -197,13 +218,7 @@ describe('@gatehouse-auth/oauth-dpop (RFC 9449)', function () {
     );
     expect(rt.body.cnf).to.deep.equal({ jkt });
 
-    const info = await oauth.processUserInfoResponse(
-      as,
-      spa,
-      user.id,
-      await oauth.userInfoRequest(as, spa, tokens.access_token, { DPoP: handle, ...insecure }),
-    );
-    expect(info.sub).to.equal(user.id);
+    expect(await userinfoSub(as, user, tokens.access_token, handle)).to.equal(user.id);
 
     const refreshed = await oauth.processRefreshTokenResponse(
       as,
@@ -216,7 +231,7 @@ describe('@gatehouse-auth/oauth-dpop (RFC 9449)', function () {
 
   it('a refresh with another key’s proof, or with none, is invalid_grant and revokes nothing', async function () {
     const handle = oauth.DPoP(spa, await oauth.generateKeyPair('ES256'));
-    const tokens = await codeFlow(handle);
+    const tokens = await codeFlow(server, as, user, handle);
     const other = await proofKey();
     const fields = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: SPA.id };
     expectOAuthError(await tokenPost(server, fields, { DPoP: await proof(server, other) }), 400, 'invalid_grant');
@@ -363,7 +378,7 @@ describe('@gatehouse-auth/oauth-dpop (RFC 9449)', function () {
     let key: ProofKey;
     let token: string;
     before(async function () {
-      token = (await codeFlow(oauth.DPoP(spa, await oauth.generateKeyPair('ES256')))).access_token;
+      token = (await codeFlow(server, as, user, oauth.DPoP(spa, await oauth.generateKeyPair('ES256')))).access_token;
       // Not the token's key.
       key = await proofKey();
     });
@@ -482,7 +497,7 @@ describe('@gatehouse-auth/oauth-dpop with server nonces', function () {
     expect(res.headers.get('dpop-nonce')).to.be.a('string');
   });
 
-  it('oauth4webapi learns the nonce and retries: client credentials, then userinfo-style use of the token', async function () {
+  it('oauth4webapi learns the nonce from the refusal and retries a client credentials request', async function () {
     const client: oauth.Client = { client_id: BOUND.id };
     const handle = oauth.DPoP(client, await oauth.generateKeyPair('ES256'));
     const tokens = await withNonceRetry(async () =>
@@ -505,29 +520,12 @@ describe('@gatehouse-auth/oauth-dpop with server nonces', function () {
   });
 
   it('oauth4webapi: code flow and userinfo, each answering use_dpop_nonce first (401 with a DPoP challenge at userinfo)', async function () {
-    const spa: oauth.Client = { client_id: SPA.id };
     const handle = oauth.DPoP(spa, await oauth.generateKeyPair('ES256'));
-    const got = await obtainCode(server, user, { clientId: SPA.id, redirectUri: SPA_CB, scope: 'openid profile' });
-    const params = oauth.validateAuthResponse(as, spa, got.callback, got.state);
-    let tries = 0;
-    const tokens = await withNonceRetry(async () => {
-      tries += 1;
-      const res = await oauth.authorizationCodeGrantRequest(as, spa, oauth.None(), params, SPA_CB, got.verifier, {
-        DPoP: handle,
-        ...insecure,
-      });
-      return oauth.processAuthorizationCodeResponse(as, spa, res, { expectedNonce: got.nonce });
-    });
-    expect(tries).to.equal(2);
+    const tokens = await codeFlow(server, as, user, handle, 'openid profile');
+    expect(tokens.tries).to.equal(2);
     expect(tokens.token_type).to.equal('dpop');
     // The nonce the token endpoint gave is good at userinfo too (one server, one nonce).
-    const info = await oauth.processUserInfoResponse(
-      as,
-      spa,
-      user.id,
-      await oauth.userInfoRequest(as, spa, tokens.access_token, { DPoP: handle, ...insecure }),
-    );
-    expect(info.sub).to.equal(user.id);
+    expect(await userinfoSub(as, user, tokens.access_token, handle)).to.equal(user.id);
     // A fresh handle knows no nonce: userinfo answers 401 use_dpop_nonce with a DPoP-Nonce header.
     const fresh = oauth.DPoP(spa, await oauth.generateKeyPair('ES256'));
     const res = await oauth.userInfoRequest(as, spa, tokens.access_token, { DPoP: fresh, ...insecure });
