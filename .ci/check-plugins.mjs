@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// Checks the plugin packages, and the testing kit (tools/testing), against the core's contract
-// (one line per problem, exit 1 if any):
+// Checks the plugin packages, the testing kit (tools/testing) and the site kit (tools/site-kit)
+// against the core's contract (one line per problem, exit 1 if any):
 // - @gatehouse-auth/core is a peerDependency of each, never a regular dependency
 //   (two copies of the core in node_modules would mean two registries);
 // - their code imports only the public API: '@gatehouse-auth/core', plus the testing kit
-//   '@gatehouse-auth/testing' in plugin tests; never a deep path, never a relative path into core/.
+//   '@gatehouse-auth/testing' in plugin tests and the site kit '@gatehouse-auth/site-kit' (a
+//   library on the public API, decision 39); never a deep path, never a relative path into core/.
 // Usage: node .ci/check-plugins.mjs [repository root, default: the working directory]
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { importsOf } from './imports.mjs';
 
 const CORE = '@gatehouse-auth/core';
 const TESTING = '@gatehouse-auth/testing';
+const SITE_KIT = '@gatehouse-auth/site-kit';
 const SOURCE = /\.(?:[cm]?[jt]s|tsx|jsx)$/;
 const SKIP_DIRS = new Set(['node_modules', 'dist']);
 
@@ -36,19 +38,23 @@ for (const dir of plugins) {
   }
 }
 
-// The testing kit is held to the same rules: it is what a third party's plugin tests run on.
-const kit = path.join(root, 'tools', 'testing');
-const hasKit = existsSync(kit);
-if (hasKit) {
+// The kits are held to the same rules: the testing kit is what a third party's plugin tests run
+// on, the site kit is part of the console's and the account page's code.
+const kits = ['testing', 'site-kit'].map((name) => path.join(root, 'tools', name)).filter((dir) => existsSync(dir));
+for (const kit of kits) {
   checkPackageJson(kit);
   for (const file of sourceFiles(path.join(kit, 'src'))) checkImports(file, false);
 }
+const hasKit = kits.length > 0;
 
 if (problems.length) {
   for (const p of problems) console.error(p);
   process.exit(1);
 }
-console.log(`check-plugins: ${plugins.length} plugins${hasKit ? ' and the testing kit' : ''} OK`);
+const kitNames = kits.map((dir) => path.basename(dir)).join(' and ');
+console.log(
+  `check-plugins: ${plugins.length} plugins${hasKit ? ` and the ${kitNames} kit${kits.length > 1 ? 's' : ''}` : ''} OK`,
+);
 
 function checkPackageJson(dir) {
   const file = path.join(dir, 'package.json');
@@ -83,6 +89,8 @@ function checkImports(file, isTest) {
   for (const { specifier, line } of importsOf(readFileSync(file, 'utf8'))) {
     if (specifier === TESTING || specifier.startsWith(`${TESTING}/`)) {
       if (!isTest) report(file, line, `imports '${specifier}', which only tests may use`);
+    } else if (specifier.startsWith(`${SITE_KIT}/`)) {
+      report(file, line, `imports the deep path '${specifier}'; import from '${SITE_KIT}'`);
     } else if (specifier === `${CORE}/testing`) {
       report(file, line, `imports '${specifier}', which is now '${TESTING}'`);
     } else if (specifier.startsWith(`${CORE}/`)) {

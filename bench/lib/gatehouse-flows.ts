@@ -172,7 +172,7 @@ export async function codeByLogin(
       password: PASSWORD,
     },
   );
-  const resume = await browser.follow('/login-srv/verification/login', {
+  const resume = await browser.follow('/login/continue', {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ requestId, status_id: verified.status_id, verificationType: 'PASSWORD' }).toString(),

@@ -17,7 +17,7 @@ export interface LoginsResult {
 
 /** The continuation form post of a finished stage; resolves with where it sends the browser. */
 function continueLogin(browser: Browser, requestId: string, statusId: string, method: string): Promise<URL> {
-  return browser.follow('/login-srv/verification/login', {
+  return browser.follow('/login/continue', {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ requestId, status_id: statusId, verificationType: method }).toString(),

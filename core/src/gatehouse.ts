@@ -13,10 +13,11 @@ import { createLogger } from './http/logging.js';
 import { startPurgeJob } from './maintenance.js';
 import { tracedDriver } from './observability/database.js';
 import { tracingSlot } from './observability/tracing.js';
-import { appSettings } from './plugins/app-config.js';
+import { appSettings, joinPluginApps } from './plugins/app-config.js';
 import { checkComposition } from './plugins/composition.js';
 import { registerPlugins, resolvePlugins, type LoadedPluginInfo } from './plugins/loader.js';
 import { pluginWeb } from './plugins/web.js';
+import { validateRequestOf } from './oauth/authorize/request-uri.js';
 import { checkMetadataMembers } from './oauth/endpoints.js';
 import { systemClock, type Clock } from './services.js';
 import { openDatabase } from './storage/database.js';
@@ -89,7 +90,15 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     if (options.migrate !== false) await migrate(sequelize, logger);
     // No-op until a plugin provides `tracing` (decision 37); the driver below already holds it.
     const tracing = tracingSlot();
-    const sql = new Sql(tracedDriver(await openDriver(sequelize, database.url, database.pool_max), tracing));
+    const sql = new Sql(
+      tracedDriver(
+        await openDriver(sequelize, database.url, database.pool_max, {
+          connectMs: database.connect_timeout_ms,
+          queryMs: database.query_timeout_ms,
+        }),
+        tracing,
+      ),
+    );
     const bus = await openPeerBus({ dialect: sql.dialect, url: database.url, logger });
     peers = bus;
     const provided = new Map<string, string>();
@@ -118,14 +127,18 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             services: c.services,
             counters: c.counters,
             clientAuth: () => c.clientAuth,
+            validateRequest: (client, params) => validateRequestOf(c.clients, client, params),
             sessions: () => c.sessions,
             sso: () => c.sso,
             hostedLogin: () => c.hostedLogin,
+            loginFlows: () => c.loginFlows,
+            setup: () => c.setupWeb,
           },
           catalogs,
         ),
     });
     if (provided.has('tracing')) tracing.use(c.tracing);
+    joinPluginApps(config, c.extensions);
     checkComposition(config, c.extensions, logger);
     container.register({
       appSettings: asValue(appSettings(config, resolved, c.extensions)),

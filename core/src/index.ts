@@ -4,9 +4,27 @@
 export { z } from 'zod';
 export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';
 export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution, MetadataMember } from './plugins/api.js';
-export type { WebApi, BrowserSession, NamedLimit, PluginCatalogs, PluginPage } from './plugins/web.js';
-export type { HostedLoginResult } from './oauth/authorize/hosted-login.js';
+export type {
+  WebApi,
+  BrowserSession,
+  NamedLimit,
+  PluginCatalogs,
+  PluginPage,
+  LoginFlowsApi,
+  LoginFlowView,
+  LoginContinuation,
+  SetupApi,
+} from './plugins/web.js';
+export type { HostedLoginInput, HostedLoginResult } from './oauth/authorize/hosted-login.js';
+export type { Actor, DeviceListing, MethodInfo, ServerOverview, UserAccounts } from './users/accounts.js';
+export type { Session } from './oauth/sessions.js';
+export type { LoadedPluginInfo } from './plugins/loader.js';
+export type { DependencyState } from './observability/dependencies.js';
+// Since 1.3: the login flows and the setup API for plugin routes (decision 40).
+export { verificationError, type VerificationErrorCode } from './verification/errors.js';
+export { CONTINUE_ROUTE } from './verification/api.js';
 export { html, type SafeHtml } from './login/html.js';
+export { readCookie } from './http/cookies.js';
 export type { DependencyCheck } from './observability/dependencies.js';
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './http/openapi.js';
@@ -18,6 +36,7 @@ export * from './methods/code-method.js';
 export * from './methods/device-method.js';
 export { OAuthError } from './oauth/errors.js';
 export { defineRoute, routeInput, envelopeOf } from './http/api-spec.js';
+export { CLIENT_FIELDS as CLIENT_AUTH_FIELDS, CLIENT_ERRORS as CLIENT_AUTH_ERRORS } from './oauth/api.js';
 export type { RouteSpec, ErrorRef, HttpMethod, MediaType, SecurityName } from './http/api-spec.js';
 export * from './oauth/types.js';
 export { ActiveTokenCache, type Invalidation } from './oauth/token-cache.js';
@@ -42,6 +61,7 @@ export {
   fdsRuleProblems,
   grantProblems,
   methodProblems,
+  requestResolverProblems,
   routeProblems,
   tokenBindingProblems,
   REPLACEABLE_SERVICES,

@@ -88,9 +88,20 @@ async function metricsListener(gatehouse: Gatehouse): Promise<MetricsListener | 
   return listenForMetrics(config, registrySource(registry));
 }
 
-/** SIGTERM/SIGINT: finish in-flight requests, then exit 0. */
+/**
+ * SIGTERM (what orchestrators send): readiness turns 503 and the node keeps serving for
+ * `server.shutdown_delay_ms` (the balancer's health check notices and stops sending; closing
+ * connections at once would reset the requests already on their way), then finishes in-flight
+ * requests and exits 0. SIGINT (Ctrl-C at a terminal) skips the delay.
+ */
 export function exitOnSignals(running: RunningServer, gatehouse: Gatehouse): void {
-  const onSignal = (signal: NodeJS.Signals) => {
+  const onSignal = async (signal: NodeJS.Signals) => {
+    const delayMs = signal === 'SIGTERM' ? gatehouse.config.server.shutdown_delay_ms : 0;
+    gatehouse.beginShutdown();
+    if (delayMs > 0) {
+      gatehouse.logger.info({ signal, delayMs }, 'shutting down: not ready, still serving while balancers notice');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
     gatehouse.logger.info({ signal }, 'shutting down: finishing in-flight requests');
     running.shutdown().then(
       () => {
@@ -103,6 +114,6 @@ export function exitOnSignals(running: RunningServer, gatehouse: Gatehouse): voi
       },
     );
   };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', (signal) => void onSignal(signal));
+  process.once('SIGINT', (signal) => void onSignal(signal));
 }

@@ -100,6 +100,11 @@ export interface Services {
   /** Whether the user proved their email address or phone number (account verification). */
   readonly accounts: {
     verified(user: UserRecord, medium: 'email' | 'sms'): Promise<boolean>;
+    /**
+     * Since 1.3: records that the user proved `address` for `medium` (a code sent there came
+     * back): `verified` is true while it is still their address.
+     */
+    markVerified(userId: string, medium: 'email' | 'sms', address: string): Promise<void>;
   };
   /** Slow salted hashing for passwords and codes (service `passwordHashing`, replaceable). */
   readonly passwordHashing: PasswordHashing;

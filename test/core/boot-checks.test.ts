@@ -137,6 +137,16 @@ const CASES: { what: string; yaml: string; line: string }[] = [
     yaml: config([{ name: '@gatehouse/method-totp' }]),
     line: "plugin @gatehouse/method-totp (plugins[0]): Gatehouse's packages are @gatehouse-auth/method-totp; the @gatehouse scope on npm belongs to another project",
   },
+  {
+    what: 'the console of before decision 39, a top-level key',
+    yaml: JSON.stringify({ ...JSON.parse(config([password])), console: { enabled: true, admins: ['alice'] } }),
+    line: 'console: the admin console is now the plugin @gatehouse-auth/page-console; list it under plugins: with these keys (without enabled) as its options',
+  },
+  {
+    what: 'two plugins register the same app',
+    yaml: config([password, fixture('web-app.js'), fixture('web-app-twin.js')]),
+    line: 'plugin @acme/portal-twin: app "acme-portal" is already registered by plugin @acme/portal',
+  },
 ];
 
 describe('boot checks: config check and start refuse alike (issue 9)', function () {

@@ -183,6 +183,23 @@ describe('.ci/check-plugins.mjs', () => {
     ]);
   });
 
+  it('holds the site kit (tools/site-kit) to the same rules; plugins import its root export only', () => {
+    const root = make({
+      'tools/site-kit/package.json': { name: '@gatehouse-auth/site-kit', version: '0.1.0' },
+      'tools/site-kit/src/index.ts': "import { html } from '@gatehouse-auth/core/dist/login/html.js';\nexport {};\n",
+      'plugins/method-a/src/page.ts': [
+        "import { Site } from '@gatehouse-auth/site-kit';",
+        "import { when } from '@gatehouse-auth/site-kit/dist/layout.js';",
+        '',
+      ].join('\n'),
+    });
+    expect(check(root).stderr.trimEnd().split('\n')).to.deep.equal([
+      "plugins/method-a/src/page.ts:2: imports the deep path '@gatehouse-auth/site-kit/dist/layout.js'; import from '@gatehouse-auth/site-kit'",
+      'tools/site-kit/package.json: does not list @gatehouse-auth/core in peerDependencies',
+      "tools/site-kit/src/index.ts:1: imports the deep path '@gatehouse-auth/core/dist/login/html.js'; import from '@gatehouse-auth/core'",
+    ]);
+  });
+
   it('fails on relative paths into core/, in every import form', () => {
     const root = make({
       'plugins/method-a/src/nested/deep.ts': [

@@ -133,7 +133,46 @@ describe('CLI: migrate and users', function () {
   it('a mistyped option is one line naming it, exit 2, no stack trace', async () => {
     const result = await runCli(['users', 'create', '--emial', 'x@example.com', '--username', 'x']);
     expect(result.code).to.equal(2);
-    expect(result.stderr).to.match(/^gatehouse: Unknown option '--emial'.* \(gatehouse help lists the options\)\n$/);
+    expect(result.stderr).to.equal('gatehouse: unknown option --emial (gatehouse help lists the options)\n');
+  });
+
+  it('a word too many is refused, never dropped: users create --username al ice creates no "al"', async () => {
+    const result = await runCli(['users', 'create', '--config', config, '--username', 'al', 'ice'], { env });
+    expect(result).to.deep.include({
+      code: 2,
+      stdout: '',
+      stderr: `gatehouse: unexpected argument "ice" (a value with spaces needs quotes: --username 'al ice')\n`,
+    });
+    const listed = await runCli(['users', 'list', '--json', '--config', config], { env });
+    expect((JSON.parse(listed.stdout) as { username: string }[]).map((u) => u.username)).not.to.include('al');
+  });
+
+  it('a command group alone names its subcommands, exit 2', async () => {
+    expect(await runCli(['keys'])).to.deep.include({ code: 2, stderr: 'gatehouse: keys needs one of: rotate, list\n' });
+    expect(await runCli(['users', 'remove'])).to.deep.include({
+      code: 2,
+      stderr: 'gatehouse: users needs one of: create, list, profile (not "remove")\n',
+    });
+  });
+
+  it('users list says which database it read and the config it came from', async () => {
+    const listed = await runCli(['users', 'list', '--config', config], { env });
+    expect(listed.code).to.equal(0);
+    expect(listed.stdout.trimEnd().split('\n').at(-1)).to.match(
+      new RegExp(
+        `^\\(\\d+ users? in ${env.DATABASE_URL!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, config .*valid\\.yaml\\)$`,
+      ),
+    );
+  });
+
+  it('a config with several problems shows every one, a line each', async () => {
+    const result = await runCli(['config', 'check', '--config', config], {
+      env: { ...env, PORT: 'not-a-port', DATABASE_URL: '', LOG_LEVEL: 'loud' },
+    });
+    expect(result.code).to.equal(1);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines.length, result.stderr).to.be.greaterThan(1);
+    for (const line of lines) expect(line).to.match(/^gatehouse: [a-z._]+: /);
   });
 
   it('users create without --username says what it needs', async () => {

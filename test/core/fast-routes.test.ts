@@ -5,9 +5,10 @@
  * function, and the reply writer.
  */
 import http, { type IncomingMessage, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { ApiError, createLogger, OAuthError } from '@gatehouse-auth/core';
+import { readJson } from '../../core/dist/http/body.js';
 import { sendReply, withFastRoutes, type Endpoint, type FastRoute } from '../../core/dist/http/fast-routes.js';
 import { LogCapture } from '../support/log-capture.js';
 
@@ -257,6 +258,11 @@ describe('withFastRoutes', () => {
         },
         {
           method: 'POST',
+          path: '/read-body',
+          endpoint: async (req) => ({ status: 200, body: { read: await readJson(req) } }),
+        },
+        {
+          method: 'POST',
           path: '/sync-fault',
           // Not async: throws before any promise exists.
           endpoint: (() => {
@@ -347,6 +353,30 @@ describe('withFastRoutes', () => {
       expect((fault?.err as { message?: string } | undefined)?.message).to.equal('sync boom 91aa');
       // And the server still answers.
       expect((await fetch(`${h.base}/client`, { method: 'POST' })).status).to.equal(401);
+    });
+
+    it('a client that goes away mid-body is its own mistake: no fault logged, the server still answers', async () => {
+      const { hostname, port } = new URL(h.base);
+      await new Promise<void>((resolve) => {
+        const socket = net.connect({ host: hostname, port: Number(port) }, () => {
+          socket.write(
+            'POST /read-body HTTP/1.1\r\nHost: x\r\nX-Request-Id: gone-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":',
+          );
+          setTimeout(() => socket.destroy(), 50);
+        });
+        socket.on('close', () => resolve());
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const faults = h.logs.entries.filter(
+        (e) => e.level === 50 && (e.req as { id?: string } | undefined)?.id === 'gone-1',
+      );
+      expect(faults).to.deep.equal([]);
+      const res = await fetch(`${h.base}/read-body`, {
+        method: 'POST',
+        body: '{"a":1}',
+        headers: { 'Content-Type': 'application/json' },
+      });
+      expect(await res.json()).to.deep.equal({ read: { a: 1 } });
     });
 
     it('a reply that cannot be written is a logged 500 under the request id, as in express', async () => {

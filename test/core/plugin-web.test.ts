@@ -4,13 +4,18 @@
  * clients as /token does, reads the browser's session, starts a hosted login for an app and reads
  * its result, renders a page in the hosted layout with its own messages and a CSRF-protected form,
  * counts a named limit, and adds a discovery member; a member the core owns stops start-up.
+ * Plugin API 1.3 (test/fixtures/plugins/web-app.js): a first-party app, a login with `maxAge`,
+ * the hosted headers for a page of its own layout, the account service; clashing apps and the
+ * old `console:`/`account:` keys stop start-up; without the page plugins /console is 404.
  */
 import { expect } from 'chai';
 import { buildApp, createLogger, parseConfig } from '@gatehouse-auth/core';
+import { FakeClock } from '@gatehouse-auth/testing';
 import { fixturePlugin } from '../support/paths.js';
 import {
   Browser,
   WEB,
+  WEB_CB,
   basic,
   passwordStage,
   locationOf,
@@ -172,5 +177,89 @@ describe('endpoint and page plugins: the web API (plugin API 1.2, issue 26)', fu
       error = err as Error;
     }
     expect(error?.message).to.match(/discovery member "token_endpoint" is the core's/);
+  });
+});
+
+describe('endpoint and page plugins: first-party apps, fresh logins, the account service (plugin API 1.3)', function () {
+  let server: OAuthServer;
+  let user: TestUser;
+  const clock = new FakeClock(new Date('2026-03-01T09:00:00Z'));
+
+  before(async function () {
+    server = await startServer({ plugins: [{ path: fixturePlugin('web-app.js') }], clock });
+    user = await server.user('web-app');
+  });
+  after(() => server?.close());
+
+  /** Builds a server and answers why it did not start. */
+  async function refusal(raw: Record<string, unknown>): Promise<string | undefined> {
+    const base = { issuer: 'http://127.0.0.1:1', database: { url: 'sqlite::memory:' }, log: { level: 'silent' } };
+    try {
+      const app = await buildApp(parseConfig({ ...base, ...raw }, {}), { logger: createLogger('silent') });
+      await app.close();
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return undefined;
+  }
+
+  it('registers its app, served like a config app, and signs users in for it', async function () {
+    const app = server.gatehouse.container.cradle.clients.get('acme-portal');
+    expect(app).to.include({ name: 'Acme portal', isPublic: true });
+    expect(app!.loginStages).to.deep.equal([['PASSWORD']]);
+    const browser = new Browser(server);
+    const login = locationOf(await browser.get('/portal/login'), server, 303);
+    const back = await passwordStage(browser, server, login.searchParams.get('request_id')!, user);
+    expect(await (await browser.get(back.pathname + back.search)).json()).to.deep.equal({ sub: user.id });
+    // The server's overview (the account service) lists the app and the plugin.
+    const overview = (await (await browser.get('/portal/overview')).json()) as { apps: string[]; plugins: string[] };
+    expect(overview.apps).to.include('acme-portal');
+    expect(overview.plugins).to.include('@acme/portal');
+  });
+
+  it('a login with maxAge does not take factors older than that; without, single sign-on', async function () {
+    const browser = new Browser(server);
+    const first = locationOf(await browser.get('/portal/login'), server, 303);
+    const back = await passwordStage(browser, server, first.searchParams.get('request_id')!, user);
+    await browser.get(back.pathname + back.search);
+    clock.advance(600);
+    expect(locationOf(await browser.get('/portal/login?max_age=300'), server, 303).pathname).to.equal('/login');
+    expect(locationOf(await browser.get('/portal/login'), server, 303).pathname).to.equal('/portal/back');
+  });
+
+  it("sends a page of its own layout with the hosted pages' headers", async function () {
+    const res = await fetch(server.url('/portal/own'), { headers: { Cookie: 'acme=ok' } });
+    expect(res.headers.get('content-security-policy')).to.match(/^default-src 'none'; script-src 'self'/);
+    expect(res.headers.get('cache-control')).to.equal('no-store');
+    expect(await res.text()).to.include('<p>ok</p>');
+  });
+
+  it('two plugins with the same app id stop start-up; so does a config app with it', async function () {
+    const plugins = [{ path: fixturePlugin('web-app.js') }, { path: fixturePlugin('web-app-twin.js') }];
+    expect(await refusal({ plugins })).to.match(
+      /plugin @acme\/portal-twin: app "acme-portal" is already registered by plugin @acme\/portal/,
+    );
+    expect(
+      await refusal({ plugins: plugins.slice(0, 1), apps: [{ client_id: 'acme-portal', redirect_uris: [WEB_CB] }] }),
+    ).to.match(/plugin @acme\/portal: app "acme-portal" is already one of the config's apps/);
+  });
+
+  it('without the console and account plugins the server starts, and /console and /account answer 404', async function () {
+    const bare = await startServer();
+    try {
+      for (const path of ['/console', '/console/users', '/account', '/account/callback']) {
+        expect((await fetch(bare.url(path), { redirect: 'manual' })).status, path).to.equal(404);
+      }
+      expect(bare.gatehouse.container.cradle.clients.get('gatehouse-console')).to.equal(undefined);
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it('an old top-level console: or account: key stops start-up, saying which plugin to list instead', async function () {
+    expect(await refusal({ console: { enabled: true, admins: ['alice'] } })).to.equal(
+      'console: the admin console is now the plugin @gatehouse-auth/page-console; list it under plugins: with these keys (without enabled) as its options',
+    );
+    expect(await refusal({ account: { enabled: false } })).to.match(/^account: .*@gatehouse-auth\/page-account/);
   });
 });

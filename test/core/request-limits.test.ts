@@ -44,7 +44,7 @@ describe('slow and oversized requests', function () {
       'application/json',
     ],
     ['the fast form route (token)', '/oauth/token', 'application/x-www-form-urlencoded'],
-    ['an express JSON route (continuation)', '/login-srv/verification/login', 'application/json'],
+    ['an express JSON route (continuation)', '/login/continue', 'application/json'],
   ] as const) {
     it(`${what}: a declared 100 MB body → 413 at once, and the connection closes`, async () => {
       const { text, ms } = await converse(port, (socket) => {
@@ -75,7 +75,7 @@ describe('slow and oversized requests', function () {
   it('a body at one byte per 100 ms past request_timeout_ms → 408 and closed', async () => {
     const { text, ms } = await converse(port, (socket) => {
       socket.write(
-        'POST /login-srv/verification/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+        'POST /login/continue HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
       );
       const timer = setInterval(() => (socket.destroyed ? clearInterval(timer) : socket.write(' ')), 100);
       socket.on('close', () => clearInterval(timer));
@@ -88,7 +88,7 @@ describe('slow and oversized requests', function () {
     ['a valid gzip body', gzipSync('{"request_id":"x"}')],
     ['a malformed gzip body', gzipSync('{"request_id":"x"}').subarray(0, 10)],
   ] as const) {
-    for (const path of ['/verification-srv/authentication/PASSWORD/initiation', '/login-srv/verification/login']) {
+    for (const path of ['/verification-srv/authentication/PASSWORD/initiation', '/login/continue']) {
       it(`${what} at ${path} → 415 UNSUPPORTED_MEDIA_TYPE`, async () => {
         const res = await fetch(`http://127.0.0.1:${port}${path}`, {
           method: 'POST',

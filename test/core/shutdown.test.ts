@@ -62,10 +62,10 @@ describe('graceful shutdown', function () {
     });
 
     /** Starts the CLI on a free port and resolves with the port from the 'gatehouse listening' log line. */
-    function start(): Promise<number> {
+    function start(config = 'valid.yaml'): Promise<number> {
       stdout = '';
       stderr = '';
-      child = spawnCli(['start', '--config', fixtureConfig('valid.yaml')], { env: { PORT: '0' } });
+      child = spawnCli(['start', '--config', fixtureConfig(config)], { env: { PORT: '0' } });
       child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       return new Promise((resolve, reject) => {
         child!.stdout!.setEncoding('utf8').on('data', (d: string) => {
@@ -114,6 +114,25 @@ describe('graceful shutdown', function () {
 
     it('exits promptly when the in-flight request came on a keep-alive connection', async () => {
       expect(await sigtermDuringRequest(keepAlive())).to.be.lessThan(3000);
+    });
+
+    it('with server.shutdown_delay_ms, keeps serving (readiness 503) while balancers notice, then drains and exits 0', async () => {
+      const port = await start('shutdown-delay.yaml');
+      const agent = keepAlive();
+      expect((await get(port, '/health/ready', agent)).status).to.equal(200);
+      const signalledAt = Date.now();
+      child!.kill('SIGTERM');
+      await sleep(200);
+      // Requests already on their way, on kept-alive connections and new ones, are served.
+      expect((await get(port, '/health/ready', agent)).status).to.equal(503);
+      expect((await get(port, '/health/live', agent)).status).to.equal(200);
+      expect(await tryConnect(port)).to.equal('connected');
+      expect((await get(port, '/health/live')).status).to.equal(200);
+      expect(await exited(child!)).to.deep.equal({ code: 0, signal: null });
+      expect(Date.now() - signalledAt).to.be.within(800, 3000);
+      expect(stdout).to.include('"msg":"shutting down: not ready, still serving while balancers notice"');
+      expect(stderr).to.equal('');
+      agent.destroy();
     });
 
     it('with nothing in flight, SIGTERM exits 0 at once', async () => {

@@ -148,7 +148,7 @@ describe('FACE with real photos, through the simulator (issue 10)', function () 
     expect(push).to.not.equal(undefined);
     await phone.approve(push!, { photo: jpeg(faces.persons[0]!.png) });
 
-    const done = await browser.postForm('/login-srv/verification/login', {
+    const done = await browser.postForm('/login/continue', {
       requestId,
       status_id: statusId,
       verificationType: 'FACE',

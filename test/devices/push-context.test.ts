@@ -80,7 +80,7 @@ describe('a push is judged in the context of the browser that started the login'
   async function continueWith(browser: Browser, requestId: string, statusId: string, method: string) {
     // Each proof a second apart: the history's order is the order of the sign-ins.
     server.clock.advance(1);
-    const res = await browser.postForm('/login-srv/verification/login', {
+    const res = await browser.postForm('/login/continue', {
       requestId,
       status_id: statusId,
       verificationType: method,

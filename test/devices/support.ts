@@ -149,7 +149,7 @@ export async function idTokenAfter(server: DemoServer, at: SecondStage, statusId
 
 /** Continues the login with an AUTHENTICATED status, as the hosted page does; returns the Location. */
 export async function continueLogin(server: DemoServer, at: SecondStage, statusId: string, method: string) {
-  const res = await at.browser.postForm('/login-srv/verification/login', {
+  const res = await at.browser.postForm('/login/continue', {
     requestId: at.requestId,
     status_id: statusId,
     verificationType: method,

@@ -22,7 +22,7 @@ const ROUTES: Route[] = [
   { family: 'verification (fast JSON)', method: 'POST', path: '/verification-srv/authentication/PASSWORD/initiation' },
   { family: 'verification (fast JSON)', method: 'POST', path: '/verification-srv/authentication/TOTP/verification' },
   { family: 'verification status', method: 'GET', path: '/verification-srv/verificationstatus/abc' },
-  { family: 'login continuation', method: 'POST', path: '/login-srv/verification/login' },
+  { family: 'login continuation', method: 'POST', path: '/login/continue' },
   { family: 'setup', method: 'POST', path: '/verification-actions-srv/setup/TOTP/initiation' },
   { family: 'setup', method: 'POST', path: '/verification-actions-srv/setup/PASSWORD/verification' },
   { family: 'admin', method: 'POST', path: '/admin/users' },

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Browser } from './support.js';
+import { stage, type DemoServer } from './demo-server.js';
 import {
   ADMIN_TOKEN,
   completeStage,
@@ -17,15 +18,26 @@ import {
 /** Admins of the console suites' servers (by username: the list is config, the users come later). */
 export const ADMINS = ['console-admin-1', 'console-admin-2', 'console-admin-3', 'console-admin-4', 'console-admin-5'];
 
-/** A server with the console (PASSWORD then TOTP) and the account page (PASSWORD only). */
+/** The console's entry in `plugins:` (PASSWORD then TOTP). */
+export const CONSOLE_PLUGIN = {
+  name: '@gatehouse-auth/page-console',
+  options: { admins: [...ADMINS], login_stages: [['PASSWORD'], ['TOTP']] },
+};
+/** The account page's entry in `plugins:` (PASSWORD, then TOTP or a backup code). */
+export const ACCOUNT_PLUGIN = {
+  name: '@gatehouse-auth/page-account',
+  options: { login_stages: [['PASSWORD'], ['TOTP', 'BACKUPCODE']] },
+};
+
+/** A server with the console (PASSWORD then TOTP) and the account page (PASSWORD then TOTP or BACKUPCODE). */
 export function startConsoleServer(opts: ServerOptions = {}): Promise<OAuthServer> {
   return startServer({
     ...opts,
-    plugins: [{ name: '@gatehouse-auth/method-backupcode', options: { memory_cost: 1024, time_cost: 2 } }],
-    config: {
-      console: { enabled: true, admins: [...ADMINS], login_stages: [['PASSWORD'], ['TOTP']] },
-      account: { enabled: true, login_stages: [['PASSWORD'], ['TOTP', 'BACKUPCODE']] },
-    },
+    plugins: [
+      { name: '@gatehouse-auth/method-backupcode', options: { memory_cost: 1024, time_cost: 2 } },
+      CONSOLE_PLUGIN,
+      ACCOUNT_PLUGIN,
+    ],
   });
 }
 
@@ -50,9 +62,9 @@ export async function userWithTotp(
 }
 
 /**
- * From a page of a built-in site (`/console/users`) to the page again, signed in: the site's
- * redirect to /authorize, PASSWORD, TOTP, resume, the site's callback. Each sign-in spends the
- * user's next TOTP step (a code works once).
+ * From a page of a site (`/console/users`) to the page again, signed in: the site's hosted
+ * login, PASSWORD, TOTP, the site's callback. Each sign-in spends the user's next TOTP step (a
+ * code works once).
  */
 export async function signInToSite(
   browser: Browser,
@@ -60,10 +72,7 @@ export async function signInToSite(
   path: string,
   user: TestUser & { totp: string; steps: number },
 ): Promise<Response> {
-  const first = locationOf(await browser.get(path), server);
-  expect(first.pathname).to.equal('/api/oauth2/authorize');
-  const login = locationOf(await browser.get(first.pathname + first.search), server);
-  const requestId = loginRequestId(login);
+  const requestId = loginRequestId(locationOf(await browser.get(path), server));
   const second = await completeStage(
     browser,
     server,
@@ -73,7 +82,7 @@ export async function signInToSite(
     { password: PASSWORD },
   );
   expect(second.pathname, 'a second stage').to.equal('/login');
-  const resume = await completeStage(
+  const callback = await completeStage(
     browser,
     server,
     requestId,
@@ -81,7 +90,6 @@ export async function signInToSite(
     { sub: user.id },
     { pass_code: await totpCode(user.totp, user.steps++) },
   );
-  const callback = locationOf(await browser.get(resume.pathname + resume.search), server);
   expect(callback.pathname).to.match(/\/callback$/);
   const back = locationOf(await browser.get(callback.pathname + callback.search), server);
   return browser.get(back.pathname + back.search);
@@ -92,4 +100,14 @@ export function csrfOf(page: string): string {
   const match = /name="csrf" value="([^"]+)"/.exec(page);
   expect(match, 'a CSRF field').to.not.equal(null);
   return match![1]!;
+}
+
+/** Alice of the demo config, signed in to a site with her password and a backup code. */
+export async function signInDemo(b: Browser, demo: DemoServer, path: string): Promise<Response> {
+  const requestId = loginRequestId(locationOf(await b.get(path), demo));
+  await stage(b, demo, requestId, 'PASSWORD', { identify: true });
+  const callback = await stage(b, demo, requestId, 'BACKUPCODE');
+  expect(callback.pathname).to.equal(`${path.split('/').slice(0, 2).join('/')}/callback`);
+  const back = locationOf(await b.get(callback.pathname + callback.search), demo);
+  return b.get(back.pathname + back.search);
 }

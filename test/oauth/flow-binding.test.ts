@@ -69,7 +69,7 @@ describe('OAuth: the login flow is bound to its browser', () => {
       password: PASSWORD,
     });
     const victim = new Browser(server);
-    const cont = await victim.request('/login-srv/verification/login', {
+    const cont = await victim.request('/login/continue', {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
       body: new URLSearchParams({

@@ -125,6 +125,32 @@ describe('OAuth introspection and revocation (checklist §5)', function () {
       expectOAuthError(await postForm(server, '/oauth2/revoke/', {}, webAuth()), 400, 'invalid_request');
       expectOAuthError(await postForm(server, '/oauth2/revoke/', 'token=a&token=b', webAuth()), 400, 'invalid_request');
     });
+
+    it('a server fault → 500 server_error (OAuth body, nothing about the cause); the database gone → 503 temporarily_unavailable with Retry-After', async function () {
+      const tokens = await webTokens();
+      const store = server.gatehouse.container.cradle.tokens;
+      const original = store.revokeToken.bind(store);
+      try {
+        store.revokeToken = () => Promise.reject(new Error('the disk said no (detail 51f2)'));
+        const fault = await postForm(server, '/oauth2/revoke/', { token: tokens.access_token! }, webAuth());
+        expect(fault.status).to.equal(500);
+        expect(fault.body).to.deep.equal({ error: 'server_error', error_description: 'internal server error' });
+        store.revokeToken = () =>
+          Promise.reject(
+            // As the PostgreSQL driver throws it (it marks its errors).
+            Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), {
+              code: 'ECONNREFUSED',
+              [Symbol.for('gatehouse.databaseError')]: true,
+            }),
+          );
+        const down = await postForm(server, '/oauth2/revoke/', { token: tokens.access_token! }, webAuth());
+        expect(down.status).to.equal(503);
+        expect(down.headers.get('retry-after')).to.equal('5');
+        expect(down.body.error).to.equal('temporarily_unavailable');
+      } finally {
+        store.revokeToken = original;
+      }
+    });
   });
 
   describe('introspection', function () {

@@ -433,7 +433,7 @@ export async function authenticatedStatus(
 
 /**
  * Completes one stage with a method through the verification API and continues the login
- * with a form POST (as the hosted page does). Returns the 303's Location.
+ * with a form POST (as the hosted page does, or an app's own login UI at `path`). Returns the 303's Location.
  */
 export async function completeStage(
   browser: Browser,
@@ -442,8 +442,9 @@ export async function completeStage(
   method: string,
   who: Record<string, string>,
   proof: Record<string, string>,
+  path = '/login/continue',
 ): Promise<URL> {
-  const res = await browser.postForm('/login-srv/verification/login', {
+  const res = await browser.postForm(path, {
     requestId,
     status_id: await authenticatedStatus(server, requestId, method, who, proof),
     verificationType: method,

@@ -13,6 +13,7 @@ import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-
 import { FakeClock } from '@gatehouse-auth/testing';
 import { withPostgresDatabase } from '../support/postgres.js';
 import { freePort } from '../oauth/support.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 const KEY = Buffer.alloc(32, 12).toString('base64');
 const SECRET = 'shared-limits-client-secret-0123456789abcdef';
@@ -108,6 +109,60 @@ function sharedLimitSuite(store: 'database' | 'redis', db: { readonly url: strin
         expect(redis?.reason).to.be.a('string').and.not.be.empty;
       } finally {
         await orphan.close();
+      }
+    });
+  }
+
+  if (store === 'redis') {
+    it('Redis partitioned (silent): no request waits past the command timeout, the shared count is open, then counts again', async () => {
+      const target = new URL(REDIS_URL);
+      const proxy = new TcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+      await proxy.listen();
+      const via = new URL(REDIS_URL);
+      via.hostname = '127.0.0.1';
+      via.port = String(proxy.port);
+      const node = await buildApp(config(db.url, { redis_url: via.toString(), redis_timeout_ms: 200 }), {
+        logger: createLogger('silent'),
+      });
+      const ip = someAddress();
+      const authorize = async () => {
+        const started = performance.now();
+        const res = await supertest(node.app)
+          .get('/api/oauth2/authorize')
+          .query({ client_id: 'nobody' })
+          .set('X-Forwarded-For', ip);
+        return { status: res.status, ms: performance.now() - started };
+      };
+      const counted = () => node.container.cradle.counters.hit(`partition-test:${ip}`, 60_000);
+      /** The shared count once Redis answers (a node's connection is made in the background). */
+      const countedOnceConnected = async () => {
+        for (let i = 0; i < 30; i++) {
+          const { count } = await counted();
+          if (count > 0) return count;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        return 0;
+      };
+      try {
+        expect(await countedOnceConnected()).to.equal(1);
+        proxy.blackhole();
+        // While Redis is silent no request waits past the command timeout: the shared count is
+        // open (0), only this node's own count limits (it never refuses before the shared one).
+        for (let i = 0; i < PER_IP - 1; i++) {
+          const { status, ms } = await authorize();
+          expect(status).to.not.equal(429);
+          expect(ms).to.be.below(1000);
+        }
+        const started = performance.now();
+        expect((await counted()).count).to.equal(0);
+        expect(performance.now() - started).to.be.below(1000);
+        await proxy.restore();
+        // Counting in Redis again, in the window that began before the partition.
+        const count = await countedOnceConnected();
+        expect(count, 'Redis counts again once it answers').to.equal(2);
+      } finally {
+        await node.close();
+        await proxy.close();
       }
     });
   }

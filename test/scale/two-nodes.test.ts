@@ -144,7 +144,7 @@ describe('two nodes on one PostgreSQL database', function () {
     oneWinner(
       await onBoth((agent) =>
         agent
-          .post('/login-srv/verification/login')
+          .post('/login/continue')
           .set('Accept', 'application/json')
           .type('form')
           .send({ requestId, status_id: verified.body.data.status_id, verificationType: 'PASSWORD' }),

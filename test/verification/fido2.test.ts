@@ -214,7 +214,7 @@ describe('FIDO2 through the JSON API, with a software authenticator (issue 11)',
     );
     expect(verified.status, JSON.stringify(verified)).to.equal(200);
     expect(verified.data.sub).to.equal(server.alice.id);
-    const done = await browser.postForm('/login-srv/verification/login', {
+    const done = await browser.postForm('/login/continue', {
       requestId,
       status_id: again.data.status_id as string,
       verificationType: 'FIDO2',

@@ -110,7 +110,7 @@ describe('verification: lifecycle', () => {
       sub: id,
     });
     const done = await v.http
-      .post('/login-srv/verification/login')
+      .post('/login/continue')
       .type('form')
       .send({ requestId, status_id: second.statusId, verificationType: 'TOTP', sub: id });
     expect(done.status).to.equal(303);
@@ -143,10 +143,7 @@ describe('verification: lifecycle', () => {
     const user = await passwordUser(v);
     const requestId = await v.flow();
     const statusId = await passwordStage(v, requestId, user);
-    const res = await v.http
-      .post('/login-srv/verification/login')
-      .type('form')
-      .send({ requestId, status_id: statusId });
+    const res = await v.http.post('/login/continue').type('form').send({ requestId, status_id: statusId });
     expect(res.status).to.equal(303);
     expect(res.headers.location).to.equal(`/login?request_id=${requestId}`);
     expect(await flowOf(requestId)).to.include({ stage: 1, userId: user.id, status: 'active' });

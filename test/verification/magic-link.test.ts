@@ -118,7 +118,7 @@ describe('EMAIL sign-in links (processingType: LINK, issue 12)', function () {
     expect(await status(sent.statusId)).to.equal('AUTHENTICATED');
     // The browser that started continues with its status, as for any method.
     const next = locationOf(
-      await sent.browser.postForm('/login-srv/verification/login', {
+      await sent.browser.postForm('/login/continue', {
         requestId: sent.requestId,
         status_id: sent.statusId,
         verificationType: 'EMAIL',

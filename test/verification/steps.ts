@@ -103,9 +103,9 @@ export interface Continued {
   redirect_to: string;
 }
 
-/** POST /login-srv/verification/login, form-encoded, asking for JSON. */
+/** POST /login/continue (the hosted page's continuation), form-encoded, asking for JSON. */
 export function continueLogin(v: VerificationApp, fields: Record<string, string>) {
-  return v.http.post('/login-srv/verification/login').type('form').set('Accept', 'application/json').send(fields);
+  return v.http.post('/login/continue').type('form').set('Accept', 'application/json').send(fields);
 }
 
 /** A stage-1 PASSWORD login of `username` in a fresh exchange; returns the AUTHENTICATED status_id. */

@@ -34,6 +34,32 @@ Commands:
   plugin new            moved: npx @gatehouse-auth/create-plugin <method|fds|channel|grant> NAME [--dir DIR]
 `;
 
+/** The commands that take a subcommand, with theirs: `gatehouse keys` alone says which there are. */
+const SUBCOMMANDS: Record<string, string[]> = {
+  config: ['check'],
+  users: ['create', 'list', 'profile'],
+  keys: ['rotate', 'list'],
+  plugin: ['new'],
+};
+
+/**
+ * What is wrong with the words of a command line, or null: a command group without one of its
+ * subcommands, or a word too many (`--username al ice` would otherwise create "al").
+ */
+function commandProblem(positionals: string[]): string | null {
+  const [command, sub] = positionals;
+  const subs = command !== undefined ? SUBCOMMANDS[command] : undefined;
+  if (subs && (sub === undefined || !subs.includes(sub))) {
+    const given = sub === undefined ? '' : ` (not "${sub}")`;
+    return `${command} needs one of: ${subs.join(', ')}${given}`;
+  }
+  // `plugin new KIND NAME` passes its words on to the command that replaced it.
+  const words = command === 'plugin' ? 4 : subs ? 2 : 1;
+  const extra = positionals[words];
+  if (extra === undefined) return null;
+  return `unexpected argument "${extra}" (a value with spaces needs quotes: --username 'al ice')`;
+}
+
 /** `--set name=Alice --set address={"country":"DE"} --unset nickname`: a JSON merge patch. */
 function profilePatch(set: string[], unset: string[]): Record<string, unknown> {
   const patch: Record<string, unknown> = {};
@@ -73,6 +99,11 @@ async function main(argv: string[]): Promise<number> {
   if (values.help || !command || command === 'help') {
     process.stdout.write(USAGE);
     return command || values.help ? 0 : 2;
+  }
+  const problem = SUBCOMMANDS[command] || positionals.length > 1 ? commandProblem(positionals) : null;
+  if (problem) {
+    process.stderr.write(`gatehouse: ${problem}\n`);
+    return 2;
   }
   if (command === 'users' && sub === 'create' && !values.username) {
     process.stderr.write('gatehouse: users create needs --username NAME (and optionally --email, --phone)\n');
@@ -139,7 +170,7 @@ async function main(argv: string[]): Promise<number> {
     case 'users create':
     case 'users list':
     case 'users profile': {
-      const { config } = loaded();
+      const { config, file } = loaded();
       const logger = createLogger('warn');
       const db = await openDatabase({ url: config.database.url, logger });
       await migrate(db, logger);
@@ -168,11 +199,15 @@ async function main(argv: string[]): Promise<number> {
         } else {
           const list = await users.list({ limit: 1000 });
           if (values.json) process.stdout.write(`${JSON.stringify(list)}\n`);
-          else
+          else {
             printTable(
               ['id', 'username', 'email', 'phone', 'status'],
               list.map((u) => [u.id, u.username, u.email ?? '', u.phone ?? '', u.status]),
             );
+            // The demo keeps a database of its own: say which one this was.
+            const count = `${list.length} user${list.length === 1 ? '' : 's'}`;
+            process.stdout.write(`(${count} in ${redactedUrl(config.database.url)}, config ${file})\n`);
+          }
         }
       } finally {
         await sql.close();
@@ -225,6 +260,11 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** A database URL without its password. */
+function redactedUrl(url: string): string {
+  return url.replace(/^([a-z][\w+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+}
+
 /** `word` as a shell word: as is when it is plain, else single-quoted. */
 function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
@@ -247,11 +287,14 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     // One line an operator can act on: which key or plugin, and what is wrong.
     const code = (err as NodeJS.ErrnoException)?.code;
-    if (isBootError(err)) process.stderr.write(`gatehouse: ${err.message}\n`);
+    if (isBootError(err)) process.stderr.write(err.message.replace(/^/gm, 'gatehouse: ') + '\n');
     else if (isProtocolError(err)) process.stderr.write(`gatehouse: ${err.code}: ${err.message}\n`);
     else if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-      // A mistyped option: what was wrong and where the list is, not a stack trace.
-      process.stderr.write(`gatehouse: ${(err as Error).message.split('\n')[0]} (gatehouse help lists the options)\n`);
+      // A mistyped option: what was wrong and where the list is, not a stack trace (nor Node's
+      // advice on positionals that start with '-').
+      const option = /^Unknown option '([^']+)'/.exec((err as Error).message)?.[1];
+      const what = option ? `unknown option ${option}` : (err as Error).message.split(/\.\s|\n/)[0];
+      process.stderr.write(`gatehouse: ${what} (gatehouse help lists the options)\n`);
       process.exit(2);
     } else if (code === 'EADDRINUSE') {
       const { address, port } = err as NodeJS.ErrnoException & { address?: string; port?: number };

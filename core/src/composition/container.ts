@@ -1,18 +1,12 @@
 import { asFunction, asValue, createContainer, InjectionMode, type AwilixContainer } from 'awilix';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
-import {
-  ACCOUNT_CLIENT_ID,
-  ACCOUNT_PATH,
-  CONSOLE_CLIENT_ID,
-  CONSOLE_PATH,
-  type GatehouseConfig,
-} from '../config/schema.js';
-import { AccountActions } from '../console/actions.js';
-import { SiteSignIn } from '../console/signin.js';
+import type { GatehouseConfig } from '../config/schema.js';
+import { AccountActions } from '../users/accounts.js';
 import { argon2Hashing } from '../hashing.js';
 import { DeviceBinding } from '../devices/binding.js';
-import { LoginSetup } from '../verification/login-setup.js';
+import { LoginFlows } from '../login/flows-api.js';
+import { SetupWeb } from '../verification/setup-web.js';
 import { DevicePushes } from '../devices/pushes.js';
 import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
@@ -60,9 +54,6 @@ import { VerificationService } from '../verification/service.js';
 import { StatusStore } from '../verification/statuses.js';
 import type { Cradle } from './cradle.js';
 import { makeServices } from './plugin-services.js';
-
-/** How recent (seconds) the factors of a console sign-in must be. */
-const CONSOLE_MAX_AGE = 300;
 
 /** What start-up hands the container. */
 export interface ContainerBase {
@@ -124,7 +115,9 @@ export function createGatehouseContainer(
     exchanges: single(({ sql, clock }) => new ExchangeStore(sql, clock)),
     statuses: single(({ sql, clock }) => new StatusStore(sql, clock)),
     counters: asFunction(({ config, sql, clock, logger }: Cradle) =>
-      config.limits.redis_url ? new RedisCounters(config.limits.redis_url, logger) : new DatabaseCounters(sql, clock),
+      config.limits.redis_url
+        ? new RedisCounters(config.limits.redis_url, logger, config.limits.redis_timeout_ms)
+        : new DatabaseCounters(sql, clock),
     )
       .singleton()
       .disposer((counters) => counters.close()),
@@ -248,8 +241,7 @@ export function createGatehouseContainer(
         }),
     ),
     accounts: single(
-      ({ config, services, sql, clock }) =>
-        new AccountVerification({ config, services, records: recordStore(sql, clock, 'gatehouse:account') }),
+      ({ sql, clock }) => new AccountVerification({ records: recordStore(sql, clock, 'gatehouse:account') }),
     ),
     setupOffers: single(
       ({ config, extensions, services, enrollment, sql, clock }) =>
@@ -261,8 +253,9 @@ export function createGatehouseContainer(
           declined: recordStore(sql, clock, 'gatehouse:setup-offer-declined'),
         }),
     ),
-    loginSetup: single((c) => new LoginSetup(c)),
-    loginUi: single(({ clients, loginSetup }) => new LoginUi(clients, loginSetup)),
+    loginUi: single(({ clients, services }) => new LoginUi(clients, services)),
+    loginFlows: single((c) => new LoginFlows(c)),
+    setupWeb: single((c) => new SetupWeb(c)),
     statusWatch: single(({ statuses, lifecycle }) => new StatusWatch(statuses, () => lifecycle.draining)),
 
     services: asFunction(() => makeServices(container, provided)).singleton(),
@@ -274,28 +267,7 @@ export function createGatehouseContainer(
     appSettings: asValue(new Map<string, AppSettings>()),
 
     loadedPlugins: asValue([]),
-    accountActions: single((c) => new AccountActions(c)),
-    consoleSignIn: single(
-      (c) =>
-        new SiteSignIn(c, recordStore(c.sql, c.clock, 'gatehouse:console'), {
-          clientId: CONSOLE_CLIENT_ID,
-          path: CONSOLE_PATH,
-          cookie: 'gh_console',
-          ttlSeconds: c.config.console.session_ttl,
-          // An admin proves the factors afresh: a browser session from earlier is not enough.
-          maxAge: CONSOLE_MAX_AGE,
-        }),
-    ),
-    accountSignIn: single(
-      (c) =>
-        new SiteSignIn(c, recordStore(c.sql, c.clock, 'gatehouse:account'), {
-          clientId: ACCOUNT_CLIENT_ID,
-          path: ACCOUNT_PATH,
-          cookie: 'gh_account',
-          ttlSeconds: c.config.account.session_ttl,
-          maxAge: null,
-        }),
-    ),
+    userAccounts: single((c) => new AccountActions(c)),
 
     issuerPath: asValue(issuerPath),
     binding: single(({ config }) => browserBinding(config.issuer)),

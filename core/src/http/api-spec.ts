@@ -135,6 +135,7 @@ export const API_ERRORS: Record<string, readonly [number, string]> = {
   USER_EXISTS: [409, 'a user with this username, email or phone already exists'],
   SESSION_NOT_FOUND: [404, 'no such live session for this user'],
   TEMPORARILY_UNAVAILABLE: [503, 'the server is busy (too many password hashes waiting); retry shortly'],
+  STORE_UNAVAILABLE: [503, 'the database cannot be reached or did not answer in time; retry after Retry-After'],
   NOT_FOUND: [404, 'no such endpoint'],
   INTERNAL_ERROR: [500, 'internal server error (logged with the referenceNumber)'],
 };
@@ -155,8 +156,8 @@ const OAUTH_MEANINGS: Record<string, string> = {
   unsupported_token_type: 'the token type is not supported',
   login_required: 'the user must sign in',
   consent_required: 'the user must consent',
-  server_error: 'the server failed',
-  temporarily_unavailable: 'the server is busy; retry later',
+  server_error: 'the server failed (logged under the X-Request-Id of the answer)',
+  temporarily_unavailable: 'the server is busy, or its database cannot be reached; retry after Retry-After',
   slow_down: 'polling too fast',
   authorization_pending: 'the user has not answered yet; poll again after the interval (RFC 8628)',
   expired_token: 'the device code expired; start again (RFC 8628)',
@@ -165,8 +166,8 @@ const OAUTH_MEANINGS: Record<string, string> = {
 /** Every operation of a style can answer these besides its own. */
 const COMMON_ERRORS: Record<ErrorStyle, readonly ErrorRef[]> = {
   // INVALID_REQUEST: a path with a malformed %-escape, refused before any handler.
-  api: ['INVALID_REQUEST', 'INTERNAL_ERROR'],
-  oauth: ['INVALID_REQUEST', 'INTERNAL_ERROR'],
+  api: ['INVALID_REQUEST', 'INTERNAL_ERROR', 'STORE_UNAVAILABLE'],
+  oauth: ['INVALID_REQUEST', 'server_error', 'temporarily_unavailable'],
 };
 /** ...and these when it reads a JSON body through express. */
 const JSON_BODY_ERRORS: readonly ErrorRef[] = ['INVALID_REQUEST_BODY', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];

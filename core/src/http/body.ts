@@ -33,7 +33,8 @@ export function readBody(req: IncomingMessage, limit: number, tooLarge: () => Er
       chunks.push(chunk);
     });
     req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
+    // The client went away mid-body: its mistake (nobody reads the answer), not a fault.
+    req.once('error', () => reject(new ApiError(400, 'INVALID_REQUEST', 'the request body was cut off')));
   });
 }
 

@@ -5,16 +5,13 @@ import type { GatehouseConfig } from '../config/schema.js';
 
 /**
  * The API paths a browser app on another origin may call (apps[i].allowed_origins): the
- * cidaas-style services, for SPAs the token endpoint, userinfo, JWKS and discovery, and the API
+ * verification and setup services, for SPAs the token endpoint, userinfo, JWKS and discovery, and the API
  * description (an app's developer portal renders /openapi.json from its own origin). Never
  * /authorize or the hosted pages: those are navigations, not XHR (RFC 9700 §4.16: no CORS there).
  */
 const API_PREFIXES = [
   '/verification-srv/',
   '/verification-actions-srv/',
-  '/login-srv/',
-  '/authz-srv/',
-  '/public-srv/',
   '/oauth/token',
   '/oauth2/token',
   '/token/',
@@ -45,15 +42,19 @@ function allowedOrigins(config: GatehouseConfig): Set<string> {
   return new Set(config.apps.flatMap((app) => app.allowed_origins));
 }
 
-const isApiPath = (path: string) => API_PREFIXES.some((p) => path.startsWith(p));
-
 /**
  * CORS for the API paths, with the `cors` package: an allowed origin gets its own origin back
  * (with credentials, so never `*`), `Vary: Origin`, and real preflights (GET, POST, PUT and the
  * headers above, cached 10 minutes). Another origin gets no CORS headers; its request is still
  * answered as before, for clients that are not browsers.
  */
-export function corsMiddleware(config: GatehouseConfig, issuerPath: string): RequestHandler {
+export function corsMiddleware(
+  config: GatehouseConfig,
+  issuerPath: string,
+  pluginPrefixes: readonly string[] = [],
+): RequestHandler {
+  const prefixes = [...API_PREFIXES, ...pluginPrefixes];
+  const isApiPath = (path: string) => prefixes.some((p) => path.startsWith(p));
   const origins = allowedOrigins(config);
   const handler = cors({
     origin: (origin, done) => done(null, origin !== undefined && origins.has(origin)),

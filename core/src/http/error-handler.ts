@@ -1,5 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
 import { ApiError, apiErrorBody, isProtocolError, type ProtocolError } from '../errors.js';
+import { isStoreUnavailable } from '../storage/drivers.js';
 import { NO_STORE } from './envelope.js';
 
 /**
@@ -36,13 +38,24 @@ export interface ErrorReply {
   headers: Record<string, string>;
   body: unknown;
   fault: boolean;
+  /** The database could not be reached or did not answer: logged once in a while, not per request. */
+  unavailable?: boolean;
 }
+
+/** The body format of an endpoint's errors: the Gatehouse API envelope, or RFC 6749 §5.2's. */
+export type ErrorStyle = 'api' | 'oauth';
+
+/** How long a client should wait before retrying while the database is unavailable. */
+const RETRY_AFTER_SECONDS = '5';
+const UNAVAILABLE = 'the database is unavailable; retry shortly';
 
 /**
  * The one mapping of errors to answers. Protocol errors answer with their status, code and body
- * format; anything else is a fault: answered as a bare 500 with the request id.
+ * format; a database that cannot be reached is 503 with `Retry-After` (STORE_UNAVAILABLE, or
+ * `temporarily_unavailable` at the OAuth endpoints); anything else is a fault: a bare 500 with
+ * the request id (`server_error` at the OAuth endpoints).
  */
-export function errorReply(err: unknown, requestId: string): ErrorReply {
+export function errorReply(err: unknown, requestId: string, style: ErrorStyle = 'api'): ErrorReply {
   const known = isProtocolError(err) ? err : fromFrameworkError(err);
   // Never cached: an error may answer a request that carried a secret.
   if (known)
@@ -52,12 +65,48 @@ export function errorReply(err: unknown, requestId: string): ErrorReply {
       body: known.body(requestId),
       fault: false,
     };
+  const oauth = style === 'oauth';
+  if (isStoreUnavailable(err)) {
+    return {
+      status: 503,
+      headers: { ...NO_STORE, 'Retry-After': RETRY_AFTER_SECONDS },
+      body: oauth
+        ? { error: 'temporarily_unavailable', error_description: UNAVAILABLE }
+        : apiErrorBody(503, 'STORE_UNAVAILABLE', UNAVAILABLE, requestId),
+      fault: false,
+      unavailable: true,
+    };
+  }
   return {
     status: 500,
     headers: { ...NO_STORE },
-    body: apiErrorBody(500, 'INTERNAL_ERROR', 'internal server error', requestId),
+    body: oauth
+      ? { error: 'server_error', error_description: 'internal server error' }
+      : apiErrorBody(500, 'INTERNAL_ERROR', 'internal server error', requestId),
     fault: true,
   };
+}
+
+const UNAVAILABLE_LOG_EVERY_MS = 10_000;
+let unavailableSince = 0;
+let unavailableUnlogged = 0;
+
+/**
+ * Logs a reply: a fault with its stack under the request id; a database outage as one warning
+ * every 10 s with how many requests it answered 503 since (not a stack per request).
+ */
+export function logReply(reply: ErrorReply, err: unknown, log: Logger | undefined): void {
+  if (reply.fault) log?.error({ err }, 'unhandled fault');
+  if (!reply.unavailable) return;
+  unavailableUnlogged++;
+  const now = Date.now();
+  if (now - unavailableSince < UNAVAILABLE_LOG_EVERY_MS) return;
+  log?.warn(
+    { reason: (err as Error)?.message, answered503: unavailableUnlogged },
+    'database unavailable: answering 503 with Retry-After',
+  );
+  unavailableSince = now;
+  unavailableUnlogged = 0;
 }
 
 /** The express error handler: `errorReply`, with faults logged under the request id. */
@@ -67,7 +116,8 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     res.destroy();
     return;
   }
-  const reply = errorReply(err, String(req.id ?? ''));
-  if (reply.fault) req.log?.error({ err }, 'unhandled fault');
+  const style = (res.locals.errorStyle as ErrorStyle | undefined) ?? 'api';
+  const reply = errorReply(err, String(req.id ?? ''), style);
+  logReply(reply, err, req.log);
   res.status(reply.status).set(reply.headers).json(reply.body);
 };

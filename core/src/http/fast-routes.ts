@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import proxyaddr from 'proxy-addr';
-import { errorReply } from './error-handler.js';
+import { errorReply, logReply, type ErrorStyle } from './error-handler.js';
 import type { Reply } from './envelope.js';
 
 export type { Reply } from './envelope.js';
@@ -25,6 +25,8 @@ export interface FastRoute {
   /** Requests this returns false for (say, another content type) go to express instead. */
   accepts?: (req: IncomingMessage) => boolean;
   endpoint: Endpoint;
+  /** How its failures are written (default: the Gatehouse API envelope). */
+  errorStyle?: ErrorStyle;
 }
 
 interface PatternRoute {
@@ -105,16 +107,16 @@ export function withFastRoutes(opts: {
   const match = matcher(opts.routes);
   const log = httpLogger(opts.logger);
 
-  const run = async (endpoint: Endpoint, params: Record<string, string>, req: IncomingMessage, res: ServerResponse) => {
+  const run = async (route: FastRoute, params: Record<string, string>, req: IncomingMessage, res: ServerResponse) => {
     try {
-      sendReply(res, await endpoint(req, proxyaddr(req, opts.trustProxy), params));
+      sendReply(res, await route.endpoint(req, proxyaddr(req, opts.trustProxy), params));
     } catch (err) {
       if (res.headersSent) {
         req.log.error({ err }, 'error after the response started');
         return void res.destroy();
       }
-      const mapped = errorReply(err, req.id);
-      if (mapped.fault) req.log.error({ err }, 'unhandled fault');
+      const mapped = errorReply(err, req.id, route.errorStyle);
+      logReply(mapped, err, req.log);
       sendReply(res, mapped);
     }
   };
@@ -126,7 +128,7 @@ export function withFastRoutes(opts: {
     const found = match(req.method ?? '', path);
     if (!found || (found.route.accepts && !found.route.accepts(req)) || opts.bypass?.(req))
       return opts.fallback(req, res);
-    const handle = () => void run(found.route.endpoint, found.params, req, res).catch(() => res.destroy());
+    const handle = () => void run(found.route, found.params, req, res).catch(() => res.destroy());
     const { observe } = opts;
     log(req, res, observe ? () => observe(req, res, () => found.route.path, handle) : handle);
   };

@@ -1,4 +1,4 @@
-import { escapeHtml, SafeHtml } from '../login/html.js';
+import { escapeHtml, isSafeHtml, SafeHtml } from '../login/html.js';
 
 /** Values for a message's `{name}` placeholders. */
 export type MessageVars = Readonly<Record<string, string | number>>;
@@ -53,8 +53,7 @@ export class Messages {
     for (const m of text.matchAll(PLACEHOLDER)) {
       const value = vars[m[1]!];
       if (value === undefined) continue;
-      out +=
-        escapeHtml(text.slice(last, m.index)) + (value instanceof SafeHtml ? value.value : escapeHtml(String(value)));
+      out += escapeHtml(text.slice(last, m.index)) + (isSafeHtml(value) ? value.value : escapeHtml(String(value)));
       last = m.index + m[0].length;
     }
     return new SafeHtml(out + escapeHtml(text.slice(last)));

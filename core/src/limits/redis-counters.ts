@@ -5,8 +5,9 @@ import { storedKey, type SharedCounters } from './shared-counters.js';
 /**
  * Shared counters in Redis (`limits.redis_url`): SET NX PX starts a window at a key's first
  * hit, INCR counts, PTTL says when it ends — one round trip, atomic in MULTI. While Redis does
- * not answer, hits are let through (the limits guard against floods, not against login
- * guessing, which the database's attempt budgets bound) and a warning is logged once a minute.
+ * not answer (refused, or silent past `timeoutMs`), hits are let through (the limits guard
+ * against floods, not against login guessing, which the database's attempt budgets bound) and a
+ * warning is logged once a minute.
  */
 export class RedisCounters implements SharedCounters {
   private readonly redis: Redis;
@@ -15,9 +16,19 @@ export class RedisCounters implements SharedCounters {
   constructor(
     url: string,
     private readonly logger: Logger,
+    timeoutMs = 300,
   ) {
-    // Fail fast while Redis is away: a request must not wait for reconnection.
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+    // Fail fast while Redis is away (no waiting for reconnection) or silent (a partition: the
+    // command times out), so no request waits on the limit longer than `timeoutMs`.
+    this.redis = new Redis(url, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      lazyConnect: false,
+      commandTimeout: timeoutMs,
+      // A hit that timed out was let through: counting it after a reconnect would count it late.
+      autoResendUnfulfilledCommands: false,
+      connectTimeout: Math.max(timeoutMs, 1000),
+    });
     this.redis.on('error', () => undefined); // reported by the commands that fail
   }
 

@@ -15,8 +15,8 @@ export function continuationOrigins(issuer: string, client: OAuthClient | undefi
 }
 
 /**
- * Login CSRF defence for the form POSTs that move a login on (/login-srv/login,
- * /login-srv/verification/login): a browser sends `Origin` with every POST, so one from another
+ * Login CSRF defence for the form POSTs that move a login on (the hosted page's /login/continue,
+ * and plugins' continuations through `loginFlows.admit`, e.g. /login-srv/*): a browser sends `Origin` with every POST, so one from another
  * site, an opaque `null` (a sandboxed frame, a data: page) or none at all is refused for a flow
  * an app started in a browser. Without it a page anywhere could make the victim's browser finish
  * the attacker's login and hold the attacker's session (decision 20, the reverse direction).

@@ -28,7 +28,7 @@ export function trusted(markup: string): SafeHtml {
   return new SafeHtml(markup);
 }
 
-function isSafeHtml(value: unknown): value is SafeHtml {
+export function isSafeHtml(value: unknown): value is SafeHtml {
   return value instanceof SafeHtml || (typeof value === 'object' && value !== null && SAFE in value);
 }
 

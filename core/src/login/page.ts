@@ -188,7 +188,7 @@ export function renderLoginPage(view: LoginView): string {
       <button type="button" id="gh-send" hidden>${t.t('login.send')}</button>
       <button type="submit" id="gh-submit" class="primary" disabled>${t.t('login.continue')}</button>
     </form>
-    <form id="gh-done" method="post" action="${view.base}/login-srv/verification/login" hidden>
+    <form id="gh-done" method="post" action="${view.base}/login/continue" hidden>
       <input type="hidden" name="requestId" value="${view.requestId}" />
       <input type="hidden" name="status_id" value="" />
       <input type="hidden" name="verificationType" value="" />

@@ -105,7 +105,7 @@ function sendAsset(res: Response, asset: Asset): void {
 /**
  * The hosted login page: `GET /login?request_id=…` renders the flow's current stage, and
  * `/login/assets/*` serves its script and style. The page talks to the verification API and
- * continues the flow with a form POST to /login-srv/verification/login.
+ * continues the flow with a form POST to /login/continue.
  */
 export function loginPageRoutes(deps: LoginPageDeps): Router {
   const base = new URL(deps.config.issuer).pathname.replace(/\/+$/, '');
@@ -223,26 +223,6 @@ export function loginPageRoutes(deps: LoginPageDeps): Router {
   });
 
   router.get('/login/methods/:id/:version/:file', deps.pageModules.serve);
-
-  // ─── an app's own login UI (cidaas-style): what it shows for a request ───
-
-  router.get(LOGIN_API.requestInfo.path, async (req, res) => {
-    const flow = await deps.flows.get(routeInput(LOGIN_API.requestInfo, req).params.requestId);
-    if (!flow || flowProblem(flow, deps.clock.now())) throw verificationError('REQUEST_NOT_FOUND');
-    const client = deps.clients.get(flow.clientId);
-    const oauth = flow.params.oauth as { ui_locales?: unknown; login_hint?: unknown } | undefined;
-    ok(res, {
-      requestId: flow.id,
-      client_id: flow.clientId,
-      client_name: client?.name ?? flow.clientId,
-      // The methods of the stage to do now, registered ones only (the first stage: how to start).
-      allowed_methods: (flow.stages[flow.stage] ?? []).filter((id) => deps.extensions.methods.has(id)),
-      stage: flow.stage + 1,
-      stages: flow.stages.length,
-      ui_locales: typeof oauth?.ui_locales === 'string' ? oauth.ui_locales : null,
-      login_hint: typeof oauth?.login_hint === 'string' && !flow.userId ? oauth.login_hint : null,
-    });
-  });
 
   // ─── after the login: a method to set up for next time (SetupOffers) ───
 

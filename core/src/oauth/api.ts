@@ -17,8 +17,11 @@ const missing = (_message: string, names: string[]) => new OAuthError('invalid_r
 
 const optional = (description: string) => z.string().optional().meta({ description });
 
-/** The parameters a client authenticates with in the body (client_secret_post, JWT assertions, public clients). */
-const CLIENT_FIELDS = {
+/**
+ * The parameters a client authenticates with in the body (client_secret_post, JWT assertions,
+ * public clients). Exported (as CLIENT_AUTH_FIELDS) for endpoint plugins' route declarations.
+ */
+export const CLIENT_FIELDS = {
   client_id: optional('the client; required for public clients and with client_secret_post'),
   client_secret: optional('client_secret_post'),
   client_assertion: optional('private_key_jwt or client_secret_jwt: the signed JWT'),
@@ -34,7 +37,8 @@ const TOKEN_BODY = z
   })
   .catchall(z.string());
 
-const CLIENT_ERRORS: readonly ErrorRef[] = [
+/** The errors of client authentication (`web.authenticateClient`), for route declarations too. */
+export const CLIENT_ERRORS: readonly ErrorRef[] = [
   'invalid_request',
   'invalid_client',
   { code: 'invalid_client', status: 429, description: 'too many failed client authentications; retry later' },

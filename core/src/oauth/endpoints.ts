@@ -255,14 +255,16 @@ export function oauthFastRoutes(endpoints: OAuthEndpoints): FastRoute[] {
       .map((path) => ({ method: '*', path, endpoint: endpoints.tokenMethodNotAllowed })),
     ...PATHS.introspect.map((path) => ({ method: 'POST', path, endpoint: endpoints.introspect })),
     ...PATHS.revoke.map((path) => ({ method: 'POST', path, endpoint: endpoints.revoke })),
-  ];
+  ].map((route) => ({ ...route, errorStyle: 'oauth' as const }));
 }
 
 /** An endpoint as an express handler: other spellings of the paths (case, trailing slash) land here. */
 const mount =
   (endpoint: Endpoint) =>
-  async (req: Request, res: Response): Promise<void> =>
+  async (req: Request, res: Response): Promise<void> => {
+    res.locals.errorStyle = 'oauth';
     sendReply(res, await endpoint(req, clientIp(req), {}));
+  };
 
 export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router {
   const router = express.Router();
@@ -278,6 +280,7 @@ export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router 
   const binding = deps.extensions.tokenBinding.get(TOKEN_BINDING);
   const userinfo = async (req: Request, res: Response) => {
     res.set(NO_STORE);
+    res.locals.errorStyle = 'oauth';
     const header = req.headers.authorization ?? '';
     const form = req.method === 'POST' ? routeInput(api.userinfoPost, req).body : {};
     const dpop = binding !== undefined && /^DPoP /i.test(header);

@@ -5,7 +5,14 @@ import type { RouteSpec } from '../http/api-spec.js';
 import type { DependencyCheck } from '../observability/dependencies.js';
 import type { Services } from '../services.js';
 import type { TokenBinding } from '../oauth/types.js';
-import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
+import type {
+  AuthMethod,
+  AuthorizationRequestResolver,
+  DeliveryChannel,
+  FdsRule,
+  GrantHandler,
+  RecordStore,
+} from './extensions.js';
 import type { PluginCatalogs, WebApi } from './web.js';
 
 /** The plugin API version this core implements. Plugins declare a semver range against it. */
@@ -127,6 +134,25 @@ export interface PluginApi {
    * (docs/decisions/0042). One plugin only: a second stops start-up.
    */
   tokenBinding(binding: TokenBinding): void;
+  /**
+   * Since 1.3: resolves the `request_uri` of authorization requests (RFC 9126 pushed requests):
+   * /authorize hands it to `resolver.resolve`, whose parameters are then the request, and
+   * refuses a plain request of an app `resolver.required` names. One resolver per server: a
+   * second stops start-up.
+   */
+  authorizationRequests(resolver: AuthorizationRequestResolver): void;
+  /**
+   * Since 1.3: a first-party app of this plugin, for the logins its pages start
+   * (`web.login.start`): an entry like those of the config's `apps`, served like them. An id
+   * a config app or another plugin has stops start-up.
+   */
+  app(app: { client_id: string; name: string; login_stages: string[][] } & Record<string, unknown>): void;
+  /**
+   * Since 1.3: path prefixes of this plugin's routes that browser apps on other origins may call
+   * by XHR (`/login-srv/`): CORS answers there as on the core's API paths, for the origins of the
+   * apps' `allowed_origins`, with credentials. Never for pages and navigations.
+   */
+  cors(prefixes: string[]): void;
 }
 
 /** A member of the discovery document a plugin contributes. */

@@ -16,6 +16,27 @@ function parse(schema: ZodType, value: unknown, path: (string | number)[]): unkn
   throw new BootError('CONFIG_INVALID', describeIssue({ ...issue, path: [...path, ...issue.path] }));
 }
 
+const pluginApps = new WeakSet<AppConfig>();
+
+/**
+ * The apps plugins registered (`api.app`) join the config's, so that every part that looks an
+ * app up finds them (flows, single sign-on, the token service). One a config app has stops start-up.
+ */
+export function joinPluginApps(config: GatehouseConfig, extensions: Extensions): void {
+  const own = config.apps.filter((app) => !pluginApps.has(app));
+  for (const app of extensions.apps.values()) {
+    if (own.some((a) => a.client_id === app.client_id)) {
+      const owner = extensions.apps.ownerOf(app.client_id)!;
+      throw new BootError(
+        'PLUGIN_DUPLICATE_ID',
+        `plugin ${owner}: app "${app.client_id}" is already one of the config's apps`,
+      );
+    }
+    pluginApps.add(app);
+  }
+  config.apps.splice(0, config.apps.length, ...own, ...extensions.apps.values());
+}
+
 /**
  * Checks and parses what plugins add to the apps' config: each key a plugin declares in
  * `appConfig` with its schema (defaults for apps that leave it out), and each app's

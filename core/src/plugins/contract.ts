@@ -112,6 +112,14 @@ export function routeProblems(r: Shape): string[] {
   ];
 }
 
+/** What is wrong with an authorization request resolver (`api.authorizationRequests`). */
+export function requestResolverProblems(r: Shape): string[] {
+  return [
+    ...fn(r, 'resolve'),
+    ...(r.required === undefined || typeof r.required === 'function' ? [] : ['has a required that is not a function']),
+  ];
+}
+
 /** The core services a plugin may replace (`provides`), with what a replacement must have. */
 export const REPLACEABLE_SERVICES: Record<string, (service: Shape) => string[]> = {
   passwordHashing: (s) => fn(s, 'withCost'),

@@ -466,6 +466,26 @@ export interface GrantHandler {
   introspectionClaims?(token: StoredToken): JsonObject;
 }
 
+/**
+ * Since plugin API 1.3 (`api.authorizationRequests`): what an authorization request's
+ * `request_uri` stands for, e.g. a pushed authorization request (RFC 9126). One per server.
+ */
+export interface AuthorizationRequestResolver {
+  /**
+   * The parameters `requestUri` stands for, for `client` (the app the query's `client_id`
+   * names). They are the whole request: the core validates them as any /authorize request and
+   * ignores the query's other parameters. Refuse with an OAuthError (`invalid_request_uri` for
+   * an unknown, expired, used or another app's `request_uri`): shown on an error page, never
+   * redirected, as no redirect URI is trusted yet.
+   */
+  resolve(input: { client: OAuthClient; requestUri: string }): Promise<Record<string, string>>;
+  /**
+   * Whether the app may send only requests this resolver resolves (e.g. PAR required): a plain
+   * /authorize request of such an app is refused with `invalid_request`. Leave it out for "never".
+   */
+  required?(client: OAuthClient): boolean;
+}
+
 // ───────────────────────────── core stores lent to plugins ─────────────────────────────
 
 export interface NewEvent {

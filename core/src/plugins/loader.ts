@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import semver from 'semver';
 import type { Logger } from 'pino';
-import type { PluginEntry } from '../config/schema.js';
+import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js';
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
 import type { Services } from '../services.js';
@@ -17,13 +17,21 @@ import {
   type RouteContribution,
 } from './api.js';
 import type { PluginCatalogs, WebApi } from './web.js';
-import type { AuthMethod, DeliveryChannel, FdsRule, GrantHandler, RecordStore } from './extensions.js';
+import type {
+  AuthMethod,
+  AuthorizationRequestResolver,
+  DeliveryChannel,
+  FdsRule,
+  GrantHandler,
+  RecordStore,
+} from './extensions.js';
 import {
   channelProblems,
   fdsRuleProblems,
   grantProblems,
   methodProblems,
   REPLACEABLE_SERVICES,
+  requestResolverProblems,
   routeProblems,
   tokenBindingProblems,
 } from './contract.js';
@@ -41,9 +49,18 @@ export interface Extensions {
   metadata: Registry<MetadataMember>;
   /** At most one token binding, under the id `TOKEN_BINDING` (since plugin API 1.3). */
   tokenBinding: Registry<TokenBinding>;
+  /** The resolver of /authorize's `request_uri` (since plugin API 1.3): one per server. */
+  requestResolvers: Registry<AuthorizationRequestResolver>;
+  /** First-party apps plugins register (since plugin API 1.3). */
+  apps: Registry<AppConfig>;
+  /** Path prefixes CORS answers on for plugins' routes (since plugin API 1.3). */
+  corsPrefixes: Registry<{ prefix: string }>;
 }
 
 export const TOKEN_BINDING = 'DPoP';
+
+/** The one id a request resolver registers under: a second resolver is a duplicate. */
+export const REQUEST_RESOLVER_ID = 'request_uri';
 
 export function createExtensions(): Extensions {
   return {
@@ -54,6 +71,13 @@ export function createExtensions(): Extensions {
     routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
     metadata: new Registry<MetadataMember>('discovery member', (m) => m.name),
     tokenBinding: new Registry<TokenBinding>('token binding', () => TOKEN_BINDING, tokenBindingProblems),
+    requestResolvers: new Registry<AuthorizationRequestResolver>(
+      'authorization request resolver',
+      () => REQUEST_RESOLVER_ID,
+      requestResolverProblems,
+    ),
+    apps: new Registry<AppConfig>('app', (a) => a.client_id),
+    corsPrefixes: new Registry<{ prefix: string }>('CORS path prefix', (p) => p.prefix),
   };
 }
 
@@ -197,6 +221,28 @@ export async function registerPlugins(
         for (const [name, value] of Object.entries(members)) {
           extensions.metadata.add({ name, value }, plugin.name);
           (contributes.metadata ??= []).push(name);
+        }
+      },
+      authorizationRequests: (resolver) => {
+        extensions.requestResolvers.add(resolver, plugin.name);
+        (contributes.requestResolvers ??= []).push(REQUEST_RESOLVER_ID);
+      },
+      app: (input) => {
+        const parsed = appSchema.safeParse(input, { reportInput: true });
+        if (!parsed.success) {
+          const issue = { ...parsed.error.issues[0]!, path: ['app', ...parsed.error.issues[0]!.path] };
+          throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: ${describeIssue(issue)}`);
+        }
+        extensions.apps.add(parsed.data, plugin.name);
+        (contributes.apps ??= []).push(parsed.data.client_id);
+      },
+      cors: (prefixes) => {
+        for (const prefix of prefixes) {
+          if (!prefix.startsWith('/')) {
+            throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: CORS prefix "${prefix}" must start with /`);
+          }
+          extensions.corsPrefixes.add({ prefix }, plugin.name);
+          (contributes.cors ??= []).push(prefix);
         }
       },
       messages: (given) => {

@@ -8,7 +8,7 @@ import { SharedLimit, type SharedCounters } from '../limits/shared-counters.js';
 import { pageHeaders } from '../login/headers.js';
 import type { SafeHtml } from '../login/html.js';
 import { layout } from '../login/page.js';
-import type { HostedLogin, HostedLoginResult } from '../oauth/authorize/hosted-login.js';
+import type { HostedLogin, HostedLoginInput, HostedLoginResult } from '../oauth/authorize/hosted-login.js';
 import { sessionCookieName } from '../oauth/authorize/browser.js';
 import type { ClientAuthenticator } from '../oauth/client-auth.js';
 import type { OAuthClient } from '../oauth/clients.js';
@@ -16,8 +16,9 @@ import type { SessionStore } from '../oauth/sessions.js';
 import type { SingleSignOn } from '../oauth/sso.js';
 import type { Clock, Services } from '../services.js';
 import { randomToken, safeEqual } from '../util/crypto.js';
-import { clientIp } from '../verification/context.js';
+import { clientIp, requestFacts } from '../verification/context.js';
 import type { MethodCompletion } from '../verification/flows.js';
+import type { AuthMethod, JsonObject, RequestFacts, UserRecord } from './extensions.js';
 
 /** The browser's signed-in session, as single sign-on sees it. */
 export interface BrowserSession {
@@ -45,6 +46,124 @@ export interface PluginPage {
   status?: number;
   /** Where the page's forms may post besides Gatehouse itself (CSP form-action). */
   formTargets?: string[];
+}
+
+/** Since plugin API 1.3: a login flow as a plugin sees it (read-only). */
+export interface LoginFlowView {
+  readonly id: string;
+  readonly clientId: string;
+  /** The app's name (`apps[i].name`, else its client id). */
+  readonly clientName: string;
+  /** Known once a stage named them. */
+  readonly userId: string | null;
+  /** Index into `stages` of the stage to do next. */
+  readonly stage: number;
+  /** The methods allowed per stage. */
+  readonly stages: readonly (readonly string[])[];
+  /** The methods completed in this login. */
+  readonly methods: readonly string[];
+  /** `active` while it can move on; `completed`, `finished`, `cancelled` after. */
+  readonly status: string;
+  readonly expiresAt: Date;
+  /** The authorization request's parameters (`ui_locales`, `login_hint`, …); null for an API caller's flow. */
+  readonly oauth: Readonly<Record<string, unknown>> | null;
+}
+
+/** Since plugin API 1.3: where a continuation took the login. */
+export interface LoginContinuation {
+  flow: LoginFlowView;
+  completed: boolean;
+  /** The methods of the next stage (none once completed). */
+  nextMethods: string[];
+  /** Where the browser goes: the next stage (the hosted page or the app's login UI), or back to the app. */
+  location: string;
+}
+
+/**
+ * Since plugin API 1.3 (`api.web.loginFlows`): the login flows of the core, for a plugin that
+ * moves them on from its own routes (an app's own login UI, decision 40). Every rule the core's
+ * own continuation keeps holds here: the browser binding, the first claim of a generated flow
+ * (decision 20), the login-CSRF `Origin` check, and a cross-site claim makes no SSO session.
+ */
+export interface LoginFlowsApi {
+  /** The flow of a request id, open or not; null when there is none. */
+  get(requestId: unknown): Promise<LoginFlowView | null>;
+  /** The flow of a request id that can still move on; throws FIELD_MISSING, REQUEST_NOT_FOUND, REQUEST_EXPIRED or REQUEST_COMPLETED. */
+  open(requestId: unknown): Promise<LoginFlowView>;
+  /**
+   * The open flow a track id names at its current stage (the `track_id` an app's login UI gets
+   * with `sub`, decision 34). It travels in a URL: check a party of the login too (`isBound`, or
+   * the app's client authentication). Throws REQUEST_NOT_FOUND, REQUEST_EXPIRED,
+   * REQUEST_COMPLETED, or FLOW_NOT_BOUND for a track id of another stage.
+   */
+  byTrackId(trackId: string): Promise<LoginFlowView>;
+  /** Whether this browser holds the flow's cookie (or the flow, an API caller's, has no binding). */
+  isBound(req: IncomingMessage, flow: LoginFlowView): boolean;
+  /**
+   * Admits a browser's continuation of the flow, before its step runs: the form's `Origin` must
+   * be Gatehouse's or the app's (else ORIGIN_NOT_ALLOWED), then the browser must hold the flow's
+   * cookie, or the flow is an unclaimed generated one and this request claims it for its browser
+   * (sets the cookie; a claim from another origin than Gatehouse's makes no SSO session); else
+   * FLOW_NOT_BOUND. An unknown request id passes here and fails at the step.
+   */
+  admit(req: IncomingMessage, res: Response, requestId: string | undefined): Promise<void>;
+  /** Continues the login with an AUTHENTICATED `status_id` of its stage (single use). */
+  continue(
+    req: IncomingMessage,
+    fields: { requestId?: string; status_id?: string; verificationType?: string; sub?: string },
+  ): Promise<LoginContinuation>;
+  /** Proves a password for the flow's stage (the method that takes `password`) and continues with it. */
+  continueWithPassword(
+    req: IncomingMessage,
+    input: { requestId: string; username: string; password: string },
+  ): Promise<LoginContinuation>;
+  /**
+   * Starts an unclaimed flow for an app with a `login_page_url` from authorization request
+   * parameters, validated as /authorize validates them, counted in /authorize's per-address
+   * limit; no single sign-on, `prompt=none` refused. Throws OAuthError.
+   */
+  generate(req: Request, res: Response, params: Record<string, string>): Promise<LoginFlowView>;
+  /** The registered methods of the flow's current stage. */
+  stageMethods(flow: LoginFlowView): AuthMethod[];
+  /** A registered method by id (any case); throws METHOD_NOT_FOUND. */
+  method(id: string): AuthMethod;
+  /** The app's own login UI for the flow, with `extra` in its query (`error`); null for an app with the hosted page. */
+  loginUiUrl(flow: LoginFlowView, extra?: Record<string, string>): string | null;
+}
+
+/**
+ * Since plugin API 1.3 (`api.web.setup`): the setup API's own checks and steps, for a plugin's
+ * routes that set methods up (the cidaas-style calls, decision 40).
+ */
+export interface SetupApi {
+  /**
+   * The setup API's caller check: the admin token with the user named in `sub`, or the user's own
+   * access token from a recent login with the `gatehouse.methods` scope (and their second factor
+   * when they have one). Answers the user and the token's app (null for the admin token); throws
+   * UNAUTHORIZED, INSUFFICIENT_SCOPE, REAUTHENTICATION_REQUIRED, FIELD_MISSING, USER_NOT_FOUND,
+   * or 429 while the address is blocked.
+   */
+  access(req: Request, res: Response, sub: unknown): Promise<{ user: UserRecord; clientId: string | null }>;
+  /** One step of setting `methodId` up for `user`, as `/verification-actions-srv/setup/{method}/{step}` does it. */
+  step(
+    step: 'initiation' | 'scan' | 'verification',
+    methodId: string,
+    user: UserRecord,
+    body: Record<string, unknown>,
+    req: IncomingMessage,
+  ): Promise<JsonObject>;
+  /** The app's methods and the user's state of each (what an account page shows); INVALID_FIELD for no such app. */
+  overview(user: UserRecord, clientId: unknown, req: IncomingMessage): Promise<JsonObject>;
+  /** Renames one of the user's credentials of a method. */
+  rename(user: UserRecord, methodId: string, credentialId: string, label: string): Promise<void>;
+  /**
+   * The user a login may set `methodId` up for now (decision 34), once the caller proved it is a
+   * party of the login: the flow's user, active; a method of the stage to do that they have not
+   * set up; and the binding rule (a password alone never binds a credential that signs in by
+   * itself, nor a second factor beside one). Throws SETUP_NOT_ALLOWED, METHOD_NOT_ENABLED,
+   * METHOD_NOT_FOUND.
+   */
+  duringLogin(flow: LoginFlowView, methodId: string, req: IncomingMessage): Promise<UserRecord>;
 }
 
 /**
@@ -75,6 +194,14 @@ export interface WebApi {
    * fixed (`Retry-After` is what is left of it).
    */
   limit(name: string, max: number, windowSeconds: number): NamedLimit;
+  /**
+   * Since 1.3: checks an authorization request's parameters for `client` exactly as /authorize
+   * does (redirect URI, response type and mode, scope, PKCE and state as the app requires,
+   * prompt, claims…), e.g. a pushed request (RFC 9126 §2.1) before it is stored. `client_id` is
+   * the client's. Throws an OAuthError (400) with the code /authorize would answer
+   * (`invalid_request` for an unregistered redirect URI, `invalid_scope`, …).
+   */
+  validateAuthorizationRequest(client: OAuthClient, params: Record<string, string>): void;
   /** The client address of a request (`server.trust_proxy` honoured), for limits and events. */
   clientIp(req: IncomingMessage): string;
   /** A login on the hosted page for one of the apps, started and read by a plugin's page. */
@@ -83,12 +210,14 @@ export interface WebApi {
      * Sends the browser through the app's login stages (single sign-on where its session is
      * worth it to the app), then to `returnTo` with `request_id` in its query.
      */
-    start(req: Request, res: Response, input: { clientId: string; returnTo: string }): Promise<void>;
+    start(req: Request, res: Response, input: HostedLoginInput): Promise<void>;
     /** Who signed in, for the browser that did it, once; null otherwise. Sets the session cookie. */
     result(req: Request, res: Response, requestId: unknown): Promise<HostedLoginResult | null>;
   };
   /** The plugin's messages for a request: its `ui_locales` if given, then the browser's languages. */
   messages(req: IncomingMessage, uiLocales?: string | null): Messages;
+  /** Since 1.3: the hosted pages' headers (CSP, no framing, no caching), for a page of a plugin's own layout. */
+  headers(res: Response, formTargets?: string[]): void;
   /** Sends a page in the hosted pages' layout, with their headers (CSP, no framing, no caching). */
   page(req: IncomingMessage, res: Response, page: PluginPage): void;
   /**
@@ -99,6 +228,16 @@ export interface WebApi {
     token(req: IncomingMessage, res: Response): string;
     valid(req: IncomingMessage, token: unknown): boolean;
   };
+  /**
+   * Since 1.3: the login flows, for routes that move a login on themselves (an app's own login
+   * UI): a flow by request id or track id, its browser binding, the first claim of a generated
+   * flow, continuing with a `status_id` or a password (docs/plugins.md, decision 40).
+   */
+  readonly loginFlows: LoginFlowsApi;
+  /** Since 1.3: the setup API's caller check and steps, for routes that set methods up. */
+  readonly setup: SetupApi;
+  /** Since 1.3: what methods and FDS rules know of a request (address, user agent, languages, …). */
+  requestFacts(req: IncomingMessage): RequestFacts;
 }
 
 export interface WebDeps {
@@ -108,9 +247,13 @@ export interface WebDeps {
   counters: SharedCounters;
   /** Resolved when a request needs them (they are built after the plugins register). */
   clientAuth: () => Pick<ClientAuthenticator, 'authenticate'>;
+  /** /authorize's validation of a request's parameters, refusals as OAuthErrors. */
+  validateRequest: (client: OAuthClient, params: Record<string, string>) => void;
   sessions: () => Pick<SessionStore, 'get'>;
   sso: () => Pick<SingleSignOn, 'live'>;
   hostedLogin: () => Pick<HostedLogin, 'start' | 'result'>;
+  loginFlows: () => LoginFlowsApi;
+  setup: () => SetupApi;
 }
 
 /** The web API one plugin gets: its limits, catalogs and CSRF tokens are its own. */
@@ -137,12 +280,17 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
     limit(name, max, windowSeconds) {
       return new SharedLimit(deps.counters, `plugin:${plugin}:${name}`, max, windowSeconds * 1000, deps.clock);
     },
+    validateAuthorizationRequest: (client, params) => deps.validateRequest(client, params),
     clientIp: (req) => clientIp(req),
     login: {
       start: (req, res, input) => deps.hostedLogin().start(req, res, input),
       result: (req, res, requestId) => deps.hostedLogin().result(req, res, requestId),
     },
     messages: (req, uiLocales) => localesOf().for(req, uiLocales),
+    headers: (res, formTargets = []) => pageHeaders(res, formTargets),
+    loginFlows: lazy(deps.loginFlows),
+    setup: lazy(deps.setup),
+    requestFacts: (req) => requestFacts(req),
     page(req, res, page) {
       pageHeaders(res, page.formTargets ?? [], 'same-origin');
       const context = { base, t: localesOf().for(req) };
@@ -165,4 +313,15 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
       },
     },
   };
+}
+
+/** An object whose calls resolve `get` first: the core's services are built after the plugins register. */
+function lazy<T extends object>(get: () => T): T {
+  return new Proxy({} as T, {
+    get: (_target, name) => {
+      const target = get() as Record<string | symbol, unknown>;
+      const member = target[name];
+      return typeof member === 'function' ? (member as (...a: unknown[]) => unknown).bind(target) : member;
+    },
+  });
 }

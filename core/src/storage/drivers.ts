@@ -279,12 +279,17 @@ class PostgresDriver implements Driver {
 
   async query<T>(sql: string, params: Params): Promise<T[]> {
     const { text, name, values } = this.compile(sql, params);
-    const result = await this.target.query({ text, name, values });
-    return result.rows as T[];
+    try {
+      const result = await this.target.query({ text, name, values });
+      return result.rows as T[];
+    } catch (err) {
+      throw fromDatabase(err);
+    }
   }
 
   async transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch((err: unknown) => Promise.reject(fromDatabase(err)));
+    let broken: unknown = undefined;
     try {
       await client.query('BEGIN');
       const result = await work(new PostgresDriver(this.pool, client));
@@ -292,9 +297,11 @@ class PostgresDriver implements Driver {
       return result;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
+      // A connection that failed is dropped, not handed to the next request.
+      if (isStoreUnavailable(err)) broken = err;
+      throw fromDatabase(err);
     } finally {
-      client.release();
+      client.release(broken as Error | undefined);
     }
   }
 
@@ -312,11 +319,22 @@ class PostgresDriver implements Driver {
  * Opens the raw driver next to the Sequelize instance that ran the migrations: the same SQLite
  * file (see `sqlitePath`: `sqlite::memory:` is a private temporary file), or a pg pool.
  */
-export async function openDriver(sequelize: Sequelize, url: string, poolMax = 10): Promise<Driver> {
+export async function openDriver(
+  sequelize: Sequelize,
+  url: string,
+  poolMax = 10,
+  timeouts: { connectMs?: number; queryMs?: number } = {},
+): Promise<Driver> {
   if (sequelize.getDialect() === 'sqlite') {
     return openSqliteDriver(String((sequelize as unknown as { options: { storage?: string } }).options.storage));
   }
-  const pool = new pg.Pool({ connectionString: url, max: poolMax });
+  // Fail fast when the database is cut or silent: a 503 in a second beats every request hanging.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolMax,
+    connectionTimeoutMillis: timeouts.connectMs ?? 1000,
+    query_timeout: timeouts.queryMs ?? 5000,
+  });
   pool.on('error', () => undefined); // an idle client's error is reported on its next use
   return new PostgresDriver(pool);
 }
@@ -331,6 +349,52 @@ export function openSqliteDriver(
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   return new SqliteDriver(db, file, isTemporary(file) ? file : null, checkpoints);
+}
+
+/** Set on errors the PostgreSQL driver threw: a socket error there is the database's. */
+const FROM_DATABASE = Symbol.for('gatehouse.databaseError');
+
+function fromDatabase(err: unknown): unknown {
+  if (typeof err === 'object' && err !== null) (err as Record<symbol, unknown>)[FROM_DATABASE] = true;
+  return err;
+}
+
+/** The socket's codes (refused, reset, unreachable, timed out): the database's when its driver threw them. */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+const UNAVAILABLE_CODES = new Set([
+  // PostgreSQL: connection exceptions (08), too many connections, shutting down or starting.
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
+  // SQLite: locked past the busy timeout, disk full or failing, file gone.
+  'SQLITE_BUSY',
+  'SQLITE_FULL',
+  'SQLITE_CANTOPEN',
+]);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection timeout|Client has encountered a connection error/i;
+
+/**
+ * Whether an error says the database cannot be reached or answer now (not that a statement is
+ * wrong): the request is worth retrying shortly, and the server is not at fault. A socket error
+ * counts only when the database driver threw it (not a webhook's, not a client going away).
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  const driver = typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[FROM_DATABASE] === true;
+  type Failure = { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  for (let e = err as Failure, depth = 0; e && depth < 4; depth++, e = e.cause as Failure) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR')) return true;
+    const socket = SOCKET_CODES.has(code) || (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message));
+    if (driver && socket) return true;
+  }
+  return false;
 }
 
 /** A unique-key violation, with the column when the database names it; else null. */

@@ -42,7 +42,6 @@ import { offered } from './stages.js';
 import { sha256 } from '../util/crypto.js';
 import { LIVE_STATES, type StatusStore, type VerificationStatus } from './statuses.js';
 import type { StatusWatch } from './status-watch.js';
-import { ConfiguredMethods } from './configured.js';
 import type { AppSettings } from '../plugins/values.js';
 import { boundDevice, signInFacts, type DeviceRequest, type DevicePushes, type PushStep } from '../devices/pushes.js';
 import type { Device } from '../devices/store.js';
@@ -95,7 +94,6 @@ export interface ContinueResult {
  */
 export class VerificationService {
   private readonly knownFields: Set<string>;
-  private readonly configuredMethods: ConfiguredMethods;
   private readonly fdsRules: FdsRule[];
   private readonly attemptGuards: FdsRule[];
   private readonly sessionChecks: FdsRule[];
@@ -122,7 +120,6 @@ export class VerificationService {
       tracing: Tracing;
     },
   ) {
-    this.configuredMethods = new ConfiguredMethods({ extensions: deps.extensions, services: deps.services });
     const methods = deps.extensions.methods.values();
     this.knownFields = new Set<string>([
       ...SPEC_METHOD_FIELDS,
@@ -730,17 +727,6 @@ export class VerificationService {
       knownFields: () => this.knownFields,
       now: () => this.deps.clock.now(),
     };
-  }
-
-  /**
-   * The methods of the flow's stage the user has set up (cidaas's configured list), for an
-   * app's own login UI; plausible, not true, for an unknown identifier (ConfiguredMethods).
-   */
-  async configured(fields: Record<string, string>, request: RequestFacts, logger: Logger): Promise<JsonObject[]> {
-    const flow = await this.activeFlow(fields.request_id);
-    const app = this.app(flow.clientId);
-    if (!app) throw verificationError('REQUEST_NOT_FOUND');
-    return this.configuredMethods.list(flow, app, fields, request, logger);
   }
 
   /** The method that takes a field (`password` for a password form), for routes that name a field, not a method. */

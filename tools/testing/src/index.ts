@@ -12,6 +12,7 @@ import {
   httpHelpers,
   methodProblems,
   REPLACEABLE_SERVICES,
+  requestResolverProblems,
   routeProblems,
   tokenBindingProblems,
   SecretBox,
@@ -30,6 +31,7 @@ import {
   type TokenBinding,
   type WebApi,
   type AuthMethod,
+  type AuthorizationRequestResolver,
   type BoundDevice,
   type Credential,
   type CredentialStore,
@@ -316,7 +318,10 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     provided,
     deviceMap,
     bindings,
-    accounts: { verified: async (user, medium) => verifiedAccounts.has(`${user.id}:${medium}`) },
+    accounts: {
+      verified: async (user, medium) => verifiedAccounts.has(`${user.id}:${medium}`),
+      markVerified: async (userId, medium) => void verifiedAccounts.add(`${userId}:${medium}`),
+    },
     verifiedAccounts,
     devices: {
       startBinding: async (user, opts) => {
@@ -353,6 +358,12 @@ export interface Registered {
   catalogs: PluginCatalogs;
   /** `api.tokenBinding`, if the plugin made one. */
   tokenBinding: TokenBinding | null;
+  /** `api.authorizationRequests`: the request_uri resolver, if the plugin registered one. */
+  requestResolver: AuthorizationRequestResolver | null;
+  /** `api.app` apps, by client id (since plugin API 1.3). */
+  apps: Map<string, Record<string, unknown>>;
+  /** `api.cors` path prefixes. */
+  cors: string[];
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -373,12 +384,22 @@ function webWithoutServer(): WebApi {
     session: needsServer('session'),
     // A limit is made in `register`; only counting needs the server.
     limit: (name) => ({ hit: needsServer(`limit('${name}').hit`) }),
+    validateAuthorizationRequest: needsServer('validateAuthorizationRequest'),
     clientIp: needsServer('clientIp'),
     login: { start: needsServer('login.start'), result: needsServer('login.result') },
     messages: needsServer('messages'),
+    headers: needsServer('headers'),
     page: needsServer('page'),
     csrf: { token: needsServer('csrf.token'), valid: needsServer('csrf.valid') },
+    loginFlows: needsServerAll<WebApi['loginFlows']>('loginFlows', needsServer),
+    setup: needsServerAll<WebApi['setup']>('setup', needsServer),
+    requestFacts: needsServer('requestFacts'),
   };
+}
+
+/** An object each of whose calls says it needs a server (`api.web.loginFlows.get`, …). */
+function needsServerAll<T extends object>(prefix: string, needsServer: (what: string) => () => never): T {
+  return new Proxy({} as T, { get: (_target, name) => needsServer(`${prefix}.${String(name)}`) });
 }
 
 /** Runs a plugin's register against fakes and returns what it added. */
@@ -398,6 +419,9 @@ export async function registerWithFakes<O>(
     metadata: new Map(),
     catalogs: { en: {} },
     tokenBinding: null,
+    requestResolver: null,
+    apps: new Map(),
+    cors: [],
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -430,6 +454,13 @@ export async function registerWithFakes<O>(
       out.dependencies.set(name, check);
     },
     web: webWithoutServer(),
+    cors: (prefixes) => {
+      for (const prefix of prefixes) {
+        if (!prefix.startsWith('/')) throw new Error(`CORS prefix "${prefix}" must start with /`);
+        if (out.cors.includes(prefix)) throw new Error(`CORS prefix "${prefix}" is added twice`);
+        out.cors.push(prefix);
+      }
+    },
     discovery: (members) => {
       for (const [name, value] of Object.entries(members)) {
         if (out.metadata.has(name)) throw new Error(`discovery member "${name}" is added twice`);
@@ -444,6 +475,16 @@ export async function registerWithFakes<O>(
       const problems = tokenBindingProblems(binding as unknown as Record<string, unknown>);
       if (problems.length || out.tokenBinding) throw new Error(`token binding ${problems.join(', ') || 'added twice'}`);
       out.tokenBinding = binding;
+    },
+    authorizationRequests: (resolver) => {
+      const problems = requestResolverProblems(resolver as unknown as Record<string, unknown>);
+      if (problems.length) throw new Error(`authorization request resolver ${problems.join(', ')}`);
+      if (out.requestResolver) throw new Error('an authorization request resolver is already registered');
+      out.requestResolver = resolver;
+    },
+    app: (app) => {
+      if (out.apps.has(app.client_id)) throw new Error(`app "${app.client_id}" is added twice`);
+      out.apps.set(app.client_id, app);
     },
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);

@@ -3,7 +3,7 @@ import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
 import { SharedLimit, type SharedCounters } from '../../limits/shared-counters.js';
 import { clientIp } from '../../verification/context.js';
-import type { RecordStore, UserRecord } from '../../plugins/extensions.js';
+import type { AuthorizationRequestResolver, RecordStore, UserRecord } from '../../plugins/extensions.js';
 import type { Clock } from '../../services.js';
 import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
 import type { ClientRegistry, OAuthClient } from '../clients.js';
@@ -16,6 +16,7 @@ import type { SingleSignOn } from '../sso.js';
 import type { TokenService } from '../tokens.js';
 import { sessionCookieName, type BrowserBinding } from './browser.js';
 import { ErrorPage, type AuthorizationRequest } from './request.js';
+import { resolveRequestUri } from './request-uri.js';
 
 export const AUTHORIZE_PATHS = ['/api/oauth2/authorize', '/api/oauth2/authorize/'];
 export const RESUME_PATH = '/api/oauth2/authorize/resume';
@@ -46,6 +47,8 @@ export interface AuthorizeDeps {
   users: { findById(id: string): Promise<UserRecord | null> };
   /** Counters every node shares (the per-address limit). */
   counters: SharedCounters;
+  /** What plugins registered: the resolver of `request_uri` (plugin API 1.3), if one did. */
+  extensions: { requestResolvers: { values(): AuthorizationRequestResolver[] } };
 }
 
 /**
@@ -72,6 +75,14 @@ export class AuthorizeContext {
    */
   pageFor(req: Request, request?: Pick<AuthorizationRequest, 'ui_locales'> | null): PageContext {
     return { base: this.page.base, t: this.deps.locales.for(req, request?.ui_locales ?? queryUiLocales(req)) };
+  }
+
+  /**
+   * The query to validate: a `request_uri` replaced by what the plugin's resolver says it
+   * stands for, a plain request refused where the resolver requires resolved ones (ErrorPage).
+   */
+  requestQuery(query: string): Promise<string> {
+    return resolveRequestUri(query, this.deps.clients, this.deps.extensions.requestResolvers.values()[0]);
   }
 
   /** Seconds this address must wait before starting another flow (/authorize or generate), if any (every node counts). */

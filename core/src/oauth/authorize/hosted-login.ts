@@ -22,6 +22,14 @@ export interface HostedLoginResult {
   sid: string;
 }
 
+/** What a login a plugin starts is for. */
+export interface HostedLoginInput {
+  clientId: string;
+  returnTo: string;
+  /** Since plugin API 1.3: how recent (seconds) the session's factors must be to count, like OIDC `max_age`. */
+  maxAge?: number;
+}
+
 export interface HostedLoginDeps {
   config: GatehouseConfig;
   clients: ClientRegistry;
@@ -77,7 +85,7 @@ export class HostedLogin {
    * Sends the browser through `clientId`'s login stages, then to `returnTo` with `request_id`
    * added (at once when its session already satisfies the app).
    */
-  async start(req: Request, res: Response, input: { clientId: string; returnTo: string }): Promise<void> {
+  async start(req: Request, res: Response, input: HostedLoginInput): Promise<void> {
     const { config, clients, sso, sessions, flows, binding } = this.deps;
     const client = clients.get(input.clientId);
     if (!client) throw new Error(`hosted login: no app "${input.clientId}"`);
@@ -86,7 +94,7 @@ export class HostedLogin {
       loginStages: client.loginStages,
       singleFactorMethods: client.singleFactorMethods,
       prompt: [],
-      maxAge: null,
+      maxAge: input.maxAge ?? null,
       request: requestFacts(req, undefined, this.deps.device),
       logger: req.log,
     });

@@ -1,5 +1,5 @@
 import express, { type Router } from 'express';
-import { formBody, jsonBody } from '../../http/parsers.js';
+import { formBody } from '../../http/parsers.js';
 import { ACCOUNT_PATH, decideAccount, showAccountChoice } from './account.js';
 import { cancelAuthorization } from './cancel.js';
 import { decideConsent, showConsent } from './consent.js';
@@ -11,7 +11,6 @@ import {
   RESUME_PATH,
   type AuthorizeDeps,
 } from './context.js';
-import { generateAuthorization, GENERATE_PATH } from './generate.js';
 import { resumeAuthorization } from './resume.js';
 import { startAuthorization } from './start.js';
 
@@ -22,14 +21,12 @@ export { authorizeUrlOf, RedirectError, validate, type AuthorizationRequest } fr
 /**
  * The authorization endpoint and the steps of the browser's way back to the client, one module
  * each: start (validate, single sign-on or a login flow), resume (session, consent?, answer),
- * consent, cancel and the account choice of prompt=select_account; and generate, a flow an
- * app's own login UI asks for by XHR.
+ * consent, cancel and the account choice of prompt=select_account.
  */
 export function authorizeRoutes(deps: AuthorizeDeps): Router {
   const ctx = new AuthorizeContext(deps);
   const router = express.Router();
   router.get(AUTHORIZE_PATHS, startAuthorization(ctx));
-  router.post(GENERATE_PATH, jsonBody('8kb'), formBody('8kb', 40), generateAuthorization(ctx));
   router.get(RESUME_PATH, resumeAuthorization(ctx));
   router.get(CONSENT_PATH, showConsent(ctx));
   router.post(CONSENT_PATH, formBody('8kb', 20), decideConsent(ctx));

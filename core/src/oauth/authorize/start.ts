@@ -36,7 +36,7 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
     }
     let request: AuthorizationRequest;
     try {
-      request = validate(req.originalUrl, clients);
+      request = validate(await ctx.requestQuery(req.originalUrl), clients);
     } catch (err) {
       if (err instanceof ErrorPage) return ctx.showError(res, err);
       if (err instanceof RedirectError) return ctx.respond(res, err.request, errorParams(err));

@@ -1,0 +1,218 @@
+import type { IncomingMessage } from 'node:http';
+import type { Request, Response } from 'express';
+import type { GatehouseConfig } from '../config/schema.js';
+import { SharedLimit, type SharedCounters } from '../limits/shared-counters.js';
+import { stagesFor } from '../oauth/acr.js';
+import type { BrowserBinding } from '../oauth/authorize/browser.js';
+import { ErrorPage, RedirectError, validate } from '../oauth/authorize/request.js';
+import { resolveRequestUri } from '../oauth/authorize/request-uri.js';
+import type { ClientRegistry } from '../oauth/clients.js';
+import { OAuthError } from '../oauth/errors.js';
+import type { AuthMethod, JsonObject } from '../plugins/extensions.js';
+import type { Clock } from '../services.js';
+import { randomToken, sha256 } from '../util/crypto.js';
+import { clientIp, requestFacts } from '../verification/context.js';
+import { verificationError } from '../verification/errors.js';
+import { flowClosedReason, type LoginFlow, type LoginFlowStore } from '../verification/flows.js';
+import type { Extensions } from '../plugins/loader.js';
+import type { VerificationService } from '../verification/service.js';
+import type { LoginRedirects } from '../verification/routes.js';
+import type { LoginUi } from './custom-ui.js';
+import { checkContinuationOrigin, continuationOrigins } from './form-origin.js';
+import type { LoginContinuation, LoginFlowsApi, LoginFlowView } from '../plugins/web.js';
+
+export interface LoginFlowsDeps {
+  config: GatehouseConfig;
+  flows: LoginFlowStore;
+  clients: ClientRegistry;
+  binding: Pick<BrowserBinding, 'isBound' | 'isUnclaimed' | 'flowCookie' | 'cookieOptions'>;
+  verification: Pick<
+    VerificationService,
+    'continueLogin' | 'proveAndContinue' | 'methodWithField' | 'initiate' | 'method'
+  >;
+  loginRedirects: LoginRedirects;
+  loginUi: LoginUi;
+  extensions: Pick<Extensions, 'methods' | 'requestResolvers'>;
+  counters: SharedCounters;
+  clock: Clock;
+}
+
+/** The core's login flows for plugins, and for its own continuation (the hosted page's). */
+export class LoginFlows implements LoginFlowsApi {
+  private readonly full = new WeakMap<LoginFlowView, LoginFlow>();
+  private readonly flowStarts: SharedLimit | null;
+  private readonly issuerOrigin: string;
+
+  constructor(private readonly deps: LoginFlowsDeps) {
+    this.issuerOrigin = new URL(deps.config.issuer).origin;
+    // The same counter as /authorize's (one name, every node).
+    const perIp = deps.config.oauth.authorize_per_ip_per_minute;
+    this.flowStarts = perIp ? new SharedLimit(deps.counters, 'authorize', perIp, 60_000, deps.clock) : null;
+  }
+
+  /** The view of a flow; the API's other calls find the flow behind it. */
+  view(flow: LoginFlow): LoginFlowView {
+    const oauth = flow.params.oauth;
+    const view: LoginFlowView = {
+      id: flow.id,
+      clientId: flow.clientId,
+      clientName: this.deps.clients.get(flow.clientId)?.name ?? flow.clientId,
+      userId: flow.userId,
+      stage: flow.stage,
+      stages: flow.stages,
+      methods: flow.methods,
+      status: flow.status,
+      expiresAt: flow.expiresAt,
+      oauth: oauth && typeof oauth === 'object' && !Array.isArray(oauth) ? oauth : null,
+    };
+    this.full.set(view, flow);
+    return view;
+  }
+
+  /** The flow behind a view this API returned. */
+  flowOf(view: LoginFlowView): LoginFlow {
+    const flow = this.full.get(view);
+    if (!flow) throw new Error('not a flow of api.web.loginFlows');
+    return flow;
+  }
+
+  async get(requestId: unknown): Promise<LoginFlowView | null> {
+    if (typeof requestId !== 'string' || !requestId || requestId.length > 200) return null;
+    const flow = await this.deps.flows.get(requestId);
+    return flow ? this.view(flow) : null;
+  }
+
+  async open(requestId: unknown): Promise<LoginFlowView> {
+    if (!requestId) throw verificationError('FIELD_MISSING', 'missing: request_id', { fields: ['request_id'] });
+    const flow = await this.get(requestId);
+    if (!flow) throw verificationError('REQUEST_NOT_FOUND');
+    const closed = flowClosedReason(this.flowOf(flow), this.deps.clock.now());
+    if (closed) throw verificationError(closed);
+    return flow;
+  }
+
+  async byTrackId(trackId: string): Promise<LoginFlowView> {
+    const flow = await this.get(trackId.split('.')[0]);
+    if (!flow) throw verificationError('REQUEST_NOT_FOUND');
+    const closed = flowClosedReason(this.flowOf(flow), this.deps.clock.now());
+    if (closed) throw verificationError(closed);
+    if (!this.deps.loginUi.isTrackOf(trackId, flow)) {
+      throw verificationError('FLOW_NOT_BOUND', 'the track_id is not the one of this login at its current stage');
+    }
+    return flow;
+  }
+
+  isBound(req: IncomingMessage, flow: LoginFlowView): boolean {
+    return this.deps.binding.isBound(req, this.flowOf(flow));
+  }
+
+  async admit(req: IncomingMessage, res: Response, requestId: string | undefined): Promise<void> {
+    const { binding, flows } = this.deps;
+    const flow = requestId ? await flows.get(requestId) : null;
+    if (!flow) return;
+    const origin = checkContinuationOrigin(
+      req,
+      flow,
+      continuationOrigins(this.deps.config.issuer, this.deps.clients.get(flow.clientId)),
+    );
+    if (binding.isBound(req, flow)) return;
+    if (!binding.isUnclaimed(flow)) throw verificationError('FLOW_NOT_BOUND');
+    const value = randomToken(24);
+    if (!(await flows.claim(flow.id, sha256(value), { crossSite: origin !== this.issuerOrigin }))) {
+      throw verificationError('FLOW_NOT_BOUND');
+    }
+    const left = Math.max(1, Math.ceil((flow.expiresAt.getTime() - this.deps.clock.now().getTime()) / 1000));
+    res.cookie(binding.flowCookie(flow.id), value, binding.cookieOptions(left, true));
+  }
+
+  async continue(
+    req: IncomingMessage,
+    fields: { requestId?: string; status_id?: string; verificationType?: string; sub?: string },
+  ): Promise<LoginContinuation> {
+    const given = Object.fromEntries(
+      Object.entries(fields).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    );
+    return this.continuation(await this.deps.verification.continueLogin(given, logOf(req)));
+  }
+
+  async continueWithPassword(
+    req: IncomingMessage,
+    input: { requestId: string; username: string; password: string },
+  ): Promise<LoginContinuation> {
+    const { verification } = this.deps;
+    const method = verification.methodWithField('password');
+    const request = requestFacts(req);
+    const logger = logOf(req);
+    const started = await verification.initiate(method.id, {
+      fields: { request_id: input.requestId, usage_type: 'INITIAL_AUTHENTICATION', identifier: input.username },
+      request,
+      logger,
+    });
+    const exchangeId = (started.exchange_id as { exchange_id: string }).exchange_id;
+    const proof = { exchange_id: exchangeId, password: input.password };
+    return this.continuation(await verification.proveAndContinue(method.id, input.requestId, proof, request, logger));
+  }
+
+  private continuation(result: { flow: LoginFlow; completed: boolean; nextMethods: string[] }): LoginContinuation {
+    const redirects = this.deps.loginRedirects;
+    return {
+      flow: this.view(result.flow),
+      completed: result.completed,
+      nextMethods: result.nextMethods,
+      location: result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow),
+    };
+  }
+
+  async generate(req: Request, res: Response, params: Record<string, string>): Promise<LoginFlowView> {
+    const { clients, flows, config } = this.deps;
+    const wait = (await this.flowStarts?.hit(clientIp(req))) ?? null;
+    if (wait) {
+      res.set('Retry-After', String(wait));
+      throw new OAuthError('temporarily_unavailable', 'too many sign-in requests from this address', 429);
+    }
+    let request;
+    try {
+      // A pushed request's request_uri stands for its parameters (plugin API 1.3's resolver).
+      const query = `?${new URLSearchParams(params).toString()}`;
+      const resolver = this.deps.extensions.requestResolvers.values()[0];
+      request = validate(await resolveRequestUri(query, clients, resolver), clients);
+    } catch (err) {
+      // No redirect: the caller is a script that reads the answer.
+      if (err instanceof ErrorPage) throw new OAuthError(err.code, err.message, err.status);
+      if (err instanceof RedirectError) throw new OAuthError(err.code, err.message);
+      throw err;
+    }
+    const client = clients.get(request.client_id)!;
+    if (!client.loginPageUrl) {
+      throw new OAuthError('unauthorized_client', 'the app has no login_page_url; send the browser to /authorize');
+    }
+    if (!client.loginStages.length) throw new OAuthError('server_error', 'the app has no login stages configured', 500);
+    if (request.prompt.includes('none')) {
+      throw new OAuthError('login_required', 'a generated request cannot see a browser session; use /authorize');
+    }
+    const flow = await flows.create({
+      clientId: client.clientId,
+      stages: stagesFor(client, request),
+      ttlSeconds: config.verification.flow_ttl,
+      params: { oauth: request as unknown as JsonObject, unclaimed: true },
+    });
+    return this.view(flow);
+  }
+
+  stageMethods(flow: LoginFlowView): AuthMethod[] {
+    const methods = this.deps.extensions.methods;
+    return (flow.stages[flow.stage] ?? []).flatMap((id) => methods.get(id) ?? []);
+  }
+
+  method(id: string): AuthMethod {
+    return this.deps.verification.method(id);
+  }
+
+  loginUiUrl(flow: LoginFlowView, extra: Record<string, string> = {}): string | null {
+    return this.deps.loginUi.url(this.flowOf(flow), extra);
+  }
+}
+
+function logOf(req: IncomingMessage) {
+  return (req as Request).log;
+}

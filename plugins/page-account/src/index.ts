@@ -1,0 +1,39 @@
+import { definePlugin, z } from '@gatehouse-auth/core';
+import { siteCatalogs } from '@gatehouse-auth/site-kit';
+import { accountPage } from './page.js';
+
+export { lastWaysIn, type MethodState } from './page.js';
+
+/** The account page's app and where it lives. */
+export const ACCOUNT_CLIENT_ID = 'gatehouse-account';
+export const ACCOUNT_PATH = '/account';
+
+export const accountOptions = z.strictObject({
+  /** The stages users sign in to the page with (each with a method of its own). */
+  login_stages: z.array(z.array(z.string().min(1)).min(1)).min(1),
+  /** How long a sign-in to the page lasts, in seconds (at most the browser session's). */
+  session_ttl: z.number().int().positive().max(43_200).default(3600),
+});
+
+/**
+ * @gatehouse-auth/page-account: the account page (decisions 27, 28, 39). A signed-in user sees
+ * their methods (backup codes renewed, credentials such as passkeys removed), bound devices,
+ * sessions ("sign out everywhere else") and recent sign-ins, at /account. Left out of
+ * `plugins:`, /account answers 404.
+ *
+ * @example
+ * plugins:
+ *   - name: '@gatehouse-auth/page-account'
+ *     options:
+ *       login_stages: [[PASSWORD], [TOTP, BACKUPCODE]]
+ */
+export default definePlugin({
+  name: '@gatehouse-auth/page-account',
+  apiVersion: '^1.3',
+  options: accountOptions,
+  register(api, options) {
+    api.app({ client_id: ACCOUNT_CLIENT_ID, name: 'Your account', login_stages: options.login_stages });
+    api.messages(siteCatalogs(new URL('../locales/', import.meta.url)));
+    accountPage(api, { path: ACCOUNT_PATH, clientId: ACCOUNT_CLIENT_ID, ...options });
+  },
+});

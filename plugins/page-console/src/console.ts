@@ -1,0 +1,219 @@
+import {
+  html,
+  isProtocolError,
+  type JsonObject,
+  type PluginApi,
+  type UserAccounts,
+  type UserRecord,
+} from '@gatehouse-auth/core';
+import { notice, Site, type SiteRequest } from '@gatehouse-auth/site-kit';
+import { appsBody, pluginsBody } from './overview.js';
+import { userDetail, usersPage } from './user-view.js';
+
+/** The console's options (`plugins[i].options`). */
+export interface ConsoleOptions {
+  admins: string[];
+  login_stages: string[][];
+  session_ttl: number;
+}
+
+/** How recent (seconds) the factors of a console sign-in must be. */
+const CONSOLE_MAX_AGE = 300;
+
+const NAV: [string, string][] = [
+  ['/users', 'console.nav.users'],
+  ['/apps', 'console.nav.apps'],
+  ['/plugins', 'console.nav.plugins'],
+];
+
+/** Users a page of the list shows. */
+const USERS_PAGE = 50;
+
+/**
+ * The admin console (decision 27): users (search, create, disable, unlock, reset factors, end
+ * sessions), their methods, devices, sessions and recent events; apps; plugins and health.
+ * Server-rendered, no script, every change a POST form with the sign-in's CSRF token.
+ */
+export function consolePages(api: PluginApi, opts: ConsoleOptions & { path: string; clientId: string }): void {
+  const isAdmin = adminCheck(opts.admins);
+  const site = new Site(api, {
+    clientId: opts.clientId,
+    path: opts.path,
+    cookie: 'gh_console',
+    ttlSeconds: opts.session_ttl,
+    // An admin proves the factors afresh: a browser session from earlier is not enough.
+    maxAge: CONSOLE_MAX_AGE,
+    via: 'console',
+    titleKey: 'console.title',
+    nav: NAV,
+    // Checked on every request: an admin taken off the list loses the console at once.
+    allowed: (s) => isAdmin(s.user),
+  });
+  // Resolved at request time: the service is built once every plugin registered.
+  const actions = () => api.services.resolve<UserAccounts>('userAccounts');
+  const base = site.href;
+
+  site.get('', '/users', async (r) => r.res.redirect(303, `${base}/users`));
+  site.get('/', '/users', async (r) => r.res.redirect(303, `${base}/users`));
+
+  // ─── users ───
+
+  site.get('/users', '/users', async (r) => {
+    const q = typeof r.req.query.q === 'string' ? r.req.query.q.slice(0, 255) : '';
+    const asked = Number(r.req.query.page ?? 1);
+    const page = Number.isInteger(asked) && asked >= 1 && asked <= 10_000 ? asked : 1;
+    // One more than a page: whether there is a next one.
+    const users = await actions().search(q, USERS_PAGE + 1, (page - 1) * USERS_PAGE);
+    site.render(
+      r,
+      r.t.t('console.users.title'),
+      usersPage({ t: r.t, csrf: r.session.csrf }, base, q, users.slice(0, USERS_PAGE), {
+        page,
+        more: users.length > USERS_PAGE,
+      }),
+    );
+  });
+
+  site.post('/users', '/users', async (r) => {
+    const body = r.req.body as Record<string, unknown>;
+    const field = (name: string) => (typeof body[name] === 'string' && body[name] ? (body[name] as string) : undefined);
+    try {
+      const user = await actions().createUser(r.actor, {
+        username: field('username') ?? '',
+        ...(field('email') ? { email: field('email')! } : {}),
+        ...(field('phone') ? { phone: field('phone')! } : {}),
+      });
+      site.done(r, `/users/${encodeURIComponent(user.id)}`, 'created');
+    } catch (err) {
+      if (!isProtocolError(err) || err.status >= 500) throw err;
+      const users = await actions().search('', USERS_PAGE + 1);
+      site.render(
+        r,
+        r.t.t('console.users.title'),
+        html`${notice(r.t.t(`console.users.create_failed.${err.code === 'USER_EXISTS' ? 'exists' : 'invalid'}`), true)}
+        ${usersPage({ t: r.t, csrf: r.session.csrf }, base, '', users.slice(0, USERS_PAGE), { page: 1, more: users.length > USERS_PAGE })}`,
+        err.status,
+      );
+    }
+  });
+
+  /** The user of `:id`, or null once a 404 page said so. */
+  const userOf = async (r: SiteRequest): Promise<UserRecord | null> => {
+    const id = String(r.req.params.id);
+    const user = id.length <= 100 ? await actions().findById(id) : null;
+    if (!user) site.refuse(r, 404, r.t.t('console.user.not_found'));
+    return user;
+  };
+
+  site.get('/users/:id', '/users', async (r) => {
+    const user = await userOf(r);
+    if (!user) return;
+    const [methods, devices, sessions, events] = await Promise.all([
+      actions().methods(user, r.req),
+      actions().devices(user.id),
+      actions().sessions(user.id),
+      api.services.history.recent({ userId: user.id, limit: 25 }),
+    ]);
+    const clientsOf = await Promise.all(sessions.map((s) => actions().clientsOf(s.sid)));
+    const body = userDetail({
+      t: r.t,
+      csrf: r.session.csrf,
+      notice: site.doneNotice(r, 'console'),
+      path: `${base}/users/${encodeURIComponent(user.id)}`,
+      user,
+      methods: methods.filter((m) => m.enrolled || (m.credentials as JsonObject[]).length > 0),
+      devices,
+      sessions,
+      clientsOf,
+      events,
+      label: (id) => actions().method(id, r.req)?.label ?? id,
+    });
+    site.render(r, user.username, body);
+  });
+
+  // ─── user actions: each a POST with the CSRF token, each an event ───
+
+  const back = (r: SiteRequest, user: UserRecord, done: string) =>
+    site.done(r, `/users/${encodeURIComponent(user.id)}`, done);
+
+  site.post('/users/:id/disable', '/users', async (r) => {
+    const user = await userOf(r);
+    if (!user) return;
+    if (user.id === r.session.user.id) return site.refuse(r, 409, r.t.t('console.user.not_yourself'));
+    await actions().disable(r.actor, user);
+    back(r, user, 'disabled');
+  });
+  site.post('/users/:id/enable', '/users', async (r) => {
+    const user = await userOf(r);
+    if (!user) return;
+    await actions().enable(r.actor, user);
+    back(r, user, 'enabled');
+  });
+  /** A method id of the registry, or null once a 404 page said so. */
+  const methodOf = (r: SiteRequest): string | null => {
+    const id = String(r.req.params.method);
+    if (actions().method(id, r.req)) return id;
+    site.refuse(r, 404, r.t.t('console.user.no_such_method'));
+    return null;
+  };
+  site.post('/users/:id/factors/:method/unlock', '/users', async (r) => {
+    const user = await userOf(r);
+    const method = user && methodOf(r);
+    if (!user || !method) return;
+    await actions().unlockFactor(r.actor, user, method);
+    back(r, user, 'factor_unlocked');
+  });
+  site.post('/users/:id/factors/:method/reset', '/users', async (r) => {
+    const user = await userOf(r);
+    const method = user && methodOf(r);
+    if (!user || !method) return;
+    await actions().resetFactor(r.actor, user, method);
+    back(r, user, 'factor_reset');
+  });
+  site.post('/users/:id/devices/:device/remove', '/users', async (r) => {
+    const user = await userOf(r);
+    if (!user) return;
+    if (!(await actions().removeDevice(r.actor, user, String(r.req.params.device)))) {
+      return site.refuse(r, 404, r.t.t('console.user.no_such_device'));
+    }
+    back(r, user, 'device_removed');
+  });
+  site.post('/users/:id/sessions/end', '/users', async (r) => {
+    const user = await userOf(r);
+    if (!user) return;
+    const live = (await actions().sessions(user.id)).map((s) => s.sid);
+    const sid = (r.req.body as Record<string, unknown>).sid;
+    if (sid === undefined) {
+      await actions().endSessions(r.actor, user, live);
+      return back(r, user, 'sessions_ended');
+    }
+    if (typeof sid !== 'string' || !(await actions().endSession(r.actor, user, sid, live))) {
+      return site.refuse(r, 404, r.t.t('console.user.no_such_session'));
+    }
+    back(r, user, 'session_ended');
+  });
+
+  // ─── apps, plugins and health ───
+
+  site.get('/apps', '/apps', async (r) => {
+    site.render(r, r.t.t('console.apps.title'), appsBody(r.t, (await actions().overview()).apps));
+  });
+
+  site.get('/plugins', '/plugins', async (r) => {
+    const deps = { overview: () => actions().overview(), services: api.services };
+    site.render(r, r.t.t('console.plugins.title'), await pluginsBody(r.t, deps, r.req.log));
+  });
+}
+
+const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Who the `admins` option names: an entry shaped like a user id matches that id only, any other
+ * entry a username. A username shaped like an id never matches, so nobody becomes an admin by
+ * taking an admin's id as their username.
+ */
+export function adminCheck(admins: readonly string[]): (user: UserRecord) => boolean {
+  const ids = new Set(admins.filter((a) => USER_ID.test(a)).map((a) => a.toLowerCase()));
+  const names = new Set(admins.filter((a) => !USER_ID.test(a)));
+  return (user) => ids.has(user.id.toLowerCase()) || (names.has(user.username) && !USER_ID.test(user.username));
+}
