@@ -63,6 +63,7 @@ export {
   methodProblems,
   requestResolverProblems,
   routeProblems,
+  tokenBindingProblems,
   REPLACEABLE_SERVICES,
 } from './plugins/contract.js';
 export { cryptoHelpers, httpHelpers } from './services.js';

@@ -176,6 +176,8 @@ describe('OpenAPI coverage', function () {
         { name: '@gatehouse-auth/channel-outbox', options: { expose_route: true } },
         { path: fixturePlugin('documented-route.js') },
         { path: path.join(REPO_ROOT, 'plugins', 'grant-device-code') },
+        // The token binding's codes (DPoP) are documented when a plugin registers one.
+        { path: path.join(REPO_ROOT, 'plugins', 'oauth-dpop') },
         { path: path.join(REPO_ROOT, 'plugins', 'oauth-par') },
         // Its calls document codes the core's login flows throw for it (generate, setup during a login).
         { path: path.join(REPO_ROOT, 'plugins', 'compat-cidaas') },

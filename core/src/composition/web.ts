@@ -96,7 +96,7 @@ export function apiRoutes(c: Cradle): RouteSpec[] {
   );
   return [
     ...Object.values(HEALTH_API),
-    ...Object.values(oauthApi(c.extensions.grants.values())),
+    ...Object.values(oauthApi(c.extensions.grants.values(), c.extensions.tokenBinding.ids().length > 0)),
     ...Object.values(ADMIN_API),
     ...Object.values(verificationApi(c.verification.methods())),
     ...Object.values(DEVICE_API),

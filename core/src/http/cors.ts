@@ -34,6 +34,7 @@ const ALLOWED_HEADERS = [
   'lat',
   'lon',
   'device-proof',
+  'dpop',
 ];
 
 /** Every app's allowed origins: a browser request from one of them may read the answers. */
@@ -59,6 +60,8 @@ export function corsMiddleware(
     origin: (origin, done) => done(null, origin !== undefined && origins.has(origin)),
     methods: ['GET', 'POST', 'PUT'],
     allowedHeaders: ALLOWED_HEADERS,
+    // A browser client of DPoP (RFC 9449) reads the server's nonce and the resource's challenge.
+    exposedHeaders: ['DPoP-Nonce', 'WWW-Authenticate'],
     credentials: true,
     maxAge: 600,
   });

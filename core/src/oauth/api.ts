@@ -86,7 +86,13 @@ export const INTROSPECT_PATHS = ['/token/introspect', '/token_info'] as const;
 export const REVOKE_PATHS = ['/oauth2/revoke', '/oauth2/revoke/', '/token/revoke'] as const;
 export const USERINFO_PATHS = ['/userinfo', '/oauth2/userinfo'] as const;
 
-const userinfoRoute = (method: 'get' | 'post') =>
+/** What a token binding (DPoP, RFC 9449) adds to the token endpoint's and userinfo's answers. */
+const dpopErrors = (status: number): ErrorRef[] => [
+  { code: 'invalid_dpop_proof', status, description: 'a DPoP proof is missing or invalid (with a token binding)' },
+  { code: 'use_dpop_nonce', status, description: 'the proof must carry the DPoP-Nonce this answer names' },
+];
+
+const userinfoRoute = (method: 'get' | 'post', dpop: boolean) =>
   defineRoute({
     id: method === 'get' ? 'userinfo' : 'userinfoPost',
     method,
@@ -109,11 +115,16 @@ const userinfoRoute = (method: 'get' | 'post') =>
       description: 'the claims of the token’s scopes and of its `claims` request',
       schema: z.object({ sub: z.string() }).catchall(z.unknown()),
     },
-    errors: ['invalid_token', 'insufficient_scope', ...(method === 'post' ? ['invalid_request'] : [])],
+    errors: [
+      'invalid_token',
+      'insufficient_scope',
+      ...(method === 'post' ? ['invalid_request'] : []),
+      ...(dpop ? dpopErrors(401) : []),
+    ],
   });
 
 /** The operations, with the registered grants' parameters in the token request. */
-export function oauthApi(grants: readonly GrantHandler[]) {
+export function oauthApi(grants: readonly GrantHandler[], dpop = false) {
   const grantParameters: Record<string, z.ZodOptional<z.ZodString>> = {};
   for (const g of grants) {
     for (const p of g.parameters) {
@@ -159,6 +170,7 @@ export function oauthApi(grants: readonly GrantHandler[]) {
         'temporarily_unavailable',
         // What the registered grants declare they answer besides (plugin API 1.2).
         ...grants.flatMap((g) => g.errors ?? []),
+        ...(dpop ? dpopErrors(400) : []),
       ],
     }),
     introspect: defineRoute({
@@ -193,8 +205,8 @@ export function oauthApi(grants: readonly GrantHandler[]) {
       response: { description: 'revoked, or the token was unknown; empty body' },
       errors: [...CLIENT_ERRORS, BODY_TOO_LARGE, 'unauthorized_client'],
     }),
-    userinfo: userinfoRoute('get'),
-    userinfoPost: userinfoRoute('post'),
+    userinfo: userinfoRoute('get', dpop),
+    userinfoPost: userinfoRoute('post', dpop),
     jwks: defineRoute({
       id: 'jwks',
       method: 'get',

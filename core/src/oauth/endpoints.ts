@@ -5,7 +5,6 @@ import express, { type Request, type Response, type Router } from 'express';
 import { formBody } from '../http/parsers.js';
 import { sendReply, type Endpoint, type FastRoute, type Reply } from '../http/fast-routes.js';
 import { lazyLogger } from '../http/logging.js';
-import type { Extensions } from '../plugins/loader.js';
 import type { Locales } from '../i18n/locales.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Tracing } from '../observability/tracing.js';
@@ -25,7 +24,8 @@ import type { KeyStore } from './keys.js';
 import { namedClaims, scopeClaims, USER_CLAIMS, type ClaimRequest, type UserClaims } from './claims.js';
 import { oauthServices } from './services.js';
 import type { TokenService } from './tokens.js';
-import type { TokenInfo } from './types.js';
+import { boundKey, type BindingRequest, type TokenInfo } from './types.js';
+import { TOKEN_BINDING, type Extensions } from '../plugins/loader.js';
 
 /** Every path the spec gives for each endpoint. */
 export const PATHS = {
@@ -106,6 +106,7 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
   const urls = endpointUrls(deps.config.issuer);
   const api = oauthApi(deps.extensions.grants.values());
   const audiences = assertionAudiences(deps.config.issuer);
+  const binding = deps.extensions.tokenBinding.get(TOKEN_BINDING);
 
   const authenticate = (req: IncomingMessage, params: Record<string, string>, ip: string): Promise<OAuthClient> =>
     deps.clientAuth.authenticate({ params, authorization: req.headers.authorization }, ip);
@@ -132,6 +133,8 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
     if (!client.grantTypes.includes(grantType)) {
       throw new OAuthError('unauthorized_client', `this client may not use ${grantType}`);
     }
+    // Proof of possession (DPoP), checked before the grant runs: the tokens it issues are bound to its key.
+    const proof = binding ? await binding.tokenRequest({ ...bindingRequest(deps.config.issuer, req), client }) : null;
     const request = requestFacts(req, ip);
     // The request's child logger is made only if the grant logs (making one costs more than a grant).
     const logger = lazyLogger(() => req.log);
@@ -156,10 +159,11 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
           clock: deps.clock,
           request,
           logger,
+          proofKey: proof?.jkt ?? null,
         }),
       }),
     );
-    return json(result);
+    return proof?.headers ? { ...json(result), headers: { ...NO_STORE, ...proof.headers } } : json(result);
   };
 
   // ── introspection (RFC 7662) ──
@@ -181,7 +185,9 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
     const header = req.headers.authorization ?? '';
     if (/^Bearer /i.test(header)) {
       const info = await deps.tokens.inspect(header.slice(7).trim());
-      if (!info.active || info.token?.kind !== 'access' || !info.token.scope.includes('introspection')) {
+      // A token bound to a key (DPoP) is no bearer token.
+      const t = info.token;
+      if (!info.active || t?.kind !== 'access' || !t.scope.includes('introspection') || boundKey(t)) {
         throw new OAuthError('invalid_token', 'the bearer token is invalid or lacks the introspection scope');
       }
       return 'bearer';
@@ -201,7 +207,8 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
       client_id: t.clientId,
       ...(user ? { username: user.username } : {}),
       // The token endpoint's spelling (spec: "Always bearer"); RFC 6749 §5.1 says case-insensitive.
-      token_type: t.kind === 'access' ? 'bearer' : 'refresh_token',
+      token_type: t.kind === 'access' ? (boundKey(t) ? 'DPoP' : 'bearer') : 'refresh_token',
+      ...(t.data.cnf ? { cnf: t.data.cnf } : {}),
       exp: Math.floor(t.expiresAt.getTime() / 1000),
       iat: Math.floor(t.createdAt.getTime() / 1000),
       nbf: Math.floor(t.createdAt.getTime() / 1000),
@@ -270,19 +277,36 @@ export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router 
 
   // ── userinfo (OIDC Core §5.3) ──
   const api = oauthApi(deps.extensions.grants.values());
+  const binding = deps.extensions.tokenBinding.get(TOKEN_BINDING);
   const userinfo = async (req: Request, res: Response) => {
     res.set(NO_STORE);
     res.locals.errorStyle = 'oauth';
     const header = req.headers.authorization ?? '';
     const form = req.method === 'POST' ? routeInput(api.userinfoPost, req).body : {};
-    const presented = /^Bearer /i.test(header)
-      ? header.slice(7).trim()
-      : typeof form.access_token === 'string'
-        ? form.access_token
-        : '';
+    const dpop = binding !== undefined && /^DPoP /i.test(header);
+    const presented =
+      /^Bearer /i.test(header) || dpop
+        ? header.slice(dpop ? 5 : 7).trim()
+        : typeof form.access_token === 'string'
+          ? form.access_token
+          : '';
     const info = presented ? await deps.tokens.inspect(presented) : { active: false };
+    // RFC 9449 §7: a token bound to a key is used with a proof of that key, never as a bearer token.
+    const jkt = info.token ? boundKey(info.token) : null;
+    const refuse = (why: string) => {
+      const algs = binding ? `, algs="${binding.algorithms.join(' ')}"` : '';
+      const challenge = `DPoP error="invalid_token", error_description="${why}"${algs}`;
+      return new OAuthError('invalid_token', why, 401, dpop || jkt ? { 'WWW-Authenticate': challenge } : {});
+    };
     if (!info.active || info.token?.kind !== 'access' || !info.token.subject) {
-      throw new OAuthError('invalid_token', 'a valid access token is required');
+      throw refuse('a valid access token is required');
+    }
+    if (dpop || jkt) {
+      const proven = dpop
+        ? await binding.resourceRequest({ ...bindingRequest(deps.config.issuer, req), accessToken: presented })
+        : null;
+      if (!jkt || proven !== jkt)
+        throw refuse(dpop ? 'the token is not bound to the key of the proof' : 'a DPoP-bound token needs a DPoP proof');
     }
     if (!info.token.scope.includes('openid'))
       throw new OAuthError('insufficient_scope', 'the token lacks the openid scope');
@@ -311,6 +335,12 @@ export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router 
   router.get('/.well-known/oauth-authorization-server', metadata);
   router.get('/.well-known/openid-configuration', metadata);
   return router;
+}
+
+/** A request as the token binding sees it: the issuer's URL of its path (DPoP `htu`). */
+function bindingRequest(issuer: string, req: IncomingMessage & { originalUrl?: string }): BindingRequest {
+  const path = (req.originalUrl ?? req.url ?? '/').split('?')[0]!;
+  return { method: req.method ?? 'GET', url: issuer.replace(/\/$/, '') + path, headers: req.headers };
 }
 
 /** Who may see a token: the client it was issued to or names in its audience; a bearer caller sees all. */

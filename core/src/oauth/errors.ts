@@ -27,6 +27,9 @@ export const OAUTH_ERROR_STATUS: Record<string, number> = {
   // RFC 8628 §3.5 (the device grant's polling; its slow_down is a 400 there).
   authorization_pending: 400,
   expired_token: 400,
+  // RFC 9449 (DPoP) §5, §8: the token binding's refusals at the token endpoint.
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
 };
 
 /**
@@ -43,12 +46,13 @@ export class OAuthError extends ProtocolError {
     super(status ?? OAUTH_ERROR_STATUS[code] ?? 400, code, safeDescription(description));
   }
   override headers(): Record<string, string> {
-    const base: Record<string, string> = { 'Cache-Control': 'no-store', Pragma: 'no-cache', ...this.extraHeaders };
+    const base: Record<string, string> = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
     if (this.code === 'invalid_client' && this.status === 401) base['WWW-Authenticate'] = 'Basic realm="gatehouse"';
     if (this.code === 'invalid_token' || this.code === 'insufficient_scope') {
       base['WWW-Authenticate'] = `Bearer error="${this.code}", error_description="${this.message}"`;
     }
-    return base;
+    // The caller's own challenge wins (DPoP's at userinfo).
+    return { ...base, ...this.extraHeaders };
   }
   body(): unknown {
     return { error: this.code, error_description: this.message };

@@ -8,7 +8,7 @@ import type { VerificationService } from '../verification/service.js';
 import type { AssertionReplayStore } from './assertions.js';
 import { OAuthError } from './errors.js';
 import type { TokenService } from './tokens.js';
-import type { OAuthServices } from './types.js';
+import { boundKey, type OAuthServices } from './types.js';
 
 /** Scope strings: space-separated printable ASCII without `"` or `\` (RFC 6749 §3.3). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -36,16 +36,27 @@ export function oauthServices(deps: {
   clock: Clock;
   request: RequestFacts;
   logger: Logger;
+  /** The key the request's proof showed (DPoP): the tokens are bound to it. */
+  proofKey?: string | null;
 }): OAuthServices {
   const { tokens } = deps;
+  const proofKey = deps.proofKey ?? null;
   return {
     issuer: deps.issuer,
     tokenEndpoint: deps.tokenEndpoint,
     assertionAudiences: deps.assertionAudiences,
-    issue: (input) => tokens.issue(input),
+    proofKey,
+    issue: (input) => tokens.issue(input, proofKey),
     inspect: (token) => tokens.inspect(token),
     codes: { find: (code) => tokens.findCode(code), consume: (code) => tokens.consumeCode(code) },
-    refreshTokens: { rotate: (token) => tokens.rotateRefresh(token) },
+    refreshTokens: {
+      async rotate(token) {
+        // A bound refresh token refreshes only with a proof of its key (RFC 9449 §5).
+        if (boundKey(token) && boundKey(token) !== proofKey)
+          throw new OAuthError('invalid_grant', 'the refresh token is bound to another key (DPoP)');
+        return tokens.rotateRefresh(token);
+      },
+    },
     grants: { get: (id) => tokens.getGrant(id), revoke: (id, reason) => tokens.revokeGrant(id, reason) },
     resolveScope,
     async authenticateUser(input) {

@@ -361,8 +361,10 @@ export class TokenService {
 
   // ─────────── tokens ───────────
 
-  async issue(input: IssueInput): Promise<TokenResponse> {
+  /** Issues the tokens; with `jkt`, bound to that key (RFC 9449: `cnf.jkt`, refresh tokens of public clients too). */
+  async issue(input: IssueInput, jkt: string | null = null): Promise<TokenResponse> {
     const { client } = input;
+    const cnf: JsonObject = jkt ? { cnf: { jkt } } : {};
     const now = this.clock.now();
     const iat = Math.floor(now.getTime() / 1000);
     // A grant row is needed only for a family of tokens (refresh tokens, codes). A token that
@@ -404,6 +406,7 @@ export class TokenService {
           scope,
           ...(authTime ? { auth_time: authTime } : {}),
           ...(input.idToken?.amr?.length ? { amr: input.idToken.amr } : {}),
+          ...cnf,
           iss: this.issuer,
           sub,
           aud: input.audience?.length ? input.audience : client.clientId,
@@ -435,12 +438,13 @@ export class TokenService {
         ...(input.claims ?? {}),
         // What userinfo adds to the scopes' claims for this token (OIDC Core §5.5).
         ...(claimsRequest?.userinfo ? { userinfo_claims: claimsRequest.userinfo as JsonObject } : {}),
+        ...cnf,
       },
     });
 
     const response: TokenResponse = {
       access_token: accessToken,
-      token_type: 'bearer',
+      token_type: jkt ? 'DPoP' : 'bearer',
       expires_in: accessTtl,
       issued_token_type: ACCESS_TOKEN_TYPE,
       scope,
@@ -457,7 +461,8 @@ export class TokenService {
         scope: (input.refreshScope ?? input.scope).join(' '),
         // Rotation never extends the family past the grant's absolute expiry.
         expiresAt: grant.expiresAt.getTime(),
-        data: {},
+        // A confidential client's refresh tokens are bound by its credentials (RFC 9449 §5).
+        data: client.isPublic ? cnf : {},
         parentKey: input.parentRefreshKey ?? null,
       });
       response.refresh_token = refreshToken;

@@ -95,7 +95,8 @@ export interface IssueInput {
 
 export interface TokenResponse {
   access_token: string;
-  token_type: 'bearer';
+  /** `DPoP` when the tokens are bound to the key of the request's proof (RFC 9449 §5). */
+  token_type: 'bearer' | 'DPoP';
   expires_in: number;
   issued_token_type: string;
   scope: string;
@@ -161,4 +162,41 @@ export interface OAuthServices {
   tokenEndpoint: string;
   /** Every URL an assertion audience may name (issuer and token endpoint aliases). */
   assertionAudiences: string[];
+  /** Since 1.3: the JWK thumbprint the request proved (DPoP), which `issue` binds the tokens to; else null. */
+  proofKey: string | null;
+}
+
+/** The JWK SHA-256 thumbprint (RFC 7638) a token is bound to (`cnf.jkt`), or null for a bearer token. */
+export const boundKey = (token: StoredToken): string | null =>
+  (token.data.cnf as { jkt?: string } | undefined)?.jkt ?? null;
+
+/** An HTTP request as the token binding sees it: `url` is the issuer's URL of the path, without query. */
+export interface BindingRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * Since plugin API 1.3 (`api.tokenBinding`, one plugin only): proof of possession of a key
+ * (DPoP, RFC 9449). The core stores the key's thumbprint with the tokens (`cnf.jkt`), answers
+ * `token_type: DPoP`, and at userinfo refuses a bound token without a proof of its key.
+ */
+export interface TokenBinding {
+  /** The `alg`s proofs may use: userinfo's `WWW-Authenticate: DPoP algs="..."`. */
+  algorithms: readonly string[];
+  /**
+   * At the token endpoint, before the grant runs: the key the request's proof shows (the tokens
+   * are bound to its `jkt`, and may answer `headers`, e.g. a fresh `DPoP-Nonce`), or null for
+   * bearer tokens. Refuse by throwing an OAuthError (`invalid_dpop_proof`, `use_dpop_nonce`).
+   */
+  tokenRequest(
+    req: BindingRequest & { client: OAuthClient },
+  ): Promise<{ jkt: string; headers?: Record<string, string> } | null>;
+  /**
+   * At userinfo, for a token sent with `Authorization: DPoP`: checks the proof (its `ath` the
+   * hash of `accessToken`) and returns its key's `jkt`; the core compares it with the token's.
+   * Refuse by throwing an OAuthError with status 401 and its `WWW-Authenticate`.
+   */
+  resourceRequest(req: BindingRequest & { accessToken: string }): Promise<string>;
 }

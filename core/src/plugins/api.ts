@@ -4,6 +4,7 @@ import type { ZodType } from 'zod';
 import type { RouteSpec } from '../http/api-spec.js';
 import type { DependencyCheck } from '../observability/dependencies.js';
 import type { Services } from '../services.js';
+import type { TokenBinding } from '../oauth/types.js';
 import type {
   AuthMethod,
   AuthorizationRequestResolver,
@@ -127,6 +128,12 @@ export interface PluginApi {
    * may translate some): read them with `web.messages(req)`.
    */
   messages(catalogs: PluginCatalogs): void;
+  /**
+   * Since 1.3: proof of possession for tokens (DPoP): the core binds the tokens of a request
+   * whose proof `binding.tokenRequest` accepts to its key, and checks that key at userinfo
+   * (docs/decisions/0042). One plugin only: a second stops start-up.
+   */
+  tokenBinding(binding: TokenBinding): void;
   /**
    * Since 1.3: resolves the `request_uri` of authorization requests (RFC 9126 pushed requests):
    * /authorize hands it to `resolver.resolve`, whose parameters are then the request, and

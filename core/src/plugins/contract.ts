@@ -98,6 +98,11 @@ export function channelProblems(c: Shape): string[] {
   return [...(Array.isArray(kinds) && kinds.length ? strings(c, 'kinds') : ['has no kinds']), ...fn(c, 'send')];
 }
 
+/** What is wrong with a token binding (`api.tokenBinding`). */
+export function tokenBindingProblems(b: Shape): string[] {
+  return [...strings(b, 'algorithms'), ...fn(b, 'tokenRequest'), ...fn(b, 'resourceRequest')];
+}
+
 /** What is wrong with a route contribution (`api.routes.add`). */
 export function routeProblems(r: Shape): string[] {
   return [

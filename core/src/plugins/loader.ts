@@ -33,7 +33,9 @@ import {
   REPLACEABLE_SERVICES,
   requestResolverProblems,
   routeProblems,
+  tokenBindingProblems,
 } from './contract.js';
+import type { TokenBinding } from '../oauth/types.js';
 import { Registry } from './registry.js';
 
 /** Everything plugins can add, one registry per kind. */
@@ -45,6 +47,8 @@ export interface Extensions {
   routes: Registry<RouteContribution>;
   /** Discovery document members plugins add (since plugin API 1.2). */
   metadata: Registry<MetadataMember>;
+  /** At most one token binding, under the id `TOKEN_BINDING` (since plugin API 1.3). */
+  tokenBinding: Registry<TokenBinding>;
   /** The resolver of /authorize's `request_uri` (since plugin API 1.3): one per server. */
   requestResolvers: Registry<AuthorizationRequestResolver>;
   /** First-party apps plugins register (since plugin API 1.3). */
@@ -52,6 +56,8 @@ export interface Extensions {
   /** Path prefixes CORS answers on for plugins' routes (since plugin API 1.3). */
   corsPrefixes: Registry<{ prefix: string }>;
 }
+
+export const TOKEN_BINDING = 'DPoP';
 
 /** The one id a request resolver registers under: a second resolver is a duplicate. */
 export const REQUEST_RESOLVER_ID = 'request_uri';
@@ -64,6 +70,7 @@ export function createExtensions(): Extensions {
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
     routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
     metadata: new Registry<MetadataMember>('discovery member', (m) => m.name),
+    tokenBinding: new Registry<TokenBinding>('token binding', () => TOKEN_BINDING, tokenBindingProblems),
     requestResolvers: new Registry<AuthorizationRequestResolver>(
       'authorization request resolver',
       () => REQUEST_RESOLVER_ID,
@@ -242,6 +249,7 @@ export async function registerPlugins(
         if (!given.en) throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: messages need an "en" catalog`);
         catalogs = given;
       },
+      tokenBinding: point('tokenBinding', extensions.tokenBinding, () => TOKEN_BINDING).add,
     };
     const promised = new Set(plugin.provides ?? []);
     try {

@@ -1,4 +1,5 @@
 import {
+  boundKey,
   OAuthError,
   z,
   type GrantContext,
@@ -107,6 +108,10 @@ export function refreshTokenGrant(deps: RefreshGrantDeps): GrantHandler {
       // Unknown, an access token, or another client's: all look the same and revoke nothing.
       if (!token || token.kind !== 'refresh' || token.clientId !== client.clientId) {
         throw invalidGrant('invalid refresh token');
+      }
+      // Bound to a key (DPoP, public clients): only a proof of that key may use it, nor revoke anything.
+      if (boundKey(token) && boundKey(token) !== oauth.proofKey) {
+        throw invalidGrant('the refresh token is bound to another key (DPoP)');
       }
       if (token.rotatedAt) return (await replay(ctx, token, false)) ?? refuseReuse(ctx, token);
       const grant: GrantRecord | undefined = info.grant;

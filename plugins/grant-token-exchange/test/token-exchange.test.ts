@@ -344,6 +344,17 @@ describe('@gatehouse-auth/grant-token-exchange', () => {
       await expectBadSubject(s);
     });
 
+    it('bound to a key (DPoP), exchanged by its own client without a proof of that key', async () => {
+      const s = await setup();
+      s.oauth.tokenRows.get(s.oauth.tokenRow(s.subjectToken)!.key)!.data.cnf = { jkt: 'key-1' };
+      await expectBadSubject(s);
+      s.oauth.proofKey = 'key-2';
+      await expectBadSubject(s);
+      s.oauth.proofKey = 'key-1';
+      await exchange(s, {});
+      expect(s.oauth.issued).to.have.length(1);
+    });
+
     it('a refresh token', async () => {
       const s = await setup();
       const { refresh_token } = await s.oauth.issue({

@@ -14,6 +14,7 @@ import {
   REPLACEABLE_SERVICES,
   requestResolverProblems,
   routeProblems,
+  tokenBindingProblems,
   SecretBox,
   sendQueued,
   storedEvent,
@@ -27,6 +28,7 @@ import {
   type PluginApi,
   type PluginCatalogs,
   type RouteContribution,
+  type TokenBinding,
   type WebApi,
   type AuthMethod,
   type AuthorizationRequestResolver,
@@ -354,6 +356,8 @@ export interface Registered {
   metadata: Map<string, unknown>;
   /** `api.messages` catalogs. */
   catalogs: PluginCatalogs;
+  /** `api.tokenBinding`, if the plugin made one. */
+  tokenBinding: TokenBinding | null;
   /** `api.authorizationRequests`: the request_uri resolver, if the plugin registered one. */
   requestResolver: AuthorizationRequestResolver | null;
   /** `api.app` apps, by client id (since plugin API 1.3). */
@@ -414,6 +418,7 @@ export async function registerWithFakes<O>(
     dependencies: new Map(),
     metadata: new Map(),
     catalogs: { en: {} },
+    tokenBinding: null,
     requestResolver: null,
     apps: new Map(),
     cors: [],
@@ -465,6 +470,11 @@ export async function registerWithFakes<O>(
     messages: (catalogs) => {
       if (!catalogs.en) throw new Error('messages need an "en" catalog');
       out.catalogs = catalogs;
+    },
+    tokenBinding: (binding) => {
+      const problems = tokenBindingProblems(binding as unknown as Record<string, unknown>);
+      if (problems.length || out.tokenBinding) throw new Error(`token binding ${problems.join(', ') || 'added twice'}`);
+      out.tokenBinding = binding;
     },
     authorizationRequests: (resolver) => {
       const problems = requestResolverProblems(resolver as unknown as Record<string, unknown>);

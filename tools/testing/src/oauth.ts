@@ -195,6 +195,8 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
     issuer,
     tokenEndpoint: `${issuer}/oauth/token`,
     assertionAudiences: [issuer, `${issuer}/oauth/token`],
+    // No proof of possession: the fake issues bearer tokens.
+    proofKey: null,
     grantRows,
     codeRows,
     tokenRows,
