@@ -22,7 +22,7 @@ export type { LoadedPluginInfo } from './plugins/loader.js';
 export type { DependencyState } from './observability/dependencies.js';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).
 export { verificationError, type VerificationErrorCode } from './verification/errors.js';
-export { CONTINUE_ROUTE } from './verification/api.js';
+export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
 export { html, type SafeHtml } from './login/html.js';
 export { readCookie } from './http/cookies.js';
 export type { DependencyCheck } from './observability/dependencies.js';

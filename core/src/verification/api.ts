@@ -356,3 +356,21 @@ export function verificationApi(methods: readonly AuthMethod[]) {
 }
 
 export type VerificationApi = ReturnType<typeof verificationApi>;
+
+/**
+ * Since plugin API 1.3: the pieces the verification routes are declared with, for plugin routes
+ * of the same family (the cidaas calls), so that their declarations say the same without a copy.
+ */
+export const VERIFICATION_ROUTE_PARTS = {
+  scalar,
+  fields,
+  invalid,
+  labelInvalid,
+  forms: FORMS,
+  setupAccessErrors: SETUP_ACCESS,
+  flowErrors: FLOW,
+  exchangeErrors: EXCHANGE,
+  methodParam,
+  json,
+  identifierFields: IDENTIFIERS,
+} as const;

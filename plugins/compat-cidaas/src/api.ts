@@ -2,10 +2,8 @@ import {
   CONTINUE_ROUTE,
   defineRoute,
   OAuthError,
-  verificationError,
+  VERIFICATION_ROUTE_PARTS,
   z,
-  type ErrorRef,
-  type MediaType,
   type RouteSpec,
 } from '@gatehouse-auth/core';
 
@@ -15,60 +13,20 @@ import {
  * no order of checks could accept; the rest is the core's to refuse with its stable codes.
  */
 
-/** A field the way forms and JSON send it; numbers and booleans are read as text. */
-const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-
-/** A body of named single-value fields; others pass on. */
-function fields(named: Record<string, string>) {
-  return z
-    .object(Object.fromEntries(Object.entries(named).map(([k, d]) => [k, scalar.optional().meta({ description: d })])))
-    .catchall(z.unknown());
-}
-
-// One error shape for every verification route: details.fields names what is wrong.
-const invalid = (message: string, names: string[]) => verificationError('INVALID_FIELD', message, { fields: names });
-
-/** A credential's label: its own message. */
-const labelInvalid = (field: string) => (message: string, names: string[]) =>
-  names[0] === field
-    ? verificationError('INVALID_FIELD', `${field} must be 1 to 64 characters`, { fields: [field] })
-    : invalid(message, names);
-
-const FORMS: readonly MediaType[] = ['application/json', 'application/x-www-form-urlencoded'];
-const SETUP_ACCESS: readonly ErrorRef[] = [
-  'UNAUTHORIZED',
-  'INSUFFICIENT_SCOPE',
-  'REAUTHENTICATION_REQUIRED',
-  'FIELD_MISSING',
-  'USER_NOT_FOUND',
-  {
-    code: 'TOO_MANY_ATTEMPTS',
-    status: 429,
-    description: 'too many refused bearer tokens from this address; retry after Retry-After seconds',
-  },
-];
-const FLOW: readonly ErrorRef[] = ['REQUEST_NOT_FOUND', 'REQUEST_EXPIRED', 'REQUEST_COMPLETED'];
-const EXCHANGE: readonly ErrorRef[] = [
-  'EXCHANGE_INVALID',
-  { code: 'EXCHANGE_INVALID', status: 404, description: 'no such exchange_id' },
-  'EXCHANGE_USED',
-  'EXCHANGE_EXPIRED',
-  'WRONG_FLOW_STAGE',
-];
-
-const method = z
-  .string()
-  .meta({ description: 'a verification method id (`verification_methods_supported` of the discovery document)' });
-const methodParam = z.object({ method });
-const json = z.record(z.string(), z.unknown());
-
-const IDENTIFIERS = {
-  identifier: 'who signs in: a username, email address or phone number',
-  email: 'cidaas-style spelling of identifier',
-  mobile_number: 'cidaas-style spelling of identifier',
-  mobile: 'cidaas-style spelling of identifier',
-  username: 'cidaas-style spelling of identifier',
-};
+// The core's verification routes are declared with the same pieces.
+const {
+  scalar,
+  fields,
+  invalid,
+  labelInvalid,
+  forms: FORMS,
+  setupAccessErrors: SETUP_ACCESS,
+  flowErrors: FLOW,
+  exchangeErrors: EXCHANGE,
+  methodParam,
+  json,
+  identifierFields: IDENTIFIERS,
+} = VERIFICATION_ROUTE_PARTS;
 
 /** Each parameter one value, as in a query string; numbers are read as text. */
 const parameter = z.union([z.string(), z.number()]);
