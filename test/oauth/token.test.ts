@@ -471,6 +471,38 @@ describe('OAuth token endpoint (checklist §2–4, §6)', function () {
       expect(res.status, res.text).to.equal(200);
       expect(res.body.refresh_token).to.be.a('string');
     });
+
+    it('a store failure while the successor is written spends nothing: 503, then the retry with the same token succeeds', async function () {
+      await failingSuccessorWrite(server, webTokens, refresh);
+    });
+
+    describe('on PostgreSQL', function () {
+      const db = withPostgresDatabase();
+      let pg: OAuthServer;
+      let pgUser: TestUser;
+      before(async function () {
+        this.timeout(20_000);
+        pg = await startServer({ databaseUrl: db.url });
+        pgUser = await pg.user('rotation');
+      });
+      after(() => pg?.close());
+      const pgRefresh = (refreshToken: string) =>
+        postForm(
+          pg,
+          '/oauth2/token/',
+          { grant_type: 'refresh_token', refresh_token: refreshToken },
+          basic(WEB.id, WEB.secret),
+        );
+
+      it('the same: the rotation and the successor commit together', async function () {
+        const tokens = async () =>
+          (await redeem(pg, await obtainCode(pg, pgUser, { scope: 'openid offline_access' }))).body as Record<
+            string,
+            string
+          >;
+        await failingSuccessorWrite(pg, tokens, pgRefresh);
+      });
+    });
   });
 
   describe('client_credentials with service subjects', function () {
@@ -842,4 +874,35 @@ function assertionSuite(get: () => OAuthServer): void {
       .sign(new TextEncoder().encode('another-secret-0123456789abcdef0123456789'));
     expectInvalidClient(await withAssertion(server, assertion, CSJWT.id));
   });
+}
+
+/**
+ * Issue 30: the successor's INSERT fails (the database's disk, say) after the rotation's UPDATE
+ * ran in the same transaction: the client gets 503 and its refresh token is not spent, so the
+ * retry succeeds, where two separate writes answered 500 and made the retry look like reuse.
+ */
+async function failingSuccessorWrite(
+  server: OAuthServer,
+  tokens: () => Promise<Record<string, string | undefined>>,
+  refresh: (refreshToken: string) => Promise<JsonResponse>,
+): Promise<void> {
+  const first = await tokens();
+  const store = server.gatehouse.container.cradle.tokens as unknown as {
+    storeTokens: (...args: unknown[]) => Promise<void>;
+  };
+  const original = store.storeTokens;
+  store.storeTokens = () => Promise.reject(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }));
+  let failed: JsonResponse;
+  try {
+    failed = await refresh(first.refresh_token!);
+  } finally {
+    store.storeTokens = original;
+  }
+  expect(failed.status, failed.text).to.equal(503);
+  expect(failed.body.error).to.equal('temporarily_unavailable');
+  expect((await introspect(server, first.refresh_token!)).active, 'the refresh token is not spent').to.equal(true);
+  const retried = await refresh(first.refresh_token!);
+  expect(retried.status, retried.text).to.equal(200);
+  expect((await introspect(server, retried.body.refresh_token as string)).active).to.equal(true);
+  expect((await introspect(server, first.access_token!)).active, 'nothing was revoked').to.equal(true);
 }

@@ -8,10 +8,16 @@ import type { VerificationService } from '../verification/service.js';
 import type { AssertionReplayStore } from './assertions.js';
 import { OAuthError } from './errors.js';
 import type { TokenService } from './tokens.js';
-import { boundKey, type OAuthServices } from './types.js';
+import { boundKey, type OAuthServices, type StoredToken } from './types.js';
 
 /** Scope strings: space-separated printable ASCII without `"` or `\` (RFC 6749 §3.3). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/** A bound refresh token refreshes only with a proof of its key (RFC 9449 §5). */
+function refusedWithoutItsKey(token: StoredToken, proofKey: string | null): void {
+  if (boundKey(token) && boundKey(token) !== proofKey)
+    throw new OAuthError('invalid_grant', 'the refresh token is bound to another key (DPoP)');
+}
 
 export function resolveScope(requested: string | undefined, allowed: string[], fallback: string[]): string[] {
   if (requested === undefined) return [...new Set(fallback)];
@@ -51,10 +57,12 @@ export function oauthServices(deps: {
     codes: { find: (code) => tokens.findCode(code), consume: (code) => tokens.consumeCode(code) },
     refreshTokens: {
       async rotate(token) {
-        // A bound refresh token refreshes only with a proof of its key (RFC 9449 §5).
-        if (boundKey(token) && boundKey(token) !== proofKey)
-          throw new OAuthError('invalid_grant', 'the refresh token is bound to another key (DPoP)');
+        refusedWithoutItsKey(token, proofKey);
         return tokens.rotateRefresh(token);
+      },
+      async rotateAndIssue(token, input) {
+        refusedWithoutItsKey(token, proofKey);
+        return tokens.issue(input, proofKey, token);
       },
     },
     grants: { get: (id) => tokens.getGrant(id), revoke: (id, reason) => tokens.revokeGrant(id, reason) },

@@ -361,8 +361,14 @@ export class TokenService {
 
   // ─────────── tokens ───────────
 
-  /** Issues the tokens; with `jkt`, bound to that key (RFC 9449: `cnf.jkt`, refresh tokens of public clients too). */
-  async issue(input: IssueInput, jkt: string | null = null): Promise<TokenResponse> {
+  /**
+   * Issues the tokens; with `jkt`, bound to that key (RFC 9449: `cnf.jkt`, refresh tokens of
+   * public clients too). With `rotates`, that refresh token is marked rotated in the same
+   * transaction as the new tokens are stored: null, and nothing stored, when it already was.
+   */
+  async issue(input: IssueInput, jkt?: string | null): Promise<TokenResponse>;
+  async issue(input: IssueInput, jkt: string | null, rotates: StoredToken): Promise<TokenResponse | null>;
+  async issue(input: IssueInput, jkt: string | null = null, rotates?: StoredToken): Promise<TokenResponse | null> {
     const { client } = input;
     const cnf: JsonObject = jkt ? { cnf: { jkt } } : {};
     const now = this.clock.now();
@@ -472,7 +478,9 @@ export class TokenService {
       input.subject && input.scope.includes('openid') && !input.withoutIdToken
         ? this.idToken(input, input.subject, { accessToken, iat, acr, sid, claims: claimsRequest?.id_token })
         : undefined;
-    const [, signed] = await Promise.all([this.storeTokens(rows), idToken]);
+    const store = rotates ? this.rotateAndStore(rotates, rows) : this.storeTokens(rows).then(() => true);
+    const [stored, signed] = await Promise.all([store, idToken]);
+    if (!stored) return null;
     if (signed) response.id_token = signed;
     this.metrics.tokenIssued(input.grantType);
     return response;
@@ -515,7 +523,16 @@ export class TokenService {
     );
   }
 
-  private async storeTokens(rows: NewTokenRow[]): Promise<void> {
+  /** Marks `token` rotated and stores `rows`, in one transaction; false (nothing stored) when it already was rotated. */
+  private rotateAndStore(token: StoredToken, rows: NewTokenRow[]): Promise<boolean> {
+    return this.sql.tx(async (tx) => {
+      if (!(await this.rotateRefresh(token, tx))) return false;
+      await this.storeTokens(rows, tx);
+      return true;
+    });
+  }
+
+  private async storeTokens(rows: NewTokenRow[], sql: Sql = this.sql): Promise<void> {
     const params: Record<string, unknown> = { now: this.clock.now().getTime() };
     rows.forEach((t, i) => {
       const c = TOKEN_COLUMNS[i]!;
@@ -529,7 +546,7 @@ export class TokenService {
       params[c.expiresAt] = t.expiresAt;
       params[c.parentKey] = t.parentKey ?? null;
     });
-    await this.sql.exec(INSERT_TOKENS[rows.length - 1]!, params);
+    await sql.exec(INSERT_TOKENS[rows.length - 1]!, params);
   }
 
   /** A token by value, with whether it is active: known, unexpired, unrevoked, grant alive. */
@@ -573,8 +590,8 @@ export class TokenService {
   }
 
   /** Marks a refresh token rotated; false if another request rotated it first. */
-  async rotateRefresh(token: StoredToken): Promise<boolean> {
-    const rows = await this.sql.write(
+  async rotateRefresh(token: StoredToken, sql: Sql = this.sql): Promise<boolean> {
+    const rows = await sql.write(
       `UPDATE oauth_tokens SET rotated_at = :now WHERE id = :key AND kind = 'refresh' AND rotated_at IS NULL
          AND revoked_at IS NULL RETURNING id`,
       { key: token.key, now: this.clock.now().getTime() },

@@ -130,6 +130,12 @@ export interface OAuthServices {
   refreshTokens: {
     /** Marks a refresh token rotated; false if it already was (reuse) or is gone. */
     rotate(token: StoredToken): Promise<boolean>;
+    /**
+     * Since plugin API 1.3: marks `token` rotated and stores what `input` issues in one
+     * transaction, so a failure between the two spends nothing; null (nothing stored) when
+     * another request rotated it first, or it is gone.
+     */
+    rotateAndIssue(token: StoredToken, input: IssueInput): Promise<TokenResponse | null>;
   };
   grants: {
     get(id: string): Promise<GrantRecord | null>;

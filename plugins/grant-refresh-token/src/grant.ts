@@ -125,10 +125,8 @@ export function refreshTokenGrant(deps: RefreshGrantDeps): GrantHandler {
           throw invalidGrant('the user of this grant is no longer active');
         }
       }
-      // Lost the race to a concurrent refresh with the same token: that is reuse as well.
-      if (!(await oauth.refreshTokens.rotate(token)))
-        return (await replay(ctx, token, true)) ?? refuseReuse(ctx, token);
-      const response = await oauth.issue({
+      // The rotation and the successor commit together: a failure between them spends nothing.
+      const response = await oauth.refreshTokens.rotateAndIssue(token, {
         client,
         subject: token.subject,
         scope,
@@ -140,6 +138,8 @@ export function refreshTokenGrant(deps: RefreshGrantDeps): GrantHandler {
         parentRefreshKey: token.key,
         idToken: authenticationOf(grant.data),
       });
+      // Lost the race to a concurrent refresh with the same token: that is reuse as well.
+      if (!response) return (await replay(ctx, token, true)) ?? refuseReuse(ctx, token);
       const interval = reuseInterval(ctx);
       if (interval > 0) {
         const issued: IssuedPair = {

@@ -190,7 +190,7 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
     return { ok: true, userId: user.userId, amr: user.amr ?? ['pwd'] };
   };
 
-  return {
+  const fake: FakeOAuth = {
     clock,
     issuer,
     tokenEndpoint: `${issuer}/oauth/token`,
@@ -338,6 +338,10 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
         row.rotatedAt = clock.now();
         return true;
       },
+      // In memory the two steps cannot be parted by a failure; the order is the server's.
+      async rotateAndIssue(token, input) {
+        return (await this.rotate(token)) ? fake.issue(input) : null;
+      },
     },
 
     grants: {
@@ -369,6 +373,7 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
       return true;
     },
   };
+  return fake;
 }
 
 /**
