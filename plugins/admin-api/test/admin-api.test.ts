@@ -83,6 +83,28 @@ describe('@gatehouse-auth/admin-api over HTTP', () => {
       expect(got.body).to.deep.equal({ success: true, status: 200, data: user });
     });
 
+    it("its actions are userAccounts' audited ones: admin.<action>, the admin token as the actor", async () => {
+      const created = await request(gatehouse.app)
+        .post('/admin/users')
+        .set(auth())
+        .send({ username: 'ines' })
+        .expect(201);
+      const id = created.body.data.id as string;
+      await request(gatehouse.app).post(`/admin/users/${id}/factors/sms/unlock`).set(auth()).expect(200);
+      const events = await gatehouse.container.cradle.events.recent({
+        userId: id,
+        types: ['admin.user_created', 'factor.unlocked', 'admin.factor_unlocked'],
+        limit: 10,
+      });
+      expect(events.map((e) => e.type).sort()).to.deep.equal([
+        'admin.factor_unlocked',
+        'admin.user_created',
+        'factor.unlocked',
+      ]);
+      const audit = events.find((e) => e.type === 'admin.factor_unlocked')!;
+      expect(audit.data).to.deep.equal({ actor: 'admin-token', method: 'SMS' });
+    });
+
     it('an unknown user id is 404 USER_NOT_FOUND', async () => {
       const res = await request(gatehouse.app)
         .get('/admin/users/00000000-0000-0000-0000-000000000000')
@@ -123,7 +145,10 @@ describe('admin API left out of plugins: (decision 44)', () => {
   let gatehouse: Gatehouse;
   before(async () => {
     gatehouse = await buildApp(
-      testConfig([], { admin: { token: TEST_ADMIN_TOKEN }, metrics: { enabled: true, expose: 'admin' } }),
+      testConfig([{ name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } }], {
+        admin: { token: TEST_ADMIN_TOKEN },
+        metrics: { enabled: true, expose: 'admin' },
+      }),
       { logger: createLogger('silent') },
     );
   });
@@ -156,6 +181,23 @@ describe('admin API left out of plugins: (decision 44)', () => {
     await request(gatehouse.app).get('/health/dependencies').set(auth).expect(200);
     await request(gatehouse.app).get('/metrics').set(auth).expect(200);
     expectError(await request(gatehouse.app).get('/health/dependencies'), 401, 'UNAUTHORIZED');
+  });
+
+  it('the setup API keeps taking the admin token with sub', async () => {
+    const user = await gatehouse.container.cradle.users.create({ username: 'olga' });
+    const res = await request(gatehouse.app)
+      .post('/verification-actions-srv/setup/PASSWORD/initiation')
+      .set('Authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+      .send({ sub: user.id, password: 'correct horse battery staple 42' });
+    expect(res.status, res.text).to.equal(200);
+    expectError(
+      await request(gatehouse.app)
+        .post('/verification-actions-srv/setup/PASSWORD/initiation')
+        .set('Authorization', 'Bearer wrong-admin-token-0123456789abcdef')
+        .send({ sub: user.id, password: 'correct horse battery staple 42' }),
+      401,
+      'UNAUTHORIZED',
+    );
   });
 });
 
