@@ -73,6 +73,8 @@ const config = parseConfig(
       { name: '@gatehouse-auth/fds-velocity' },
       { name: '@gatehouse-auth/fds-new-context' },
       { name: '@gatehouse-auth/fds-push-fatigue' },
+      // The scenarios create their users through the admin API.
+      { name: '@gatehouse-auth/admin-api' },
     ],
     verification: {
       fds_rules: ['ip_list', 'velocity', 'new_context', 'push_fatigue'],

@@ -133,6 +133,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             hostedLogin: () => c.hostedLogin,
             loginFlows: () => c.loginFlows,
             setup: () => c.setupWeb,
+            adminGuard: () => c.adminGuard,
           },
           catalogs,
         ),

@@ -25,6 +25,10 @@ export { verificationError, type VerificationErrorCode } from './verification/er
 export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
 export { html, type SafeHtml } from './login/html.js';
 export { readCookie } from './http/cookies.js';
+// Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
+export { ADMIN_THROTTLED } from './http/admin-guard.js';
+export { profilePatchSchema, type UserProfile } from './users/profile.js';
+export { E164 as E164_PATTERN, EMAIL as EMAIL_PATTERN, USERNAME as USERNAME_PATTERN } from './users/users.js';
 export type { DependencyCheck } from './observability/dependencies.js';
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './http/openapi.js';

@@ -85,8 +85,8 @@ export interface Services {
   readonly http: {
     /** An express Router for `api.routes.add`, so plugins need no express dependency. */
     createRouter(): Router;
-    /** JSON body parser middleware with the core's limits. */
-    json(): RequestHandler;
+    /** JSON body parser middleware with the core's limits (100 kB; since 1.3 `{ limit }` sets another). */
+    json(options?: { limit?: string | number }): RequestHandler;
     /** Since 1.2: `application/x-www-form-urlencoded` parser (forms, RFC 6749 requests) with the core's limits. */
     form(): RequestHandler;
   };
@@ -135,7 +135,7 @@ export const heavyWorkLoad = (): { running: number; waiting: number } => heavyWo
 
 export const httpHelpers: Services['http'] = {
   createRouter: () => express.Router(),
-  json: () => jsonBody('100kb'),
+  json: (options) => jsonBody(options?.limit ?? '100kb'),
   form: () => formBody('16kb', 50),
 };
 

@@ -35,7 +35,7 @@ describe('admin token: wrong tokens are throttled per client address', function 
 
   before(async () => {
     gatehouse = await buildApp(
-      testConfig([], {
+      testConfig([{ name: '@gatehouse-auth/admin-api' }], {
         server: { trust_proxy: true },
         admin: { token: TEST_ADMIN_TOKEN },
         metrics: { enabled: true, expose: 'admin' },
@@ -119,9 +119,12 @@ describe('admin token throttle without trust_proxy', function () {
   this.timeout(30_000);
   let gatehouse: Gatehouse;
   before(async () => {
-    gatehouse = await buildApp(testConfig([], { admin: { token: TEST_ADMIN_TOKEN } }), {
-      logger: createLogger('silent'),
-    });
+    gatehouse = await buildApp(
+      testConfig([{ name: '@gatehouse-auth/admin-api' }], { admin: { token: TEST_ADMIN_TOKEN } }),
+      {
+        logger: createLogger('silent'),
+      },
+    );
   });
   after(() => gatehouse?.close());
 

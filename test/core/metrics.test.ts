@@ -78,7 +78,7 @@ describe('metrics on the main port (metrics.expose: admin)', function () {
         metrics: { enabled: true, expose: 'admin' },
         notifications: { email_channel: 'capture' },
       },
-      { plugins: [{ path: fixturePlugin('valid') }] },
+      { plugins: [{ path: fixturePlugin('valid') }, { name: '@gatehouse-auth/admin-api' }] },
     );
     verdict = await resetVerdict();
   });

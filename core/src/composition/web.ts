@@ -3,7 +3,6 @@ import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { DEVICE_API } from '../devices/api.js';
 import { deviceRoutes } from '../devices/routes.js';
-import { ADMIN_API, adminRoutes } from '../http/admin.js';
 import type { RouteSpec } from '../http/api-spec.js';
 import { CORE_VERSION, openApiRoutes } from '../http/openapi.js';
 import { errorHandler, notFound } from '../http/error-handler.js';
@@ -55,7 +54,6 @@ export function buildWeb(c: Cradle): {
     const source = isClusterWorker() ? metricsFromPrimary(registry.contentType) : registrySource(registry);
     app.use(metricsRoutes(source, c.adminGuard));
   }
-  app.use(adminRoutes(c));
   app.use(deviceRoutes(c));
   app.use(verificationRoutes(c));
   app.use(loginPageRoutes(c));
@@ -97,7 +95,6 @@ export function apiRoutes(c: Cradle): RouteSpec[] {
   return [
     ...Object.values(HEALTH_API),
     ...Object.values(oauthApi(c.extensions.grants.values(), c.extensions.tokenBinding.ids().length > 0)),
-    ...Object.values(ADMIN_API),
     ...Object.values(verificationApi(c.verification.methods())),
     ...Object.values(DEVICE_API),
     ...Object.values(LOGIN_API),

@@ -45,6 +45,12 @@ export class AdminGuard {
 
   /** Express middleware for the routes only the admin token opens. */
   readonly require: RequestHandler = async (req, _res, next) => {
+    await this.check(req);
+    next();
+  };
+
+  /** The check of `require` (a plugin's `web.requireAdmin`): throws 403, 401 or 429 as an ApiError. */
+  async check(req: Request): Promise<void> {
     if (!this.deps.token)
       throw new ApiError(403, 'ADMIN_API_DISABLED', 'the admin API is disabled (admin.token is not set)');
     const presented = bearerOf(req);
@@ -55,8 +61,7 @@ export class AdminGuard {
       await this.failed(req, ip, 'wrong admin token');
       throw unauthorized();
     }
-    next();
-  };
+  }
 
   /** Constant-time comparison with the admin token; false when none is configured. */
   matches(presented: string): boolean {

@@ -95,13 +95,15 @@ export function httpLogger(logger: Logger): (req: IncomingMessage, res: ServerRe
     const id = requestIdOf(req);
     req.id = id;
     res.setHeader('X-Request-Id', id);
+    // As it came: a router mounted at a path (a plugin's) strips that path from req.url.
+    const url = req.url ?? '';
     let child: Logger | undefined;
     Object.defineProperty(req, 'log', {
       configurable: true,
       // Every line a handler logs names the request (not its headers: those are in the access log).
-      get: () => (child ??= logger.child({ req: { id, method: req.method, url: redactUrl(req.url ?? '') } })),
+      get: () => (child ??= logger.child({ req: { id, method: req.method, url: redactUrl(url) } })),
     });
-    if (!req.url?.startsWith('/health/')) {
+    if (!url.startsWith('/health/')) {
       const started = process.hrtime.bigint();
       res.once('finish', () => {
         const level = res.statusCode >= 500 ? 'error' : 'info';
@@ -112,7 +114,7 @@ export function httpLogger(logger: Logger): (req: IncomingMessage, res: ServerRe
             req: {
               id,
               method: req.method,
-              url: redactUrl(req.url ?? ''),
+              url: redactUrl(url),
               headers: req.headers,
               remoteAddress: req.socket.remoteAddress,
             },

@@ -17,6 +17,7 @@ import type { SingleSignOn } from '../oauth/sso.js';
 import type { Clock, Services } from '../services.js';
 import { randomToken, safeEqual } from '../util/crypto.js';
 import { clientIp, requestFacts } from '../verification/context.js';
+import type { AdminGuard } from '../http/admin-guard.js';
 import type { MethodCompletion } from '../verification/flows.js';
 import type { AuthMethod, JsonObject, RequestFacts, UserRecord } from './extensions.js';
 
@@ -238,6 +239,14 @@ export interface WebApi {
   readonly setup: SetupApi;
   /** Since 1.3: what methods and FDS rules know of a request (address, user agent, languages, …). */
   requestFacts(req: IncomingMessage): RequestFacts;
+  /**
+   * Since 1.3: the admin token check of the core's admin endpoints (`Authorization: Bearer`,
+   * config `admin.token`), throttled the same way: 20 wrong tokens from an address within 5
+   * minutes block it on every node and every admin route. Resolves when the token is right;
+   * throws an ApiError 403 ADMIN_API_DISABLED (no token configured), 401 UNAUTHORIZED, or 429
+   * TOO_MANY_ATTEMPTS with Retry-After (`ADMIN_THROTTLED` documents it).
+   */
+  requireAdmin(req: Request): Promise<void>;
 }
 
 export interface WebDeps {
@@ -254,6 +263,7 @@ export interface WebDeps {
   hostedLogin: () => Pick<HostedLogin, 'start' | 'result'>;
   loginFlows: () => LoginFlowsApi;
   setup: () => SetupApi;
+  adminGuard: () => Pick<AdminGuard, 'check'>;
 }
 
 /** The web API one plugin gets: its limits, catalogs and CSRF tokens are its own. */
@@ -291,6 +301,7 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
     loginFlows: lazy(deps.loginFlows),
     setup: lazy(deps.setup),
     requestFacts: (req) => requestFacts(req),
+    requireAdmin: (req) => deps.adminGuard().check(req),
     page(req, res, page) {
       pageHeaders(res, page.formTargets ?? [], 'same-origin');
       const context = { base, t: localesOf().for(req) };

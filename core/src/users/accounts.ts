@@ -13,6 +13,7 @@ import type { EventLog, JsonObject, UserRecord } from '../plugins/extensions.js'
 import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
 import { requestFacts } from '../verification/context.js';
 import type { EnrollmentService } from '../verification/enrollment.js';
+import type { UserProfile, UserProfiles } from './profile.js';
 import type { UserService } from './users.js';
 
 /** Who did it, for the audit event (`<via>.<action>`): an admin of the console, a user on the account page. */
@@ -62,6 +63,7 @@ export interface AccountActionDeps {
   loadedPlugins: LoadedPluginInfo[];
   dependencies: DependencyChecks;
   lifecycle: { draining: boolean };
+  profiles: UserProfiles;
 }
 
 /** The core's implementation of `UserAccounts`: the routes that use it only check who may. */
@@ -176,6 +178,25 @@ export class AccountActions {
         ? { text: t.or(`method.${id}.renew.text`, renew.text), button: t.or(`method.${id}.renew.button`, renew.button) }
         : null,
     };
+  }
+
+  /** Since 1.3: the user's OIDC profile claims (name, address, …) and `updated_at`. */
+  profile(userId: string): Promise<UserProfile> {
+    return this.deps.profiles.get(userId);
+  }
+
+  /**
+   * Since 1.3: changes the user's profile claims by a JSON merge patch (`null` removes a claim);
+   * a bad value refuses the whole patch (ApiError 400 INVALID_FIELD). Event `user.profile_updated`.
+   */
+  async updateProfile(user: UserRecord, patch: Record<string, unknown>): Promise<UserProfile> {
+    const profile = await this.deps.profiles.update(user.id, patch);
+    await this.deps.events.record({
+      type: 'user.profile_updated',
+      userId: user.id,
+      data: { claims: Object.keys(patch) },
+    });
+    return profile;
   }
 
   /** The user's live browser sessions. */

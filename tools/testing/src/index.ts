@@ -394,6 +394,7 @@ function webWithoutServer(): WebApi {
     loginFlows: needsServerAll<WebApi['loginFlows']>('loginFlows', needsServer),
     setup: needsServerAll<WebApi['setup']>('setup', needsServer),
     requestFacts: needsServer('requestFacts'),
+    requireAdmin: needsServer('requireAdmin'),
   };
 }
 

@@ -1,0 +1,152 @@
+import {
+  ADMIN_THROTTLED,
+  ApiError,
+  defineRoute,
+  E164_PATTERN,
+  EMAIL_PATTERN,
+  profilePatchSchema,
+  USERNAME_PATTERN,
+  z,
+  type RouteSpec,
+} from '@gatehouse-auth/core';
+
+// ── the admin API's operations (decision 26: the handlers validate with what the document shows) ──
+// Their paths are under the plugin's mount path, `/admin`.
+
+const ADMIN = {
+  tag: 'admin',
+  security: ['adminToken'],
+  // The users directory names the one field it refuses (details.field).
+  invalid: (message: string, fields: string[]) => new ApiError(400, 'INVALID_FIELD', message, { field: fields[0] }),
+} as const;
+const GUARD_ERRORS = ['UNAUTHORIZED', 'ADMIN_API_DISABLED', ADMIN_THROTTLED] as const;
+
+const userId = z.object({ id: z.string().meta({ description: 'the user id (a UUID)' }) });
+const userSchema = z.object({
+  id: z.string(),
+  username: z.string(),
+  email: z.string().nullable(),
+  phone: z.string().nullable(),
+  status: z.enum(['active', 'disabled', 'locked']),
+});
+/** Empty and absent are the same: no email or phone. */
+const optionalMatching = (re: RegExp, what: string) =>
+  z.union([z.literal(''), z.null(), z.string().trim().regex(re, what)]).optional();
+const profileSchemaOut = z.record(z.string(), z.unknown()).meta({
+  description: 'the OIDC standard claims set for this user (name, given_name, address, ...) and updated_at',
+});
+const sessionSchema = z.object({
+  sid: z.string(),
+  created_at: z.string().meta({ format: 'date-time' }),
+  expires_at: z.string().meta({ format: 'date-time' }),
+  auth_time: z.number().int(),
+  amr: z.array(z.string()),
+  methods: z.array(z.object({ method: z.string(), at: z.number().int() })),
+  clients: z.array(z.string()),
+});
+
+export const ADMIN_API = {
+  createUser: defineRoute({
+    ...ADMIN,
+    id: 'createUser',
+    method: 'post',
+    path: '/users',
+    summary: 'Create a user',
+    body: z.object({
+      username: z.string().trim().regex(USERNAME_PATTERN, 'must be 1-255 letters, digits or ._@+-'),
+      email: optionalMatching(EMAIL_PATTERN, 'must be an email address'),
+      phone: optionalMatching(E164_PATTERN, 'must be an E.164 number such as +15551234567'),
+    }),
+    response: { status: 201, description: 'the new user', schema: userSchema },
+    errors: [...GUARD_ERRORS, 'INVALID_FIELD', 'USER_EXISTS'],
+  }),
+  listUsers: defineRoute({
+    ...ADMIN,
+    id: 'listUsers',
+    method: 'get',
+    path: '/users',
+    summary: 'List users, oldest first',
+    query: z.object({
+      limit: z.coerce.number().int().default(100).meta({ description: 'at most 1000 (clamped)' }),
+      offset: z.coerce.number().int().default(0),
+    }),
+    invalid: () => new ApiError(400, 'INVALID_FIELD', 'limit and offset must be integers'),
+    response: { description: 'a page of users', schema: z.array(userSchema) },
+    errors: [...GUARD_ERRORS, 'INVALID_FIELD'],
+  }),
+  getUser: defineRoute({
+    ...ADMIN,
+    id: 'getUser',
+    method: 'get',
+    path: '/users/:id',
+    summary: 'Get a user',
+    params: userId,
+    response: { description: 'the user', schema: userSchema },
+    errors: [...GUARD_ERRORS, 'USER_NOT_FOUND'],
+  }),
+  getProfile: defineRoute({
+    ...ADMIN,
+    id: 'getUserProfile',
+    method: 'get',
+    path: '/users/:id/profile',
+    summary: "A user's OIDC profile claims",
+    params: userId,
+    response: { description: 'the claims', schema: profileSchemaOut },
+    errors: [...GUARD_ERRORS, 'USER_NOT_FOUND'],
+  }),
+  patchProfile: defineRoute({
+    ...ADMIN,
+    id: 'patchUserProfile',
+    method: 'patch',
+    path: '/users/:id/profile',
+    summary: "Change a user's profile claims (JSON merge patch: null removes a claim)",
+    description: 'A bad value refuses the whole patch and changes nothing.',
+    params: userId,
+    body: profilePatchSchema,
+    response: { description: 'the profile after the patch', schema: profileSchemaOut },
+    errors: [...GUARD_ERRORS, 'USER_NOT_FOUND', 'INVALID_FIELD'],
+  }),
+  listSessions: defineRoute({
+    ...ADMIN,
+    id: 'listUserSessions',
+    method: 'get',
+    path: '/users/:id/sessions',
+    summary: "A user's live browser sessions: when, how, and which apps they reached",
+    params: userId,
+    response: { description: 'the sessions', schema: z.array(sessionSchema) },
+    errors: [...GUARD_ERRORS, 'USER_NOT_FOUND'],
+  }),
+  endSession: defineRoute({
+    ...ADMIN,
+    id: 'endUserSession',
+    method: 'delete',
+    path: '/users/:id/sessions/:sid',
+    summary: 'End one session: its tokens are revoked, its apps get back-channel logout notices',
+    params: userId.extend({ sid: z.string() }),
+    response: { description: 'ended', schema: z.object({ ended: z.literal(1) }) },
+    errors: [...GUARD_ERRORS, 'USER_NOT_FOUND', 'SESSION_NOT_FOUND'],
+  }),
+  endSessions: defineRoute({
+    ...ADMIN,
+    id: 'endUserSessions',
+    method: 'delete',
+    path: '/users/:id/sessions',
+    summary: 'End every session of a user ("sign out everywhere")',
+    params: userId,
+    response: { description: 'how many ended', schema: z.object({ ended: z.number().int() }) },
+    errors: [...GUARD_ERRORS, 'USER_NOT_FOUND'],
+  }),
+  unlockFactor: defineRoute({
+    ...ADMIN,
+    id: 'unlockFactor',
+    method: 'post',
+    path: '/users/:id/factors/:method/unlock',
+    summary: 'Lift the lockout of one factor once the operator has checked the account',
+    params: userId.extend({ method: z.string().meta({ description: 'a method id, e.g. one of the login methods' }) }),
+    response: {
+      description: 'unlocked',
+      schema: z.object({ user_id: z.string(), method: z.string(), unlocked: z.literal(true) }),
+    },
+    errors: [...GUARD_ERRORS, 'USER_NOT_FOUND'],
+  }),
+} satisfies Record<string, RouteSpec>;
