@@ -31,6 +31,8 @@ describe('CORS for the apps’ own origins (issue 12)', function () {
     '/verification-srv/authentication/PASSWORD/initiation',
     '/login-srv/verification/login',
     '/oauth/token',
+    // A plugin's endpoint (api.cors): pushed authorization requests from a single-page app.
+    '/oauth/par',
     '/userinfo',
     '/.well-known/openid-configuration',
     '/openapi.json',

@@ -83,5 +83,7 @@ export default definePlugin({
       }),
     );
     api.routes.add({ path: ENDPOINT_MOUNT, router, operations: [pushedAuthorizationRoute] });
+    // A single-page app (a public client) pushes from its own origin: CORS for the apps' allowed_origins.
+    api.cors([ENDPOINT_MOUNT]);
   },
 });
