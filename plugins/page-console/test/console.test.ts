@@ -173,6 +173,30 @@ describe('@gatehouse-auth/page-console (HTTP)', function () {
       expect(post.status).to.equal(403);
     });
 
+    it('factors proven more than 5 minutes ago are proven again (maxAge 300), fresher ones sign in at once', async () => {
+      // A server of its own, whose clock the test moves: the browser's session outlives the window.
+      const clock = { offset: 0, now: () => new Date(Date.now() + clock.offset * 1000) };
+      const own = await startConsoleServer({ clock });
+      try {
+        const user = await userWithTotp(own, ADMINS[2]);
+        const signedIn = new Browser(own);
+        expect((await signInToSite(signedIn, own, '/account', user)).status).to.equal(200);
+        // Both factors a moment ago: the console's login completes from the session, no page.
+        const fresh = locationOf(await signedIn.get('/console/users'), own);
+        expect(fresh.pathname).to.equal('/console/callback');
+        const later = new Browser(own);
+        expect((await signInToSite(later, own, '/account', user)).status).to.equal(200);
+        clock.offset = 6 * 60;
+        // Six minutes on (the session itself lives on): the console asks for both factors again.
+        const stale = locationOf(await later.get('/console/users'), own);
+        expect(stale.pathname).to.equal('/login');
+        const page = await (await later.get(stale.pathname + stale.search)).text();
+        expect(page).to.contain('data-method="PASSWORD"');
+      } finally {
+        await own.close();
+      }
+    });
+
     it("a password-only session does not satisfy the console's two stages", async () => {
       const second = await userWithTotp(server, ADMINS[1]);
       const other = new Browser(server);
