@@ -129,6 +129,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             clientAuth: () => c.clientAuth,
             validateRequest: (client, params) => validateRequestOf(c.clients, client, params),
             sessions: () => c.sessions,
+            logout: () => c.logout,
+            binding: () => c.binding,
             sso: () => c.sso,
             hostedLogin: () => c.hostedLogin,
             loginFlows: () => c.loginFlows,

@@ -9,9 +9,10 @@ import { pageHeaders } from '../login/headers.js';
 import type { SafeHtml } from '../login/html.js';
 import { layout } from '../login/page.js';
 import type { HostedLogin, HostedLoginInput, HostedLoginResult } from '../oauth/authorize/hosted-login.js';
-import { sessionCookieName } from '../oauth/authorize/browser.js';
+import { sessionCookieName, type BrowserBinding } from '../oauth/authorize/browser.js';
 import type { ClientAuthenticator } from '../oauth/client-auth.js';
 import type { OAuthClient } from '../oauth/clients.js';
+import type { LogoutService } from '../oauth/logout.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { SingleSignOn } from '../oauth/sso.js';
 import type { Clock, Services } from '../services.js';
@@ -190,6 +191,12 @@ export interface WebApi {
    */
   session(req: IncomingMessage): Promise<BrowserSession | null>;
   /**
+   * Since 1.3: signs the browser out of Gatehouse: its session ends everywhere (every app's
+   * sign-in on it, with back-channel logout, as the end-session endpoint does) and its cookie is
+   * dropped. False when it had none. For a page's "Sign out", after a CSRF-checked POST.
+   */
+  endSession(req: IncomingMessage, res: Response): Promise<boolean>;
+  /**
    * A rate limit of this plugin (`name` unique within it), counted across nodes like the core's:
    * make it in `register`, count with `hit` in handlers. A refused hit counts too; the window is
    * fixed (`Retry-After` is what is left of it).
@@ -259,6 +266,9 @@ export interface WebDeps {
   /** /authorize's validation of a request's parameters, refusals as OAuthErrors. */
   validateRequest: (client: OAuthClient, params: Record<string, string>) => void;
   sessions: () => Pick<SessionStore, 'get'>;
+  /** Ends a browser session everywhere and drops its cookie (the end-session endpoint's way). */
+  logout: () => Pick<LogoutService, 'endSession'>;
+  binding: () => Pick<BrowserBinding, 'dropCookie'>;
   sso: () => Pick<SingleSignOn, 'live'>;
   hostedLogin: () => Pick<HostedLogin, 'start' | 'result'>;
   loginFlows: () => LoginFlowsApi;
@@ -286,6 +296,12 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
       const session = await deps.sessions().get(readCookie(req, sessionCookieName(deps.config.issuer)));
       if (!session || !(await deps.sso().live(session))) return null;
       return { sid: session.sid, userId: session.userId, authTime: session.authTime, methods: session.methods };
+    },
+    async endSession(req, res) {
+      const cookieName = sessionCookieName(deps.config.issuer);
+      const session = await deps.sessions().get(readCookie(req, cookieName));
+      deps.binding().dropCookie(res, cookieName);
+      return session ? deps.logout().endSession(session.sid, 'user') : false;
     },
     limit(name, max, windowSeconds) {
       return new SharedLimit(deps.counters, `plugin:${plugin}:${name}`, max, windowSeconds * 1000, deps.clock);

@@ -242,17 +242,33 @@ describe('@gatehouse-auth/page-console (HTTP)', function () {
       expect(await res.text()).to.contain('could not be completed');
     });
 
-    it('signing out ends the console sign-in, not the browser session', async () => {
+    it('signing out of the console signs the browser out of Gatehouse: the next sign-in asks for the password again', async () => {
       const third = await userWithTotp(server, ADMINS[2]);
       const other = new Browser(server);
       const page = await signInToSite(other, server, '/console/apps', third);
       expect(page.status).to.equal(200);
       const token = csrfOf(await page.text());
       expect((await other.postForm('/console/sign-out', { csrf: 'wrong' })).status).to.equal(403);
+      expect(await server.gatehouse.container.cradle.sessions.ofUser(third.id)).to.have.length(1);
       const out = await other.postForm('/console/sign-out', { csrf: token });
       expect(out.status).to.equal(200);
-      expect((await other.get('/console/apps')).status).to.equal(303);
-      expect(await server.gatehouse.container.cradle.sessions.ofUser(third.id)).to.have.length(1);
+      expect(await out.text()).to.contain('You are signed out of Gatehouse');
+      expect(await server.gatehouse.container.cradle.sessions.ofUser(third.id)).to.deep.equal([]);
+      const again = locationOf(await other.get('/console/apps'), server);
+      expect(again.pathname).to.equal('/login');
+      expect(await (await other.get(again.pathname + again.search)).text()).to.contain('data-method="PASSWORD"');
+    });
+
+    it('a signed-in user who is no admin gets 403 with a sign-out that leads out of it', async () => {
+      const member = await userWithTotp(server);
+      const other = new Browser(server);
+      const denied = await signInToSite(other, server, '/console/users', member);
+      expect(denied.status).to.equal(403);
+      const page = await denied.text();
+      expect(page).to.contain('action="/console/sign-out"');
+      expect((await other.postForm('/console/sign-out', { csrf: csrfOf(page) })).status).to.equal(200);
+      // Out of Gatehouse: the console's sign-in starts over, where an admin can sign in.
+      expect(locationOf(await other.get('/console/users'), server).pathname).to.equal('/login');
     });
 
     it('ending the browser session ends the console sign-in', async () => {

@@ -133,7 +133,7 @@ export class SiteSignIn {
     );
   }
 
-  /** Ends this site's sign-in (not the browser session: other apps stay signed in). */
+  /** Ends this site's sign-in (the site's sign-out then ends the browser session too: `web.endSession`). */
   async signOut(req: Request, res: Response): Promise<void> {
     const cookie = readCookie(req, this.cookieName('session'));
     if (cookie && cookie.length <= MAX_PARAM) await this.api.records.delete(`session:${this.hash(cookie)}`);

@@ -67,7 +67,10 @@ export class Site {
       if (!session || !this.signIn.csrfOk(session, req.body?.csrf)) {
         return this.problem(req, res, 403, t.t('site.form_expired'), true);
       }
+      // Signing out of a Gatehouse page signs the browser out of Gatehouse (issue 29): else the
+      // next "Sign in" would sign the same user in again, silently.
       await this.signIn.signOut(req, res);
+      await this.api.web.endSession(req, res);
       const body = html`<p>${t.t('site.signed_out_text')}</p>
         <p><a href="${this.href}">${t.t('site.sign_in_again')}</a></p>`;
       this.send(res, 200, sitePage(this.bare(req), t.t('site.signed_out'), body));

@@ -382,6 +382,7 @@ function webWithoutServer(): WebApi {
     url: (path) => `${FAKE_ISSUER}${path.startsWith('/') ? path : `/${path}`}`,
     authenticateClient: needsServer('authenticateClient'),
     session: needsServer('session'),
+    endSession: needsServer('endSession'),
     // A limit is made in `register`; only counting needs the server.
     limit: (name) => ({ hit: needsServer(`limit('${name}').hit`) }),
     validateAuthorizationRequest: needsServer('validateAuthorizationRequest'),
