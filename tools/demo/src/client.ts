@@ -20,7 +20,11 @@ interface Pending {
 const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-function page(res: ServerResponse, status: number, title: string, body: string): void {
+/** Where Gatehouse's end-session endpoint sends the browser back (a post-logout redirect URI). */
+export const SIGNED_OUT_PATH = '/signed-out';
+
+/** A page; its footer links `/` to sign in, or `footer` instead (the signed-in page's sign-out). */
+function page(res: ServerResponse, status: number, title: string, body: string, footer?: string): void {
   res.writeHead(status, {
     'Content-Type': 'text/html; charset=utf-8',
     'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
@@ -28,7 +32,7 @@ function page(res: ServerResponse, status: number, title: string, body: string):
   });
   res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem}pre{background:#f4f4f4;padding:1rem;overflow:auto}</style>
-</head><body><h1>${escape(title)}</h1>${body}<p><a href="/">Sign in again</a></p></body></html>`);
+</head><body><h1>${escape(title)}</h1>${body}<p>${footer ?? '<a href="/">Sign in</a>'}</p></body></html>`);
 }
 
 /**
@@ -76,7 +80,10 @@ export class DemoClient {
     if (!app) return page(res, 503, 'Starting', '<p>Gatehouse is still starting; reload in a moment.</p>');
     if (url.pathname === '/') return this.start(app, res);
     if (url.pathname === '/callback') return this.callback(app, url, res);
-    page(res, 404, 'Not found', '<p>The demo client has / and /callback.</p>');
+    if (url.pathname === SIGNED_OUT_PATH) {
+      return page(res, 200, 'Signed out', '<p>Gatehouse ended your session: the next sign-in asks again.</p>');
+    }
+    page(res, 404, 'Not found', `<p>The demo client has /, /callback and ${SIGNED_OUT_PATH}.</p>`);
   }
 
   /** Sends the browser to the authorization endpoint with PKCE (S256), state and nonce. */
@@ -151,6 +158,21 @@ export class DemoClient {
 <p>UserInfo:</p>
 <pre id="userinfo">${escape(JSON.stringify(info, null, 2))}</pre>
 <p>Methods used (<code>amr</code>): <strong id="amr">${escape(((payload.amr as string[] | undefined) ?? []).join(', '))}</strong></p>`,
+      `<a id="sign-out" href="${escape(this.signOutUrl(app, tokens.id_token!))}">Sign out</a>`,
     );
+  }
+
+  /**
+   * RP-Initiated Logout: Gatehouse's end-session endpoint with the ID token as hint, so it ends
+   * this user's session without asking, then sends the browser back to SIGNED_OUT_PATH.
+   */
+  private signOutUrl(app: DemoApp, idToken: string): string {
+    const url = new URL(`${this.issuer}/session/end_session`);
+    url.search = new URLSearchParams({
+      id_token_hint: idToken,
+      client_id: app.clientId,
+      post_logout_redirect_uri: new URL(SIGNED_OUT_PATH, app.redirectUri).toString(),
+    }).toString();
+    return url.toString();
   }
 }

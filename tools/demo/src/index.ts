@@ -4,7 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { buildApp, listen, loadConfigFile, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 import { provisionAlice, type ProvisionedAlice } from './alice.js';
-import { DemoClient } from './client.js';
+import { DemoClient, SIGNED_OUT_PATH } from './client.js';
 
 export { ALICE, totpCode } from './alice.js';
 
@@ -62,6 +62,8 @@ export async function startDemo(opts: DemoOptions = {}): Promise<RunningDemo> {
     if (!app?.client_secret) throw new Error(`the config has no confidential app "${DEMO_APP}"`);
     const redirectUri = `http://localhost:${clientPort}/callback`;
     app.redirect_uris = [redirectUri];
+    // Its "Sign out" goes through Gatehouse's end-session endpoint and comes back here.
+    app.post_logout_redirect_uris = [`http://localhost:${clientPort}${SIGNED_OUT_PATH}`];
     gatehouse = await buildApp(loaded);
     running = await listen(gatehouse);
     const issuer = gatehouse.config.issuer;

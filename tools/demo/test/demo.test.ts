@@ -65,6 +65,15 @@ describe('gatehouse-demo: the walkthrough in one command', function () {
     expect(page).to.match(/"sub": "[0-9a-f-]{36}"/);
     expect(page).to.include(`"email": "${ALICE.email}"`);
     expect(page).to.match(/id="amr">pwd, [a-z]+</);
+
+    // Sign out goes through Gatehouse's end-session endpoint: the session ends, the browser comes
+    // back to the client, and the next sign-in asks again (issue 29: it used to sign in silently).
+    const signOut = new URL(/id="sign-out" href="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'));
+    expect(signOut.origin + signOut.pathname).to.equal(`${demo.issuer}/session/end_session`);
+    const back = locationOf(await browser.get(signOut.pathname + signOut.search), site);
+    expect(back.href).to.equal(new URL('/signed-out', demo.clientUrl).href);
+    const again = locationOf(await browser.get(locationOf(await browser.get(demo.clientUrl), site).href), site);
+    expect(again.pathname).to.equal('/login');
   });
 
   it('a callback it did not start (a forged state) is refused', async function () {
