@@ -195,11 +195,12 @@ export class Authenticator {
 
   /**
    * Opens, approves and completes a request in one go, as a user would: for PUSH, `number` is
-   * what they type (the number the login page shows).
+   * what they type (the number the login page shows). It goes on from where the request is, so
+   * `approve` after `ack` (or `allow`) does the steps left.
    */
   async approve(push: Push, opts: { number?: number | string; passCode?: string; photo?: Photo } = {}) {
-    await this.acknowledge(push);
-    const { numberDigits } = await this.allow(push);
+    if (push.state === 'INITIATED') await this.acknowledge(push);
+    const { numberDigits } = push.state === 'ALLOWED' ? { numberDigits: null } : await this.allow(push);
     if (numberDigits !== null && opts.number === undefined && opts.passCode === undefined)
       throw new Error(`type the ${numberDigits}-digit number the sign-in page shows`);
     const passCode = opts.passCode ?? (opts.number !== undefined ? String(opts.number) : undefined);

@@ -57,6 +57,16 @@ describe('gatehouse-authenticator (the simulator CLI)', function () {
     expect((await cli('pushes')).stdout.trim()).to.equal('no pending requests');
   });
 
+  it('approve after ack goes on from there (it used to fail with 409 PUSH_STATE)', async function () {
+    const at = await atSecondStage(server);
+    const started = await initiate(server, at, 'PUSH');
+    const pushId = (await cli('pushes')).stdout.trim().split(/\s+/)[0]!;
+    expect((await cli('ack', pushId)).stdout).to.include('Gatehouse demo app');
+    expect((await cli('pushes')).stdout).to.include('PUSH_ACKNOWLEDGED');
+    const approved = await cli('approve', pushId, '--number', String(started.push_selected_number));
+    expect(approved.stdout).to.include(`signed in: ${server.alice.id}`);
+  });
+
   it("a wrong number fails with the server's code and a non-zero exit", async function () {
     const at = await atSecondStage(server);
     const started = await initiate(server, at, 'PUSH');
