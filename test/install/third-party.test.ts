@@ -110,6 +110,8 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
         'plugins/method-password',
         '-w',
         'plugins/grant-authorization-code',
+        '-w',
+        'plugins/page-login',
         '--pack-destination',
         tarballs,
       ],

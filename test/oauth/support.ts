@@ -273,6 +273,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         { name: '@gatehouse-auth/grant-refresh-token' },
         { name: '@gatehouse-auth/grant-client-credentials' },
         { name: '@gatehouse-auth/grant-password' },
+        { name: '@gatehouse-auth/page-login' },
         ...(opts.plugins ?? []),
       ],
       apps: [...suiteApps(key, opts), ...(opts.apps ?? [])],
