@@ -16,7 +16,13 @@ export default tseslint.config(
   },
   {
     // Page modules of methods and the hosted pages' scripts run in the browser.
-    files: ['**/page.js', '**/*-page.js', '**/client/**/*.js', 'core/assets/**/*.js'],
+    files: [
+      '**/page.js',
+      '**/*-page.js',
+      '**/client/**/*.js',
+      'core/assets/**/*.js',
+      'plugins/page-login/assets/**/*.js',
+    ],
     languageOptions: { globals: { ...globals.browser } },
   },
   {

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { runCli, type CliResult } from '../support/cli.js';
 import { REPO_ROOT } from '../support/paths.js';
+import { withHostedPage } from '../support/config.js';
 
 const FIXTURES = path.join(REPO_ROOT, 'test/fixtures/plugins');
 const KEY = Buffer.alloc(32, 4).toString('base64');
@@ -28,7 +29,7 @@ function config(
     log: { level: 'silent' },
     secrets: { encryption_key: KEY },
     ...(extra.fds ? { verification: { fds_rules: extra.fds } } : {}),
-    plugins,
+    plugins: withHostedPage(plugins),
     apps:
       extra.stages || extra.app
         ? [
@@ -184,6 +185,6 @@ describe('boot checks: config check and start refuse alike (issue 9)', function 
     const file = path.join(dir, 'good.yaml');
     writeFileSync(file, config([password, outbox], { stages: [['PASSWORD']] }));
     const check = await runCli(['config', 'check', '--config', file]);
-    expect(check).to.deep.include({ code: 0, stderr: '', stdout: `config OK: ${file} (2 plugins, 1 apps)\n` });
+    expect(check).to.deep.include({ code: 0, stderr: '', stdout: `config OK: ${file} (3 plugins, 1 apps)\n` }); // and the hosted page
   });
 });

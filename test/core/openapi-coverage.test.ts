@@ -27,7 +27,8 @@ const NOT_JSON: Record<string, string> = {
   'post /login/cancel': 'form post answered with a redirect',
   'get /login/account': 'HTML account choice page',
   'post /login/account': 'form post answered with a redirect',
-  'get /login': 'HTML login page',
+  // @gatehouse-auth/page-login, mounted at /login: its '/' is GET /login.
+  'get /login/': 'HTML login page',
   'get /login/assets/login.js': 'static script',
   'get /login/assets/login.css': 'static style sheet',
   'get /login/assets/form-post.js': 'static script',

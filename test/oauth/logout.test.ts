@@ -105,6 +105,7 @@ describe('logout: RP-initiated, hosted, admin and back-channel (issue 8)', funct
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/grant-refresh-token' },
           { name: '@gatehouse-auth/admin-api' },
+          { name: '@gatehouse-auth/page-login' },
         ],
         apps: [
           app(RP, { post_logout_redirect_uris: [BYE], backchannel_logout_uri: sink.url('/rp/logout') }),

@@ -274,6 +274,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         { name: '@gatehouse-auth/grant-client-credentials' },
         { name: '@gatehouse-auth/grant-password' },
         { name: '@gatehouse-auth/admin-api' },
+        { name: '@gatehouse-auth/page-login' },
         ...(opts.plugins ?? []),
       ],
       apps: [...suiteApps(key, opts), ...(opts.apps ?? [])],

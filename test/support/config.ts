@@ -15,6 +15,14 @@ export interface PluginEntryInput {
 
 type Section = Record<string, unknown>;
 
+/** The hosted login page: /authorize sends the browser there for every app without a login_page_url. */
+export const HOSTED_PAGE: PluginEntryInput = { name: '@gatehouse-auth/page-login' };
+
+/** `plugins` with the hosted login page at the end, unless it is listed (decision 43). */
+export function withHostedPage<T extends PluginEntryInput>(plugins: T[]): (T | PluginEntryInput)[] {
+  return plugins.some((p) => p.name === HOSTED_PAGE.name) ? plugins : [...plugins, HOSTED_PAGE];
+}
+
 /**
  * The raw (unparsed) minimal config: in-memory SQLite, silent logs, a fixed encryption key.
  * `overrides` are merged one level deep, so `{ admin: { token } }` keeps the other sections.

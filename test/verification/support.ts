@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import supertest from 'supertest';
 import { buildApp, createLogger, parseConfig, type Clock, type Gatehouse } from '@gatehouse-auth/core';
+import { withHostedPage } from '../support/config.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const FIXTURES = path.join(here, 'fixtures');
@@ -53,7 +54,7 @@ export async function startVerificationApp(opts: AppOptions = {}): Promise<Verif
       admin: { token: ADMIN_TOKEN },
       verification: opts.verification ?? {},
       ...(opts.notifications ? { notifications: opts.notifications } : {}),
-      plugins: opts.plugins ?? defaultPlugins(),
+      plugins: withHostedPage(opts.plugins ?? defaultPlugins()),
       apps: [
         {
           client_id: 'app1',

@@ -17,7 +17,6 @@ import { UserProfiles } from '../users/profile.js';
 import { LoginUi } from '../login/custom-ui.js';
 import { DeviceCookie } from '../http/device.js';
 import { JobQueue } from '../jobs/queue.js';
-import { PageModules } from '../login/modules.js';
 import { Locales } from '../i18n/locales.js';
 import { AssertionReplayStore } from '../oauth/assertions.js';
 import { browserBinding, RESUME_PATH } from '../oauth/authorize/index.js';
@@ -272,7 +271,6 @@ export function createGatehouseContainer(
     issuerPath: asValue(issuerPath),
     binding: single(({ config }) => browserBinding(config.issuer)),
     device: single(({ binding }) => new DeviceCookie(binding.secure)),
-    pageModules: single(({ extensions }) => new PageModules(extensions.methods.values())),
     locales: single(({ config }) => Locales.load(config.locales.messages_dir)),
     loginRedirects: asValue<LoginRedirects>({
       // Browser redirects carry the issuer's path, for deployments behind a path prefix; an app

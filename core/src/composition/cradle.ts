@@ -15,7 +15,6 @@ import type { UserClaims } from '../oauth/claims.js';
 import type { UserProfiles } from '../users/profile.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { PageModules } from '../login/modules.js';
 import type { Locales } from '../i18n/locales.js';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
 import type { BrowserBinding } from '../oauth/authorize/index.js';
@@ -143,7 +142,6 @@ export interface Cradle {
   issuerPath: string;
   binding: BrowserBinding;
   device: DeviceCookie;
-  pageModules: PageModules;
   /** The pages' message catalogs (core/locales and `locales.messages_dir`). */
   locales: Locales;
   loginRedirects: LoginRedirects;

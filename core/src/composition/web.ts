@@ -14,8 +14,7 @@ import { httpLogger } from '../http/logging.js';
 import { metricsFromPrimary } from '../observability/cluster.js';
 import { metricsRoutes, observeExpress, registrySource, requestObserver } from '../observability/http.js';
 import { isClusterWorker } from '../observability/metrics.js';
-import { LOGIN_API } from '../login/api.js';
-import { loginPageRoutes } from '../login/routes.js';
+import { assetRoutes } from '../login/assets.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
 import { endSessionRoutes } from '../oauth/end-session.js';
 import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints.js';
@@ -56,7 +55,7 @@ export function buildWeb(c: Cradle): {
   }
   app.use(deviceRoutes(c));
   app.use(verificationRoutes(c));
-  app.use(loginPageRoutes(c));
+  app.use(assetRoutes());
   app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
   app.use(endSessionRoutes(c));
@@ -97,7 +96,6 @@ export function apiRoutes(c: Cradle): RouteSpec[] {
     ...Object.values(oauthApi(c.extensions.grants.values(), c.extensions.tokenBinding.ids().length > 0)),
     ...Object.values(verificationApi(c.verification.methods())),
     ...Object.values(DEVICE_API),
-    ...Object.values(LOGIN_API),
     ...contributed,
   ];
 }

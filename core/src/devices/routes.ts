@@ -4,7 +4,7 @@ import { ok } from '../http/envelope.js';
 import { jsonBody } from '../http/parsers.js';
 import { pageHeaders } from '../login/headers.js';
 import type { Locales } from '../i18n/locales.js';
-import { renderNoticePage } from '../login/page.js';
+import { renderNoticePage } from '../login/layout.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import express, { type Response, type Router } from 'express';
 
-// The hosted pages' scripts and style: real files under core/assets/login/ (eslint and prettier
-// check them; the package ships the folder), read once at start-up.
+// The hosted pages' style sheet and the form_post script: real files under core/assets/login/
+// (eslint and prettier check them; the package ships the folder), read once at start-up. The
+// hosted login page's own scripts are @gatehouse-auth/page-login's.
 
-/** A static file served by the login routes, with a content hash for cache busting. */
+/** A static file served by the core, with a content hash for cache busting. */
 export interface Asset {
   body: string;
   contentType: string;
@@ -12,32 +14,30 @@ export interface Asset {
   version: string;
 }
 
-const JS = 'text/javascript; charset=utf-8';
-
 function asset(file: string, contentType: string): Asset {
   const body = readFileSync(new URL(`../../assets/login/${file}`, import.meta.url), 'utf8');
   return { body, contentType, version: createHash('sha256').update(body).digest('hex').slice(0, 16) };
 }
 
-/**
- * The pages' message lookup, loaded before the login and offer scripts: a page hands its
- * messages to its scripts in `data-messages` (JSON in an attribute: no inline script for the
- * CSP to allow).
- */
-export const MESSAGES_JS: Asset = asset('messages.js', JS);
-
-/** The browser script of the login page: vanilla JS, no dependencies, no build step. */
-export const LOGIN_JS: Asset = asset('login.js', JS);
-
-/**
- * The script of the offer page (a method to set up after a login): the method's module
- * registers its driver, and the accept button runs the driver's enroll(ctx), which calls the
- * setup steps for the user who just signed in. Then the page continues to the app.
- */
-export const OFFER_JS: Asset = asset('offer.js', JS);
-
-/** The style sheet of the login and error pages. */
+/** The style sheet of every hosted page (OAuth pages, the login page, plugin pages). */
 export const LOGIN_CSS: Asset = asset('login.css', 'text/css; charset=utf-8');
 
 /** Submits the form of a form_post response (OAuth 2.0 Form Post Response Mode) without inline script. */
-export const FORM_POST_JS: Asset = asset('form-post.js', JS);
+export const FORM_POST_JS: Asset = asset('form-post.js', 'text/javascript; charset=utf-8');
+
+function sendAsset(res: Response, asset: Asset): void {
+  res.set({
+    'Content-Type': asset.contentType,
+    'Cache-Control': 'public, max-age=300',
+    'X-Content-Type-Options': 'nosniff',
+  });
+  res.send(asset.body);
+}
+
+/** `/login/assets/login.css` and `/login/assets/form-post.js`. */
+export function assetRoutes(): Router {
+  const router = express.Router();
+  router.get('/login/assets/login.css', (_req, res) => sendAsset(res, LOGIN_CSS));
+  router.get('/login/assets/form-post.js', (_req, res) => sendAsset(res, FORM_POST_JS));
+  return router;
+}

@@ -20,6 +20,18 @@ import type { LoginRedirects } from '../verification/routes.js';
 import type { LoginUi } from './custom-ui.js';
 import { checkContinuationOrigin, continuationOrigins } from './form-origin.js';
 import type { LoginContinuation, LoginFlowsApi, LoginFlowView } from '../plugins/web.js';
+import type { DeviceCookie } from '../http/device.js';
+import { readCookie } from '../http/cookies.js';
+import type { Locales } from '../i18n/locales.js';
+import type { Messages } from '../i18n/messages.js';
+import { flowFormToken, sessionCookieName } from '../oauth/authorize/browser.js';
+import { authorizeUrlOf, type AuthorizationRequest } from '../oauth/authorize/request.js';
+import { logoutCsrf } from '../oauth/end-session.js';
+import type { SessionStore } from '../oauth/sessions.js';
+import type { UserRecord } from '../plugins/extensions.js';
+import type { UserService } from '../users/users.js';
+import { redirectSources } from './headers.js';
+import type { SetupOffers } from './offer.js';
 
 export interface LoginFlowsDeps {
   config: GatehouseConfig;
@@ -28,13 +40,18 @@ export interface LoginFlowsDeps {
   binding: Pick<BrowserBinding, 'isBound' | 'isUnclaimed' | 'flowCookie' | 'cookieOptions'>;
   verification: Pick<
     VerificationService,
-    'continueLogin' | 'proveAndContinue' | 'methodWithField' | 'initiate' | 'method'
+    'continueLogin' | 'proveAndContinue' | 'methodWithField' | 'initiate' | 'method' | 'isEnrolled'
   >;
   loginRedirects: LoginRedirects;
   loginUi: LoginUi;
   extensions: Pick<Extensions, 'methods' | 'requestResolvers'>;
   counters: SharedCounters;
   clock: Clock;
+  locales: Locales;
+  users: Pick<UserService, 'findById'>;
+  sessions: Pick<SessionStore, 'get'>;
+  device: DeviceCookie;
+  setupOffers: Pick<SetupOffers, 'pick' | 'decline'>;
 }
 
 /** The core's login flows for plugins, and for its own continuation (the hosted page's). */
@@ -210,6 +227,55 @@ export class LoginFlows implements LoginFlowsApi {
 
   loginUiUrl(flow: LoginFlowView, extra: Record<string, string> = {}): string | null {
     return this.deps.loginUi.url(this.flowOf(flow), extra);
+  }
+
+  messages(req: IncomingMessage, flow?: LoginFlowView | null): Messages {
+    const uiLocales = flow?.oauth?.ui_locales;
+    return this.deps.locales.for(req, typeof uiLocales === 'string' ? uiLocales : null);
+  }
+
+  formTargets(flow: LoginFlowView): string[] {
+    return redirectSources(this.deps.clients.get(flow.clientId)?.redirectUris ?? []);
+  }
+
+  isEnrolled(req: IncomingMessage, flow: LoginFlowView, user: UserRecord, methodId: string): Promise<boolean> {
+    const facts = requestFacts(req, undefined, this.deps.device);
+    return this.deps.verification.isEnrolled(user, methodId, flow.clientId, facts, logOf(req));
+  }
+
+  cancelToken(req: IncomingMessage, flow: LoginFlowView): string | null {
+    return flow.oauth ? flowFormToken(this.deps.config.issuer, req, this.flowOf(flow)) : null;
+  }
+
+  async signedInAs(req: IncomingMessage, flow: LoginFlowView) {
+    const user = flow.userId ? await this.deps.users.findById(flow.userId) : null;
+    if (!user) return null;
+    const cookie = readCookie(req, sessionCookieName(this.deps.config.issuer));
+    const session = await this.deps.sessions.get(cookie);
+    const request = flow.oauth as unknown as AuthorizationRequest | null;
+    const base = new URL(this.deps.config.issuer).pathname.replace(/\/+$/, '');
+    return {
+      name: user.username,
+      signOutCsrf: session?.userId === user.id ? logoutCsrf(cookie!) : null,
+      // Someone else signs in: the app's guess at who it is no longer helps.
+      restartUrl: request ? `${base}${authorizeUrlOf({ ...request, login_hint: null })}` : null,
+    };
+  }
+
+  markDevice(req: IncomingMessage, res: Response): void {
+    this.deps.device.ensure(req, res);
+  }
+
+  offer(req: IncomingMessage, flow: LoginFlowView): Promise<AuthMethod | null> {
+    return this.deps.setupOffers.pick(this.flowOf(flow), requestFacts(req, undefined, this.deps.device), logOf(req));
+  }
+
+  async declineOffer(flow: LoginFlowView, methodId: string): Promise<void> {
+    if (flow.userId) await this.deps.setupOffers.decline(flow.userId, methodId);
+  }
+
+  completedLocation(flow: LoginFlowView): string {
+    return this.deps.loginRedirects.completed(this.flowOf(flow));
   }
 }
 

@@ -13,7 +13,7 @@ import { linkFactsOf } from '../verification/link-facts.js';
 import { pageHeaders } from './headers.js';
 import { linkDetails } from './link-details.js';
 import { html } from './html.js';
-import { layout, renderErrorPage, renderNoticePage, type PageContext } from './page.js';
+import { layout, renderErrorPage, renderNoticePage, type PageContext } from './layout.js';
 import type { Locales } from '../i18n/locales.js';
 import type { LoginFlow } from '../verification/flows.js';
 

@@ -1,14 +1,14 @@
 import type { Response } from 'express';
 import { pageHeaders, redirectSources } from '../login/headers.js';
 import { html } from '../login/html.js';
-import { layout, renderErrorPage, type PageContext } from '../login/page.js';
+import { layout, renderErrorPage, type PageContext } from '../login/layout.js';
 
 /**
  * The authorization and logout endpoints' own pages (error, consent, account choice,
  * form_post, logout), built like the login page: escaped templates, the shared style sheet and
  * headers, no inline script, the messages of the request's locale.
  */
-export type { PageContext } from '../login/page.js';
+export type { PageContext } from '../login/layout.js';
 
 /**
  * An error shown to the user instead of a redirect (unknown client, bad redirect_uri, ...). The

@@ -3,6 +3,9 @@ import { DEFAULT_GRANT_TYPES, type GatehouseConfig } from '../config/schema.js';
 import { BootError } from '../errors.js';
 import type { Extensions } from './loader.js';
 
+/** The path a plugin mounts its routes at to be the hosted login page (`@gatehouse-auth/page-login`). */
+export const HOSTED_LOGIN_PATH = '/login';
+
 const known = (ids: string[]) => (ids.length ? ids.join(', ') : 'none');
 
 /**
@@ -51,6 +54,18 @@ export function checkComposition(config: GatehouseConfig, extensions: Extensions
       );
     }
   });
+
+  // /authorize sends the browser to the hosted page, which is a plugin's (decision 43).
+  if (!extensions.routes.values().some((route) => route.path === HOSTED_LOGIN_PATH)) {
+    config.apps.forEach((app, i) => {
+      if (!app.login_page_url && app.login_stages.length) {
+        throw new BootError(
+          'CONFIG_INVALID',
+          `apps[${i}] (${app.client_id}): no plugin serves the hosted login page (${HOSTED_LOGIN_PATH}) and the app has no login_page_url; add @gatehouse-auth/page-login to plugins, or give the app a login_page_url`,
+        );
+      }
+    });
+  }
 
   const grants = extensions.grants.ids();
   config.apps.forEach((app, i) => {

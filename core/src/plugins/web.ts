@@ -7,7 +7,7 @@ import type { Messages } from '../i18n/messages.js';
 import { SharedLimit, type SharedCounters } from '../limits/shared-counters.js';
 import { pageHeaders } from '../login/headers.js';
 import type { SafeHtml } from '../login/html.js';
-import { layout } from '../login/page.js';
+import { layout } from '../login/layout.js';
 import type { HostedLogin, HostedLoginInput, HostedLoginResult } from '../oauth/authorize/hosted-login.js';
 import { sessionCookieName, type BrowserBinding } from '../oauth/authorize/browser.js';
 import type { ClientAuthenticator } from '../oauth/client-auth.js';
@@ -131,6 +131,40 @@ export interface LoginFlowsApi {
   method(id: string): AuthMethod;
   /** The app's own login UI for the flow, with `extra` in its query (`error`); null for an app with the hosted page. */
   loginUiUrl(flow: LoginFlowView, extra?: Record<string, string>): string | null;
+
+  // Since 1.3, for a plugin that is the hosted login page (decision 43).
+
+  /**
+   * The core's page messages (core/locales with `locales.messages_dir`) for a login's page: the
+   * flow's `ui_locales`, then the browser's languages. Methods' texts are `method.<ID>.…` there.
+   */
+  messages(req: IncomingMessage, flow?: LoginFlowView | null): Messages;
+  /** Where a page of the flow may post besides Gatehouse (CSP form-action): the app's redirect URIs' origins. */
+  formTargets(flow: LoginFlowView): string[];
+  /** Whether `user` has `methodId` set up, as the verification service answers it for this request and app. */
+  isEnrolled(req: IncomingMessage, flow: LoginFlowView, user: UserRecord, methodId: string): Promise<boolean>;
+  /** The token of the page's "back to the app" form (`POST /login/cancel`); null for a flow no app started. */
+  cancelToken(req: IncomingMessage, flow: LoginFlowView): string | null;
+  /**
+   * Who the flow is for, once a stage named them: the name to show, the token of the sign-out
+   * form (`POST /session/end_session`) when this browser's session is theirs, and the URL that
+   * starts the app's login over without its `login_hint`.
+   */
+  signedInAs(
+    req: IncomingMessage,
+    flow: LoginFlowView,
+  ): Promise<{ name: string; signOutCsrf: string | null; restartUrl: string | null } | null>;
+  /** Gives the browser the device cookie failed sign-ins are told apart by (once). */
+  markDevice(req: IncomingMessage, res: Response): void;
+  /**
+   * The method to offer after a completed login (its `page.offer`; the binding rule of the setup
+   * API holds), or null: for the offer page the continuation sends the browser to (`/login/offer`).
+   */
+  offer(req: IncomingMessage, flow: LoginFlowView): Promise<AuthMethod | null>;
+  /** "Not now": the method is not offered to the flow's user again for 30 days. */
+  declineOffer(flow: LoginFlowView, methodId: string): Promise<void>;
+  /** Where the browser goes once a completed login is done with: back to the app (or a plugin's page). */
+  completedLocation(flow: LoginFlowView): string;
 }
 
 /**
@@ -224,8 +258,12 @@ export interface WebApi {
   };
   /** The plugin's messages for a request: its `ui_locales` if given, then the browser's languages. */
   messages(req: IncomingMessage, uiLocales?: string | null): Messages;
-  /** Since 1.3: the hosted pages' headers (CSP, no framing, no caching), for a page of a plugin's own layout. */
-  headers(res: Response, formTargets?: string[]): void;
+  /**
+   * Since 1.3: the hosted pages' headers (CSP, no framing, no caching), for a page of a plugin's
+   * own layout. `same-origin` referrer for a page whose forms move a login on (decision 40's
+   * `Origin` check refuses the `null` a `no-referrer` page's form sends).
+   */
+  headers(res: Response, formTargets?: string[], referrer?: 'no-referrer' | 'same-origin'): void;
   /** Sends a page in the hosted pages' layout, with their headers (CSP, no framing, no caching). */
   page(req: IncomingMessage, res: Response, page: PluginPage): void;
   /**
@@ -313,7 +351,7 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
       result: (req, res, requestId) => deps.hostedLogin().result(req, res, requestId),
     },
     messages: (req, uiLocales) => localesOf().for(req, uiLocales),
-    headers: (res, formTargets = []) => pageHeaders(res, formTargets),
+    headers: (res, formTargets = [], referrer) => pageHeaders(res, formTargets, referrer),
     loginFlows: lazy(deps.loginFlows),
     setup: lazy(deps.setup),
     requestFacts: (req) => requestFacts(req),

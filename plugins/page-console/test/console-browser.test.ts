@@ -117,7 +117,7 @@ describe('admin console (Chromium)', function () {
     await shot('06-apps');
     // On a phone the apps' long redirect URIs wrap: the page never scrolls sideways (issue 29).
     await page.setViewportSize({ width: 390, height: 844 });
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow, 'horizontal overflow in px').to.be.at.most(0);
     await shot('06-apps-390');
     await page.setViewportSize({ width: 1280, height: 900 });

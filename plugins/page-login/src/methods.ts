@@ -1,5 +1,7 @@
-import type { Messages } from '../i18n/messages.js';
-import type { AuthMethod, MethodPage, PageInput } from '../plugins/extensions.js';
+import type { AuthMethod, MethodPage, PageInput, WebApi } from '@gatehouse-auth/core';
+
+/** The messages of a page's locale. */
+export type Messages = ReturnType<WebApi['messages']>;
 
 /** An input with its defaults filled in. */
 export type InputView = Required<Pick<PageInput, 'field' | 'label' | 'type' | 'autocomplete'>> &

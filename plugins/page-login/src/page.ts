@@ -1,7 +1,6 @@
-import type { Messages } from '../i18n/messages.js';
-import { FORM_POST_JS, LOGIN_CSS, LOGIN_JS, MESSAGES_JS, OFFER_JS } from './assets.js';
-import { html, trusted, type SafeHtml } from './html.js';
-import type { MethodView } from './methods.js';
+import { html, type SafeHtml } from '@gatehouse-auth/core';
+import { LOGIN_JS, MESSAGES_JS, OFFER_JS } from './assets.js';
+import type { Messages, MethodView } from './methods.js';
 
 /** What every page is rendered with: the issuer's path and the messages of the page's locale. */
 export interface PageContext {
@@ -33,12 +32,15 @@ export interface LoginView extends PageContext {
   loginHint?: string | null;
 }
 
-/** The page skeleton: the shared style sheet and, where the page needs one, its script asset. */
+/**
+ * The page skeleton: the hosted pages' style sheet (the core's) and, where the page needs one,
+ * its script asset and the methods' modules.
+ */
 export function layout(
   page: PageContext,
   title: string,
   body: SafeHtml,
-  script: 'login' | 'form-post' | 'offer' | null,
+  script: 'login' | 'offer' | null,
   modules: string[] = [],
 ): string {
   const base = page.base;
@@ -49,10 +51,9 @@ export function layout(
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="robots" content="noindex" />
         <title>${title}</title>
-        <link rel="stylesheet" href="${base}/login/assets/login.css?v=${LOGIN_CSS.version}" />
-        ${script === 'login' || script === 'offer' ? html`<script src="${base}/login/assets/messages.js?v=${MESSAGES_JS.version}" defer></script>` : ''}
+        <link rel="stylesheet" href="${base}/login/assets/login.css" />
+        ${script ? html`<script src="${base}/login/assets/messages.js?v=${MESSAGES_JS.version}" defer></script>` : ''}
         ${script === 'login' ? html`<script src="${base}/login/assets/login.js?v=${LOGIN_JS.version}" defer></script>` : ''}
-        ${script === 'form-post' ? html`<script src="${base}/login/assets/form-post.js?v=${FORM_POST_JS.version}" defer></script>` : ''}
         ${script === 'offer' ? html`<script src="${base}/login/assets/offer.js?v=${OFFER_JS.version}" defer></script>` : ''}
         ${modules.map((src) => html`<script type="module" src="${src}"></script>`)}
       </head>
@@ -74,11 +75,11 @@ function methodChoice(view: LoginView): SafeHtml {
   const options = view.methods.map(
     (m) =>
       html`<label class="choice"
-        ><input type="radio" name="method" value="${m.id}" ${m.id === view.preselected ? trusted(' checked') : ''} />
+        ><input type="radio" name="method" value="${m.id}" ${m.id === view.preselected ? html` checked` : ''} />
         ${m.label}</label
       >`,
   );
-  return html`<fieldset id="gh-methods" ${view.methods.length === 1 ? trusted(' hidden') : ''}>
+  return html`<fieldset id="gh-methods" ${view.methods.length === 1 ? html` hidden` : ''}>
     <legend>${view.t.t('login.methods')}</legend>
     ${options}
   </fieldset>`;
@@ -111,7 +112,7 @@ function methodSection(m: MethodView, chosen: boolean): SafeHtml {
     data-again="${m.sends?.again ?? ''}"
     data-driven="${m.module ? 'yes' : ''}"
     data-discoverable="${m.discoverable ? 'yes' : ''}"
-    ${chosen ? '' : trusted(' hidden')}
+    ${chosen ? '' : html` hidden`}
   >
     ${m.help ? html`<p class="note">${m.help}</p>` : ''} ${inputs}
   </section>`;
@@ -257,17 +258,4 @@ export function renderErrorPage(page: PageContext, title: string, text: string):
     <p class="note">${page.t.t('error.note')}</p>
   </main>`;
   return layout(page, title, body, null);
-}
-
-/** A short notice (done, cancelled): a title and a sentence, no script. */
-export function renderNoticePage(page: PageContext, title: string, text: string): string {
-  return layout(
-    page,
-    title,
-    html`<main class="card">
-      <h1>${title}</h1>
-      <p>${text}</p>
-    </main>`,
-    null,
-  );
 }

@@ -1,11 +1,10 @@
-import type { UserRecord } from '../plugins/extensions.js';
-import { offered } from '../verification/stages.js';
+import type { UserRecord } from '@gatehouse-auth/core';
 
 export interface PickerInput {
   /** The methods the flow's current stage accepts, in order. */
   stage: string[];
   /** Methods already used in this login (never offered again). */
-  used: string[];
+  used: readonly string[];
   /** The flow's user, once a stage or a session named them. */
   user: UserRecord | null;
   isEnrolled(user: UserRecord, method: string): Promise<boolean>;
@@ -19,7 +18,7 @@ export interface PickerInput {
  * ones the user has set up, the one they used last chosen first.
  */
 export async function pickMethods(input: PickerInput): Promise<{ ids: string[]; preselect: string | null }> {
-  const candidates = offered(input.stage, input.used);
+  const candidates = input.stage.filter((id) => !input.used.includes(id));
   if (!input.user) return { ids: candidates, preselect: candidates[0] ?? null };
   const ids: string[] = [];
   for (const id of candidates) if (await input.isEnrolled(input.user, id)) ids.push(id);

@@ -16,14 +16,14 @@ import { fileURLToPath } from 'node:url';
 import * as oauth from 'oauth4webapi';
 import { generate } from 'otplib';
 import type { BrowserContext, Page, Response as PageResponse } from 'playwright-core';
-import { openChromium, requireChromium, type Chromium } from '../support/chromium.js';
-import { freePort } from '../oauth/support.js';
+import { openChromium, requireChromium, type Chromium } from '../../../test/support/chromium.js';
+import { freePort } from '../../../test/oauth/support.js';
 import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 
 /** The verification tests' delivery channel: keeps every message in its exported `sent`. */
 const CAPTURE_CHANNEL = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
-  '../verification/fixtures/capture-channel.js',
+  '../../../test/verification/fixtures/capture-channel.js',
 );
 /** A host name of its own for the consent app's redirect URI, so its origin is exact (not loopback:*). */
 const PARTNER_HOST = 'partner.test';
@@ -38,7 +38,7 @@ const BLOG_ID = 'blog';
 /** An app whose second stage offers third-party methods: one with a page module, one plain. */
 const DEVICES_ID = 'devices';
 const QUESTION_ID = 'question-only';
-const FIXTURE_PLUGINS = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/plugins');
+const FIXTURE_PLUGINS = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/plugins');
 const PARTNER_NAME = 'Partner';
 const PHONE = '+15551230000';
 /** Markup characters in the name check that the page escapes it. */
@@ -326,6 +326,7 @@ describe('hosted login page (Chromium)', function () {
           { name: '@gatehouse-auth/method-sms', options: { channel: 'capture' } },
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/grant-refresh-token' },
+          { name: '@gatehouse-auth/page-login' },
           { path: path.join(FIXTURE_PLUGINS, 'device-check') },
           { path: path.join(FIXTURE_PLUGINS, 'plain-question.js') },
         ],

@@ -1,7 +1,7 @@
-import { z } from 'zod';
-import { defineRoute, type RouteSpec } from '../http/api-spec.js';
-import { verificationError } from '../verification/errors.js';
-import { OFFER_PATH } from './offer.js';
+import { defineRoute, verificationError, z, type RouteSpec } from '@gatehouse-auth/core';
+
+/** The page after a login that offers a method to set up (under the plugin's `/login`). */
+export const OFFER_PATH = '/offer';
 
 /** The JSON endpoint the hosted pages' scripts call (decision 26): setting a method up after a login. */
 

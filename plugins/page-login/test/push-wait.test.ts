@@ -6,10 +6,10 @@
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Authenticator } from '@gatehouse-auth/authenticator';
-import { freshTab, openChromium, requireChromium, type Chromium } from '../support/chromium.js';
-import { pkcePair } from '../oauth/support.js';
-import { ALICE_PASSWORD, DEMO_APP, startDemoServer, type DemoServer } from '../oauth/demo-server.js';
-import { boundDevice, onlyPush } from '../devices/support.js';
+import { freshTab, openChromium, requireChromium, type Chromium } from '../../../test/support/chromium.js';
+import { pkcePair } from '../../../test/oauth/support.js';
+import { ALICE_PASSWORD, DEMO_APP, startDemoServer, type DemoServer } from '../../../test/oauth/demo-server.js';
+import { boundDevice, onlyPush } from '../../../test/devices/support.js';
 
 describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
   this.timeout(60_000);

@@ -8,8 +8,8 @@
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
-import { openChromium, requireChromium, type Chromium } from '../support/chromium.js';
-import { pkcePair } from '../oauth/support.js';
+import { openChromium, requireChromium, type Chromium } from '../../../test/support/chromium.js';
+import { pkcePair } from '../../../test/oauth/support.js';
 import {
   ALICE_PASSWORD,
   DEMO_ADMIN_TOKEN,
@@ -19,7 +19,7 @@ import {
   redeemDemo,
   startDemoServer,
   type DemoServer,
-} from '../oauth/demo-server.js';
+} from '../../../test/oauth/demo-server.js';
 
 describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11)', function () {
   this.timeout(60_000);

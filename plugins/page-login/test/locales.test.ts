@@ -7,9 +7,15 @@
  */
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
-import { openChromium, requireChromium, type Chromium } from '../support/chromium.js';
-import { pkcePair } from '../oauth/support.js';
-import { ALICE_PASSWORD, DEMO_APP, aliceTotp, startDemoServer, type DemoServer } from '../oauth/demo-server.js';
+import { openChromium, requireChromium, type Chromium } from '../../../test/support/chromium.js';
+import { pkcePair } from '../../../test/oauth/support.js';
+import {
+  ALICE_PASSWORD,
+  DEMO_APP,
+  aliceTotp,
+  startDemoServer,
+  type DemoServer,
+} from '../../../test/oauth/demo-server.js';
 
 describe('a German login page (Chromium, issue 13)', function () {
   this.timeout(60_000);

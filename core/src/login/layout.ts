@@ -1,0 +1,55 @@
+import type { Messages } from '../i18n/messages.js';
+import { FORM_POST_JS, LOGIN_CSS } from './assets.js';
+import { html, type SafeHtml } from './html.js';
+
+/** What every page is rendered with: the issuer's path and the messages of the page's locale. */
+export interface PageContext {
+  /** Path prefix of the issuer ('' at the root), for every URL the browser uses. */
+  base: string;
+  t: Messages;
+}
+
+/**
+ * The hosted pages' skeleton (the OAuth pages, plugin pages through `api.web.page`): the shared
+ * style sheet and, for a form_post answer, its script.
+ */
+export function layout(page: PageContext, title: string, body: SafeHtml, script: 'form-post' | null): string {
+  const base = page.base;
+  return html`<!doctype html>
+    <html lang="${page.t.locale}">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="robots" content="noindex" />
+        <title>${title}</title>
+        <link rel="stylesheet" href="${base}/login/assets/login.css?v=${LOGIN_CSS.version}" />
+        ${script === 'form-post' ? html`<script src="${base}/login/assets/form-post.js?v=${FORM_POST_JS.version}" defer></script>` : ''}
+      </head>
+      <body>
+        ${body}
+      </body>
+    </html> `.value;
+}
+
+/** A page that explains why something cannot go on. It never redirects and runs no script. */
+export function renderErrorPage(page: PageContext, title: string, text: string): string {
+  const body = html`<main class="card">
+    <h1>${title}</h1>
+    <p>${text}</p>
+    <p class="note">${page.t.t('error.note')}</p>
+  </main>`;
+  return layout(page, title, body, null);
+}
+
+/** A short notice (done, cancelled): a title and a sentence, no script. */
+export function renderNoticePage(page: PageContext, title: string, text: string): string {
+  return layout(
+    page,
+    title,
+    html`<main class="card">
+      <h1>${title}</h1>
+      <p>${text}</p>
+    </main>`,
+    null,
+  );
+}

@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+
+// The login page's scripts: real files under assets/ (eslint and prettier check them; the
+// package ships the folder), read once at start-up. Its style sheet is the core's
+// (`/login/assets/login.css`), shared with every hosted page.
+
+/** A static file served by the page's routes, with a content hash for cache busting. */
+export interface Asset {
+  body: string;
+  contentType: string;
+  /** First 16 hex digits of the SHA-256 of the body, used as `?v=` in the page. */
+  version: string;
+}
+
+const JS = 'text/javascript; charset=utf-8';
+
+function asset(file: string): Asset {
+  const body = readFileSync(new URL(`../assets/${file}`, import.meta.url), 'utf8');
+  return { body, contentType: JS, version: createHash('sha256').update(body).digest('hex').slice(0, 16) };
+}
+
+/**
+ * The pages' message lookup, loaded before the login and offer scripts: a page hands its
+ * messages to its scripts in `data-messages` (JSON in an attribute: no inline script for the
+ * CSP to allow).
+ */
+export const MESSAGES_JS: Asset = asset('messages.js');
+
+/** The browser script of the login page: vanilla JS, no dependencies, no build step. */
+export const LOGIN_JS: Asset = asset('login.js');
+
+/**
+ * The script of the offer page (a method to set up after a login): the method's module
+ * registers its driver, and the accept button runs the driver's enroll(ctx), which calls the
+ * setup steps for the user who just signed in. Then the page continues to the app.
+ */
+export const OFFER_JS: Asset = asset('offer.js');

@@ -1,0 +1,217 @@
+import { routeInput, verificationError, type LoginFlowView, type PluginApi } from '@gatehouse-auth/core';
+import type { Request, Response } from 'express';
+import { LOGIN_API, OFFER_PATH } from './api.js';
+import { LOGIN_JS, MESSAGES_JS, OFFER_JS, type Asset } from './assets.js';
+import { methodView, offerView } from './methods.js';
+import { PageModules } from './modules.js';
+import {
+  renderErrorPage,
+  renderLoginPage,
+  renderOfferPage,
+  renderProblemPage,
+  type LoginView,
+  type PageContext,
+} from './page.js';
+import { pickMethods } from './picker.js';
+
+type Router = ReturnType<PluginApi['services']['http']['createRouter']>;
+
+/** Why the page cannot be shown: its status and its messages (`login.error.<name>.title` and `.text`). */
+interface PageError {
+  status: number;
+  name: string;
+}
+
+const ERRORS = {
+  missing: { status: 400, name: 'missing' },
+  unknown: { status: 404, name: 'unknown' },
+  expired: { status: 410, name: 'expired' },
+  completed: { status: 410, name: 'completed' },
+  otherBrowser: { status: 403, name: 'other_browser' },
+  noMethod: { status: 500, name: 'no_method' },
+  noneSetUp: { status: 409, name: 'none_set_up' },
+} satisfies Record<string, PageError>;
+
+/** Why a flow cannot be shown, or null when it can. */
+function flowProblem(flow: LoginFlowView | null, now: Date): PageError | null {
+  if (!flow) return ERRORS.unknown;
+  if (flow.status === 'completed' || flow.status === 'finished') return ERRORS.completed;
+  if (flow.status !== 'active' || flow.expiresAt <= now || flow.stage >= flow.stages.length) return ERRORS.expired;
+  return null;
+}
+
+function sendAsset(res: Response, asset: Asset): void {
+  res.set({
+    'Content-Type': asset.contentType,
+    'Cache-Control': 'public, max-age=300',
+    'X-Content-Type-Options': 'nosniff',
+  });
+  res.send(asset.body);
+}
+
+/** A request id as the page takes it: a non-empty string of at most 200 characters. */
+function requestIdOf(value: unknown): string | null {
+  return typeof value === 'string' && value && value.length <= 200 ? value : null;
+}
+
+/**
+ * The hosted login page, on a router mounted at `/login`: `GET /login?request_id=…` renders the
+ * flow's current stage, `/login/assets/*` serves its scripts (the style sheet is the core's),
+ * `/login/methods/*` the methods' browser modules, `/login/offer` a method to set up after the
+ * login. The page talks to the verification API and continues the flow with a form POST to the
+ * core's `/login/continue` (decision 40).
+ */
+export function loginPageRoutes(api: PluginApi, router: Router): void {
+  const { web } = api;
+  const base = new URL(web.issuer).pathname.replace(/\/+$/, '');
+  const modules = new PageModules((id) => web.loginFlows.method(id));
+  const now = () => api.services.clock.now();
+
+  /** Of these methods, the one the user last signed in with. */
+  const lastUsed = async (userId: string, methods: string[]) => {
+    const recent = await api.services.history.recent({ types: ['verification.success'], userId, limit: 50 });
+    return recent.find((e) => e.method !== null && methods.includes(e.method))?.method ?? null;
+  };
+
+  /** The page's base and messages: by the sign-in request's `ui_locales`, then the browser's languages. */
+  const pageOf = (req: Request, flow?: LoginFlowView | null): PageContext => ({
+    base,
+    t: web.loginFlows.messages(req, flow),
+  });
+
+  const showError = (req: Request, res: Response, error: PageError, flow?: LoginFlowView | null) => {
+    const page = pageOf(req, flow);
+    web.headers(res);
+    res
+      .status(error.status)
+      .send(
+        renderErrorPage(page, page.t.t(`login.error.${error.name}.title`), page.t.t(`login.error.${error.name}.text`)),
+      );
+  };
+
+  router.get('/assets/login.js', (_req, res) => sendAsset(res, LOGIN_JS));
+  router.get('/assets/offer.js', (_req, res) => sendAsset(res, OFFER_JS));
+  router.get('/assets/messages.js', (_req, res) => sendAsset(res, MESSAGES_JS));
+
+  router.get('/', async (req: Request, res: Response) => {
+    const requestId = requestIdOf(req.query.request_id);
+    if (!requestId) return showError(req, res, ERRORS.missing);
+    const flow = await web.loginFlows.get(requestId);
+    const problem = flowProblem(flow, now());
+    if (problem || !flow) return showError(req, res, problem ?? ERRORS.unknown, flow);
+    // A sign-in link sent by someone else must not log this browser in for them.
+    if (!web.loginFlows.isBound(req, flow)) return showError(req, res, ERRORS.otherBrowser, flow);
+    const page = pageOf(req, flow);
+
+    // A method already used in this login (here or by the session) is not offered again.
+    const user = flow.userId ? await api.services.users.findById(flow.userId) : null;
+    const registered = web.loginFlows.stageMethods(flow);
+    const picked = await pickMethods({
+      stage: registered.map((m) => m.id),
+      used: flow.methods,
+      user,
+      isEnrolled: (u, id) => web.loginFlows.isEnrolled(req, flow, u, id),
+      lastUsed,
+    });
+    // The way back to the app, for flows an app started.
+    const cancelCsrf = web.loginFlows.cancelToken(req, flow);
+    if (!picked.preselect) {
+      const problem = user ? ERRORS.noneSetUp : ERRORS.noMethod;
+      web.headers(res, web.loginFlows.formTargets(flow));
+      return res
+        .status(problem.status)
+        .send(
+          renderProblemPage(
+            { ...page, requestId: flow.id, appName: flow.clientName, cancelCsrf },
+            page.t.t(`login.error.${problem.name}.title`),
+            page.t.t(`login.error.${problem.name}.text`),
+          ),
+        );
+    }
+    const methods = picked.ids.map((id) =>
+      methodView(
+        registered.find((m) => m.id === id)!,
+        modules.url(base, id),
+        page.t,
+      ),
+    );
+    const loginHint = flow.oauth?.login_hint;
+
+    web.headers(res, web.loginFlows.formTargets(flow), 'same-origin');
+    web.loginFlows.markDevice(req, res);
+    const view: LoginView = {
+      ...page,
+      requestId: flow.id,
+      appName: flow.clientName,
+      step: flow.stage + 1,
+      steps: flow.stages.length,
+      userId: flow.userId,
+      methods,
+      preselected: picked.preselect,
+      who: await web.loginFlows.signedInAs(req, flow),
+      cancelCsrf,
+      // A hint only fills the field in: the stage is still done, and nothing says whether it names anyone.
+      loginHint: typeof loginHint === 'string' ? loginHint : null,
+    };
+    res.send(renderLoginPage(view));
+  });
+
+  router.get('/methods/:id/:version/:file', modules.serve);
+
+  // ─── after the login: a method to set up for next time (the core's offer rule) ───
+
+  /** The completed flow of this browser, or why there is none. */
+  const completedFlow = async (req: Request, value: unknown) => {
+    const requestId = requestIdOf(value);
+    if (!requestId) return { error: ERRORS.missing };
+    const flow = await web.loginFlows.get(requestId);
+    if (!flow) return { error: ERRORS.unknown };
+    if (flow.status !== 'completed' || flow.expiresAt <= now()) return { error: ERRORS.completed };
+    if (!web.loginFlows.isBound(req, flow)) return { error: ERRORS.otherBrowser };
+    return { flow };
+  };
+
+  router.get(OFFER_PATH, async (req, res) => {
+    const { flow, error } = await completedFlow(req, req.query.request_id);
+    if (!flow) return showError(req, res, error);
+    const method = await web.loginFlows.offer(req, flow);
+    if (!method?.page?.offer) return res.redirect(303, web.loginFlows.completedLocation(flow));
+    const page = pageOf(req, flow);
+    // The continue form's POST ends at the app's redirect URI: CSP form-action must allow it.
+    web.headers(res, web.loginFlows.formTargets(flow));
+    res.send(
+      renderOfferPage({
+        ...page,
+        requestId: flow.id,
+        appName: flow.clientName,
+        method: method.id,
+        offer: offerView(method.id, method.page.offer, page.t),
+        module: modules.url(base, method.id),
+      }),
+    );
+  });
+
+  router.post(LOGIN_API.offerSetup.path, api.services.http.json(), async (req, res) => {
+    const { body } = routeInput(LOGIN_API.offerSetup, req);
+    const { flow } = await completedFlow(req, body.request_id);
+    if (!flow) throw verificationError('FLOW_NOT_BOUND', 'this sign-in cannot set anything up');
+    const step = String(req.params.step);
+    if (step !== 'initiation' && step !== 'verification') throw verificationError('ENROLLMENT_NOT_SUPPORTED');
+    const method = await web.loginFlows.offer(req, flow);
+    const user = method ? await api.services.users.findById(flow.userId!) : null;
+    if (!method || !user) throw verificationError('ENROLLMENT_NOT_SUPPORTED', 'nothing to set up after this sign-in');
+    const { request_id: _ignored, sub: _sub, ...fields } = body;
+    const data = await web.setup.step(step, method.id, user, fields, req);
+    res.status(200).set('Cache-Control', 'no-store').json({ success: true, status: 200, data });
+  });
+
+  router.post(`${OFFER_PATH}/done`, api.services.http.form(), async (req, res) => {
+    const { flow, error } = await completedFlow(req, (req.body as Record<string, unknown> | undefined)?.request_id);
+    if (!flow) return showError(req, res, error);
+    if ((req.body as Record<string, unknown>).decision === 'later') {
+      const method = await web.loginFlows.offer(req, flow);
+      if (method) await web.loginFlows.declineOffer(flow, method.id);
+    }
+    res.redirect(303, web.loginFlows.completedLocation(flow));
+  });
+}
