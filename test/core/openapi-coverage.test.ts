@@ -32,6 +32,7 @@ const NOT_JSON: Record<string, string> = {
   'get /login/assets/login.js': 'static script',
   'get /login/assets/login.css': 'static style sheet',
   'get /login/assets/form-post.js': 'static script',
+  'get /favicon.ico': 'static icon (SVG)',
   'get /login/assets/offer.js': 'static script',
   'get /login/assets/messages.js': 'static script',
   'get /login/methods/{id}/{version}/{file}': "a method's page module (static script)",

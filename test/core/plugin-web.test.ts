@@ -108,6 +108,10 @@ describe('endpoint and page plugins: the web API (plugin API 1.2, issue 26)', fu
     expect(text).to.include('<html lang="de">');
     expect(text).to.include('Hallo, &lt;b&gt;Ann&lt;/b&gt;');
     expect(text).to.include('/login/assets/login.css');
+    // The tab's icon: browsers ask for /favicon.ico on every page (it used to be a 404).
+    const icon = await browser.request('/favicon.ico');
+    expect([icon.status, icon.headers.get('content-type')]).to.deep.equal([200, 'image/svg+xml; charset=utf-8']);
+    expect(await icon.text()).to.match(/^<svg /);
     const csrf = /name="csrf" value="([^"]+)"/.exec(text)![1]!;
     // English where the catalog has no German.
     const saved = await browser.request('/acme-web/page', {

@@ -22,6 +22,9 @@ function asset(file: string, contentType: string): Asset {
 /** The style sheet of every hosted page (OAuth pages, the login page, plugin pages). */
 export const LOGIN_CSS: Asset = asset('login.css', 'text/css; charset=utf-8');
 
+/** The browser tab's icon of every page (browsers ask for /favicon.ico on their own). */
+export const FAVICON: Asset = asset('favicon.svg', 'image/svg+xml; charset=utf-8');
+
 /** Submits the form of a form_post response (OAuth 2.0 Form Post Response Mode) without inline script. */
 export const FORM_POST_JS: Asset = asset('form-post.js', 'text/javascript; charset=utf-8');
 
@@ -34,9 +37,10 @@ function sendAsset(res: Response, asset: Asset): void {
   res.send(asset.body);
 }
 
-/** `/login/assets/login.css` and `/login/assets/form-post.js`. */
+/** `/login/assets/login.css`, `/login/assets/form-post.js`, and the icon at `/favicon.ico`. */
 export function assetRoutes(): Router {
   const router = express.Router();
+  router.get('/favicon.ico', (_req, res) => sendAsset(res, FAVICON));
   router.get('/login/assets/login.css', (_req, res) => sendAsset(res, LOGIN_CSS));
   router.get('/login/assets/form-post.js', (_req, res) => sendAsset(res, FORM_POST_JS));
   return router;
