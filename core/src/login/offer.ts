@@ -11,6 +11,7 @@ import type { LoginFlow } from '../verification/flows.js';
 export const OFFER_PATH = '/login/offer';
 
 /** "Not now" keeps a method from being offered again to the user for this long. */
+// The page says "30 days" (offer.later_note in the catalogs): change both together.
 const DECLINED_SECONDS = 30 * 24 * 3600;
 
 /**

@@ -230,8 +230,11 @@ export function renderOfferPage(
     <form id="gh-continue" method="post" action="${view.base}/login/offer/done">
       <input type="hidden" name="request_id" value="${view.requestId}" />
       <input type="hidden" name="decision" value="later" id="gh-decision" />
-      <button type="submit" id="gh-later">${view.t.t('offer.later', { app: view.appName })}</button>
+      <button type="submit" id="gh-later" aria-describedby="gh-later-note">
+        ${view.t.t('offer.later', { app: view.appName })}
+      </button>
     </form>
+    <p class="note" id="gh-later-note">${view.t.t('offer.later_note')}</p>
   </main>`;
   return layout(view, view.offer.title, body, 'offer', view.module ? [view.module] : []);
 }

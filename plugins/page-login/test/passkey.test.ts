@@ -251,7 +251,13 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
       await passwordUser('dave-offer');
       await emailLogin('dave-offer');
       await page.getByRole('heading', { name: 'Sign in faster next time' }).waitFor({ timeout: 15_000 });
-      const callback = await arrival(() => page.getByRole('button', { name: /Not now/ }).click());
+      // The page says what "Not now" means, tied to the button (issue 29).
+      const later = page.getByRole('button', { name: /Not now/ });
+      expect(await later.getAttribute('aria-describedby')).to.equal('gh-later-note');
+      expect(await page.locator('#gh-later-note').innerText()).to.equal(
+        'If you choose not now, this is not offered again for 30 days.',
+      );
+      const callback = await arrival(() => later.click());
       expect(callback.searchParams.get('code')).to.be.a('string');
       const again = await arrival(() => emailLogin('dave-offer'));
       expect(again.searchParams.get('code')).to.be.a('string');
