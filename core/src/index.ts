@@ -24,6 +24,8 @@ export type { DependencyState } from './observability/dependencies.js';
 export { verificationError, type VerificationErrorCode } from './verification/errors.js';
 export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
 export { html, type SafeHtml } from './login/html.js';
+// Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
+export { layout as pageLayout, renderErrorPage, type PageContext } from './login/layout.js';
 export { readCookie } from './http/cookies.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
 export { ADMIN_THROTTLED } from './http/admin-guard.js';

@@ -10,10 +10,17 @@ export interface PageContext {
 }
 
 /**
- * The hosted pages' skeleton (the OAuth pages, plugin pages through `api.web.page`): the shared
- * style sheet and, for a form_post answer, its script.
+ * The hosted pages' skeleton (the OAuth pages, plugin pages through `api.web.page`, the hosted
+ * login page): the shared style sheet and, for a form_post answer, its script; `head` adds a
+ * page's own scripts.
  */
-export function layout(page: PageContext, title: string, body: SafeHtml, script: 'form-post' | null): string {
+export function layout(
+  page: PageContext,
+  title: string,
+  body: SafeHtml,
+  script: 'form-post' | null,
+  head: SafeHtml | '' = '',
+): string {
   const base = page.base;
   return html`<!doctype html>
     <html lang="${page.t.locale}">
@@ -24,6 +31,7 @@ export function layout(page: PageContext, title: string, body: SafeHtml, script:
         <title>${title}</title>
         <link rel="stylesheet" href="${base}/login/assets/login.css?v=${LOGIN_CSS.version}" />
         ${script === 'form-post' ? html`<script src="${base}/login/assets/form-post.js?v=${FORM_POST_JS.version}" defer></script>` : ''}
+        ${head}
       </head>
       <body>
         ${body}

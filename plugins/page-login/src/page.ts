@@ -1,13 +1,6 @@
-import { html, type SafeHtml } from '@gatehouse-auth/core';
+import { html, pageLayout, type PageContext, type SafeHtml } from '@gatehouse-auth/core';
 import { LOGIN_JS, MESSAGES_JS, OFFER_JS } from './assets.js';
 import type { Messages, MethodView } from './methods.js';
-
-/** What every page is rendered with: the issuer's path and the messages of the page's locale. */
-export interface PageContext {
-  /** Path prefix of the issuer ('' at the root), for every URL the browser uses. */
-  base: string;
-  t: Messages;
-}
 
 /** The messages the page scripts say themselves (a method module's are `method.<ID>.js.…`). */
 const SCRIPT_MESSAGES = 'js.';
@@ -32,10 +25,7 @@ export interface LoginView extends PageContext {
   loginHint?: string | null;
 }
 
-/**
- * The page skeleton: the hosted pages' style sheet (the core's) and, where the page needs one,
- * its script asset and the methods' modules.
- */
+/** The core's page skeleton with, where the page needs them, its script asset and the methods' modules. */
 export function layout(
   page: PageContext,
   title: string,
@@ -44,23 +34,11 @@ export function layout(
   modules: string[] = [],
 ): string {
   const base = page.base;
-  return html`<!doctype html>
-    <html lang="${page.t.locale}">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="robots" content="noindex" />
-        <title>${title}</title>
-        <link rel="stylesheet" href="${base}/login/assets/login.css" />
-        ${script ? html`<script src="${base}/login/assets/messages.js?v=${MESSAGES_JS.version}" defer></script>` : ''}
-        ${script === 'login' ? html`<script src="${base}/login/assets/login.js?v=${LOGIN_JS.version}" defer></script>` : ''}
-        ${script === 'offer' ? html`<script src="${base}/login/assets/offer.js?v=${OFFER_JS.version}" defer></script>` : ''}
-        ${modules.map((src) => html`<script type="module" src="${src}"></script>`)}
-      </head>
-      <body>
-        ${body}
-      </body>
-    </html> `.value;
+  const head = html`${script ? html`<script src="${base}/login/assets/messages.js?v=${MESSAGES_JS.version}" defer></script>` : ''}
+  ${script === 'login' ? html`<script src="${base}/login/assets/login.js?v=${LOGIN_JS.version}" defer></script>` : ''}
+  ${script === 'offer' ? html`<script src="${base}/login/assets/offer.js?v=${OFFER_JS.version}" defer></script>` : ''}
+  ${modules.map((src) => html`<script type="module" src="${src}"></script>`)}`;
+  return pageLayout(page, title, body, null, head);
 }
 
 /**
@@ -251,14 +229,4 @@ export function renderProblemPage(
     ${backToApp(view)}
   </main>`;
   return layout(view, title, body, null);
-}
-
-/** A page that explains why the login cannot go on. It never redirects and runs no script. */
-export function renderErrorPage(page: PageContext, title: string, text: string): string {
-  const body = html`<main class="card">
-    <h1>${title}</h1>
-    <p>${text}</p>
-    <p class="note">${page.t.t('error.note')}</p>
-  </main>`;
-  return layout(page, title, body, null);
 }

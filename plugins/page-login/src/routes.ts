@@ -1,17 +1,17 @@
-import { routeInput, verificationError, type LoginFlowView, type PluginApi } from '@gatehouse-auth/core';
+import {
+  renderErrorPage,
+  routeInput,
+  verificationError,
+  type LoginFlowView,
+  type PageContext,
+  type PluginApi,
+} from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { LOGIN_API, OFFER_PATH } from './api.js';
 import { LOGIN_JS, MESSAGES_JS, OFFER_JS, type Asset } from './assets.js';
 import { methodView, offerView } from './methods.js';
 import { PageModules } from './modules.js';
-import {
-  renderErrorPage,
-  renderLoginPage,
-  renderOfferPage,
-  renderProblemPage,
-  type LoginView,
-  type PageContext,
-} from './page.js';
+import { renderLoginPage, renderOfferPage, renderProblemPage, type LoginView } from './page.js';
 import { pickMethods } from './picker.js';
 
 type Router = ReturnType<PluginApi['services']['http']['createRouter']>;
