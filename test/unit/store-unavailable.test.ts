@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { errorReply } from '../../core/dist/http/error-handler.js';
+import { errorReply, replyLogger } from '../../core/dist/http/error-handler.js';
 import { isStoreUnavailable } from '../../core/dist/storage/drivers.js';
 
 /** An error as the PostgreSQL driver throws it (marked so by the driver): a message, and a code when it has one. */
@@ -68,5 +68,17 @@ describe('a database that cannot answer: 503, never a fault (issue 30)', () => {
       error: 'server_error',
       error_description: 'internal server error',
     });
+  });
+
+  it('warns once per outage window, per server: a second server in the process warns for its own outage', () => {
+    const down = errorReply(driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'), 'req-3');
+    const warnings: unknown[][] = [];
+    const log = { warn: (...args: unknown[]) => warnings.push(args), error: () => undefined } as never;
+    const first = replyLogger();
+    for (let i = 0; i < 5; i++) first(down, new Error('refused'), log);
+    expect(warnings).to.have.length(1);
+    // A server built later in the same process (a test, the demo) is not silenced by the first.
+    replyLogger()(down, new Error('refused'), log);
+    expect(warnings).to.have.length(2);
   });
 });

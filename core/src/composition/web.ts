@@ -5,7 +5,7 @@ import { DEVICE_API } from '../devices/api.js';
 import { deviceRoutes } from '../devices/routes.js';
 import type { RouteSpec } from '../http/api-spec.js';
 import { CORE_VERSION, openApiRoutes } from '../http/openapi.js';
-import { errorHandler, notFound } from '../http/error-handler.js';
+import { errorHandler, notFound, replyLogger } from '../http/error-handler.js';
 import { withFastRoutes } from '../http/fast-routes.js';
 import { HEALTH_API, healthRoutes } from '../http/health.js';
 import { oauthApi } from '../oauth/api.js';
@@ -68,7 +68,8 @@ export function buildWeb(c: Cradle): {
   );
   for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
   app.use(notFound);
-  app.use(errorHandler);
+  const logReply = replyLogger();
+  app.use(errorHandler(logReply));
   const fastRoutes = [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, c.device, c.issuerPath)];
   const listener = withFastRoutes({
     routes: fastRoutes,
@@ -76,6 +77,7 @@ export function buildWeb(c: Cradle): {
     // A call from another origin's page takes the express path, where CORS is answered.
     bypass: crossOrigin(c.config.issuer),
     logger: c.logger,
+    logReply,
     observe,
     trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,
   });

@@ -88,36 +88,44 @@ export function errorReply(err: unknown, requestId: string, style: ErrorStyle = 
 }
 
 const UNAVAILABLE_LOG_EVERY_MS = 10_000;
-let unavailableSince = 0;
-let unavailableUnlogged = 0;
+
+/** Logs a reply (see `replyLogger`). */
+export type ReplyLogger = (reply: ErrorReply, err: unknown, log: Logger | undefined) => void;
 
 /**
- * Logs a reply: a fault with its stack under the request id; a database outage as one warning
- * every 10 s with how many requests it answered 503 since (not a stack per request).
+ * Logs replies: a fault with its stack under the request id; a database outage as one warning
+ * every 10 s with how many requests it answered 503 since (not a stack per request). One per
+ * server, so two servers in a process (tests, the demo) each report their own outage.
  */
-export function logReply(reply: ErrorReply, err: unknown, log: Logger | undefined): void {
-  if (reply.fault) log?.error({ err }, 'unhandled fault');
-  if (!reply.unavailable) return;
-  unavailableUnlogged++;
-  const now = Date.now();
-  if (now - unavailableSince < UNAVAILABLE_LOG_EVERY_MS) return;
-  log?.warn(
-    { reason: (err as Error)?.message, answered503: unavailableUnlogged },
-    'database unavailable: answering 503 with Retry-After',
-  );
-  unavailableSince = now;
-  unavailableUnlogged = 0;
+export function replyLogger(): ReplyLogger {
+  let unavailableSince = -Infinity;
+  let unavailableUnlogged = 0;
+  return (reply, err, log) => {
+    if (reply.fault) log?.error({ err }, 'unhandled fault');
+    if (!reply.unavailable) return;
+    unavailableUnlogged++;
+    const now = performance.now();
+    if (now - unavailableSince < UNAVAILABLE_LOG_EVERY_MS) return;
+    log?.warn(
+      { reason: (err as Error)?.message, answered503: unavailableUnlogged },
+      'database unavailable: answering 503 with Retry-After',
+    );
+    unavailableSince = now;
+    unavailableUnlogged = 0;
+  };
 }
 
-/** The express error handler: `errorReply`, with faults logged under the request id. */
-export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
-  if (res.headersSent) {
-    req.log?.error({ err }, 'error after the response started');
-    res.destroy();
-    return;
-  }
-  const style = (res.locals.errorStyle as ErrorStyle | undefined) ?? 'api';
-  const reply = errorReply(err, String(req.id ?? ''), style);
-  logReply(reply, err, req.log);
-  res.status(reply.status).set(reply.headers).json(reply.body);
-};
+/** The express error handler: `errorReply`, logged by the server's `ReplyLogger`. */
+export function errorHandler(logReply: ReplyLogger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (res.headersSent) {
+      req.log?.error({ err }, 'error after the response started');
+      res.destroy();
+      return;
+    }
+    const style = (res.locals.errorStyle as ErrorStyle | undefined) ?? 'api';
+    const reply = errorReply(err, String(req.id ?? ''), style);
+    logReply(reply, err, req.log);
+    res.status(reply.status).set(reply.headers).json(reply.body);
+  };
+}

@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import proxyaddr from 'proxy-addr';
-import { errorReply, logReply, type ErrorStyle } from './error-handler.js';
+import { errorReply, replyLogger, type ErrorStyle, type ReplyLogger } from './error-handler.js';
 import type { Reply } from './envelope.js';
 
 export type { Reply } from './envelope.js';
@@ -99,6 +99,8 @@ export function withFastRoutes(opts: {
   /** Requests that always take the fallback (cross-origin calls, for CORS). */
   bypass?: (req: IncomingMessage) => boolean;
   logger: Logger;
+  /** The server's error-reply logger, shared with the express error handler (default: its own). */
+  logReply?: ReplyLogger;
   /** Counts and traces each request (metrics, tracing); null when neither is on. */
   observe?: RequestObserver | null;
   /** The compiled `trust proxy` setting (express's `trust proxy fn`). */
@@ -106,6 +108,7 @@ export function withFastRoutes(opts: {
 }): RequestListener {
   const match = matcher(opts.routes);
   const log = httpLogger(opts.logger);
+  const logReply = opts.logReply ?? replyLogger();
 
   const run = async (route: FastRoute, params: Record<string, string>, req: IncomingMessage, res: ServerResponse) => {
     try {
