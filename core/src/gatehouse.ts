@@ -17,7 +17,7 @@ import { appSettings, joinPluginApps } from './plugins/app-config.js';
 import { checkComposition } from './plugins/composition.js';
 import { registerPlugins, resolvePlugins, type LoadedPluginInfo } from './plugins/loader.js';
 import { pluginWeb } from './plugins/web.js';
-import { validateRequestOf } from './oauth/authorize/request-uri.js';
+import { authorizationParametersOf, validateRequestOf } from './oauth/authorize/request-uri.js';
 import { checkMetadataMembers } from './oauth/endpoints.js';
 import { systemClock, type Clock } from './services.js';
 import { openDatabase } from './storage/database.js';
@@ -128,6 +128,9 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             counters: c.counters,
             clientAuth: () => c.clientAuth,
             validateRequest: (client, params) => validateRequestOf(c.clients, client, params),
+            authorizationParameters: (client, params) =>
+              authorizationParametersOf(c.extensions.requestObjects.values()[0], client, params),
+            clientKeys: (client) => c.clients.secretsOf(client.clientId)?.keys ?? null,
             sessions: () => c.sessions,
             logout: () => c.logout,
             binding: () => c.binding,

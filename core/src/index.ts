@@ -68,6 +68,7 @@ export {
   grantProblems,
   methodProblems,
   requestResolverProblems,
+  requestObjectVerifierProblems,
   routeProblems,
   tokenBindingProblems,
   REPLACEABLE_SERVICES,

@@ -146,8 +146,10 @@ export const appSchema = z
       .regex(/^[A-Za-z0-9_-]{43}$/, 'must be a base64url SHA-256 digest (43 characters)')
       .optional(),
     token_endpoint_auth_method: z.enum(AUTH_METHODS).optional(),
-    /** Public keys for private_key_jwt client authentication. */
+    /** Public keys for private_key_jwt client authentication and signed request objects. */
     jwks: z.strictObject({ keys: z.array(jwkSchema).min(1) }).optional(),
+    /** Or where the app publishes them (fetched when needed, cached 10 minutes; a new kid fetches again). */
+    jwks_uri: absoluteUrl({ noFragment: true }).optional(),
     /** Exact match; https, http on a loopback host, or a native app's private-use scheme (public apps). */
     redirect_uris: z.array(redirectUri).default([]),
     /**
@@ -285,7 +287,11 @@ export const appSchema = z
         message: 'is required (in clear) for client_secret_jwt',
       });
     }
-    const isPublic = method === 'none' || (!method && !hasSecret && !app.jwks);
+    const hasKeys = Boolean(app.jwks || app.jwks_uri);
+    if (app.jwks && app.jwks_uri) {
+      ctx.addIssue({ code: 'custom', path: ['jwks_uri'], message: 'cannot be set beside jwks: give one of them' });
+    }
+    const isPublic = method === 'none' || (!method && !hasSecret && !hasKeys);
     app.redirect_uris.forEach((uri, i) => {
       if (!isPublic && !/^https?:/i.test(uri)) {
         ctx.addIssue({
@@ -295,8 +301,8 @@ export const appSchema = z
         });
       }
     });
-    if (method === 'private_key_jwt' && !app.jwks) {
-      ctx.addIssue({ code: 'custom', path: ['jwks'], message: 'is required for private_key_jwt' });
+    if (method === 'private_key_jwt' && !hasKeys) {
+      ctx.addIssue({ code: 'custom', path: ['jwks'], message: '(or jwks_uri) is required for private_key_jwt' });
     }
   });
 

@@ -44,7 +44,7 @@ export interface LoginFlowsDeps {
   >;
   loginRedirects: LoginRedirects;
   loginUi: LoginUi;
-  extensions: Pick<Extensions, 'methods' | 'requestResolvers'>;
+  extensions: Pick<Extensions, 'methods' | 'requestResolvers' | 'requestObjects'>;
   counters: SharedCounters;
   clock: Clock;
   locales: Locales;
@@ -189,10 +189,11 @@ export class LoginFlows implements LoginFlowsApi {
     }
     let request;
     try {
-      // A pushed request's request_uri stands for its parameters (plugin API 1.3's resolver).
+      // A pushed request's request_uri, a request object's request, stand for their parameters (plugin API 1.3).
       const query = `?${new URLSearchParams(params).toString()}`;
-      const resolver = this.deps.extensions.requestResolvers.values()[0];
-      request = validate(await resolveRequestUri(query, clients, resolver), clients);
+      const { requestResolvers, requestObjects } = this.deps.extensions;
+      const sources = { resolver: requestResolvers.values()[0], verifier: requestObjects.values()[0] };
+      request = validate(await resolveRequestUri(query, clients, sources), clients);
     } catch (err) {
       // No redirect: the caller is a script that reads the answer.
       if (err instanceof ErrorPage) throw new OAuthError(err.code, err.message, err.status);

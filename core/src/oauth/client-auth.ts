@@ -1,4 +1,4 @@
-import { createLocalJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { EventLog, History } from '../plugins/extensions.js';
 import type { PeerBus } from '../peer-bus.js';
 import type { Clock } from '../services.js';
@@ -124,8 +124,8 @@ export class ClientAuthenticator {
           ...options,
           algorithms: HMAC_ALGS,
         }));
-      } else if (client.authMethod === 'private_key_jwt' && secrets.jwks) {
-        ({ payload } = await jwtVerify(params.client_assertion, createLocalJWKSet(secrets.jwks), {
+      } else if (client.authMethod === 'private_key_jwt' && secrets.keys) {
+        ({ payload } = await jwtVerify(params.client_assertion, secrets.keys, {
           ...options,
           algorithms: ASYMMETRIC_ALGS,
         }));

@@ -1,5 +1,5 @@
 import type { SigningAlg } from './jws.js';
-import type { JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { DEFAULT_GRANT_TYPES, type AppConfig } from '../config/schema.js';
 import { sha256 } from '../util/crypto.js';
 import type { AppSettings } from '../plugins/values.js';
@@ -55,7 +55,8 @@ export interface ClientSecrets {
   secretDigest: string | null;
   /** Only for client_secret_jwt (HMAC needs the secret itself). */
   secret: string | null;
-  jwks: JSONWebKeySet | null;
+  /** The app's public keys (`jwks` or `jwks_uri`): for private_key_jwt and signed request objects. */
+  keys: JWTVerifyGetKey | null;
   /**
    * The config named `token_endpoint_auth_method`: only that method is accepted. Without it, a
    * client with a secret may send it by Basic or in the body (RFC 6749 §2.3.1).
@@ -70,7 +71,8 @@ export class ClientRegistry {
     for (const app of apps) {
       const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
       const authMethod: ClientAuthMethod =
-        app.token_endpoint_auth_method ?? (app.jwks ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none');
+        app.token_endpoint_auth_method ??
+        (app.jwks || app.jwks_uri ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none');
       this.clients.set(app.client_id, {
         client: {
           clientId: app.client_id,
@@ -103,7 +105,7 @@ export class ClientRegistry {
         secrets: {
           secretDigest: app.client_secret ? sha256(app.client_secret) : (app.client_secret_sha256 ?? null),
           secret: app.client_secret ?? null,
-          jwks: (app.jwks as JSONWebKeySet | undefined) ?? null,
+          keys: keySet(app),
           methodPinned: app.token_endpoint_auth_method !== undefined,
         },
       });
@@ -121,4 +123,11 @@ export class ClientRegistry {
   all(): OAuthClient[] {
     return [...this.clients.values()].map((c) => c.client);
   }
+}
+
+/** An app's public keys: its `jwks`, or its `jwks_uri` fetched (5 s at most) and cached 10 minutes. */
+function keySet(app: AppConfig): JWTVerifyGetKey | null {
+  if (app.jwks) return createLocalJWKSet(app.jwks as JSONWebKeySet);
+  if (app.jwks_uri) return createRemoteJWKSet(new URL(app.jwks_uri), { timeoutDuration: 5000, cacheMaxAge: 600_000 });
+  return null;
 }

@@ -26,6 +26,7 @@ import { oauthServices } from './services.js';
 import type { TokenService } from './tokens.js';
 import { boundKey, type BindingRequest, type TokenInfo } from './types.js';
 import { TOKEN_BINDING, type Extensions } from '../plugins/loader.js';
+import type { RequestObjectVerifier } from '../plugins/extensions.js';
 
 /** Every path the spec gives for each endpoint. */
 export const PATHS = {
@@ -405,13 +406,20 @@ function coreMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' 
       ...USER_CLAIMS,
     ],
     claims_parameter_supported: true,
-    // Request objects (RFC 9101) are refused with request_not_supported / request_uri_not_supported.
-    request_parameter_supported: false,
+    // Request objects (RFC 9101) by value when a plugin verifies them; `request_uri` means pushed
+    // requests only (RFC 9126), never one fetched from the client, so its member stays false.
+    ...requestObjectMetadata(deps.extensions.requestObjects.values()[0]),
     request_uri_parameter_supported: false,
     ...(acrValues.length ? { acr_values_supported: acrValues } : {}),
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     verification_methods_supported: deps.extensions.methods.ids(),
   };
+}
+
+/** The request object members (RFC 9101 §10.2, OIDC Discovery) for the verifier a plugin registered, if any. */
+function requestObjectMetadata(verifier: RequestObjectVerifier | undefined): Record<string, unknown> {
+  if (!verifier) return { request_parameter_supported: false };
+  return { request_parameter_supported: true, request_object_signing_alg_values_supported: verifier.algorithms };
 }
 
 /** Members the core sets only for some configurations: a plugin may not take those either. */
@@ -420,6 +428,7 @@ const CONDITIONAL_MEMBERS = [
   'revocation_endpoint_auth_signing_alg_values_supported',
   'introspection_endpoint_auth_signing_alg_values_supported',
   'acr_values_supported',
+  'request_object_signing_alg_values_supported',
 ];
 
 /** A discovery member a plugin adds must not be one the core sets: that stops start-up. */

@@ -8,6 +8,7 @@ import type { TokenBinding } from '../oauth/types.js';
 import type {
   AuthMethod,
   AuthorizationRequestResolver,
+  RequestObjectVerifier,
   DeliveryChannel,
   FdsRule,
   GrantHandler,
@@ -141,6 +142,14 @@ export interface PluginApi {
    * second stops start-up.
    */
   authorizationRequests(resolver: AuthorizationRequestResolver): void;
+  /**
+   * Since 1.3: verifies signed request objects (RFC 9101): /authorize hands its `request`
+   * parameter to `verifier.verify`, whose parameters are then the request, and refuses a plain
+   * request of an app `verifier.required` names; pushed requests get the same through
+   * `web.authorizationParameters`. Discovery then says `request_parameter_supported: true` with
+   * the verifier's algorithms. One verifier per server: a second stops start-up.
+   */
+  requestObjects(verifier: RequestObjectVerifier): void;
   /**
    * Since 1.3: a first-party app of this plugin, for the logins its pages start
    * (`web.login.start`): an entry like those of the config's `apps`, served like them. An id

@@ -120,6 +120,15 @@ export function requestResolverProblems(r: Shape): string[] {
   ];
 }
 
+/** What is wrong with a request object verifier (`api.requestObjects`). */
+export function requestObjectVerifierProblems(v: Shape): string[] {
+  return [
+    ...strings(v, 'algorithms'),
+    ...fn(v, 'verify'),
+    ...(v.required === undefined || typeof v.required === 'function' ? [] : ['has a required that is not a function']),
+  ];
+}
+
 /** The core services a plugin may replace (`provides`), with what a replacement must have. */
 export const REPLACEABLE_SERVICES: Record<string, (service: Shape) => string[]> = {
   passwordHashing: (s) => fn(s, 'withCost'),

@@ -486,6 +486,23 @@ export interface AuthorizationRequestResolver {
   required?(client: OAuthClient): boolean;
 }
 
+/**
+ * Since plugin API 1.3 (`api.requestObjects`): verifies signed request objects (RFC 9101), the
+ * `request` parameter of /authorize and of pushed requests. One per server.
+ */
+export interface RequestObjectVerifier {
+  /** The JWS algorithms it accepts (discovery's `request_object_signing_alg_values_supported`). */
+  algorithms: string[];
+  /**
+   * The authorization request `request` stands for, for `client` (the app the query's
+   * `client_id` names): its claims as parameters, nothing else of the query. Refuse with an
+   * OAuthError `invalid_request_object` (shown on an error page, never redirected).
+   */
+  verify(input: { client: OAuthClient; request: string }): Promise<Record<string, string>>;
+  /** Whether the app must sign its requests: one without `request` is refused with `invalid_request`. */
+  required?(client: OAuthClient): boolean;
+}
+
 // ───────────────────────────── core stores lent to plugins ─────────────────────────────
 
 export interface NewEvent {

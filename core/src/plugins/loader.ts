@@ -21,6 +21,7 @@ import type {
   AuthMethod,
   AuthorizationRequestResolver,
   DeliveryChannel,
+  RequestObjectVerifier,
   FdsRule,
   GrantHandler,
   RecordStore,
@@ -31,6 +32,7 @@ import {
   grantProblems,
   methodProblems,
   REPLACEABLE_SERVICES,
+  requestObjectVerifierProblems,
   requestResolverProblems,
   routeProblems,
   tokenBindingProblems,
@@ -51,6 +53,8 @@ export interface Extensions {
   tokenBinding: Registry<TokenBinding>;
   /** The resolver of /authorize's `request_uri` (since plugin API 1.3): one per server. */
   requestResolvers: Registry<AuthorizationRequestResolver>;
+  /** The verifier of signed request objects, `request` (since plugin API 1.3): one per server. */
+  requestObjects: Registry<RequestObjectVerifier>;
   /** First-party apps plugins register (since plugin API 1.3). */
   apps: Registry<AppConfig>;
   /** Path prefixes CORS answers on for plugins' routes (since plugin API 1.3). */
@@ -61,6 +65,9 @@ export const TOKEN_BINDING = 'DPoP';
 
 /** The one id a request resolver registers under: a second resolver is a duplicate. */
 export const REQUEST_RESOLVER_ID = 'request_uri';
+
+/** The one id a request object verifier registers under. */
+export const REQUEST_OBJECT_ID = 'request';
 
 export function createExtensions(): Extensions {
   return {
@@ -75,6 +82,11 @@ export function createExtensions(): Extensions {
       'authorization request resolver',
       () => REQUEST_RESOLVER_ID,
       requestResolverProblems,
+    ),
+    requestObjects: new Registry<RequestObjectVerifier>(
+      'request object verifier',
+      () => REQUEST_OBJECT_ID,
+      requestObjectVerifierProblems,
     ),
     apps: new Registry<AppConfig>('app', (a) => a.client_id),
     corsPrefixes: new Registry<{ prefix: string }>('CORS path prefix', (p) => p.prefix),
@@ -226,6 +238,10 @@ export async function registerPlugins(
       authorizationRequests: (resolver) => {
         extensions.requestResolvers.add(resolver, plugin.name);
         (contributes.requestResolvers ??= []).push(REQUEST_RESOLVER_ID);
+      },
+      requestObjects: (verifier) => {
+        extensions.requestObjects.add(verifier, plugin.name);
+        (contributes.requestObjects ??= []).push(REQUEST_OBJECT_ID);
       },
       app: (input) => {
         const parsed = appSchema.safeParse(input, { reportInput: true });

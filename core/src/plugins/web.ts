@@ -1,3 +1,4 @@
+import type { JWTVerifyGetKey } from 'jose';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../config/schema.js';
@@ -244,6 +245,19 @@ export interface WebApi {
    * (`invalid_request` for an unregistered redirect URI, `invalid_scope`, …).
    */
   validateAuthorizationRequest(client: OAuthClient, params: Record<string, string>): void;
+  /**
+   * Since 1.3: the parameters of an authorization request a client sent in a body (a pushed
+   * request, RFC 9126 §3): with `request`, the verified request object's (RFC 9101, by the
+   * `api.requestObjects` plugin; `request_not_supported` without one, `invalid_request_object`
+   * for one of another app); without, `params` as they are, unless the app must sign its
+   * requests (`invalid_request`). Refusals are OAuthErrors (400).
+   */
+  authorizationParameters(client: OAuthClient, params: Record<string, string>): Promise<Record<string, string>>;
+  /**
+   * Since 1.3: the app's public keys (its `jwks`, or its `jwks_uri` fetched and cached), for
+   * what it signs (request objects); null when it has none. A `jose` key resolver for `jwtVerify`.
+   */
+  clientKeys(client: OAuthClient): JWTVerifyGetKey | null;
   /** The client address of a request (`server.trust_proxy` honoured), for limits and events. */
   clientIp(req: IncomingMessage): string;
   /** A login on the hosted page for one of the apps, started and read by a plugin's page. */
@@ -303,6 +317,10 @@ export interface WebDeps {
   clientAuth: () => Pick<ClientAuthenticator, 'authenticate'>;
   /** /authorize's validation of a request's parameters, refusals as OAuthErrors. */
   validateRequest: (client: OAuthClient, params: Record<string, string>) => void;
+  /** What web.authorizationParameters answers (the request object verifier's word). */
+  authorizationParameters: (client: OAuthClient, params: Record<string, string>) => Promise<Record<string, string>>;
+  /** The app's public keys, from the client registry. */
+  clientKeys: (client: OAuthClient) => JWTVerifyGetKey | null;
   sessions: () => Pick<SessionStore, 'get'>;
   /** Ends a browser session everywhere and drops its cookie (the end-session endpoint's way). */
   logout: () => Pick<LogoutService, 'endSession'>;
@@ -345,6 +363,8 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
       return new SharedLimit(deps.counters, `plugin:${plugin}:${name}`, max, windowSeconds * 1000, deps.clock);
     },
     validateAuthorizationRequest: (client, params) => deps.validateRequest(client, params),
+    authorizationParameters: (client, params) => deps.authorizationParameters(client, params),
+    clientKeys: (client) => deps.clientKeys(client),
     clientIp: (req) => clientIp(req),
     login: {
       start: (req, res, input) => deps.hostedLogin().start(req, res, input),

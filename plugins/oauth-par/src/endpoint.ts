@@ -53,7 +53,12 @@ export const pushedAuthorizationRoute = defineRoute({
     ...CLIENT_AUTH_ERRORS,
     'unsupported_response_type',
     'invalid_scope',
-    { code: 'request_not_supported', status: 400, description: 'request objects are not supported' },
+    {
+      code: 'request_not_supported',
+      status: 400,
+      description: 'request objects are not supported (no oauth-jar plugin)',
+    },
+    { code: 'invalid_request_object', status: 400, description: 'the request object is not valid (oauth-jar)' },
     { code: 'temporarily_unavailable', status: 429, description: 'too many pushed requests; retry later' },
   ],
 });
@@ -88,7 +93,9 @@ export function pushedAuthorization(web: WebApi, requests: PushedRequests, optio
     }
     // §2.1: a pushed request must not point at another one.
     if (params.request_uri !== undefined) throw new OAuthError('invalid_request', 'request_uri cannot be pushed');
-    const request = Object.fromEntries(Object.entries(params).filter(([k]) => !CLIENT_AUTH_PARAMS.includes(k)));
+    const sent = Object.fromEntries(Object.entries(params).filter(([k]) => !CLIENT_AUTH_PARAMS.includes(k)));
+    // A signed request object (RFC 9101) stands for the whole request; an app that must sign is held to it.
+    const request = await web.authorizationParameters(client, { ...sent, client_id: client.clientId });
     request.client_id = client.clientId;
     // §2.1: validated as /authorize would (redirect URI, response type, scope, PKCE, state…).
     web.validateAuthorizationRequest(client, request);

@@ -13,6 +13,7 @@ import {
   methodProblems,
   REPLACEABLE_SERVICES,
   requestResolverProblems,
+  requestObjectVerifierProblems,
   routeProblems,
   tokenBindingProblems,
   SecretBox,
@@ -32,6 +33,7 @@ import {
   type WebApi,
   type AuthMethod,
   type AuthorizationRequestResolver,
+  type RequestObjectVerifier,
   type BoundDevice,
   type Credential,
   type CredentialStore,
@@ -360,6 +362,8 @@ export interface Registered {
   tokenBinding: TokenBinding | null;
   /** `api.authorizationRequests`: the request_uri resolver, if the plugin registered one. */
   requestResolver: AuthorizationRequestResolver | null;
+  /** `api.requestObjects`: the request object verifier, if the plugin registered one. */
+  requestObjectVerifier: RequestObjectVerifier | null;
   /** `api.app` apps, by client id (since plugin API 1.3). */
   apps: Map<string, Record<string, unknown>>;
   /** `api.cors` path prefixes. */
@@ -386,6 +390,8 @@ function webWithoutServer(): WebApi {
     // A limit is made in `register`; only counting needs the server.
     limit: (name) => ({ hit: needsServer(`limit('${name}').hit`) }),
     validateAuthorizationRequest: needsServer('validateAuthorizationRequest'),
+    authorizationParameters: needsServer('authorizationParameters'),
+    clientKeys: needsServer('clientKeys'),
     clientIp: needsServer('clientIp'),
     login: { start: needsServer('login.start'), result: needsServer('login.result') },
     messages: needsServer('messages'),
@@ -422,6 +428,7 @@ export async function registerWithFakes<O>(
     catalogs: { en: {} },
     tokenBinding: null,
     requestResolver: null,
+    requestObjectVerifier: null,
     apps: new Map(),
     cors: [],
   };
@@ -483,6 +490,12 @@ export async function registerWithFakes<O>(
       if (problems.length) throw new Error(`authorization request resolver ${problems.join(', ')}`);
       if (out.requestResolver) throw new Error('an authorization request resolver is already registered');
       out.requestResolver = resolver;
+    },
+    requestObjects: (verifier) => {
+      const problems = requestObjectVerifierProblems(verifier as unknown as Record<string, unknown>);
+      if (problems.length) throw new Error(`request object verifier ${problems.join(', ')}`);
+      if (out.requestObjectVerifier) throw new Error('a request object verifier is already registered');
+      out.requestObjectVerifier = verifier;
     },
     app: (app) => {
       if (out.apps.has(app.client_id)) throw new Error(`app "${app.client_id}" is added twice`);

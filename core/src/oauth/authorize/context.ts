@@ -3,7 +3,12 @@ import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
 import { SharedLimit, type SharedCounters } from '../../limits/shared-counters.js';
 import { clientIp } from '../../verification/context.js';
-import type { AuthorizationRequestResolver, RecordStore, UserRecord } from '../../plugins/extensions.js';
+import type {
+  AuthorizationRequestResolver,
+  RecordStore,
+  RequestObjectVerifier,
+  UserRecord,
+} from '../../plugins/extensions.js';
 import type { Clock } from '../../services.js';
 import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
 import type { ClientRegistry, OAuthClient } from '../clients.js';
@@ -48,7 +53,10 @@ export interface AuthorizeDeps {
   /** Counters every node shares (the per-address limit). */
   counters: SharedCounters;
   /** What plugins registered: the resolver of `request_uri` (plugin API 1.3), if one did. */
-  extensions: { requestResolvers: { values(): AuthorizationRequestResolver[] } };
+  extensions: {
+    requestResolvers: { values(): AuthorizationRequestResolver[] };
+    requestObjects: { values(): RequestObjectVerifier[] };
+  };
 }
 
 /**
@@ -82,7 +90,11 @@ export class AuthorizeContext {
    * stands for, a plain request refused where the resolver requires resolved ones (ErrorPage).
    */
   requestQuery(query: string): Promise<string> {
-    return resolveRequestUri(query, this.deps.clients, this.deps.extensions.requestResolvers.values()[0]);
+    const { requestResolvers, requestObjects } = this.deps.extensions;
+    return resolveRequestUri(query, this.deps.clients, {
+      resolver: requestResolvers.values()[0],
+      verifier: requestObjects.values()[0],
+    });
   }
 
   /** Seconds this address must wait before starting another flow (/authorize or generate), if any (every node counts). */

@@ -1,58 +1,115 @@
-import type { AuthorizationRequestResolver } from '../../plugins/extensions.js';
+import type { AuthorizationRequestResolver, RequestObjectVerifier } from '../../plugins/extensions.js';
 import type { ClientRegistry, OAuthClient } from '../clients.js';
 import { OAuthError } from '../errors.js';
 import { ErrorPage, RedirectError, validate } from './request.js';
 
+/** What plugins registered for authorization requests (plugin API 1.3), each at most one. */
+export interface RequestSources {
+  /** Resolves `request_uri` (pushed authorization requests, RFC 9126). */
+  resolver?: AuthorizationRequestResolver;
+  /** Verifies `request` (signed request objects, RFC 9101). */
+  verifier?: RequestObjectVerifier;
+}
+
 /**
- * The query an authorization request is validated with, once a plugin's resolver (plugin API
- * 1.3, e.g. pushed authorization requests, RFC 9126 §4) had its say:
+ * The query an authorization request is validated with, once the plugins had their say. A
+ * refusal is an error page: no redirect URI is trusted yet.
  *
- * - with `request_uri`: the parameters it stands for, which are the request (the query's
- *   others are ignored, as for a request object, RFC 9101 §6.3); the query's `client_id` is
- *   required and must be the resolved one. A refusal is an error page: no redirect URI is
- *   trusted yet.
- * - without: the query as it is, unless the resolver requires resolved requests of the app
- *   (`invalid_request`, on a page: the request's redirect URI is the unpushed request's).
+ * - with `request_uri`: the parameters the resolver says it stands for (RFC 9126 §4);
+ * - with `request`: the parameters of the verified request object (RFC 9101 §6.3);
  *
- * Without a resolver the query is left alone: validate() refuses `request_uri` as before.
+ * either way they are the whole request (the query's others are ignored), and the query's
+ * `client_id` is required and must be theirs.
+ * - with neither: the query as it is, unless the app must push or sign its requests
+ *   (`invalid_request`, on a page: the request's redirect URI is the plain request's).
+ *
+ * Without the plugin, validate() refuses `request_uri` or `request` as before.
  */
 export async function resolveRequestUri(
   query: string,
   clients: Pick<ClientRegistry, 'get'>,
-  resolver: AuthorizationRequestResolver | undefined,
+  { resolver, verifier }: RequestSources,
 ): Promise<string> {
-  if (!resolver) return query;
+  if (!resolver && !verifier) return query;
   const q = new URLSearchParams(query.includes('?') ? query.slice(query.indexOf('?') + 1) : query);
   const requestUri = q.getAll('request_uri').filter(Boolean);
+  const request = q.getAll('request').filter(Boolean);
   const clientIds = q.getAll('client_id').filter(Boolean);
-  if (requestUri.length === 0) {
-    // A repeated or unknown client_id is validate()'s to refuse.
+  const byReference = requestUri.length > 0 && resolver;
+  const byValue = request.length > 0 && verifier;
+  if (!byReference && !byValue) {
+    // A repeated or unknown client_id, or a request or request_uri nobody resolves, is validate()'s to refuse.
     const client = clientIds.length === 1 ? clients.get(clientIds[0]!) : undefined;
-    if (client && resolver.required?.(client)) {
-      throw new ErrorPage(400, 'invalid_request', 'This app must push its authorization requests (request_uri).');
-    }
+    if (client && !requestUri.length && !request.length) refuseUnwrapped(client, { resolver, verifier });
     return query;
   }
-  if (requestUri.length > 1 || clientIds.length > 1) {
+  if (requestUri.length > 1 || request.length > 1 || clientIds.length > 1) {
     throw new ErrorPage(400, 'invalid_request', 'A parameter appears more than once.');
   }
-  if (clientIds.length === 0)
-    throw new ErrorPage(400, 'invalid_request', 'The client_id is required with request_uri.');
+  if (requestUri.length && request.length) {
+    throw new ErrorPage(400, 'invalid_request', 'request and request_uri cannot be used together.');
+  }
+  if (clientIds.length === 0) {
+    throw new ErrorPage(
+      400,
+      'invalid_request',
+      `The client_id is required with ${byValue ? 'request' : 'request_uri'}.`,
+    );
+  }
   const client = clients.get(clientIds[0]!);
   if (!client) throw new ErrorPage(400, 'invalid_client', 'The app (client_id) is not registered.');
-  if (q.get('request')) throw new ErrorPage(400, 'invalid_request', 'request and request_uri cannot be used together.');
   let params: Record<string, string>;
   try {
-    params = await resolver.resolve({ client, requestUri: requestUri[0]! });
+    params = byValue
+      ? await verifier.verify({ client, request: request[0]! })
+      : await resolver!.resolve({ client, requestUri: requestUri[0]! });
   } catch (err) {
     if (err instanceof OAuthError) throw new ErrorPage(400, err.code, err.message);
     throw err;
   }
-  // The resolver's word is checked, not trusted: another app's request, or one that points on.
+  // The plugin's word is checked, not trusted: another app's request, or one that points on.
   if (params.client_id !== client.clientId || params.request_uri !== undefined || params.request !== undefined) {
-    throw new ErrorPage(400, 'invalid_request_uri', 'The request_uri is not a request of this app.');
+    throw byValue
+      ? new ErrorPage(400, 'invalid_request_object', 'The request object is not a request of this app.')
+      : new ErrorPage(400, 'invalid_request_uri', 'The request_uri is not a request of this app.');
   }
+  // A pushed request was held to the signing rule when it was pushed (web.authorizationParameters).
   return `?${new URLSearchParams(params).toString()}`;
+}
+
+/** Refuses a plain request of an app that must push (RFC 9126 §5) or sign (RFC 9101 §10.5) its requests. */
+function refuseUnwrapped(client: OAuthClient, { resolver, verifier }: RequestSources): void {
+  if (resolver?.required?.(client)) {
+    throw new ErrorPage(400, 'invalid_request', 'This app must push its authorization requests (request_uri).');
+  }
+  if (verifier?.required?.(client)) {
+    throw new ErrorPage(400, 'invalid_request', 'This app must sign its authorization requests (request).');
+  }
+}
+
+/**
+ * Since plugin API 1.3 (`web.authorizationParameters`): the parameters of an authorization
+ * request a client sent in a body (a pushed request, RFC 9126 §3): with `request`, the verified
+ * request object's (its client_id must be the authenticated client); without, `params` as they
+ * are, unless the app must sign its requests. Refusals are OAuthErrors (400).
+ */
+export async function authorizationParametersOf(
+  verifier: RequestObjectVerifier | undefined,
+  client: OAuthClient,
+  params: Record<string, string>,
+): Promise<Record<string, string>> {
+  if (params.request === undefined) {
+    if (verifier?.required?.(client)) {
+      throw new OAuthError('invalid_request', 'this app must sign its authorization requests (request)');
+    }
+    return params;
+  }
+  if (!verifier) throw new OAuthError('request_not_supported', 'request objects are not supported');
+  const resolved = await verifier.verify({ client, request: params.request });
+  if (resolved.client_id !== client.clientId || resolved.request !== undefined || resolved.request_uri !== undefined) {
+    throw new OAuthError('invalid_request_object', 'the request object is not a request of this app');
+  }
+  return resolved;
 }
 
 /**
