@@ -15,7 +15,7 @@ import { tracedDriver } from './observability/database.js';
 import { tracingSlot } from './observability/tracing.js';
 import { appSettings, joinPluginApps } from './plugins/app-config.js';
 import { checkComposition } from './plugins/composition.js';
-import { registerPlugins, resolvePlugins, type LoadedPluginInfo } from './plugins/loader.js';
+import { registerPlugins, resolvePlugins, TOKEN_BINDING, type LoadedPluginInfo } from './plugins/loader.js';
 import { pluginWeb } from './plugins/web.js';
 import { authorizationParametersOf, validateRequestOf } from './oauth/authorize/request-uri.js';
 import { checkMetadataMembers } from './oauth/endpoints.js';
@@ -131,6 +131,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             authorizationParameters: (client, params) =>
               authorizationParametersOf(c.extensions.requestObjects.values()[0], client, params),
             clientKeys: (client) => c.clients.secretsOf(client.clientId)?.keys ?? null,
+            tokenBinding: () => c.extensions.tokenBinding.get(TOKEN_BINDING),
             sessions: () => c.sessions,
             logout: () => c.logout,
             binding: () => c.binding,

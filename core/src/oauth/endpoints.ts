@@ -24,7 +24,8 @@ import type { KeyStore } from './keys.js';
 import { namedClaims, scopeClaims, USER_CLAIMS, type ClaimRequest, type UserClaims } from './claims.js';
 import { oauthServices } from './services.js';
 import type { TokenService } from './tokens.js';
-import { boundKey, type BindingRequest, type TokenInfo } from './types.js';
+import { bindingRequest } from './binding-request.js';
+import { boundKey, type TokenInfo } from './types.js';
 import { TOKEN_BINDING, type Extensions } from '../plugins/loader.js';
 import type { RequestObjectVerifier } from '../plugins/extensions.js';
 
@@ -336,12 +337,6 @@ export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router 
   router.get('/.well-known/oauth-authorization-server', metadata);
   router.get('/.well-known/openid-configuration', metadata);
   return router;
-}
-
-/** A request as the token binding sees it: the issuer's URL of its path (DPoP `htu`). */
-function bindingRequest(issuer: string, req: IncomingMessage & { originalUrl?: string }): BindingRequest {
-  const path = (req.originalUrl ?? req.url ?? '/').split('?')[0]!;
-  return { method: req.method ?? 'GET', url: issuer.replace(/\/$/, '') + path, headers: req.headers };
 }
 
 /** Who may see a token: the client it was issued to or names in its audience; a bearer caller sees all. */

@@ -161,6 +161,8 @@ export interface NewCode {
   claims?: ClaimsRequest | null;
   /** The acr the login met, for the ID tokens of the grant. */
   acr?: string | null;
+  /** RFC 9449 §10: the key thumbprint the code is bound to (`dpop_jkt`). */
+  dpopJkt?: string | null;
 }
 
 /**
@@ -302,6 +304,7 @@ export class TokenService {
           nonce: input.nonce,
           auth_time: input.authTime,
           amr: input.amr,
+          ...(input.dpopJkt ? { dpop_jkt: input.dpopJkt } : {}),
         }),
         now,
         expires: now + input.ttlSeconds * 1000,
@@ -333,6 +336,7 @@ export class TokenService {
       nonce: (d.nonce as string | null) ?? null,
       authTime: Number(d.auth_time),
       amr: (d.amr as string[]) ?? [],
+      dpopJkt: (d.dpop_jkt as string | undefined) ?? null,
       expiresAt: new Date(num(row.expires_at)),
       usedAt: date(row.used_at),
       grant:

@@ -34,6 +34,8 @@ export interface AuthorizationCode {
   nonce: string | null;
   authTime: number;
   amr: string[];
+  /** Since plugin API 1.3: the key thumbprint the code is bound to (RFC 9449 §10 `dpop_jkt`), or null. */
+  dpopJkt: string | null;
   expiresAt: Date;
   usedAt: Date | null;
   /** The grant the code belongs to, read with it; null if that row is gone. */

@@ -1,4 +1,6 @@
 import type { JWTVerifyGetKey } from 'jose';
+import { bindingRequest } from '../oauth/binding-request.js';
+import type { TokenBinding } from '../oauth/types.js';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../config/schema.js';
@@ -258,6 +260,17 @@ export interface WebApi {
    * what it signs (request objects); null when it has none. A `jose` key resolver for `jwtVerify`.
    */
   clientKeys(client: OAuthClient): JWTVerifyGetKey | null;
+  /**
+   * Since 1.3: the key a request's DPoP proof shows (RFC 9449), checked by the token binding
+   * plugin as at the token endpoint, for this request's method and URL (`htm`, `htu`): its `jkt`
+   * and the headers to answer with (a fresh `DPoP-Nonce`); null when the request carries no
+   * proof or no plugin binds tokens. Refusals are the plugin's OAuthErrors (`invalid_dpop_proof`,
+   * `use_dpop_nonce`). For the PAR endpoint, which binds the code to that key (§10.1).
+   */
+  proofOfPossession(
+    req: IncomingMessage,
+    client: OAuthClient,
+  ): Promise<{ jkt: string; headers?: Record<string, string> } | null>;
   /** The client address of a request (`server.trust_proxy` honoured), for limits and events. */
   clientIp(req: IncomingMessage): string;
   /** A login on the hosted page for one of the apps, started and read by a plugin's page. */
@@ -321,6 +334,8 @@ export interface WebDeps {
   authorizationParameters: (client: OAuthClient, params: Record<string, string>) => Promise<Record<string, string>>;
   /** The app's public keys, from the client registry. */
   clientKeys: (client: OAuthClient) => JWTVerifyGetKey | null;
+  /** The token binding a plugin registered (DPoP), if any. */
+  tokenBinding: () => TokenBinding | undefined;
   sessions: () => Pick<SessionStore, 'get'>;
   /** Ends a browser session everywhere and drops its cookie (the end-session endpoint's way). */
   logout: () => Pick<LogoutService, 'endSession'>;
@@ -365,6 +380,11 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
     validateAuthorizationRequest: (client, params) => deps.validateRequest(client, params),
     authorizationParameters: (client, params) => deps.authorizationParameters(client, params),
     clientKeys: (client) => deps.clientKeys(client),
+    async proofOfPossession(req, client) {
+      const binding = deps.tokenBinding();
+      if (!binding || req.headers.dpop === undefined) return null;
+      return binding.tokenRequest({ ...bindingRequest(issuer, req), client });
+    },
     clientIp: (req) => clientIp(req),
     login: {
       start: (req, res, input) => deps.hostedLogin().start(req, res, input),

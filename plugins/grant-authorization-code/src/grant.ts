@@ -55,6 +55,14 @@ export function authorizationCodeGrant(services: Pick<Services, 'clock' | 'crypt
       if (!code || code.clientId !== client.clientId) throw invalidGrant('invalid authorization code');
       checkRedirectUri(code, params.redirect_uri);
       checkPkce(code, client, params.code_verifier, services.crypto);
+      // RFC 9449 §10: a code bound to a key (dpop_jkt) is redeemed only with a proof of that key.
+      if (code.dpopJkt && oauth.proofKey !== code.dpopJkt) {
+        throw invalidGrant(
+          oauth.proofKey
+            ? 'the DPoP proof is not of the key the code is bound to'
+            : 'a DPoP proof of the key the code is bound to is required',
+        );
+      }
       if (code.usedAt) return refuseReplay(ctx, code);
       if (code.expiresAt <= services.clock.now()) throw invalidGrant('authorization code expired');
       // A logout or a reuse revoked the grant since the code was issued: its tokens would be dead.

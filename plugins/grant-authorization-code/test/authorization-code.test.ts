@@ -397,4 +397,32 @@ describe('@gatehouse-auth/grant-authorization-code', () => {
       });
     });
   });
+
+  describe('a code bound to a key (RFC 9449 §10, dpop_jkt)', () => {
+    const JKT = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs';
+
+    it('without a DPoP proof: invalid_grant, and the code stays unused', async () => {
+      const s = await setup();
+      const { code, record } = newCode(s, { dpopJkt: JKT });
+      const err = await expectOAuthError(
+        redeem(s, { code, redirect_uri: REDIRECT, code_verifier: VERIFIER }),
+        'invalid_grant',
+      );
+      expect(err.message).to.equal('a DPoP proof of the key the code is bound to is required');
+      expect(codeRow(s, record.key).usedAt).to.equal(null);
+    });
+
+    it('with a proof of another key: invalid_grant', async () => {
+      const s = await setup();
+      const { code } = newCode(s, { dpopJkt: JKT });
+      const oauth = { ...s.oauth, proofKey: 'another-key-thumbprint-0123456789abcdefghij' };
+      const err = await expectOAuthError(
+        s.handler.handle(
+          grantContext({ client: s.client, oauth, params: { code, redirect_uri: REDIRECT, code_verifier: VERIFIER } }),
+        ),
+        'invalid_grant',
+      );
+      expect(err.message).to.equal('the DPoP proof is not of the key the code is bound to');
+    });
+  });
 });

@@ -36,6 +36,7 @@ export const pushedAuthorizationRoute = defineRoute({
       state: optional('returned to the redirect URI'),
       code_challenge: optional('PKCE (S256); required for public clients'),
       code_challenge_method: optional('S256'),
+      dpop_jkt: optional('RFC 9449 §10: the thumbprint of the key the code is bound to (or send a DPoP proof)'),
       ...CLIENT_AUTH_FIELDS,
     })
     .catchall(z.string()),
@@ -58,6 +59,8 @@ export const pushedAuthorizationRoute = defineRoute({
       status: 400,
       description: 'request objects are not supported (no oauth-jar plugin)',
     },
+    { code: 'invalid_dpop_proof', status: 400, description: 'a DPoP proof that is not valid (oauth-dpop)' },
+    { code: 'use_dpop_nonce', status: 400, description: 'retry with the DPoP-Nonce answered (oauth-dpop)' },
     { code: 'invalid_request_object', status: 400, description: 'the request object is not valid (oauth-jar)' },
     { code: 'temporarily_unavailable', status: 429, description: 'too many pushed requests; retry later' },
   ],
@@ -97,12 +100,20 @@ export function pushedAuthorization(web: WebApi, requests: PushedRequests, optio
     // A signed request object (RFC 9101) stands for the whole request; an app that must sign is held to it.
     const request = await web.authorizationParameters(client, { ...sent, client_id: client.clientId });
     request.client_id = client.clientId;
+    // RFC 9449 §10.1: a DPoP proof here binds the code to its key, as dpop_jkt would (both: the same key).
+    const proof = await web.proofOfPossession(req, client);
+    if (proof) {
+      if (request.dpop_jkt !== undefined && request.dpop_jkt !== proof.jkt) {
+        throw new OAuthError('invalid_request', 'dpop_jkt is not the key of the DPoP proof');
+      }
+      request.dpop_jkt = proof.jkt;
+    }
     // §2.1: validated as /authorize would (redirect URI, response type, scope, PKCE, state…).
     web.validateAuthorizationRequest(client, request);
     const requestUri = await requests.push(client.clientId, request, options.expiresIn);
     res
       .status(201)
-      .set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' })
+      .set({ 'Cache-Control': 'no-store', Pragma: 'no-cache', ...proof?.headers })
       .json({ request_uri: requestUri, expires_in: options.expiresIn });
   };
 }

@@ -392,6 +392,7 @@ function webWithoutServer(): WebApi {
     validateAuthorizationRequest: needsServer('validateAuthorizationRequest'),
     authorizationParameters: needsServer('authorizationParameters'),
     clientKeys: needsServer('clientKeys'),
+    proofOfPossession: needsServer('proofOfPossession'),
     clientIp: needsServer('clientIp'),
     login: { start: needsServer('login.start'), result: needsServer('login.result') },
     messages: needsServer('messages'),

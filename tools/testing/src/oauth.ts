@@ -104,6 +104,8 @@ export interface NewFakeCode {
   nonce?: string | null;
   authTime?: number;
   amr?: string[];
+  /** The key thumbprint the code is bound to (RFC 9449 `dpop_jkt`); default none. */
+  dpopJkt?: string | null;
   /** Default 60. */
   ttlSeconds?: number;
   /** Absolute lifetime of the grant the code opens; default 30 days. */
@@ -235,6 +237,7 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
         nonce: input.nonce ?? null,
         authTime,
         amr: [...amr],
+        dpopJkt: input.dpopJkt ?? null,
         expiresAt: new Date(clock.now().getTime() + (input.ttlSeconds ?? 60) * 1000),
         usedAt: null,
         grant: null, // read from grantRows by find(), as the core reads it with the code

@@ -47,6 +47,7 @@ export async function finish(
       grantTtlSeconds: client.refreshTokenTtl,
       claims: request.claims ?? null,
       acr,
+      dpopJkt: request.dpop_jkt ?? null,
     });
     log.info({ client: client.clientId }, 'authorization code issued');
     return ctx.respond(res, request, { code });

@@ -33,6 +33,8 @@ export interface AuthorizationRequest {
   acr_values?: string[] | null;
   /** OIDC Core §3.1.2.1: an ID token naming the user the app expects (read at the start only). */
   id_token_hint?: string | null;
+  /** RFC 9449 §10: the thumbprint of the key the code is bound to (token requests must prove it). */
+  dpop_jkt?: string | null;
 }
 
 /** A failure before the redirect URI is trusted: shown as a page, never redirected (RFC 6749 §4.1.2.1). */
@@ -177,6 +179,11 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
   if (q.id_token_hint !== undefined) {
     if (q.id_token_hint.length > 8192) throw fail('invalid_request', 'id_token_hint is too long');
     base.id_token_hint = q.id_token_hint;
+  }
+  if (q.dpop_jkt !== undefined) {
+    // A SHA-256 JWK thumbprint (RFC 7638), base64url.
+    if (!/^[A-Za-z0-9_-]{43}$/.test(q.dpop_jkt)) throw fail('invalid_request', 'malformed dpop_jkt');
+    base.dpop_jkt = q.dpop_jkt;
   }
   if (q.max_age !== undefined) {
     if (!/^\d{1,9}$/.test(q.max_age)) throw fail('invalid_request', 'max_age must be a non-negative integer');
