@@ -117,7 +117,8 @@ function coreRows(app: () => VerificationApp): void {
     const res = await verify(v, 'PASSWORD', { exchange_id: exchangeId, password: WRONG_PASSWORD });
     expectError(res, 401, 'VERIFICATION_FAILED');
     expect(res.body.error.error).to.equal('verification failed');
-    expect(res.body.error).not.to.have.property('details');
+    // Only the attempts the exchange has left: nothing about what was wrong.
+    expect(res.body.error.details).to.deep.equal({ attempts_left: 4 });
   });
 
   it('status continuation: STATUS_NOT_FOUND 404, STATUS_NOT_AUTHENTICATED 409, STATUS_USED 409', async () => {

@@ -78,6 +78,8 @@ describe('verification: a wrong code at the first stage takes the same work for 
       const unknown = await wrongCode(method, method === 'EMAIL' ? 'nobody@example.test' : '+15559990000');
       expect([real.userId, unknown.userId]).to.deep.equal([user.id, null]);
       expect(unknown.body).to.deep.equal(real.body);
+      // The attempts the exchange has left: the same for both, so it tells nothing.
+      expect((real.body.error as { details?: unknown }).details).to.deep.equal({ attempts_left: 4 });
       expect(unknown.statements, `real:\n${real.statements.join('\n')}\n`).to.deep.equal(real.statements);
       // The user, the attempt guard's history read and verdict, the attempt, the outcome.
       expect(real.statements).to.include('SELECT id, username, email, phone, status FROM users WHERE id = :id');
@@ -86,6 +88,19 @@ describe('verification: a wrong code at the first stage takes the same work for 
       expect(unknown.macs).to.equal(real.macs).and.to.be.at.least(1);
     });
   }
+
+  it('counts the attempts left down to 0, then 429 TOO_MANY_ATTEMPTS (issue 29: "2 attempts left")', async () => {
+    const user = await passwordUser(v, 'eqcount');
+    const { exchangeId } = await initiate(v, 'EMAIL', await v.flow(), { identifier: user.email });
+    const left: unknown[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await verify(v, 'EMAIL', { exchange_id: exchangeId, pass_code: '000000' });
+      expectError(res, 401, 'VERIFICATION_FAILED');
+      left.push((res.body.error as { details?: { attempts_left?: unknown } }).details?.attempts_left);
+    }
+    expect(left).to.deep.equal([4, 3, 2, 1, 0]);
+    expectError(await verify(v, 'EMAIL', { exchange_id: exchangeId, pass_code: '000000' }), 429, 'TOO_MANY_ATTEMPTS');
+  });
 
   it('prints the median answer times of a wrong code, real against unknown (no assertion on time)', async () => {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

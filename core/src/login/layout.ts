@@ -39,12 +39,18 @@ export function layout(
     </html> `.value;
 }
 
-/** A page that explains why something cannot go on. It never redirects and runs no script. */
-export function renderErrorPage(page: PageContext, title: string, text: string): string {
+/**
+ * A page that explains why something cannot go on. It never redirects and runs no script.
+ * Since plugin API 1.3: `reference` (the request id) is shown for the user to quote to support.
+ */
+export function renderErrorPage(page: PageContext, title: string, text: string, reference?: string): string {
+  // The request id, as the logs have it: something to quote to support.
+  const ref = reference ? html`<p class="note reference">${page.t.t('error.reference', { id: reference })}</p>` : '';
   const body = html`<main class="card">
     <h1>${title}</h1>
     <p>${text}</p>
     <p class="note">${page.t.t('error.note')}</p>
+    ${ref}
   </main>`;
   return layout(page, title, body, null);
 }

@@ -19,7 +19,14 @@ export function errorPage(res: Response, ctx: PageContext, status: number, error
   pageHeaders(res);
   res
     .status(status)
-    .send(renderErrorPage(ctx, ctx.t.t('oauth.error.title'), ctx.t.t('oauth.error.text', { description, error })));
+    .send(
+      renderErrorPage(
+        ctx,
+        ctx.t.t('oauth.error.title'),
+        ctx.t.t('oauth.error.text', { description, error }),
+        res.req?.id ? String(res.req.id) : undefined,
+      ),
+    );
 }
 
 export function consentPage(

@@ -182,17 +182,19 @@ export class ExchangeStore {
   }
 
   /**
-   * Spends one attempt before the proof is checked, atomically: false when the budget is gone
-   * (or the exchange was used or revoked meanwhile), so parallel guesses cannot exceed it.
+   * Spends one attempt before the proof is checked, atomically: the attempts left after it, or
+   * null when the budget is gone (or the exchange was used or revoked meanwhile), so parallel
+   * guesses cannot exceed it.
    */
-  async reserveAttempt(key: string): Promise<boolean> {
-    const rows = await this.sql.write(
+  async reserveAttempt(key: string): Promise<number | null> {
+    const rows = await this.sql.write<{ attempts: number | string; max_attempts: number | string }>(
       `UPDATE exchanges SET attempts = attempts + 1
        WHERE id = :key AND used_at IS NULL AND revoked_at IS NULL AND attempts < max_attempts
-       RETURNING id`,
+       RETURNING attempts, max_attempts`,
       { key },
     );
-    return rows.length > 0;
+    const row = rows[0];
+    return row ? Number(row.max_attempts) - Number(row.attempts) : null;
   }
 
   /** After a wrong proof: burns the exchange once its budget is spent. */

@@ -605,7 +605,8 @@ export class VerificationService {
     }
 
     // (c) the method's own check, on an attempt reserved first so parallel guesses are counted.
-    if (!(await this.deps.exchanges.reserveAttempt(exchange.key))) {
+    const attemptsLeft = await this.deps.exchanges.reserveAttempt(exchange.key);
+    if (attemptsLeft === null) {
       const now = await this.deps.exchanges.find(input.fields.exchange_id!);
       if (now?.usedAt) throw verificationError('EXCHANGE_USED');
       if (now?.revokedReason === 'attempts' || (now && now.attempts >= now.maxAttempts)) {
@@ -624,7 +625,7 @@ export class VerificationService {
       }
       await this.deps.exchanges.burnIfSpent(exchange.key);
       await this.outcomeOf('verification.failure', state, context, outcome.ok ? 'unknown_user' : outcome.reason);
-      throw verificationError('VERIFICATION_FAILED');
+      throw wrongProof(outcome.ok || !outcome.final ? attemptsLeft : 0);
     }
 
     // (d) fraud detection, on a proof that was right.
@@ -643,7 +644,7 @@ export class VerificationService {
         // First stage: a refused right proof must look like a wrong one (no oracle for guesses).
         await this.deps.exchanges.burnIfSpent(exchange.key);
         await this.outcomeOf('verification.failure', state, context, `fds:${fds.reasons.join(',')}`);
-        throw verificationError('VERIFICATION_FAILED');
+        throw wrongProof(attemptsLeft);
       }
       await this.deps.exchanges.revoke(exchange.key, 'fds');
       throw fdsBlocked(fds.retryAfter);
@@ -1026,6 +1027,14 @@ function linkNumber(facts: InitiationFacts): JsonObject {
 
 /** The `method` of FDS contexts in the session phase: no method is being verified. */
 export const SESSION_PSEUDO_METHOD = 'SESSION';
+
+/**
+ * A wrong proof, with the attempts its exchange has left (the page says "2 attempts left"): the
+ * same for an unknown user's phantom and for a refused right proof, so it tells nothing more.
+ */
+function wrongProof(attemptsLeft: number): ApiError {
+  return verificationError('VERIFICATION_FAILED', undefined, { attempts_left: attemptsLeft });
+}
 
 function fdsBlocked(retryAfter?: number): ApiError {
   const err = verificationError('FDS_BLOCKED', undefined, retryAfter ? { retry_after: retryAfter } : undefined);

@@ -183,15 +183,14 @@
 
   function fail(err) {
     const m = current();
-    if (err && SPENT.includes(err.code)) {
-      exchange = null;
-      render();
-    }
+    if (err && SPENT.includes(err.code)) exchange = null;
+    render();
     const failed = err && err.code === 'VERIFICATION_FAILED';
     if (failed) m.inputs.forEach((input) => (input.value = ''));
-    // The API's codes the page has a message for (js.error.<CODE>); else what the server said.
+    // The page's words for the API's code (js.error.<CODE>), else the server's; then what to do next.
     const known = err && err.code ? t('js.error.' + err.code, '') : '';
-    say(failed ? t('js.generic') : known || sentence(err && err.error), true);
+    const next = window.GatehouseMessages.afterwards(t, err).join(' ');
+    say((failed ? t('js.generic') : known || sentence(err && err.error)) + (next ? ' ' + next : ''), true);
     focusNext();
   }
 

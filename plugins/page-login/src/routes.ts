@@ -85,7 +85,12 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
     res
       .status(error.status)
       .send(
-        renderErrorPage(page, page.t.t(`login.error.${error.name}.title`), page.t.t(`login.error.${error.name}.text`)),
+        renderErrorPage(
+          page,
+          page.t.t(`login.error.${error.name}.title`),
+          page.t.t(`login.error.${error.name}.text`),
+          req.id ? String(req.id) : undefined,
+        ),
       );
   };
 

@@ -45,6 +45,8 @@ const PHONE = '+15551230000';
 const APP_NAME = 'Shop <b>& "Co"</b>';
 const PASSWORD = 'a long enough passphrase 4 browsers';
 const GENERIC = 'That did not work. Check and try again.';
+/** The generic message after the first wrong proof of an exchange (5 attempts by default). */
+const FIRST_WRONG = `${GENERIC} 4 attempts left.`;
 const TOTP_PERIOD = 30;
 const BASE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
@@ -445,13 +447,13 @@ describe('hosted login page (Chromium)', function () {
     expect(style.headers.get('cache-control')).to.equal('public, max-age=300');
   });
 
-  it('a wrong password shows the generic message and stays on the page', async () => {
+  it('a wrong password shows the generic message with the attempts left and stays on the page', async () => {
     const { loginUrl, requestId } = await openLogin();
     await page.getByRole('textbox', { name: 'Username, email or phone' }).fill(alice.username);
     await page.getByRole('textbox', { name: 'Password' }).fill('not the password at all');
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.locator('#gh-message.error').waitFor();
-    expect(await text('#gh-message')).to.equal(GENERIC);
+    expect(await text('#gh-message')).to.equal(FIRST_WRONG);
     expect(page.url()).to.equal(loginUrl);
     expect(await page.locator('#gh-PASSWORD-password').inputValue()).to.equal('');
     expect(await page.locator('#gh-identifier').inputValue()).to.equal(alice.username);
@@ -460,7 +462,7 @@ describe('hosted login page (Chromium)', function () {
     expect(flow).to.include({ stage: 0, status: 'active', userId: null });
   });
 
-  it('after EXCHANGE_EXPIRED it shows the server text and initiates again on the next try', async () => {
+  it('after EXCHANGE_EXPIRED it says so in the page’s words (not the API’s) and initiates again on the next try', async () => {
     await openLogin();
     const initiations: string[] = [];
     const onRequest = (r: { url(): string }) => {
@@ -488,7 +490,7 @@ describe('hosted login page (Chromium)', function () {
       await page.getByRole('textbox', { name: 'Password' }).fill(PASSWORD);
       await page.getByRole('button', { name: 'Continue' }).click();
       await page.locator('#gh-message.error').waitFor();
-      expect(await text('#gh-message')).to.equal('The exchange_id has expired; initiate the method again.');
+      expect(await text('#gh-message')).to.equal('The time for this attempt ran out. Please try again.');
       expect(initiations).to.have.length(1);
 
       await page.getByRole('button', { name: 'Continue' }).click();
@@ -695,7 +697,7 @@ describe('hosted login page (Chromium)', function () {
     await code.fill(right === '000000' ? '111111' : '000000');
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.locator('#gh-message.error').waitFor();
-    expect(await text('#gh-message')).to.equal(GENERIC);
+    expect(await text('#gh-message')).to.equal(FIRST_WRONG);
 
     await code.fill(right);
     await Promise.all([
@@ -784,7 +786,7 @@ describe('hosted login page (Chromium)', function () {
     await answer.fill('blue');
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.locator('#gh-message.error').waitFor();
-    expect(await text('#gh-message')).to.equal(GENERIC);
+    expect(await text('#gh-message')).to.equal(FIRST_WRONG);
     await answer.fill('green');
     await Promise.all([
       page.waitForURL((u) => u.href.startsWith(shop.redirectUri)),
@@ -881,6 +883,8 @@ describe('hosted login page (Chromium)', function () {
       const response = await openWithoutRedirect(c.url);
       expect(response.status(), c.url).to.equal(c.status);
       expect(await text('h1')).to.equal(c.title);
+      // A reference to quote to support: the request id the logs carry.
+      expect(await text('.reference')).to.match(/^Reference: \S+\. Quote it if you contact support\.$/);
       expect(await page.locator('script').count()).to.equal(0);
       const headers = response.headers();
       expect(headers['content-security-policy']).to.equal(BASE_CSP);

@@ -98,12 +98,13 @@ describe('a German login page (Chromium, issue 13)', function () {
     await page.getByRole('button', { name: 'Weiter' }).click();
     expect(await message().innerText()).to.equal('Bitte geben Sie „Passwort“ ein.');
 
-    // A wrong password: the server says VERIFICATION_FAILED, the page its German generic message.
+    // A wrong password: the server says VERIFICATION_FAILED, the page its German generic message
+    // and the attempts left (5 per attempt by default).
     await page.getByRole('textbox', { name: 'Passwort' }).fill('not the password');
     await page.getByRole('button', { name: 'Weiter' }).click();
     await page.locator('#gh-message.error').filter({ hasText: 'Das hat nicht funktioniert' }).waitFor();
     expect(await message().innerText()).to.equal(
-      'Das hat nicht funktioniert. Bitte prüfen Sie Ihre Eingabe und versuchen Sie es erneut.',
+      'Das hat nicht funktioniert. Bitte prüfen Sie Ihre Eingabe und versuchen Sie es erneut. Noch 4 Versuche.',
     );
     expect(new URL(page.url()).pathname).to.equal('/login');
     expect(await cspViolations(), 'the first stage').to.deep.equal([]);
