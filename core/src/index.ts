@@ -27,6 +27,7 @@ export { html, type SafeHtml } from './login/html.js';
 // Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
 export { layout as pageLayout, renderErrorPage, type PageContext } from './login/layout.js';
 export { readCookie } from './http/cookies.js';
+export { pickLocale } from './i18n/negotiate.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
 export { ADMIN_THROTTLED } from './http/admin-guard.js';
 export { profilePatchSchema, type UserProfile } from './users/profile.js';

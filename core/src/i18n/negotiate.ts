@@ -54,3 +54,16 @@ export function negotiate(
   }
   return fallback;
 }
+
+/**
+ * Since plugin API 1.3: the language of a message to the person behind a request (a code by
+ * text or email, a notice): the sign-in request's `ui_locales`, else Accept-Language, among
+ * `supported`; else `fallback` (the first supported).
+ */
+export function pickLocale(
+  supported: readonly string[],
+  request: { uiLocales?: string | null; acceptLanguage?: string },
+  fallback: string = supported[0] ?? 'en',
+): string {
+  return negotiate(supported, request.uiLocales, request.acceptLanguage, fallback);
+}

@@ -21,11 +21,15 @@ import type {
 import type { PluginApi } from '../plugins/api.js';
 import type { Services } from '../services.js';
 import { scrubbed } from '../jobs/delivery.js';
+import { pickLocale } from '../i18n/negotiate.js';
 
 /** Credential type under which enrolled destinations (extra phones, addresses) are stored. */
 const MEDIUM = 'medium';
 
 /** Options every code method accepts in its plugin config. */
+/** A configured message text: it must carry the code. */
+const codeTemplate = z.string().refine((m) => m.includes('{code}'), { message: 'must contain {code}' });
+
 export const codeMethodOptions = z.strictObject({
   /** Id of the delivery channel that carries the code. */
   channel: z.string().min(1),
@@ -42,9 +46,13 @@ export const codeMethodOptions = z.strictObject({
    */
   primary_address: z.enum(['any', 'verified']).default('any'),
   /** Replaces the method's default text; `{code}` and `{minutes}` are filled in. */
-  message: z
-    .string()
-    .refine((m) => m.includes('{code}'), { message: 'must contain {code}' })
+  message: codeTemplate.optional(),
+  /**
+   * Replaces it per language (`{ de: 'Ihr Code: {code}' }`), chosen like the default text's
+   * language: the sign-in request's `ui_locales`, then the browser's. Falls back to `message`.
+   */
+  messages: z
+    .record(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, 'must be a language tag'), codeTemplate)
     .optional(),
 });
 
@@ -62,10 +70,12 @@ export interface CodeMethodSpec {
   normalizeAddress(raw: string): string | null;
   /** What the user may be shown of a destination. */
   mask(address: string): string;
-  /** The default message carrying `code`, valid for `minutes`. */
-  render(code: string, minutes: number): { subject?: string; text: string };
+  /** The default message carrying `code`, valid for `minutes`, in `locale` (one of `locales`). */
+  render(code: string, minutes: number, locale: string): { subject?: string; text: string };
   /** The message carrying a sign-in link instead (`processingType: LINK`); without it, no links. */
-  renderLink?(url: string, minutes: number): { subject?: string; text: string };
+  renderLink?(url: string, minutes: number, locale: string): { subject?: string; text: string };
+  /** Since plugin API 1.3: the languages `render` speaks, the first the fallback; default `['en']`. */
+  locales?: string[];
   /** How `{code}` appears in a configured `message` template (e.g. spelled out for voice); default as is. */
   formatCode?(code: string): string;
   /** On the hosted page: the method's name, the code input's label, and the button that sends. */
@@ -203,10 +213,14 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
     const salt = services.crypto.randomToken(16);
     const minutes = Math.max(1, Math.round((expiresAt - services.clock.now().getTime()) / 60_000));
     const url = link?.(code);
-    const rendered = url && spec.renderLink ? spec.renderLink(url, minutes) : spec.render(code, minutes);
+    // The person's language: the sign-in request's ui_locales, then the browser's (the operator's texts count too).
+    const locale = pickLocale([...(spec.locales ?? ['en']), ...Object.keys(options.messages ?? {})], ctx.request);
+    const rendered =
+      url && spec.renderLink ? spec.renderLink(url, minutes, locale) : spec.render(code, minutes, locale);
+    const template = options.messages?.[locale] ?? options.message;
     const text =
-      options.message && !url
-        ? options.message
+      template && !url
+        ? template
             .replaceAll('{code}', spec.formatCode ? spec.formatCode(code) : code)
             .replaceAll('{minutes}', String(minutes))
         : rendered.text;
@@ -215,6 +229,8 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
       to: address,
       ...(rendered.subject !== undefined ? { subject: rendered.subject } : {}),
       text,
+      // An operator's single `message` is in no language the server knows.
+      ...(template && !url && !options.messages?.[locale] ? {} : { locale }),
     };
     // The provider's error may echo the message; the code must never reach the logs.
     const secrets = spec.formatCode ? [code, spec.formatCode(code)] : [code];

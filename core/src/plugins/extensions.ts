@@ -25,6 +25,12 @@ export interface RequestFacts {
    */
   deviceKey: string | null;
   requestId: string;
+  /**
+   * Since plugin API 1.3: the sign-in request's `ui_locales` (OIDC Core §3.1.2.1) when the
+   * request belongs to a login flow that has them, else null. With `acceptLanguage`, what
+   * `pickLocale` reads to choose the language of a message to the person.
+   */
+  uiLocales?: string | null;
 }
 
 /** A credential a user enrolled for one method (password hash, TOTP seed, backup code, phone). */
@@ -413,6 +419,8 @@ export interface OutboundMessage {
   to: string;
   subject?: string;
   text: string;
+  /** Since plugin API 1.3: the language of `subject` and `text` (a BCP 47 tag), for a channel that can say so (a mail's Content-Language, a voice). */
+  locale?: string;
   /** Structured extras for machine channels (push payloads). Never put secrets in logs. */
   data?: JsonObject;
 }

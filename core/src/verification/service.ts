@@ -225,10 +225,12 @@ export class VerificationService {
       Object.hasOwn(fields, 'single_factor_auth') &&
       singleFactorRequested(method, fields.single_factor_auth, this.app(flow.clientId));
     const link = this.wantsLink(method, fields);
+    // Messages to the person (a code by text or email) speak the sign-in request's language.
+    const uiLocales = (flow.params.oauth as { ui_locales?: string | null } | undefined)?.ui_locales ?? null;
     const facts: InitiationFacts = {
       method,
       flow,
-      request,
+      request: uiLocales ? { ...request, uiLocales } : request,
       logger,
       expiresAt,
       singleFactor,

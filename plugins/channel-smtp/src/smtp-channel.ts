@@ -44,6 +44,8 @@ export function smtpChannel(options: SmtpOptions, transport: SmtpTransport): Del
           to: message.to,
           subject: message.subject ?? DEFAULT_SUBJECT,
           text: message.text,
+          // The mail's language, for screen readers and translation prompts (RFC 3282).
+          ...(message.locale ? { headers: { 'Content-Language': message.locale } } : {}),
         });
       } catch (err) {
         throw smtpDeliveryError(id, err, options.auth);

@@ -22,14 +22,27 @@ export default definePlugin({
         addressOf: (user) => user.email,
         normalizeAddress: normalizeEmail,
         mask: maskEmail,
-        render: (code, minutes) => ({
-          subject: 'Your verification code',
-          text: `Your verification code is ${code}. It expires in ${minutes} minutes.\n\nIf you did not try to sign in, ignore this message.`,
-        }),
-        renderLink: (url, minutes) => ({
-          subject: 'Your sign-in link',
-          text: `Open this link to sign in (it expires in ${minutes} minutes):\n\n${url}\n\nIf you did not try to sign in, ignore this message and do not open the link.`,
-        }),
+        locales: ['en', 'de'],
+        render: (code, minutes, locale) =>
+          locale === 'de'
+            ? {
+                subject: 'Ihr Bestätigungscode',
+                text: `Ihr Bestätigungscode ist ${code}. Er ist ${minutes} Minuten gültig.\n\nWenn Sie sich nicht anmelden wollten, ignorieren Sie diese Nachricht.`,
+              }
+            : {
+                subject: 'Your verification code',
+                text: `Your verification code is ${code}. It expires in ${minutes} minutes.\n\nIf you did not try to sign in, ignore this message.`,
+              },
+        renderLink: (url, minutes, locale) =>
+          locale === 'de'
+            ? {
+                subject: 'Ihr Anmeldelink',
+                text: `Öffnen Sie diesen Link, um sich anzumelden (er ist ${minutes} Minuten gültig):\n\n${url}\n\nWenn Sie sich nicht anmelden wollten, ignorieren Sie diese Nachricht und öffnen Sie den Link nicht.`,
+              }
+            : {
+                subject: 'Your sign-in link',
+                text: `Open this link to sign in (it expires in ${minutes} minutes):\n\n${url}\n\nIf you did not try to sign in, ignore this message and do not open the link.`,
+              },
       },
       options,
     );

@@ -54,4 +54,49 @@ describe('@gatehouse-auth/method-email', () => {
     expect(outcome).to.deep.include({ ok: true, response: { medium_text: 'b***@example.org' } });
     expect(channel.sent[0]!.to).to.equal('bob@example.org');
   });
+
+  describe('in the person’s language (issue 29)', () => {
+    async function mailed(request: { uiLocales?: string | null; acceptLanguage?: string }, options = {}) {
+      const channel = new CapturingChannel('smtp', ['email']);
+      const services = fakeServices({ channels: [channel] });
+      const { methods } = await registerWithFakes(plugin, { channel: 'smtp', ...options }, services);
+      await methods[0]!.initiate(
+        initiateContext({ services, user: fakeUser({ email: 'a@example.com' }), method: 'EMAIL', request }),
+      );
+      await services.settle();
+      return channel.sent[0]!;
+    }
+
+    it('German for ui_locales=de, and for a German browser; English otherwise', async () => {
+      const byRequest = await mailed({ uiLocales: 'de', acceptLanguage: 'en-US' });
+      expect(byRequest).to.deep.include({ subject: 'Ihr Bestätigungscode', locale: 'de' });
+      expect(byRequest.text).to.match(/^Ihr Bestätigungscode ist \d{6}\. Er ist 5 Minuten gültig\./);
+      expect(await mailed({ acceptLanguage: 'de-CH,de;q=0.9' })).to.deep.include({ locale: 'de' });
+      const english = await mailed({ uiLocales: 'fr', acceptLanguage: 'ja' });
+      expect(english).to.deep.include({ subject: 'Your verification code', locale: 'en' });
+    });
+
+    it('an operator’s text per language (messages), else its one message for every language', async () => {
+      const options = { message: 'Code: {code}', messages: { de: 'Ihr Code lautet {code}.' } };
+      const german = await mailed({ uiLocales: 'de' }, options);
+      expect(german.text).to.match(/^Ihr Code lautet \d{6}\.$/);
+      expect(german.locale).to.equal('de');
+      const other = await mailed({ acceptLanguage: 'en' }, options);
+      expect(other.text).to.match(/^Code: \d{6}$/);
+      // The operator's one text is in no language the server knows.
+      expect(other).not.to.have.property('locale');
+    });
+
+    it('refuses a per-language text without {code}, or under something that is no language tag', async () => {
+      for (const messages of [{ de: 'Ihr Code' }, { 'not a tag': 'x {code}' }]) {
+        let error: unknown;
+        try {
+          await registerWithFakes(plugin, { channel: 'smtp', messages }, fakeServices());
+        } catch (err) {
+          error = err;
+        }
+        expect(error, JSON.stringify(messages)).to.be.an('error');
+      }
+    });
+  });
 });

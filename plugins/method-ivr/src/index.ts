@@ -25,7 +25,13 @@ export default definePlugin({
         normalizeAddress: normalizePhone,
         mask: maskPhone,
         // Said twice: a listener who missed a digit the first time need not call again.
-        render: (code) => ({ text: `Your code is ${spellDigits(code)}. Again: ${spellDigits(code)}.` }),
+        locales: ['en', 'de'],
+        render: (code, _minutes, locale) => ({
+          text:
+            locale === 'de'
+              ? `Ihr Code ist ${spellDigits(code)}. Noch einmal: ${spellDigits(code)}.`
+              : `Your code is ${spellDigits(code)}. Again: ${spellDigits(code)}.`,
+        }),
         formatCode: spellDigits,
       },
       options,

@@ -24,8 +24,12 @@ export default definePlugin({
         addressOf: (user) => user.phone,
         normalizeAddress: normalizePhone,
         mask: maskPhone,
-        render: (code, minutes) => ({
-          text: `Your verification code is ${code}. It expires in ${minutes} minutes.`,
+        locales: ['en', 'de'],
+        render: (code, minutes, locale) => ({
+          text:
+            locale === 'de'
+              ? `Ihr Bestätigungscode ist ${code}. Er ist ${minutes} Minuten gültig.`
+              : `Your verification code is ${code}. It expires in ${minutes} minutes.`,
         }),
       },
       options,
