@@ -17,7 +17,7 @@ import { verificationError } from './errors.js';
 
 export type EnrollmentStep = 'initiation' | 'scan' | 'verification';
 
-const HANDLER: Record<EnrollmentStep, keyof EnrollmentHandlers> = {
+const HANDLER: Record<EnrollmentStep, 'initiate' | 'scan' | 'verify'> = {
   initiation: 'initiate',
   scan: 'scan',
   verification: 'verify',
