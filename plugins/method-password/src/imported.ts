@@ -50,7 +50,7 @@ export function parseImported(input: unknown): Parsed {
 }
 
 function phc(hash: string): Parsed {
-  if (/^\$argon2(id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.test(hash)) {
+  if (/^\$argon2(id|i|d)\$v=\d+\$[mtp]=\d+,[mtp]=\d+,[mtp]=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.test(hash)) {
     return { ok: true, secret: hash, kind: 'argon2' };
   }
   if (hash.startsWith('$2')) {
@@ -184,9 +184,9 @@ function firebase(o: Record<string, unknown>): Parsed {
   return { ok: true, secret: `$firebase-scrypt$r=${rounds},m=${memCost}$${fields.join('$')}`, kind: 'firebase-scrypt' };
 }
 
-/** Whether a stored secret is one of the imported formats (anything not argon2id at all). */
-export function isImported(secret: string): boolean {
-  return !secret.startsWith('$argon2id$');
+/** Whether a stored password credential came from an import (argon2id ones too: marked in data). */
+export function isImported(credential: { secret: string | null; data: Record<string, unknown> }): boolean {
+  return typeof credential.data.imported === 'string' || !credential.secret?.startsWith('$argon2id$');
 }
 
 /**

@@ -67,7 +67,7 @@ export function passwordMethod({ hasher, policy, dummyHash }: PasswordMethodDeps
       }
       // An imported hash (bcrypt, scrypt, PBKDF2) was made of the password as the other system
       // took it, not normalized; argon2 ones, Keycloak's too, go to the hasher.
-      const imported = isImported(stored.secret);
+      const imported = isImported(stored);
       const matched = imported
         ? ((await verifyImported(stored.secret, ctx.fields.password ?? '')) ??
           (await hasher.verify(stored.secret, ctx.fields.password ?? '')))
