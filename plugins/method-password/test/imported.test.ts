@@ -100,7 +100,10 @@ const VECTORS: { name: string; input: Record<string, unknown>; password: string;
     name: 'Keycloak pbkdf2 (SHA-1) credential: RFC 6070 vector (c=4096)',
     input: {
       credentialData: { hashIterations: 4096, algorithm: 'pbkdf2' },
-      secretData: { value: Buffer.from('4b007901b765489abead49d926f721d065a429c1', 'hex').toString('base64'), salt: 'c2FsdA==' },
+      secretData: {
+        value: Buffer.from('4b007901b765489abead49d926f721d065a429c1', 'hex').toString('base64'),
+        salt: 'c2FsdA==',
+      },
     },
     password: 'password',
     kind: 'pbkdf2',
@@ -202,7 +205,9 @@ describe('@gatehouse-auth/method-password: imported hashes', function () {
     const salt = new Uint8Array(16).fill(7);
     const long = 'a'.repeat(72);
     expect(Buffer.from(bcryptDigest(long, 4, salt))).to.deep.equal(Buffer.from(bcryptDigest(`${long}tail`, 4, salt)));
-    expect(Buffer.from(bcryptDigest(long.slice(1), 4, salt))).to.not.deep.equal(Buffer.from(bcryptDigest(long, 4, salt)));
+    expect(Buffer.from(bcryptDigest(long.slice(1), 4, salt))).to.not.deep.equal(
+      Buffer.from(bcryptDigest(long, 4, salt)),
+    );
   });
 
   it('refuses what it cannot check, saying why', () => {
@@ -223,7 +228,14 @@ describe('@gatehouse-auth/method-password: imported hashes', function () {
       ],
       [{ algorithm: 'SCRYPT', hash: 'aGFzaA==', salt: 'c2FsdA==' }, /Firebase scrypt needs base64/],
       [
-        { algorithm: 'scrypt', hash: 'aGFzaA==', salt: 'c2FsdA==', signer_key: 'a2V5', salt_separator: 'Bw==', rounds: 8 },
+        {
+          algorithm: 'scrypt',
+          hash: 'aGFzaA==',
+          salt: 'c2FsdA==',
+          signer_key: 'a2V5',
+          salt_separator: 'Bw==',
+          rounds: 8,
+        },
         /needs "rounds" \(1-32\) and "mem_cost"/,
       ],
     ];
@@ -237,7 +249,10 @@ describe('@gatehouse-auth/method-password: imported hashes', function () {
   it('a refused import stores nothing', async () => {
     const s = await setup();
     const out = await importFor(s, { hash: '{SSHA}abc' });
-    expect(out).to.deep.equal({ ok: false, message: 'unknown hash format (argon2, bcrypt, scrypt and PBKDF2 are imported)' });
+    expect(out).to.deep.equal({
+      ok: false,
+      message: 'unknown hash format (argon2, bcrypt, scrypt and PBKDF2 are imported)',
+    });
     expect(stored(s)).to.have.length(0);
   });
 
