@@ -180,7 +180,13 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'users import': {
-      const text = readFileSync(positionals[2]!, 'utf8');
+      let text: string;
+      try {
+        text = readFileSync(positionals[2]!, 'utf8');
+      } catch (err) {
+        process.stderr.write(`gatehouse: cannot read ${positionals[2]}: ${(err as Error).message}\n`);
+        return 1;
+      }
       // The methods' import hooks come from the plugins the config loads: the server is composed, not served.
       const gatehouse = await buildApp(loaded(), { logger: createLogger('error') });
       try {
