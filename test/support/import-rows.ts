@@ -28,6 +28,11 @@ export const HASH_KINDS: HashKind[] = [
   },
   {
     kind: 'scrypt',
+    password: 'scrypt-pass',
+    credential: { hash: '$scrypt$ln=14,r=8,p=1$MDEyMzQ1Njc4OWFiY2RlZg$K9+7QagE/dR3WldfdoIcMNywx+ntO/Acfb/KyBxzdZw' },
+  },
+  {
+    kind: 'firebase-scrypt',
     password: 'user1password',
     credential: {
       algorithm: 'SCRYPT',
