@@ -120,8 +120,10 @@ export async function importUsers(text: string, deps: ImportDeps, options: Impor
   return { ...result, imported: good.length };
 }
 
+/** The row's identifiers, lower-cased, each once (a username may be the user's own email). */
 function identifiers(row: Row): string[] {
-  return [row.username, row.email, row.phone].filter((v): v is string => v !== null).map((v) => v.toLowerCase());
+  const values = [row.username, row.email, row.phone].filter((v): v is string => v !== null);
+  return [...new Set(values.map((v) => v.toLowerCase()))];
 }
 
 async function checkRow(source: string, line: number, deps: ImportDeps): Promise<Row> {
