@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { AuthMethod, EnrollmentHandlers, ImportOutcome } from '@gatehouse-auth/core';
-import { fakeServices, fakeUser, registerWithFakes, silentLogger, verifyContext } from '@gatehouse-auth/testing';
+import { fakeServices, fakeUser, importContext, registerWithFakes, verifyContext } from '@gatehouse-auth/testing';
 import plugin from '../src/index.js';
 import { bcryptDigest } from '../src/bcrypt.js';
 import { parseImported } from '../src/imported.js';
@@ -159,10 +159,7 @@ type Setup = Awaited<ReturnType<typeof setup>>;
 
 /** Imports `input` for the user and stores what the method made of it, as the import command does. */
 async function importFor(s: Setup, input: unknown): Promise<ImportOutcome> {
-  const outcome = await s.enrollment.import!(input, {
-    user: { username: s.user.username, email: null, phone: null },
-    logger: silentLogger,
-  });
+  const outcome = await s.enrollment.import!(input, importContext({ username: s.user.username }));
   if (outcome.ok) for (const c of outcome.credentials) await s.services.credentials(s.user.id, METHOD).add(c);
   return outcome;
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { AuthMethod, EnrollmentHandlers, ImportOutcome, VerifyOutcome } from '@gatehouse-auth/core';
-import { fakeServices, fakeUser, registerWithFakes, silentLogger, verifyContext } from '@gatehouse-auth/testing';
+import { fakeServices, fakeUser, importContext, registerWithFakes, verifyContext } from '@gatehouse-auth/testing';
 import plugin from '../src/index.js';
 
 const METHOD = 'TOTP';
@@ -20,10 +20,7 @@ async function setup(options: Record<string, unknown> = {}) {
 type Setup = Awaited<ReturnType<typeof setup>>;
 
 async function importFor(s: Setup, input: unknown): Promise<ImportOutcome> {
-  const outcome = await s.enrollment.import!(input, {
-    user: { username: s.user.username, email: null, phone: null },
-    logger: silentLogger,
-  });
+  const outcome = await s.enrollment.import!(input, importContext({ username: s.user.username }));
   if (outcome.ok) for (const c of outcome.credentials) await s.services.credentials(s.user.id, METHOD).add(c);
   return outcome;
 }
