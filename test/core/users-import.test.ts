@@ -128,15 +128,11 @@ describe('CLI: users import', function () {
     expect(await usernames()).to.deep.equal(['olga']);
   });
 
-  it('--dry-run checks every row and writes nothing', async () => {
-    const result = await cli([
-      'users',
-      'import',
-      file([{ username: 'pia', credentials: { PASSWORD: HASH_KINDS[0]!.credential } }, { username: 'quinn' }]),
-      '--dry-run',
-      '--config',
-      config,
-    ]);
+  it('--dry-run checks every row and writes nothing (a file with a BOM and CRLF line endings)', async () => {
+    const name = path.join(dir, 'windows.jsonl');
+    const rows = [{ username: 'pia', credentials: { PASSWORD: HASH_KINDS[0]!.credential } }, { username: 'quinn' }];
+    writeFileSync(name, '\uFEFF' + rows.map((row) => JSON.stringify(row)).join('\r\n') + '\r\n');
+    const result = await cli(['users', 'import', name, '--dry-run', '--config', config]);
     expect(result).to.deep.include({
       code: 0,
       stderr: '',

@@ -79,7 +79,8 @@ export async function importUsers(text: string, deps: ImportDeps, options: Impor
   const rows: Row[] = [];
   // Lower-cased identifier -> the line that has it: one namespace, as UserService.create keeps.
   const seen = new Map<string, number>();
-  const lines = text.split('\n');
+  // A byte order mark some editors write is no part of the first row; \r\n endings are trimmed below.
+  const lines = text.replace(/^\uFEFF/, '').split('\n');
   for (let i = 0; i < lines.length; i++) {
     const source = lines[i]!.trim();
     if (source === '') continue;
