@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { AuthMethod, EnrollmentHandlers, ImportOutcome } from '@gatehouse-auth/core';
 import { fakeServices, fakeUser, importContext, registerWithFakes, verifyContext } from '@gatehouse-auth/testing';
 import plugin from '../src/index.js';
-import { bcryptDigest } from '../src/bcrypt.js';
+import { bcryptDigest, bcryptVerify } from '../src/bcrypt.js';
 import { parseImported } from '../src/imported.js';
 
 const CHEAP = { memory_cost: 1024, time_cost: 2, parallelism: 1 };
@@ -201,10 +201,25 @@ describe('@gatehouse-auth/method-password: imported hashes', function () {
   it('bcrypt reads only the first 72 bytes of a password, as every bcrypt does', async () => {
     const salt = new Uint8Array(16).fill(7);
     const long = 'a'.repeat(72);
-    expect(Buffer.from(bcryptDigest(long, 4, salt))).to.deep.equal(Buffer.from(bcryptDigest(`${long}tail`, 4, salt)));
-    expect(Buffer.from(bcryptDigest(long.slice(1), 4, salt))).to.not.deep.equal(
-      Buffer.from(bcryptDigest(long, 4, salt)),
+    expect(Buffer.from(await bcryptDigest(long, 4, salt))).to.deep.equal(
+      Buffer.from(await bcryptDigest(`${long}tail`, 4, salt)),
     );
+    expect(Buffer.from(await bcryptDigest(long.slice(1), 4, salt))).to.not.deep.equal(
+      Buffer.from(await bcryptDigest(long, 4, salt)),
+    );
+  });
+
+  it('bcrypt of cost 10 (libxcrypt) leaves the event loop free between slices of its work', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    try {
+      const hash = '$2b$10$abcdefghijklmnopqrstuu23JPZtHcGhwXSF41f93o/7vBdDut3Xu';
+      expect(await bcryptVerify(hash, 'correct horse')).to.equal(true);
+      expect(ticks, 'timers ran while it worked').to.be.greaterThan(10);
+      expect(await bcryptVerify(hash, 'correct horsE')).to.equal(false);
+    } finally {
+      clearInterval(timer);
+    }
   });
 
   it('refuses what it cannot check, saying why', () => {
