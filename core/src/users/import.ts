@@ -132,7 +132,9 @@ async function checkRow(source: string, line: number, deps: ImportDeps): Promise
   try {
     value = JSON.parse(source);
   } catch (err) {
-    throw new RowError(`not valid JSON (${(err as Error).message})`);
+    // Not V8's message: it quotes the line, which may hold a hash or a seed.
+    const at = /position (\d+)/.exec((err as Error).message)?.[1];
+    throw new RowError(`not valid JSON${at === undefined ? '' : ` (at character ${Number(at) + 1})`}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new RowError('not a JSON object');
   const input = value as Record<string, unknown>;
