@@ -151,7 +151,7 @@ describe('CLI: migrate and users', function () {
     expect(await runCli(['keys'])).to.deep.include({ code: 2, stderr: 'gatehouse: keys needs one of: rotate, list\n' });
     expect(await runCli(['users', 'remove'])).to.deep.include({
       code: 2,
-      stderr: 'gatehouse: users needs one of: create, list, profile (not "remove")\n',
+      stderr: 'gatehouse: users needs one of: create, list, profile, import (not "remove")\n',
     });
   });
 

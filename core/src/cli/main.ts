@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runPrimary } from '../cluster.js';
@@ -10,6 +11,7 @@ import { createLogger } from '../http/logging.js';
 import { exitOnSignals, listen } from '../server.js';
 import { openDatabase } from '../storage/database.js';
 import { migrate } from '../storage/migrate.js';
+import { importUsers } from '../users/import.js';
 import { UserService } from '../users/users.js';
 import { UserProfiles } from '../users/profile.js';
 import { recordStore } from '../storage/stores.js';
@@ -27,6 +29,10 @@ Commands:
   plugins               list the plugins the config loads, with versions
   users create --username NAME [--email EMAIL] [--phone +E164]
   users list [--json]
+  users import FILE [--skip-invalid] [--dry-run]
+                        users from a JSON-lines file, with password hashes (argon2, bcrypt, scrypt,
+                        PBKDF2) and TOTP seeds as each method imports them (docs/migration.md);
+                        a bad row (reported with its line) imports nothing, unless --skip-invalid
   users profile --username NAME [--set CLAIM=VALUE ...] [--unset CLAIM ...]
                         show or change a user's OIDC profile claims (name, given_name, locale, ...)
   keys rotate           publish a new signing key; it signs after oauth.key_activation_delay
@@ -37,7 +43,7 @@ Commands:
 /** The commands that take a subcommand, with theirs: `gatehouse keys` alone says which there are. */
 const SUBCOMMANDS: Record<string, string[]> = {
   config: ['check'],
-  users: ['create', 'list', 'profile'],
+  users: ['create', 'list', 'profile', 'import'],
   keys: ['rotate', 'list'],
   plugin: ['new'],
 };
@@ -53,8 +59,8 @@ function commandProblem(positionals: string[]): string | null {
     const given = sub === undefined ? '' : ` (not "${sub}")`;
     return `${command} needs one of: ${subs.join(', ')}${given}`;
   }
-  // `plugin new KIND NAME` passes its words on to the command that replaced it.
-  const words = command === 'plugin' ? 4 : subs ? 2 : 1;
+  // `plugin new KIND NAME` passes its words on to the command that replaced it; `users import FILE`.
+  const words = command === 'plugin' ? 4 : command === 'users' && sub === 'import' ? 3 : subs ? 2 : 1;
   const extra = positionals[words];
   if (extra === undefined) return null;
   return `unexpected argument "${extra}" (a value with spaces needs quotes: --username 'al ice')`;
@@ -92,6 +98,8 @@ async function main(argv: string[]): Promise<number> {
       set: { type: 'string', multiple: true },
       unset: { type: 'string', multiple: true },
       dir: { type: 'string' },
+      'skip-invalid': { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -107,6 +115,10 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'users' && sub === 'create' && !values.username) {
     process.stderr.write('gatehouse: users create needs --username NAME (and optionally --email, --phone)\n');
+    return 2;
+  }
+  if (command === 'users' && sub === 'import' && !positionals[2]) {
+    process.stderr.write('gatehouse: users import needs a FILE (JSON lines, docs/migration.md)\n');
     return 2;
   }
   const loaded = (): LoadedConfig => loadConfigFile(resolveConfigFile(values.config));
@@ -166,6 +178,43 @@ async function main(argv: string[]): Promise<number> {
       printTable(['plugin', 'version', 'api', 'contributes'], rows);
       await gatehouse.close();
       return 0;
+    }
+    case 'users import': {
+      let text: string;
+      try {
+        text = readFileSync(positionals[2]!, 'utf8');
+      } catch (err) {
+        process.stderr.write(`gatehouse: cannot read ${positionals[2]}: ${(err as Error).message}\n`);
+        return 1;
+      }
+      // The methods' import hooks come from the plugins the config loads: the server is composed, not served.
+      const gatehouse = await buildApp(loaded(), { logger: createLogger('error') });
+      try {
+        const c = gatehouse.container.cradle;
+        const started = Date.now();
+        const result = await importUsers(
+          text,
+          { sql: c.sql, clock: c.clock, method: (id) => c.extensions.methods.get(id), logger: gatehouse.logger },
+          { skipInvalid: values['skip-invalid'], dryRun: values['dry-run'] },
+        );
+        for (const p of result.problems) process.stderr.write(`gatehouse: line ${p.line}: ${p.message}\n`);
+        const kinds = Object.entries(result.credentials).map(([method, n]) => `${method}: ${n}`);
+        const detail = kinds.length ? ` (credentials ${kinds.join(', ')})` : '';
+        const seconds = ((Date.now() - started) / 1000).toFixed(1);
+        if (values['dry-run']) {
+          process.stdout.write(`dry run: ${result.valid} rows valid, ${result.problems.length} bad${detail}\n`);
+        } else if (result.imported > 0) {
+          const skipped = result.problems.length ? `, skipped ${result.problems.length} bad rows` : '';
+          process.stdout.write(`imported ${result.imported} users${detail}${skipped} in ${seconds} s\n`);
+          await c.events.record({ type: 'cli.users_imported', data: { count: result.imported } });
+        } else {
+          const why = result.problems.length ? `${result.problems.length} bad rows` : 'no rows';
+          process.stdout.write(`imported nothing: ${why}\n`);
+        }
+        return result.problems.length > 0 || result.valid === 0 ? 1 : 0;
+      } finally {
+        await gatehouse.close();
+      }
     }
     case 'users create':
     case 'users list':

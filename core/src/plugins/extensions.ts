@@ -189,7 +189,24 @@ export interface EnrollmentHandlers {
   scan?(ctx: EnrollmentContext): Promise<EnrollmentOutcome>;
   /** Confirms a pending setup (e.g. the first TOTP code); absent when initiate completes it. */
   verify?(ctx: EnrollmentContext): Promise<EnrollmentOutcome>;
+  /**
+   * Since 1.3: credentials brought from another system (`gatehouse users import`, a row's
+   * `credentials.<ID>`, as the file gives it): what to store for the user, or why the input is
+   * refused (the row is then refused with this message). Store hashes or ciphertext only, as
+   * enrolment does. Nothing is written until every row checked out; a method without it refuses
+   * rows that carry its credentials.
+   */
+  import?(input: unknown, ctx: ImportContext): Promise<ImportOutcome>;
 }
+
+/** Since 1.3: the user an import is for; not stored yet, so without an id. */
+export interface ImportContext {
+  user: { username: string; email: string | null; phone: string | null };
+  logger: Logger;
+}
+
+/** Since 1.3: what an enrollment's `import` makes of one user's input. */
+export type ImportOutcome = { ok: true; credentials: NewCredential[] } | { ok: false; message: string };
 
 /** One input of a method on the hosted login page; it fills the verification field `field`. */
 export interface PageInput {

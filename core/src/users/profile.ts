@@ -75,15 +75,22 @@ export class UserProfiles {
       else next[key] = value;
     }
     delete next.updated_at;
-    const parsed = profileSchema.partial().safeParse(next);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const field = issue.path.join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'profile');
-      const message = issue.code === 'unrecognized_keys' ? 'is not a profile claim' : issue.message;
-      throw new ApiError(400, 'INVALID_FIELD', `${field} ${message}`, { field });
-    }
-    const stored = { ...parsed.data, updated_at: Math.floor(this.clock.now().getTime() / 1000) };
+    const parsed = parseProfile(next);
+    if (!parsed.ok)
+      throw new ApiError(400, 'INVALID_FIELD', `${parsed.field} ${parsed.message}`, { field: parsed.field });
+    const stored = { ...parsed.profile, updated_at: Math.floor(this.clock.now().getTime() / 1000) };
     await this.records.put(userId, stored as JsonObject);
     return stored;
   }
+}
+
+/** A whole profile checked (the claims given, no `updated_at`), or the first claim refused and why. */
+export function parseProfile(
+  value: Record<string, unknown>,
+): { ok: true; profile: UserProfile } | { ok: false; field: string; message: string } {
+  const parsed = profileSchema.partial().safeParse(value);
+  if (parsed.success) return { ok: true, profile: parsed.data };
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'profile');
+  return { ok: false, field, message: issue.code === 'unrecognized_keys' ? 'is not a profile claim' : issue.message };
 }

@@ -46,7 +46,7 @@ const toRecord = (r: UserRow): UserRecord => ({
  * The users table keeps the DATE columns its first migration made: PostgreSQL takes a Date, the
  * SQLite file the text form Sequelize wrote ("YYYY-MM-DD HH:mm:ss.SSS +00:00").
  */
-function timestamp(sql: Sql, date: Date): Date | string {
+export function timestamp(sql: Sql, date: Date): Date | string {
   return sql.dialect === 'postgres' ? date : date.toISOString().replace('T', ' ').replace('Z', ' +00:00');
 }
 

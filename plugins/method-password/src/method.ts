@@ -1,4 +1,5 @@
 import type { AuthMethod, EnrollmentHandlers, SecretHasher, VerifyOutcome } from '@gatehouse-auth/core';
+import { isImported, parseImported, verifyImported } from './imported.js';
 import { checkNewPassword, normalizePassword, type PasswordPolicy } from './policy.js';
 
 /** Credential type under which the single argon2id hash is stored. */
@@ -31,6 +32,16 @@ export function passwordMethod({ hasher, policy, dummyHash }: PasswordMethodDeps
       await ctx.credentials.replaceAll(PASSWORD_CREDENTIAL, [{ type: PASSWORD_CREDENTIAL, secret }]);
       return { ok: true, done: true, replaced, response: { enrolled: true } };
     },
+    // A hash from another system (docs/migration.md), stored as given: replaced by argon2id at
+    // the first sign-in, the only time the password is at hand.
+    async import(input) {
+      const parsed = parseImported(input);
+      if (!parsed.ok) return parsed;
+      return {
+        ok: true,
+        credentials: [{ type: PASSWORD_CREDENTIAL, secret: parsed.secret, data: { imported: parsed.kind } }],
+      };
+    },
   };
 
   return {
@@ -54,14 +65,22 @@ export function passwordMethod({ hasher, policy, dummyHash }: PasswordMethodDeps
         await hasher.verify(dummyHash, password);
         return { ok: false, reason: 'not_enrolled' };
       }
-      if (!(await hasher.verify(stored.secret, password))) return { ok: false, reason: 'mismatch' };
-      // Made with other parameters (the defaults or the config changed): stored again at today's
-      // cost, once the whole sign-in succeeded — the only time the password is at hand.
-      if (!hasher.needsRehash?.(stored.secret)) return { ok: true };
+      // An imported hash (bcrypt, scrypt, PBKDF2) was made of the password as the other system
+      // took it, not normalized; argon2 ones, Keycloak's too, go to the hasher.
+      const imported = isImported(stored);
+      const matched = imported
+        ? ((await verifyImported(stored.secret, ctx.fields.password ?? '')) ??
+          (await hasher.verify(stored.secret, ctx.fields.password ?? '')))
+        : await hasher.verify(stored.secret, password);
+      if (!matched) return { ok: false, reason: 'mismatch' };
+      // Imported, or made with other parameters (the defaults or the config changed): stored
+      // again as argon2id at today's cost, once the whole sign-in succeeded — the only time the
+      // password is at hand.
+      if (!imported && !hasher.needsRehash?.(stored.secret)) return { ok: true };
       return {
         ok: true,
         commit: async () => {
-          await ctx.credentials.update(stored.id, { secret: await hasher.hash(password) });
+          await ctx.credentials.update(stored.id, { secret: await hasher.hash(password), data: {} });
           return true;
         },
       };

@@ -10,6 +10,10 @@ export interface CodeCheck {
   /** Server time. */
   now: Date;
   digits: number;
+  /** Time step length in seconds (an imported seed's own; default 30). */
+  period?: number;
+  /** HMAC hash (an imported seed's own; default sha1). */
+  algorithm?: 'sha1' | 'sha256' | 'sha512';
   /** Only steps strictly after this one are accepted (replay protection); omit to accept any. */
   afterTimeStep?: number;
 }
@@ -25,14 +29,16 @@ export function isWellFormed(token: string, digits: number): boolean {
  */
 export async function matchTimeStep(check: CodeCheck): Promise<number | null> {
   const epoch = Math.floor(check.now.getTime() / 1000);
-  const latestStep = Math.floor((epoch + PERIOD_SECONDS) / PERIOD_SECONDS);
+  const period = check.period ?? PERIOD_SECONDS;
+  const latestStep = Math.floor((epoch + period) / period);
   const result = await verify({
     secret: check.secret,
     token: check.token,
     digits: check.digits,
-    period: PERIOD_SECONDS,
+    period,
+    algorithm: check.algorithm ?? 'sha1',
     epoch,
-    epochTolerance: PERIOD_SECONDS,
+    epochTolerance: period,
     // otplib throws when afterTimeStep lies beyond the window; every step is spent then anyway.
     ...(check.afterTimeStep === undefined ? {} : { afterTimeStep: Math.min(check.afterTimeStep, latestStep) }),
   });

@@ -1,5 +1,5 @@
 import type { AuthMethod, Credential, Services, VerifyContext, VerifyOutcome } from '@gatehouse-auth/core';
-import { isWellFormed, matchTimeStep } from './codes.js';
+import { isWellFormed, matchTimeStep, type CodeCheck } from './codes.js';
 import { totpEnrollment } from './enrollment.js';
 import { SEED_CREDENTIAL, type TotpSettings } from './settings.js';
 
@@ -35,14 +35,20 @@ export function totpMethod(services: Services, settings: TotpSettings): AuthMeth
 
 async function verifyCode(ctx: VerifyContext, services: Services, settings: TotpSettings): Promise<VerifyOutcome> {
   const token = ctx.fields.pass_code ?? '';
-  if (!isWellFormed(token, settings.digits)) return { ok: false, reason: 'malformed' };
-  const seeds = await ctx.credentials.list(SEED_CREDENTIAL);
-  if (seeds.length === 0) return { ok: false, reason: 'not_enrolled' };
+  if (!/^[0-9]{6,8}$/.test(token)) return { ok: false, reason: 'malformed' };
+  const enrolled = await ctx.credentials.list(SEED_CREDENTIAL);
+  if (enrolled.length === 0) {
+    return { ok: false, reason: isWellFormed(token, settings.digits) ? 'not_enrolled' : 'malformed' };
+  }
+  // An imported seed may have its own digits, period and hash (docs/migration.md).
+  const seeds = enrolled.filter((seed) => isWellFormed(token, seedOptions(seed, settings).digits));
+  if (seeds.length === 0) return { ok: false, reason: 'malformed' };
   const now = services.clock.now();
 
   for (const seed of seeds) {
     const secret = openSeed(services, seed);
-    const timeStep = await matchTimeStep({ secret, token, now, digits: settings.digits, afterTimeStep: seed.counter });
+    const options = seedOptions(seed, settings);
+    const timeStep = await matchTimeStep({ secret, token, now, ...options, afterTimeStep: seed.counter });
     if (timeStep !== null) {
       // The conditional update is what makes the step single use across concurrent requests.
       return { ok: true, commit: () => ctx.credentials.advanceCounter(seed.id, timeStep) };
@@ -51,7 +57,7 @@ async function verifyCode(ctx: VerifyContext, services: Services, settings: Totp
 
   // Tell a replay (a right code of a spent step) apart for the event log, which must record reuse.
   for (const seed of seeds) {
-    const spent = await matchTimeStep({ secret: openSeed(services, seed), token, now, digits: settings.digits });
+    const spent = await matchTimeStep({ secret: openSeed(services, seed), token, now, ...seedOptions(seed, settings) });
     // The code that confirmed the setup, typed again for the first sign-in: the user's own, not
     // a copy someone else replays. Refused (the step is spent) without a sign-in alert.
     if (spent !== null && spent === seed.data.setup_step) return { ok: false, reason: 'setup_code' };
@@ -64,6 +70,16 @@ async function verifyCode(ctx: VerifyContext, services: Services, settings: Totp
     }
   }
   return { ok: false, reason: 'mismatch' };
+}
+
+/** The code options of a seed: an imported one's own, else the method's. */
+function seedOptions(seed: Credential, settings: TotpSettings): Pick<CodeCheck, 'digits' | 'period' | 'algorithm'> {
+  const { digits, period, algorithm } = seed.data;
+  return {
+    digits: typeof digits === 'number' ? digits : settings.digits,
+    ...(typeof period === 'number' ? { period } : {}),
+    ...(algorithm === 'sha256' || algorithm === 'sha512' ? { algorithm } : {}),
+  };
 }
 
 function openSeed(services: Services, seed: Credential): string {

@@ -55,6 +55,7 @@ import {
   type UserRecord,
   type VerifyContext,
   type EnrollmentContext,
+  type ImportContext,
 } from '@gatehouse-auth/core';
 import { FakeClock, fakeRequest, silentLogger } from './basics.js';
 
@@ -554,6 +555,17 @@ export function enrollmentContext(
   input: ContextInput & { body?: Record<string, unknown>; pending?: JsonObject | null },
 ): EnrollmentContext {
   return { ...base(input), body: input.body ?? {}, pending: input.pending ?? null };
+}
+
+/**
+ * Since 1.3: the context of `enrollment.import` (`gatehouse users import`): the user the row is
+ * for, not stored yet (no id).
+ */
+export function importContext(user: Partial<ImportContext['user']> = {}): ImportContext {
+  return {
+    user: { username: user.username ?? 'imported', email: user.email ?? null, phone: user.phone ?? null },
+    logger: silentLogger,
+  };
 }
 
 export function fdsContext(
