@@ -67,6 +67,7 @@ export {
   fdsRuleProblems,
   grantProblems,
   methodProblems,
+  promptHandlerProblems,
   requestResolverProblems,
   routeProblems,
   tokenBindingProblems,

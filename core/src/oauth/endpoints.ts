@@ -409,7 +409,7 @@ function coreMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' 
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     ...(acrValues.length ? { acr_values_supported: acrValues } : {}),
-    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account', ...deps.extensions.prompts.ids()],
     verification_methods_supported: deps.extensions.methods.ids(),
   };
 }

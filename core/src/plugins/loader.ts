@@ -23,6 +23,7 @@ import type {
   DeliveryChannel,
   FdsRule,
   GrantHandler,
+  PromptHandler,
   RecordStore,
 } from './extensions.js';
 import {
@@ -30,6 +31,7 @@ import {
   fdsRuleProblems,
   grantProblems,
   methodProblems,
+  promptHandlerProblems,
   REPLACEABLE_SERVICES,
   requestResolverProblems,
   routeProblems,
@@ -55,6 +57,8 @@ export interface Extensions {
   apps: Registry<AppConfig>;
   /** Path prefixes CORS answers on for plugins' routes (since plugin API 1.3). */
   corsPrefixes: Registry<{ prefix: string }>;
+  /** `prompt` values of /authorize plugins answer (`create`, since plugin API 1.3): one handler each. */
+  prompts: Registry<PromptHandler>;
 }
 
 export const TOKEN_BINDING = 'DPoP';
@@ -78,6 +82,7 @@ export function createExtensions(): Extensions {
     ),
     apps: new Registry<AppConfig>('app', (a) => a.client_id),
     corsPrefixes: new Registry<{ prefix: string }>('CORS path prefix', (p) => p.prefix),
+    prompts: new Registry<PromptHandler>('prompt handler', (h) => h.prompt, promptHandlerProblems),
   };
 }
 
@@ -226,6 +231,10 @@ export async function registerPlugins(
       authorizationRequests: (resolver) => {
         extensions.requestResolvers.add(resolver, plugin.name);
         (contributes.requestResolvers ??= []).push(REQUEST_RESOLVER_ID);
+      },
+      prompt: (handler) => {
+        extensions.prompts.add(handler, plugin.name);
+        (contributes.prompts ??= []).push(handler.prompt);
       },
       app: (input) => {
         const parsed = appSchema.safeParse(input, { reportInput: true });

@@ -12,6 +12,7 @@ import {
   httpHelpers,
   methodProblems,
   REPLACEABLE_SERVICES,
+  promptHandlerProblems,
   requestResolverProblems,
   routeProblems,
   tokenBindingProblems,
@@ -32,6 +33,7 @@ import {
   type WebApi,
   type AuthMethod,
   type AuthorizationRequestResolver,
+  type PromptHandler,
   type BoundDevice,
   type Credential,
   type CredentialStore,
@@ -364,6 +366,8 @@ export interface Registered {
   apps: Map<string, Record<string, unknown>>;
   /** `api.cors` path prefixes. */
   cors: string[];
+  /** `api.prompt` handlers, by prompt value (since plugin API 1.3). */
+  prompts: Map<string, PromptHandler>;
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -424,6 +428,7 @@ export async function registerWithFakes<O>(
     requestResolver: null,
     apps: new Map(),
     cors: [],
+    prompts: new Map(),
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -483,6 +488,12 @@ export async function registerWithFakes<O>(
       if (problems.length) throw new Error(`authorization request resolver ${problems.join(', ')}`);
       if (out.requestResolver) throw new Error('an authorization request resolver is already registered');
       out.requestResolver = resolver;
+    },
+    prompt: (handler) => {
+      const problems = promptHandlerProblems(handler as unknown as Record<string, unknown>);
+      if (problems.length) throw new Error(`prompt handler ${problems.join(', ')}`);
+      if (out.prompts.has(handler.prompt)) throw new Error(`prompt "${handler.prompt}" is already handled`);
+      out.prompts.set(handler.prompt, handler);
     },
     app: (app) => {
       if (out.apps.has(app.client_id)) throw new Error(`app "${app.client_id}" is added twice`);

@@ -48,7 +48,11 @@ export interface AuthorizeDeps {
   /** Counters every node shares (the per-address limit). */
   counters: SharedCounters;
   /** What plugins registered: the resolver of `request_uri` (plugin API 1.3), if one did. */
-  extensions: { requestResolvers: { values(): AuthorizationRequestResolver[] } };
+  extensions: {
+    requestResolvers: { values(): AuthorizationRequestResolver[] };
+    /** `prompt` values plugins answer (`create`, plugin API 1.3): where their flows go. */
+    prompts: { get(prompt: string): { path: string } | undefined };
+  };
 }
 
 /**
