@@ -65,6 +65,11 @@ export const appRegistration = z
     terms_url: z.url({ protocol: /^https?$/ }).optional(),
     /** `code`: the address is proven by a code before the account exists; `none`: made at once, unverified. */
     verify: z.enum(['code', 'none']).default('code'),
+    /**
+     * The cidaas user-existence call (`/useractions-srv/userexistence`): `hidden` answers the same
+     * for every identifier; `answer` tells the truth (an enumeration oracle the app accepts).
+     */
+    user_existence: z.enum(['hidden', 'answer']).default('hidden'),
   })
   .prefault({})
   .superRefine((app, ctx) => {

@@ -65,16 +65,38 @@ export interface Registered {
 export interface RegistrationService {
   /** The app's registration settings, or null when it has none on. */
   settings(clientId: string): AppRegistration | null;
+  /**
+   * The app's form: its fields in order with their labels in `locale` (else the flow's
+   * `ui_locales`, else the browser's), then the password; and the terms version to accept.
+   */
+  form(
+    req: IncomingMessage,
+    flow: LoginFlowView,
+    locale: string | null,
+  ): { locale: string; fields: { name: string; required: boolean; label: string }[]; terms: string | null } | null;
   /** Starts a registration for the flow: a code on its way, or (verify: none) the account made. */
   start(req: IncomingMessage, flow: LoginFlowView, input: RegistrationInput): Promise<Pending | Registered>;
   /** Proves the code of a pending registration: the account is made and the login continues. */
   confirm(req: IncomingMessage, flow: LoginFlowView, pendingId: string, code: string): Promise<Registered>;
   /** The pending registration's masked address, for the code page (null when gone). */
   pending(flow: LoginFlowView, pendingId: string): Promise<Pending | null>;
-  /** The flow of a request id for this browser, open, of an app with registration on. */
-  flowFor(req: IncomingMessage, requestId: unknown): Promise<{ flow: LoginFlowView; app: AppRegistration }>;
-  /** Whether `admit` is needed first (an app's own login UI posting from another origin). */
+  /**
+   * The flow of a request id for this browser, open, at its first stage, of an app with
+   * registration on. `admitted`: the caller ran `admit` in this request (which claimed the flow
+   * for this browser or threw), so the browser need not hold its cookie yet.
+   */
+  flowFor(
+    req: IncomingMessage,
+    requestId: unknown,
+    opts?: { admitted?: boolean },
+  ): Promise<{ flow: LoginFlowView; app: AppRegistration }>;
+  /** `web.loginFlows.admit`: the form's origin, and the first claim of an app's generated flow. */
   admit(req: IncomingMessage, res: Response, requestId: string): Promise<void>;
+  /**
+   * Whether an account has one of these identifiers, for an app whose `user_existence` is
+   * `answer`; null (say nothing) otherwise. Counted in the per-address limit.
+   */
+  exists(req: IncomingMessage, flow: LoginFlowView, identifiers: string[]): Promise<boolean | null>;
 }
 
 interface PendingRecord {
@@ -314,7 +336,7 @@ export function registrationService(
       return app?.enabled ? app : null;
     },
 
-    async flowFor(req, requestId) {
+    async flowFor(req, requestId, opts = {}) {
       let flow: LoginFlowView;
       try {
         flow = await web.loginFlows.open(requestId);
@@ -324,7 +346,7 @@ export function registrationService(
       }
       const app = apps.get(flow.clientId);
       if (!app?.enabled) throw new RegistrationError(404, 'REGISTRATION_DISABLED', 'this app offers no registration');
-      if (!web.loginFlows.isBound(req, flow)) {
+      if (!opts.admitted && !web.loginFlows.isBound(req, flow)) {
         throw new RegistrationError(403, 'FLOW_NOT_BOUND', 'this login belongs to another browser');
       }
       if (flow.userId !== null || flow.stage !== 0) {
@@ -334,6 +356,32 @@ export function registrationService(
     },
 
     admit: (req, res, requestId) => web.loginFlows.admit(req, res, requestId),
+
+    form(req, flow, locale) {
+      const app = apps.get(flow.clientId);
+      if (!app?.enabled) return null;
+      const t = web.messages(req, locale ?? uiLocales(flow));
+      return {
+        locale: t.locale,
+        fields: [
+          ...app.fields.map((f) => ({
+            name: f.name as string,
+            required: f.required,
+            label: t.t(`reg.field.${f.name}`),
+          })),
+          { name: 'password', required: true, label: t.t('reg.password') },
+          { name: 'password_echo', required: true, label: t.t('reg.password_repeat') },
+        ],
+        terms: app.terms_version ?? null,
+      };
+    },
+
+    async exists(req, flow, identifiers) {
+      const app = apps.get(flow.clientId);
+      if (!app?.enabled || app.user_existence !== 'answer') return null;
+      await limited(perIp, web.clientIp(req));
+      return (await taken(identifiers.filter(Boolean).slice(0, 3))) !== null;
+    },
 
     async start(req, flow, input) {
       const app = apps.get(flow.clientId);
