@@ -48,6 +48,8 @@ export interface PluginPage {
   status?: number;
   /** Where the page's forms may post besides Gatehouse itself (CSP form-action). */
   formTargets?: string[];
+  /** Since 1.3: the page's language from these first (a login's `ui_locales`), then the browser's (`lang`). */
+  uiLocales?: string | null;
 }
 
 /** Since plugin API 1.3: a login flow as a plugin sees it (read-only). */
@@ -394,7 +396,7 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
     requireAdmin: (req) => deps.adminGuard().check(req),
     page(req, res, page) {
       pageHeaders(res, page.formTargets ?? [], 'same-origin');
-      const context = { base, t: localesOf().for(req) };
+      const context = { base, t: localesOf().for(req, page.uiLocales ?? null) };
       res.status(page.status ?? 200).send(layout(context, page.title, page.body, null));
     },
     csrf: {

@@ -54,6 +54,7 @@ export function registrationPages(api: PluginApi, service: RegistrationService) 
     web.page(req, res, {
       status: err.status,
       title: t.t('reg.error.title'),
+      uiLocales: uiLocales(flow),
       body: html`<main class="card" id="gh-registration">
         <h1>${t.t('reg.error.title')}</h1>
         <p class="message error" role="alert" id="gh-error" data-error="${err.code}">
@@ -103,6 +104,7 @@ export function registrationPages(api: PluginApi, service: RegistrationService) 
       status: err?.status ?? 200,
       title: t.t('reg.title', { app: flow.clientName }),
       formTargets: web.loginFlows.formTargets(flow),
+      uiLocales: uiLocales(flow),
       body: html`<main class="card" id="gh-registration">
         <h1>${t.t('reg.title', { app: flow.clientName })}</h1>
         ${errorLine(t, err)}
@@ -146,6 +148,7 @@ export function registrationPages(api: PluginApi, service: RegistrationService) 
       status: err?.status ?? 200,
       title: t.t('reg.code.title'),
       formTargets: web.loginFlows.formTargets(flow),
+      uiLocales: uiLocales(flow),
       body: html`<main class="card" id="gh-registration">
         <h1>${t.t('reg.code.title')}</h1>
         <p id="gh-sent">${t.t('reg.code.sent', { address: pending.masked, minutes: pending.minutes })}</p>

@@ -14,6 +14,7 @@ import {
   Browser,
   decodeJwtParts,
   LEGACY,
+  passwordStage,
   locationOf,
   pkcePair,
   postForm,
@@ -518,6 +519,16 @@ describe('registration (prompt=create, /register)', function () {
     ]);
   });
 
+  it('refuses a login whose first stage named its user already (409 WRONG_FLOW_STAGE)', async () => {
+    const known = await server.user('known');
+    const browser = new From(server, nextIp());
+    const opened = await openRegistration(browser, REG_TOTP.id);
+    const next = await passwordStage(browser, server, opened.requestId, known);
+    expect(next.pathname).to.equal('/login');
+    await expectRefusal(await browser.get(`/register?request_id=${opened.requestId}`), 409, 'WRONG_FLOW_STAGE');
+    await expectRefusal(await browser.postForm('/register', form(opened)), 409, 'WRONG_FLOW_STAGE');
+  });
+
   it('refuses an expired code (410 CODE_EXPIRED)', async () => {
     const browser = new From(server, nextIp());
     const opened = await openRegistration(browser);
@@ -541,7 +552,10 @@ describe('registration (prompt=create, /register)', function () {
     );
     const to = locationOf(res, server);
     const body = await (await browser.get(to.pathname + to.search)).text();
-    expect(body).to.contain('Konto für App reg anlegen').and.to.contain('E-Mail-Adresse');
+    expect(body)
+      .to.contain('Konto für App reg anlegen')
+      .and.to.contain('E-Mail-Adresse')
+      .and.to.contain('<html lang="de"');
     const opened = { requestId: to.searchParams.get('request_id')!, csrf: csrfOf(body) };
     const got = await submit(browser, form(opened));
     expect(got.body).to.contain('Adresse bestätigen');
