@@ -35,6 +35,8 @@ const REG_CB = 'https://reg.example.test/cb';
 const REG_EMAIL = { id: 'reg-email', secret: 'reg-email-secret-0123456789abcdef0123456789' };
 /** Its second stage is TOTP, which a new user has not set up: the login goes on at the hosted page. */
 const REG_TOTP = { id: 'reg-totp', secret: 'reg-totp-secret-0123456789abcdef01234567890' };
+/** Proves a phone number by SMS. */
+const REG_PHONE = { id: 'reg-phone', secret: 'reg-phone-secret-0123456789abcdef012345678' };
 /** Usernames of their own, made at once without a code. */
 const REG_NOW = { id: 'reg-now', secret: 'reg-now-secret-0123456789abcdef0123456789ab' };
 
@@ -97,13 +99,20 @@ describe('registration (prompt=create, /register)', function () {
         { path: BLOCKED },
         {
           name: '@gatehouse-auth/registration',
-          options: { email_channel: 'capture', max_attempts: 3, per_ip_per_hour: 5, per_address_per_hour: 3 },
+          options: {
+            email_channel: 'capture',
+            sms_channel: 'capture',
+            max_attempts: 3,
+            per_ip_per_hour: 5,
+            per_address_per_hour: 3,
+          },
         },
       ],
       apps: [
         app(REG, { registration: { enabled: true, fields, terms_version: '2026-01' } }),
         app(REG_EMAIL, { login_stages: [['PASSWORD'], ['EMAIL']], registration: { enabled: true, fields } }),
         app(REG_TOTP, { login_stages: [['PASSWORD'], ['TOTP']], registration: { enabled: true, fields } }),
+        app(REG_PHONE, { registration: { enabled: true, fields: [{ name: 'phone', required: true }] } }),
         app(REG_NOW, {
           registration: {
             enabled: true,
@@ -334,6 +343,35 @@ describe('registration (prompt=create, /register)', function () {
     expect(flow?.stage).to.equal(1);
     expect(flow?.status).to.equal('active');
     expect(flow?.userId).to.be.a('string');
+  });
+
+  it('proves a phone number by SMS: the phone is the username and verified', async () => {
+    const browser = new From(server, nextIp());
+    const opened = await openRegistration(browser, REG_PHONE.id);
+    const phone = `+1555${String(process.pid % 1000).padStart(3, '0')}${String(++serial).padStart(4, '0')}`;
+    const before = sent.length;
+    const res = await browser.postForm('/register', {
+      csrf: opened.csrf,
+      request_id: opened.requestId,
+      phone,
+      password: PASSWORD,
+      password_repeat: PASSWORD,
+    });
+    const to = locationOf(res, server);
+    expect(to.pathname).to.equal('/register/code');
+    const page = await (await browser.get(to.pathname + to.search)).text();
+    expect(page).to.contain(`•••${phone.slice(-4)}`);
+    for (let i = 0; i < 50 && sent.length === before; i++) await new Promise((r) => setTimeout(r, 20));
+    const sms = sent.slice(before).find((m) => m.to === phone)!;
+    expect(sms.kind).to.equal('sms');
+    const code = /\b(\d{6})\b/.exec(sms.text)![1]!;
+    const got = { registration: to.searchParams.get('registration')!, codeCsrf: csrfOf(page) };
+    expect(locationOf(await postCode(browser, opened.requestId, got, code), server).pathname).to.equal(
+      '/api/oauth2/authorize/resume',
+    );
+    const user = (await server.gatehouse.container.cradle.users.findByIdentifier(phone))!;
+    expect(user.username).to.equal(phone);
+    expect(await server.gatehouse.container.cradle.services.accounts.verified(user, 'sms')).to.equal(true);
   });
 
   it('refuses a missing required field (400 FIELD_MISSING)', async () => {
