@@ -567,6 +567,23 @@ describe('registration (prompt=create, /register)', function () {
     await expectRefusal(await browser.postForm('/register', form(opened)), 409, 'WRONG_FLOW_STAGE');
   });
 
+  it('the core gives a flow its registered user once, and never to a flow a stage named (conditional update)', async () => {
+    const { flows } = server.gatehouse.container.cradle;
+    const opened = await openRegistration(new From(server, nextIp()), REG_TOTP.id);
+    const flow = (await flows.get(opened.requestId))!;
+    const change = (userId: string) => ({
+      userId,
+      stages: flow.stages,
+      stage: 1,
+      completions: [{ method: 'PASSWORD', amr: ['pwd'], at: 1 }],
+    });
+    const first = await flows.register(flow, change('00000000-0000-0000-0000-00000000000a'));
+    expect(first?.userId).to.equal('00000000-0000-0000-0000-00000000000a');
+    expect(first?.stage).to.equal(1);
+    expect(await flows.register(flow, change('00000000-0000-0000-0000-00000000000b'))).to.equal(null);
+    expect((await flows.get(opened.requestId))?.userId).to.equal('00000000-0000-0000-0000-00000000000a');
+  });
+
   it('refuses an expired code (410 CODE_EXPIRED)', async () => {
     const browser = new From(server, nextIp());
     const opened = await openRegistration(browser);
