@@ -68,6 +68,7 @@ export {
   fdsRuleProblems,
   grantProblems,
   methodProblems,
+  promptHandlerProblems,
   requestResolverProblems,
   requestObjectVerifierProblems,
   routeProblems,

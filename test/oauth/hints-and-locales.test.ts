@@ -329,7 +329,7 @@ describe('hosted pages: locales, login_hint, prompt=select_account and prompt=cr
       expect(auth.location.origin + auth.location.pathname).to.equal(DEMO_SPA.redirectUri);
       expect(auth.location.searchParams.get('error')).to.equal('invalid_request');
       expect(auth.location.searchParams.get('error_description')).to.equal(
-        'prompt=create is not supported: this server offers no sign-up',
+        'prompt=create is not supported: this app offers no sign-up',
       );
       expect(auth.location.searchParams.get('state')).to.equal(auth.state);
       expect(auth.location.searchParams.get('iss')).to.equal(server.issuer);

@@ -160,7 +160,10 @@ export function createGatehouseContainer(
           },
         }),
     ),
-    clients: single(({ config, appSettings }) => new ClientRegistry(config.apps, appSettings)),
+    clients: single(
+      ({ config, appSettings, extensions }) =>
+        new ClientRegistry(config.apps, appSettings, extensions.prompts.values()),
+    ),
     replay: single(({ sql, clock }) => new AssertionReplayStore(sql, clock)),
     keys: single(({ sql, clock, secretBox, config }) => new KeyStore(sql, clock, secretBox, config.oauth.signing_algs)),
     profiles: single(({ sql, clock }) => new UserProfiles(recordStore(sql, clock, 'gatehouse:profile'), clock)),

@@ -8,10 +8,11 @@ import { ErrorPage, RedirectError, validate } from '../oauth/authorize/request.j
 import { resolveRequestUri } from '../oauth/authorize/request-uri.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import { OAuthError } from '../oauth/errors.js';
-import type { AuthMethod, JsonObject } from '../plugins/extensions.js';
+import type { AuthMethod, EventLog, JsonObject } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { clientIp, requestFacts } from '../verification/context.js';
+import { remainingStages } from '../verification/stages.js';
 import { verificationError } from '../verification/errors.js';
 import { flowClosedReason, type LoginFlow, type LoginFlowStore } from '../verification/flows.js';
 import type { Extensions } from '../plugins/loader.js';
@@ -40,11 +41,17 @@ export interface LoginFlowsDeps {
   binding: Pick<BrowserBinding, 'isBound' | 'isUnclaimed' | 'flowCookie' | 'cookieOptions'>;
   verification: Pick<
     VerificationService,
-    'continueLogin' | 'proveAndContinue' | 'methodWithField' | 'initiate' | 'method' | 'isEnrolled'
+    | 'continueLogin'
+    | 'proveAndContinue'
+    | 'methodWithField'
+    | 'initiate'
+    | 'method'
+    | 'isEnrolled'
+    | 'screenRegistration'
   >;
   loginRedirects: LoginRedirects;
   loginUi: LoginUi;
-  extensions: Pick<Extensions, 'methods' | 'requestResolvers' | 'requestObjects'>;
+  extensions: Pick<Extensions, 'methods' | 'requestResolvers' | 'requestObjects' | 'prompts'>;
   counters: SharedCounters;
   clock: Clock;
   locales: Locales;
@@ -52,6 +59,7 @@ export interface LoginFlowsDeps {
   sessions: Pick<SessionStore, 'get'>;
   device: DeviceCookie;
   setupOffers: Pick<SetupOffers, 'pick' | 'decline'>;
+  events: EventLog;
 }
 
 /** The core's login flows for plugins, and for its own continuation (the hosted page's). */
@@ -277,6 +285,66 @@ export class LoginFlows implements LoginFlowsApi {
 
   completedLocation(flow: LoginFlowView): string {
     return this.deps.loginRedirects.completed(this.flowOf(flow));
+  }
+
+  promptUrl(flow: LoginFlowView, prompt: 'create'): string | null {
+    const handler = this.deps.extensions.prompts.get(prompt);
+    if (!handler || !this.deps.clients.get(flow.clientId)?.prompts?.includes(prompt)) return null;
+    const base = new URL(this.deps.config.issuer).pathname.replace(/\/+$/, '');
+    return `${base}${handler.path}?request_id=${encodeURIComponent(flow.id)}`;
+  }
+
+  screenRegistration(
+    req: IncomingMessage,
+    flow: LoginFlowView,
+    candidate: { username: string; email: string | null; phone: string | null },
+  ) {
+    const facts = requestFacts(req, undefined, this.deps.device);
+    return this.deps.verification.screenRegistration(candidate, flow.clientId, facts, logOf(req));
+  }
+
+  async registered(
+    req: IncomingMessage,
+    view: LoginFlowView,
+    user: UserRecord,
+    methodIds: string[],
+  ): Promise<LoginContinuation> {
+    const flow = this.flowOf(await this.open(view.id));
+    if (!this.deps.binding.isBound(req, flow)) throw verificationError('FLOW_NOT_BOUND');
+    if (flow.userId !== null || flow.stage !== 0) {
+      throw verificationError('WRONG_FLOW_STAGE', 'the login already names its user');
+    }
+    const methods = [...new Set(methodIds.map((id) => this.deps.verification.method(id)))];
+    const at = Math.floor(this.deps.clock.now().getTime() / 1000);
+    const completions = methods.map((m) => ({ method: m.id, amr: m.amr, at }));
+    // Each method done counts for one stage it is allowed at (the stages as a matching problem);
+    // those stages come first, the ones left to do after them.
+    const left =
+      remainingStages(
+        flow.stages,
+        completions.map((c) => c.method),
+      ) ?? flow.stages;
+    const done = flow.stages.filter((stage) => !left.includes(stage));
+    const next = await this.deps.flows.register(flow, {
+      userId: user.id,
+      stages: [...done, ...left],
+      stage: done.length,
+      completions,
+    });
+    if (!next) throw verificationError('WRONG_FLOW_STAGE', 'another request moved this login on');
+    await this.deps.events.record({
+      type: 'login.registered',
+      userId: user.id,
+      clientId: flow.clientId,
+      ip: clientIp(req),
+      data: { methods: completions.map((c) => c.method), stages_done: done.length, completed: left.length === 0 },
+    });
+    const completed = next.status === 'completed';
+    return this.continuation({
+      flow: next,
+      completed,
+      nextMethods: completed ? [] : (next.stages[next.stage] ?? []).filter((m) => !next.methods.includes(m)),
+    });
   }
 }
 

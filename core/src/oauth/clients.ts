@@ -48,6 +48,11 @@ export interface OAuthClient {
    * its own, e.g. `client.settings.assertion_issuers`.
    */
   settings: Readonly<Record<string, unknown>>;
+  /**
+   * `prompt` values beyond the core's that a plugin answers for this app (`create`, plugin API
+   * 1.3's `api.prompt`); absent or empty: none.
+   */
+  prompts?: readonly string[];
 }
 
 /** What client authentication needs and grants never see. */
@@ -67,7 +72,12 @@ export interface ClientSecrets {
 export class ClientRegistry {
   private readonly clients = new Map<string, { client: OAuthClient; secrets: ClientSecrets }>();
 
-  constructor(apps: AppConfig[], settings: ReadonlyMap<string, AppSettings> = new Map()) {
+  constructor(
+    apps: AppConfig[],
+    settings: ReadonlyMap<string, AppSettings> = new Map(),
+    /** Plugins' prompt values (`api.prompt`), each with the apps it is on for. */
+    prompts: readonly { prompt: string; enabled(client: OAuthClient): boolean }[] = [],
+  ) {
     for (const app of apps) {
       const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
       const authMethod: ClientAuthMethod =
@@ -101,7 +111,7 @@ export class ClientRegistry {
           codeTtl: app.code_ttl,
           requireState: app.require_state ?? null,
           settings: settings.get(app.client_id)?.settings ?? {},
-        },
+        } as OAuthClient,
         secrets: {
           secretDigest: app.client_secret ? sha256(app.client_secret) : (app.client_secret_sha256 ?? null),
           secret: app.client_secret ?? null,
@@ -109,6 +119,8 @@ export class ClientRegistry {
           methodPinned: app.token_endpoint_auth_method !== undefined,
         },
       });
+      const client = this.clients.get(app.client_id)!.client;
+      client.prompts = prompts.filter((p) => p.enabled(client)).map((p) => p.prompt);
     }
   }
 

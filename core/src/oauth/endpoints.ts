@@ -406,7 +406,7 @@ function coreMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' 
     ...requestObjectMetadata(deps.extensions.requestObjects.values()[0]),
     request_uri_parameter_supported: false,
     ...(acrValues.length ? { acr_values_supported: acrValues } : {}),
-    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account', ...deps.extensions.prompts.ids()],
     verification_methods_supported: deps.extensions.methods.ids(),
   };
 }

@@ -12,6 +12,7 @@ import type {
   DeliveryChannel,
   FdsRule,
   GrantHandler,
+  PromptHandler,
   RecordStore,
 } from './extensions.js';
 import type { PluginCatalogs, WebApi } from './web.js';
@@ -150,6 +151,14 @@ export interface PluginApi {
    * the verifier's algorithms. One verifier per server: a second stops start-up.
    */
   requestObjects(verifier: RequestObjectVerifier): void;
+  /**
+   * Since 1.3: a `prompt` value of /authorize this plugin's page answers: `create` (OIDC
+   * "Initiating User Registration"), for the apps `handler.enabled` names, whose flows then go to
+   * `handler.path?request_id=…`; listed in discovery's `prompt_values_supported`. For other apps
+   * /authorize refuses it with `invalid_request` as without the plugin. One handler per value:
+   * a second stops start-up.
+   */
+  prompt(handler: PromptHandler): void;
   /**
    * Since 1.3: a first-party app of this plugin, for the logins its pages start
    * (`web.login.start`): an entry like those of the config's `apps`, served like them. An id

@@ -129,6 +129,15 @@ export function requestObjectVerifierProblems(v: Shape): string[] {
   ];
 }
 
+/** What a prompt handler (`api.prompt`, since 1.3) must have. */
+export function promptHandlerProblems(h: Shape): string[] {
+  return [
+    ...(h.prompt === 'create' ? [] : ['has a prompt other than "create"']),
+    ...fn(h, 'enabled'),
+    ...(typeof h.path === 'string' && /^\/[A-Za-z0-9/_-]*$/.test(h.path) ? [] : ['has no path such as /register']),
+  ];
+}
+
 /** The core services a plugin may replace (`provides`), with what a replacement must have. */
 export const REPLACEABLE_SERVICES: Record<string, (service: Shape) => string[]> = {
   passwordHashing: (s) => fn(s, 'withCost'),

@@ -394,9 +394,12 @@ export interface FdsContext {
    * 'initiation': a method is being started. 'attempt': a proof is about to be checked (only
    * rules with `guardsAttempts`). 'verification': a proof was right. 'session': a browser
    * session is about to sign the user in to an app without a new proof (only rules with
-   * `checksSessions`; `method` is then `SESSION`).
+   * `checksSessions`; `method` is then `SESSION`). Since plugin API 1.3, 'registration': someone
+   * asks for a new account (only rules with `checksRegistrations`; `method` is then
+   * `REGISTRATION` and `user` the account asked for, not yet made: the phantom's id, the
+   * username, email and phone given).
    */
-  phase: 'initiation' | 'attempt' | 'verification' | 'session';
+  phase: 'initiation' | 'attempt' | 'verification' | 'session' | 'registration';
   user: UserRecord;
   method: string;
   clientId: string;
@@ -423,6 +426,12 @@ export interface FdsRule {
    * Opt-in, because a rule about attempts (velocity) has nothing to say about a session.
    */
   checksSessions?: boolean;
+  /**
+   * Since plugin API 1.3: also run when someone registers (phase 'registration', a registration
+   * plugin asks with `web.loginFlows.screenRegistration`): a deny refuses the registration (a
+   * CAPTCHA, a disposable-domain rule). Opt-in, like `checksSessions`.
+   */
+  checksRegistrations?: boolean;
   evaluate(ctx: FdsContext): Promise<FdsVerdict>;
 }
 
@@ -526,6 +535,22 @@ export interface RequestObjectVerifier {
   verify(input: { client: OAuthClient; request: string }): Promise<Record<string, string>>;
   /** Whether the app must sign its requests: one without `request` is refused with `invalid_request`. */
   required?(client: OAuthClient): boolean;
+}
+
+/**
+ * Since plugin API 1.3 (`api.prompt`): a `prompt` value of /authorize that a plugin's page
+ * answers. Only `create` (OpenID Connect "Initiating User Registration via OpenID Connect 1.0"):
+ * for an app the handler `enables`, /authorize starts the login flow as usual (never from the
+ * browser's session: a new account signs in) and sends the browser to `path` with the flow's
+ * `request_id`; discovery lists the value in `prompt_values_supported`. For any other app the
+ * value is refused with `invalid_request`, as without the plugin.
+ */
+export interface PromptHandler {
+  prompt: 'create';
+  /** Whether this app takes the value (read once, when the client registry is built). */
+  enabled(client: OAuthClient): boolean;
+  /** The plugin's page under the issuer (`/register`): the browser goes to `path?request_id=…`. */
+  path: string;
 }
 
 // ───────────────────────────── core stores lent to plugins ─────────────────────────────

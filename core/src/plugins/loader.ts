@@ -24,6 +24,7 @@ import type {
   RequestObjectVerifier,
   FdsRule,
   GrantHandler,
+  PromptHandler,
   RecordStore,
 } from './extensions.js';
 import {
@@ -31,6 +32,7 @@ import {
   fdsRuleProblems,
   grantProblems,
   methodProblems,
+  promptHandlerProblems,
   REPLACEABLE_SERVICES,
   requestObjectVerifierProblems,
   requestResolverProblems,
@@ -59,6 +61,8 @@ export interface Extensions {
   apps: Registry<AppConfig>;
   /** Path prefixes CORS answers on for plugins' routes (since plugin API 1.3). */
   corsPrefixes: Registry<{ prefix: string }>;
+  /** `prompt` values of /authorize plugins answer (`create`, since plugin API 1.3): one handler each. */
+  prompts: Registry<PromptHandler>;
 }
 
 export const TOKEN_BINDING = 'DPoP';
@@ -90,6 +94,7 @@ export function createExtensions(): Extensions {
     ),
     apps: new Registry<AppConfig>('app', (a) => a.client_id),
     corsPrefixes: new Registry<{ prefix: string }>('CORS path prefix', (p) => p.prefix),
+    prompts: new Registry<PromptHandler>('prompt handler', (h) => h.prompt, promptHandlerProblems),
   };
 }
 
@@ -242,6 +247,10 @@ export async function registerPlugins(
       requestObjects: (verifier) => {
         extensions.requestObjects.add(verifier, plugin.name);
         (contributes.requestObjects ??= []).push(REQUEST_OBJECT_ID);
+      },
+      prompt: (handler) => {
+        extensions.prompts.add(handler, plugin.name);
+        (contributes.prompts ??= []).push(handler.prompt);
       },
       app: (input) => {
         const parsed = appSchema.safeParse(input, { reportInput: true });

@@ -51,6 +51,8 @@ export interface PluginPage {
   status?: number;
   /** Where the page's forms may post besides Gatehouse itself (CSP form-action). */
   formTargets?: string[];
+  /** Since 1.3: the page's language from these first (a login's `ui_locales`), then the browser's (`lang`). */
+  uiLocales?: string | null;
 }
 
 /** Since plugin API 1.3: a login flow as a plugin sees it (read-only). */
@@ -168,6 +170,42 @@ export interface LoginFlowsApi {
   declineOffer(flow: LoginFlowView, methodId: string): Promise<void>;
   /** Where the browser goes once a completed login is done with: back to the app (or a plugin's page). */
   completedLocation(flow: LoginFlowView): string;
+
+  // Since 1.3, for a plugin that registers users (prompt=create, decision 46).
+
+  /**
+   * The page of the plugin that answers `prompt` (`create`: registration) for the flow's app,
+   * with the flow's `request_id`; null when no plugin does, or not for this app. For the hosted
+   * login page's "Create an account" link.
+   */
+  promptUrl(flow: LoginFlowView, prompt: 'create'): string | null;
+
+  /**
+   * Runs the FDS rules that screen registrations (`checksRegistrations`, phase `registration`)
+   * on the account asked for, before it is made: `candidate` is what the registrant gave. Every
+   * verdict is stored (named after no user). A deny should refuse the registration.
+   */
+  screenRegistration(
+    req: IncomingMessage,
+    flow: LoginFlowView,
+    candidate: { username: string; email: string | null; phone: string | null },
+  ): Promise<{ action: 'allow' | 'step_up' | 'deny'; reasons: string[]; retryAfter?: number }>;
+  /**
+   * The account `user` was just made in this login (its address proven as the app asks): the
+   * flow, still at its first stage with no user and held by this browser, gets the user, and
+   * `methods` (registered method ids, e.g. the password set and the email code proven) count as
+   * completed now, each for one stage it is allowed at. The login then continues as a
+   * continuation does: with the stages left (`location`, the hosted page), or back to the app.
+   * Throws REQUEST_NOT_FOUND, REQUEST_EXPIRED, REQUEST_COMPLETED, FLOW_NOT_BOUND,
+   * WRONG_FLOW_STAGE (a user already named, or another request registered first),
+   * METHOD_NOT_FOUND. Event `login.registered`.
+   */
+  registered(
+    req: IncomingMessage,
+    flow: LoginFlowView,
+    user: UserRecord,
+    methods: string[],
+  ): Promise<LoginContinuation>;
 }
 
 /**
@@ -398,7 +436,7 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
     requireAdmin: (req) => deps.adminGuard().check(req),
     page(req, res, page) {
       pageHeaders(res, page.formTargets ?? [], 'same-origin');
-      const context = { base, t: localesOf().for(req) };
+      const context = { base, t: localesOf().for(req, page.uiLocales ?? null) };
       res.status(page.status ?? 200).send(layout(context, page.title, page.body, null));
     },
     csrf: {

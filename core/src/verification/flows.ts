@@ -242,4 +242,34 @@ export class LoginFlowStore {
     );
     return rows.length ? this.get(flow.id) : null;
   }
+
+  /**
+   * A flow at its first stage with no user gets the user a registration just made, with the
+   * methods it counts as done: `stages` reordered so the stages they completed come first, and
+   * `stage` past them. Conditional, so it happens once and never to a flow a stage moved on.
+   */
+  async register(
+    flow: LoginFlow,
+    change: { userId: string; stages: string[][]; stage: number; completions: MethodCompletion[] },
+  ): Promise<LoginFlow | null> {
+    const now = this.clock.now().getTime();
+    const done = change.stage >= change.stages.length;
+    const rows = await this.sql.write(
+      `UPDATE login_flows SET stage = :stage, user_id = :userId, stages = :stages, amr = :amr, methods = :methods,
+         status = :status, auth_time = :now, updated_at = :now
+       WHERE id = :id AND stage = 0 AND user_id IS NULL AND status = 'active' AND expires_at > :now
+       RETURNING id`,
+      {
+        id: flow.id,
+        stage: change.stage,
+        userId: change.userId,
+        stages: JSON.stringify(change.stages),
+        amr: JSON.stringify([...new Set(change.completions.flatMap((c) => c.amr))]),
+        methods: JSON.stringify(change.completions),
+        status: done ? 'completed' : 'active',
+        now,
+      },
+    );
+    return rows.length ? this.get(flow.id) : null;
+  }
 }

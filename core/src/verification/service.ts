@@ -21,7 +21,7 @@ import type {
 import type { Clock, Services } from '../services.js';
 import { verificationError } from './errors.js';
 import type { Exchange, ExchangeStore } from './exchanges.js';
-import { runFdsRules } from './fds.js';
+import { runFdsRules, type FdsResult } from './fds.js';
 import { UserHistorySnapshot } from './user-history.js';
 import { linkState, newLinkFacts, type LinkFacts } from './link-facts.js';
 import { readOnce } from './read-once.js';
@@ -97,6 +97,8 @@ export class VerificationService {
   private readonly fdsRules: FdsRule[];
   private readonly attemptGuards: FdsRule[];
   private readonly sessionChecks: FdsRule[];
+  /** Rules that also screen registrations (phase 'registration', plugin API 1.3). */
+  private readonly registrationChecks: FdsRule[];
   /** First-stage initiations still finishing after their answer, by exchange key. */
   private readonly background = new Map<string, Promise<void>>();
 
@@ -128,6 +130,7 @@ export class VerificationService {
     this.fdsRules = orderedRules(deps.config.verification.fds_rules, deps.extensions);
     this.attemptGuards = this.fdsRules.filter((rule) => rule.guardsAttempts);
     this.sessionChecks = this.fdsRules.filter((rule) => rule.checksSessions);
+    this.registrationChecks = this.fdsRules.filter((rule) => rule.checksRegistrations);
   }
 
   /** The registered methods (their fields are in the API's schemas). */
@@ -914,6 +917,32 @@ export class VerificationService {
     };
   }
 
+  /**
+   * The rules that screen registrations (`checksRegistrations`) on an account asked for, not yet
+   * made: its user is the phantom with the given addresses, its verdicts named after no user.
+   */
+  screenRegistration(
+    candidate: { username: string; email: string | null; phone: string | null },
+    clientId: string,
+    request: RequestFacts,
+    logger: Logger,
+  ): Promise<FdsResult> {
+    const user: UserRecord = { id: PHANTOM_USER_ID, ...candidate, status: 'active' };
+    const now = this.deps.clock.now();
+    const ctx = { phase: 'registration' as const, user, method: REGISTRATION_PSEUDO_METHOD, clientId, request, now };
+    return runFdsRules(
+      this.registrationChecks,
+      { ...ctx, history: this.deps.services.history, logger },
+      anyones(this.deps.services.events),
+      {
+        timeoutMs: this.deps.config.verification.fds_timeout_ms,
+        logger,
+        metrics: this.deps.metrics,
+        tracing: this.deps.tracing,
+      },
+    );
+  }
+
   /** A step-up asks for one more stage: any method of the app not used in this login yet. */
   private stepUpStage(flow: LoginFlow, justUsed: string): string[] {
     return this.stepUpMethods(flow.clientId, [...flow.methods, justUsed]);
@@ -1037,6 +1066,9 @@ export const SESSION_PSEUDO_METHOD = 'SESSION';
 function wrongProof(attemptsLeft: number): ApiError {
   return verificationError('VERIFICATION_FAILED', undefined, { attempts_left: attemptsLeft });
 }
+
+/** The `method` of FDS contexts in the registration phase (plugin API 1.3). */
+export const REGISTRATION_PSEUDO_METHOD = 'REGISTRATION';
 
 function fdsBlocked(retryAfter?: number): ApiError {
   const err = verificationError('FDS_BLOCKED', undefined, retryAfter ? { retry_after: retryAfter } : undefined);

@@ -146,7 +146,14 @@ describe('compat-cidaas registered without a server (plugin API 1.3)', function 
       '/authz-srv/authrequest/authz/generate',
       '/verification-actions-srv/setup/:method/initiation/:trackId',
     ]);
-    expect(registered.cors).to.deep.equal(['/login-srv/', '/authz-srv/', '/public-srv/']);
+    expect(registered.cors).to.deep.equal([
+      '/users-srv/register',
+      '/registration-setup-srv/',
+      '/useractions-srv/userexistence/',
+      '/login-srv/',
+      '/authz-srv/',
+      '/public-srv/',
+    ]);
   });
 
   it('the login flows and the setup API say they need a running server', async function () {

@@ -23,6 +23,8 @@ export interface LoginView extends PageContext {
   cancelCsrf?: string | null;
   /** The app's `login_hint`: what the identifier field starts with (first stage only). */
   loginHint?: string | null;
+  /** The registration page for this login, when a plugin offers one for the app (first stage only). */
+  registerUrl?: string | null;
 }
 
 /** The core's page skeleton with, where the page needs them, its script asset and the methods' modules. */
@@ -174,6 +176,7 @@ export function renderLoginPage(view: LoginView): string {
       <input type="hidden" name="sub" value="" />
       <input type="hidden" name="offer" value="" />
     </form>
+    ${view.registerUrl ? html`<p class="register"><a href="${view.registerUrl}" id="gh-register">${t.t('login.register')}</a></p>` : ''}
     ${backToApp(view)}
   </main>`;
   const modules = view.methods.map((m) => m.module).filter((m): m is string => m !== null);

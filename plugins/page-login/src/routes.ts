@@ -157,6 +157,7 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
       cancelCsrf,
       // A hint only fills the field in: the stage is still done, and nothing says whether it names anyone.
       loginHint: typeof loginHint === 'string' ? loginHint : null,
+      registerUrl: flow.userId ? null : web.loginFlows.promptUrl(flow, 'create'),
     };
     res.send(renderLoginPage(view));
   });

@@ -12,6 +12,7 @@ import {
   httpHelpers,
   methodProblems,
   REPLACEABLE_SERVICES,
+  promptHandlerProblems,
   requestResolverProblems,
   requestObjectVerifierProblems,
   routeProblems,
@@ -34,6 +35,7 @@ import {
   type AuthMethod,
   type AuthorizationRequestResolver,
   type RequestObjectVerifier,
+  type PromptHandler,
   type BoundDevice,
   type Credential,
   type CredentialStore,
@@ -369,6 +371,8 @@ export interface Registered {
   apps: Map<string, Record<string, unknown>>;
   /** `api.cors` path prefixes. */
   cors: string[];
+  /** `api.prompt` handlers, by prompt value (since plugin API 1.3). */
+  prompts: Map<string, PromptHandler>;
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -433,6 +437,7 @@ export async function registerWithFakes<O>(
     requestObjectVerifier: null,
     apps: new Map(),
     cors: [],
+    prompts: new Map(),
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -498,6 +503,12 @@ export async function registerWithFakes<O>(
       if (problems.length) throw new Error(`request object verifier ${problems.join(', ')}`);
       if (out.requestObjectVerifier) throw new Error('a request object verifier is already registered');
       out.requestObjectVerifier = verifier;
+    },
+    prompt: (handler) => {
+      const problems = promptHandlerProblems(handler as unknown as Record<string, unknown>);
+      if (problems.length) throw new Error(`prompt handler ${problems.join(', ')}`);
+      if (out.prompts.has(handler.prompt)) throw new Error(`prompt "${handler.prompt}" is already handled`);
+      out.prompts.set(handler.prompt, handler);
     },
     app: (app) => {
       if (out.apps.has(app.client_id)) throw new Error(`app "${app.client_id}" is added twice`);

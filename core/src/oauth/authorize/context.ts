@@ -56,6 +56,8 @@ export interface AuthorizeDeps {
   extensions: {
     requestResolvers: { values(): AuthorizationRequestResolver[] };
     requestObjects: { values(): RequestObjectVerifier[] };
+    /** `prompt` values plugins answer (`create`, plugin API 1.3): where their flows go. */
+    prompts: { get(prompt: string): { path: string } | undefined };
   };
 }
 

@@ -155,11 +155,12 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
   }
   if (base.prompt.includes('none') && base.prompt.length > 1)
     throw fail('invalid_request', 'prompt=none cannot be combined');
-  // Initiating User Registration via OpenID Connect 1.0: no sign-up here, so say so (not listed in discovery).
-  if (base.prompt.includes('create')) {
-    throw fail('invalid_request', 'prompt=create is not supported: this server offers no sign-up');
+  // Initiating User Registration via OpenID Connect 1.0: only where a plugin answers it for the app.
+  if (base.prompt.includes('create') && !client.prompts?.includes('create')) {
+    throw fail('invalid_request', 'prompt=create is not supported: this app offers no sign-up');
   }
-  if (base.prompt.some((p) => !['none', 'login', 'consent', 'select_account'].includes(p))) {
+  const known = ['none', 'login', 'consent', 'select_account', ...(client.prompts ?? [])];
+  if (base.prompt.some((p) => !known.includes(p))) {
     throw fail('invalid_request', 'unsupported prompt value');
   }
   if (q.claims !== undefined) {

@@ -5,7 +5,7 @@ import { randomToken, sha256 } from '../../util/crypto.js';
 import { requestFacts } from '../../verification/context.js';
 import { readCookie } from '../../http/cookies.js';
 import { stagesFor } from '../acr.js';
-import { flowStart } from '../sso.js';
+import { flowStart, type SsoDecision } from '../sso.js';
 import { OAuthError } from '../errors.js';
 import { errorPage } from '../pages.js';
 import { ACCOUNT_PATH } from './account.js';
@@ -49,15 +49,20 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       // The stages of the acr asked for: a session short of them is asked for what is missing (step-up).
       const loginStages = stagesFor(client, request);
       const hinted = await hintedUser(deps.logout, request.id_token_hint);
-      const signedIn = await sso.decide(await sessions.get(readCookie(req, ctx.sessionCookie)), {
-        clientId: client.clientId,
-        loginStages,
-        singleFactorMethods: client.singleFactorMethods,
-        prompt: request.prompt,
-        maxAge: request.max_age,
-        request: requestFacts(req, undefined, deps.device),
-        logger: req.log,
-      });
+      // prompt=create (a plugin's registration page, plugin API 1.3): a new account signs in,
+      // so the browser's session is not asked (validate() let it through only for such an app).
+      const register = request.prompt.includes('create') ? deps.extensions.prompts.get('create') : undefined;
+      const signedIn: SsoDecision = register
+        ? { kind: 'none' }
+        : await sso.decide(await sessions.get(readCookie(req, ctx.sessionCookie)), {
+            clientId: client.clientId,
+            loginStages,
+            singleFactorMethods: client.singleFactorMethods,
+            prompt: request.prompt,
+            maxAge: request.max_age,
+            request: requestFacts(req, undefined, deps.device),
+            logger: req.log,
+          });
       // A session of another user than the app's id_token_hint names is not used (OIDC Core §3.1.2.1).
       const otherUser = hinted !== null && signedIn.kind !== 'none' && signedIn.userId !== hinted;
       if (otherUser && request.prompt.includes('none')) {
@@ -91,6 +96,9 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       // with that POST (SameSite=None, Secure; decision 19). The binding itself is unchanged.
       const crossSite = client.loginPageUrl !== null;
       res.cookie(binding.flowCookie(flow.id), bindingValue, ctx.cookieOptions(config.verification.flow_ttl, crossSite));
+      if (register) {
+        return res.redirect(303, `${page.base}${register.path}?request_id=${encodeURIComponent(flow.id)}`);
+      }
       // prompt=select_account: the session's user confirms the account, or signs in with another.
       if (request.prompt.includes('select_account') && decision.kind !== 'none') {
         return res.redirect(303, `${page.base}${ACCOUNT_PATH}?request_id=${encodeURIComponent(flow.id)}`);
