@@ -12,6 +12,7 @@ import type { LoginUi } from '../../login/custom-ui.js';
 import { errorPage, formPostPage, type PageContext } from '../pages.js';
 import { queryUiLocales, type Locales } from '../../i18n/locales.js';
 import type { SessionStore } from '../sessions.js';
+import type { RequiredActions } from '../../users/required-actions.js';
 import type { SingleSignOn } from '../sso.js';
 import type { TokenService } from '../tokens.js';
 import { sessionCookieName, type BrowserBinding } from './browser.js';
@@ -48,7 +49,12 @@ export interface AuthorizeDeps {
   /** Counters every node shares (the per-address limit). */
   counters: SharedCounters;
   /** What plugins registered: the resolver of `request_uri` (plugin API 1.3), if one did. */
-  extensions: { requestResolvers: { values(): AuthorizationRequestResolver[] } };
+  extensions: {
+    requestResolvers: { values(): AuthorizationRequestResolver[] };
+    routes: { has(path: string): boolean };
+  };
+  /** What an admin asked users to do at their next sign-in (plugin API 1.3). */
+  requiredActions: Pick<RequiredActions, 'of'>;
 }
 
 /**
