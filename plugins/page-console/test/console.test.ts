@@ -363,6 +363,31 @@ describe('@gatehouse-auth/page-console (HTTP)', function () {
       expect(self.status).to.equal(409);
     });
 
+    it('sets what the next sign-in requires; refuses an unknown action (400); no invitation without the plugin', async () => {
+      const target = await server.user('required');
+      const cradle = server.gatehouse.container.cradle;
+      const path = `/console/users/${target.id}`;
+      const page = await (await browser.get(path)).text();
+      expect(page).to.contain('Required at the next sign-in');
+      expect(page).not.to.contain('Send an invitation');
+      const set = await browser.postForm(`${path}/required-actions`, { csrf, actions: 'change_password' });
+      expect(locationOf(set, server).searchParams.get('done')).to.equal('required_set');
+      expect(await cradle.requiredActions.of(target.id)).to.deep.equal(['change_password']);
+      expect(await (await browser.get(path)).text()).to.match(/value="change_password"\s+checked/);
+      const bad = await browser.postForm(`${path}/required-actions`, { csrf, actions: 'reboot' });
+      expect(bad.status).to.equal(400);
+      expect(await cradle.requiredActions.of(target.id)).to.deep.equal(['change_password']);
+      locationOf(await browser.postForm(`${path}/required-actions`, { csrf }), server);
+      expect(await cradle.requiredActions.of(target.id)).to.deep.equal([]);
+      const [event] = await events(target.id, 'console.required_actions_set');
+      expect(event!.data).to.deep.equal({ actor: admin.id, actions: '' });
+      const invite = await browser.postForm(`${path}/invite`, { csrf });
+      expect(invite.status).to.equal(409);
+      const forged = await browser.postForm(`${path}/required-actions`, { actions: 'second_factor' });
+      expect(forged.status).to.equal(403);
+      expect(await cradle.requiredActions.of(target.id)).to.deep.equal([]);
+    });
+
     it('unlocks and resets a factor; shows methods, sessions and events', async () => {
       const target = await server.user('factors');
       await enrolTotp(server, target);
