@@ -1,6 +1,7 @@
 import { definePlugin, z } from '@gatehouse-auth/core';
 import { accountRoutes } from './account.js';
 import { configuredRoutes } from './configured.js';
+import { inviteRoutes } from './invite.js';
 import { loginRoutes } from './login.js';
 import { setupRoutes } from './setup.js';
 
@@ -33,10 +34,11 @@ export default definePlugin({
       ...configuredRoutes(group),
       ...accountRoutes(group, opts),
       ...setupRoutes(group),
+      ...inviteRoutes(group),
     ];
     api.routes.add({ path: '/', router, operations });
     // The app's own login UI calls these by XHR from its origin (apps[i].allowed_origins).
-    api.cors(['/login-srv/', '/authz-srv/', '/public-srv/']);
+    api.cors(['/login-srv/', '/authz-srv/', '/public-srv/', '/users-srv/invite/', '/useractions-srv/invitations/']);
     api.check(() => {
       for (const [option, id] of Object.entries(opts)) {
         if (id && !api.services.channels.get(id)) {
