@@ -38,7 +38,7 @@ export default definePlugin({
     ];
     api.routes.add({ path: '/', router, operations });
     // The app's own login UI calls these by XHR from its origin (apps[i].allowed_origins).
-    api.cors(['/login-srv/', '/authz-srv/', '/public-srv/', '/users-srv/invite/', '/useractions-srv/invitations/']);
+    api.cors(['/login-srv/', '/authz-srv/', '/public-srv/']);
     api.check(() => {
       for (const [option, id] of Object.entries(opts)) {
         if (id && !api.services.channels.get(id)) {

@@ -39,6 +39,8 @@ export const INVITE_API = {
  */
 export function inviteRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
   const perAddress = api.web.limit('invite-info', 60, 60);
+  // An app's registration page asks by XHR from its origin (apps[i].allowed_origins).
+  api.cors(['/users-srv/invite/', '/useractions-srv/invitations/']);
   for (const route of Object.values(INVITE_API)) {
     router.get(route.path, async (req, res) => {
       const wait = await perAddress.hit(api.web.clientIp(req));
