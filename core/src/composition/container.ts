@@ -165,7 +165,9 @@ export function createGatehouseContainer(
     replay: single(({ sql, clock }) => new AssertionReplayStore(sql, clock)),
     keys: single(({ sql, clock, secretBox, config }) => new KeyStore(sql, clock, secretBox, config.oauth.signing_algs)),
     profiles: single(({ sql, clock }) => new UserProfiles(recordStore(sql, clock, 'gatehouse:profile'), clock)),
-    requiredActions: single(({ sql, clock }) => new RequiredActions(recordStore(sql, clock, 'gatehouse:required-actions'))),
+    requiredActions: single(
+      ({ sql, clock }) => new RequiredActions(recordStore(sql, clock, 'gatehouse:required-actions')),
+    ),
     userClaims: single(
       ({ users, profiles, accounts }) =>
         new UserClaims({ users, profiles, verified: (user, medium) => accounts.verified(user, medium) }),
