@@ -32,7 +32,7 @@ export function invitationPages(api: PluginApi, router: Router, invitations: Inv
     // same-origin: the forms' POSTs carry this site's Origin (the CSRF check wants it).
     web.headers(res, [], 'same-origin');
     const head = script
-      ? html`<script src="${base}/invitations/assets/accept.js?v=${ACCEPT_JS_VERSION}" defer></script>`
+      ? html`<script src="${base}/invitations/assets/accept-page.js?v=${ACCEPT_JS_VERSION}" defer></script>`
       : '';
     res.status(status).send(pageLayout({ base, t }, title, html`<main class="card">${body}</main>`, null, head));
   }
@@ -99,7 +99,7 @@ export function invitationPages(api: PluginApi, router: Router, invitations: Inv
     return true;
   }
 
-  router.get('/assets/accept.js', (_req, res) => {
+  router.get('/assets/accept-page.js', (_req, res) => {
     res.set({
       'Content-Type': 'text/javascript; charset=utf-8',
       'Cache-Control': 'public, max-age=300',

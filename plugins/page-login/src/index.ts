@@ -22,6 +22,6 @@ export default definePlugin({
     api.messages(MESSAGES);
     const router = api.services.http.createRouter();
     loginPageRoutes(api, router);
-    api.routes.add({ path: '/login', router, operations: [LOGIN_API.offerSetup] });
+    api.routes.add({ path: '/login', router, operations: [LOGIN_API.offerSetup, LOGIN_API.enrollSetup] });
   },
 });

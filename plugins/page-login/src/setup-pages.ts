@@ -3,6 +3,7 @@ import {
   html,
   isProtocolError,
   pageLayout,
+  routeInput,
   verificationError,
   type AuthMethod,
   type JsonObject,
@@ -14,6 +15,7 @@ import {
   type UserRecord,
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
+import { LOGIN_API } from './api.js';
 import { ENROLL_JS, MESSAGES_JS } from './assets.js';
 import type { Messages } from './methods.js';
 import type { PageModules } from './modules.js';
@@ -447,8 +449,8 @@ export function setupPages(input: SetupPagesInput): void {
 
   // The JSON steps of a browser ceremony (enroll.js): the flow's cookie and a JSON body (no form
   // can send one across sites) stand in for the CSRF token.
-  router.post(`${ENROLL_PATH}/setup/:step`, api.services.http.json(), async (req: Request, res: Response) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
+  router.post(LOGIN_API.enrollSetup.path, api.services.http.json(), async (req: Request, res: Response) => {
+    const { body } = routeInput(LOGIN_API.enrollSetup, req);
     const mode: Mode = body.mode === 'required' ? 'required' : 'stage';
     const s = await flowFor(req, body.request_id, mode);
     if (!s) throw verificationError('FLOW_NOT_BOUND', 'this sign-in cannot set anything up');
