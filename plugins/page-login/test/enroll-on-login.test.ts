@@ -50,6 +50,7 @@ describe('enrollment at login and required actions (Chromium)', function () {
   let shop: TestApp;
   let strict: TestApp;
   let blog: TestApp;
+  let keys: TestApp;
 
   async function createUser(username: string): Promise<string> {
     const id = (await gatehouse.container.cradle.users.create({ username })).id;
@@ -124,6 +125,7 @@ describe('enrollment at login and required actions (Chromium)', function () {
     shop = app('shop');
     strict = app('strict');
     blog = app('blog');
+    keys = app('keys');
     const appConfig = (a: TestApp, stages: string[][], extra: Record<string, unknown> = {}) => ({
       client_id: a.client.client_id,
       name: `App ${a.client.client_id}`,
@@ -146,6 +148,8 @@ describe('enrollment at login and required actions (Chromium)', function () {
         plugins: [
           { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
           { name: '@gatehouse-auth/method-totp' },
+          // WebAuthn needs a domain name as the relying party id: the issuer is http://localhost:<port>.
+          { name: '@gatehouse-auth/method-fido2', options: { rp_id: 'localhost', origins: [issuer] } },
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/page-login' },
         ],
@@ -153,6 +157,7 @@ describe('enrollment at login and required actions (Chromium)', function () {
           appConfig(shop, [['PASSWORD'], ['TOTP']], { enroll_on_login: true }),
           appConfig(strict, [['PASSWORD'], ['TOTP']]),
           appConfig(blog, [['PASSWORD']]),
+          appConfig(keys, [['PASSWORD'], ['TOTP'], ['FIDO2']], { enroll_on_login: true }),
         ],
       },
       {},
@@ -216,6 +221,53 @@ describe('enrollment at login and required actions (Chromium)', function () {
     expect(events.some((e) => e.method === 'TOTP' && (e.data as Record<string, unknown>).setup === true)).to.equal(
       true,
     );
+  });
+
+  it("creates a passkey at the stage that needs it, by the method's ceremony, after more than a password", async () => {
+    const userId = await createUser('enrol-fay');
+    const admin = (step: string, body: Record<string, unknown>) =>
+      fetch(`${issuer}/verification-actions-srv/setup/TOTP/${step}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ sub: userId, ...body }),
+      }).then((r) => r.json() as Promise<{ data: Record<string, string> }>);
+    const { secret } = (await admin('initiation', {})).data;
+    // Confirmed with the previous step's code: the current one stays for the login.
+    const step = Math.floor(Date.now() / 30_000);
+    await admin('verification', { pass_code: await generate({ secret: secret!, epoch: (step - 1) * 30 }) });
+
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable', { enableUI: false });
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    try {
+      const login = await openLogin(keys);
+      await passwordStage('enrol-fay', '/login?');
+      await page.locator('.step', { hasText: 'Step 2 of 3' }).waitFor();
+      await page
+        .getByRole('textbox', { name: 'Code from your authenticator app' })
+        .fill(await generate({ secret: secret!, epoch: step * 30 }));
+      await Promise.all([page.waitForURL(/\/login\/enroll\?/), page.getByRole('button', { name: 'Continue' }).click()]);
+      await page.getByRole('button', { name: 'Set up' }).click();
+      await page.getByRole('button', { name: 'Create a passkey' }).click();
+      await page.waitForURL((url) => url.href.startsWith(`${keys.redirectUri}?`));
+      const tokens = await redeem(login);
+      expect(oauth.getValidatedIdTokenClaims(tokens)!.sub).to.equal(userId);
+      const stored = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+      expect(stored.credentials).to.have.length(1);
+      expect(await gatehouse.container.cradle.services.credentials(userId, 'FIDO2').list()).to.have.length(1);
+    } finally {
+      await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
+      await cdp.detach();
+    }
   });
 
   it('answers in German for a German browser', async () => {
