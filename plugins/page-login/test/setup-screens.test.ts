@@ -213,5 +213,23 @@ describe('the setup screens of the hosted page (HTTP)', () => {
     const answered = await agent.get(back.headers.location!).expect(303);
     expect(answered.headers.location).to.match(/^http:\/\/127\.0\.0\.1:9\/cb\?code=/);
     expect(await accounts.requiredActions(user.id)).to.deep.equal([]);
+
+    // Required while the browser has a session: single sign-on is held on the same page.
+    await accounts.setRequiredActions({ via: 'test', userId: 'admin', ip: null }, record, ['change_password']);
+    const query = new URLSearchParams({
+      client_id: 'plain',
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      state: 'state-0123456789',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+    });
+    let location = (await agent.get(`/api/oauth2/authorize?${query}`).expect(303)).headers.location!;
+    for (let i = 0; i < 3 && !location.startsWith('/login/required'); i++) {
+      location = (await agent.get(location).expect(303)).headers.location!;
+    }
+    expect(location).to.match(/^\/login\/required\?request_id=/);
+    expect((await agent.get(location)).status).to.equal(200);
   });
 });
