@@ -226,7 +226,13 @@ export function consolePages(api: PluginApi, opts: ConsoleOptions & { path: stri
     if (!user) return;
     const service = invitations();
     if (!service || !user.email) return site.refuse(r, 409, r.t.t('console.user.invite_unavailable'));
-    await service.invite(r.actor, { email: user.email });
+    try {
+      await service.invite(r.actor, { email: user.email });
+    } catch (err) {
+      // A user with a password already (ALREADY_SET_UP), or one who is disabled.
+      if (!isProtocolError(err) || err.status >= 500) throw err;
+      return site.refuse(r, err.status, r.t.t('console.user.invite_refused', { reason: err.message }));
+    }
     back(r, user, 'invited');
   });
 

@@ -493,3 +493,45 @@ describe('@gatehouse-auth/page-console (HTTP)', function () {
     }
   });
 });
+
+describe('@gatehouse-auth/page-console with @gatehouse-auth/invitations', function () {
+  let server: OAuthServer;
+  let browser: Browser;
+  let csrf: string;
+
+  before(async () => {
+    server = await startServer({
+      plugins: [
+        CONSOLE_PLUGIN,
+        { name: '@gatehouse-auth/channel-outbox' },
+        { name: '@gatehouse-auth/invitations', options: { email_channel: 'outbox' } },
+      ],
+    });
+    const admin = await userWithTotp(server, ADMINS[0]);
+    browser = new Browser(server);
+    const page = await signInToSite(browser, server, '/console/users', admin);
+    csrf = csrfOf(await page.text());
+  });
+  after(() => server.close());
+
+  it('sends an invitation from the user page; a user with a password already gets a 409 page', async () => {
+    const cradle = server.gatehouse.container.cradle;
+    const invitee = await cradle.users.create({ username: 'invitee', email: 'invitee@example.test' });
+    const path = `/console/users/${invitee.id}`;
+    expect(await (await browser.get(path)).text()).to.contain('Send an invitation');
+    const sent = await browser.postForm(`${path}/invite`, { csrf });
+    expect(locationOf(sent, server).searchParams.get('done')).to.equal('invited');
+    const [created] = await cradle.events.recent({ userId: invitee.id, types: ['invitation.created'], limit: 1 });
+    expect(created!.data).to.include({ via: 'console' });
+    expect((await browser.postForm(`${path}/invite`, {})).status).to.equal(403);
+
+    const member = await server.user('member');
+    const refused = await browser.postForm(`/console/users/${member.id}/invite`, { csrf });
+    expect(refused.status).to.equal(409);
+    expect(await refused.text()).to.contain('This user cannot be invited');
+    // No email address: no button, and the action is refused.
+    const bare = await cradle.users.create({ username: 'no-address' });
+    expect(await (await browser.get(`/console/users/${bare.id}`)).text()).not.to.contain('Send an invitation');
+    expect((await browser.postForm(`/console/users/${bare.id}/invite`, { csrf })).status).to.equal(409);
+  });
+});
