@@ -35,6 +35,8 @@ describe('@gatehouse-auth/invitations over HTTP', () => {
           { name: '@gatehouse-auth/invitations', options: { email_channel: 'capture' } },
           { name: '@gatehouse-auth/compat-cidaas' },
           { name: '@gatehouse-auth/page-login' },
+          // Beside the admin API's /admin router: both take the admin token.
+          { name: '@gatehouse-auth/admin-api' },
         ],
         {
           admin: { token: TEST_ADMIN_TOKEN },
