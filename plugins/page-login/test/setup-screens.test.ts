@@ -10,7 +10,16 @@ import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { generate } from 'otplib';
 import { buildApp, createLogger, type Gatehouse, type UserAccounts } from '@gatehouse-auth/core';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { OutboundMessage } from '@gatehouse-auth/core';
 import { TEST_ADMIN_TOKEN, testConfig } from '../../../test/support/config.js';
+
+const CAPTURE = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../../test/verification/fixtures/capture-channel.js',
+);
+const { sent } = (await import(CAPTURE)) as { sent: OutboundMessage[] };
 
 const PASSWORD = 'a long enough passphrase 4 screens';
 const ISSUER = 'http://localhost:3000';
@@ -37,6 +46,8 @@ describe('the setup screens of the hosted page (HTTP)', () => {
           { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
           { name: '@gatehouse-auth/method-totp' },
           { name: '@gatehouse-auth/method-fido2', options: { rp_id: 'localhost', origins: [ISSUER] } },
+          { path: CAPTURE },
+          { name: '@gatehouse-auth/method-sms', options: { channel: 'capture' } },
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/page-login' },
         ],
@@ -48,6 +59,7 @@ describe('the setup screens of the hosted page (HTTP)', () => {
             app('team', [['PASSWORD'], ['TOTP']], { enroll_on_login: true }),
             app('keys', [['PASSWORD'], ['FIDO2']], { enroll_on_login: true }),
             app('plain', [['PASSWORD']]),
+            app('phone', [['PASSWORD'], ['SMS']], { enroll_on_login: true }),
           ],
         },
       ),
@@ -155,6 +167,28 @@ describe('the setup screens of the hosted page (HTTP)', () => {
     const after = await form(agent, '/login/enroll/verify', { ...base, method: 'TOTP', pass_code: '000000' });
     expect(after.status).to.equal(403);
     expect(await gatehouse.container.cradle.services.credentials(user.id, 'TOTP').list()).to.have.length(1);
+  });
+
+  it('proves a phone by a code sent there, which completes the SMS stage', async () => {
+    const user = await userWithPassword();
+    const { agent, requestId } = await pastPassword('phone', user.username);
+    const chooser = await agent.get(`/login/enroll?request_id=${requestId}`).expect(200);
+    const base = { request_id: requestId, mode: 'stage', csrf: csrfOf(chooser.text), method: 'SMS' };
+    const asked = await form(agent, '/login/enroll/start', base).expect(200);
+    expect(asked.text).to.contain('Where to send the code');
+    const bad = await form(agent, '/login/enroll/start', { ...base, address: 'not a phone' });
+    expect(bad.status).to.equal(400);
+    const started = await form(agent, '/login/enroll/start', { ...base, address: '+15551230042' }).expect(200);
+    expect(started.text).to.contain('We sent a code to');
+    let code: string | undefined;
+    for (let i = 0; i < 100 && !code; i++) {
+      code = /\b(\d{6})\b/.exec([...sent].reverse().find((m) => m.to === '+15551230042')?.text ?? '')?.[1];
+      if (!code) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const done = await form(agent, '/login/enroll/verify', { ...base, pass_code: code! }).expect(303);
+    expect(done.headers.location).to.equal(`/api/oauth2/authorize/resume?request_id=${requestId}`);
+    const credentials = await gatehouse.container.cradle.services.credentials(user.id, 'SMS').list();
+    expect(credentials.map((c) => c.data)).to.deep.equal([{ address: '+15551230042' }]);
   });
 
   it('the JSON step refuses with the verification API codes', async () => {
