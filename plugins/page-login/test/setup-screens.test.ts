@@ -265,5 +265,11 @@ describe('the setup screens of the hosted page (HTTP)', () => {
     }
     expect(location).to.match(/^\/login\/required\?request_id=/);
     expect((await agent.get(location)).status).to.equal(200);
+    // prompt=none gets no page: the app hears interaction_required.
+    query.set('prompt', 'none');
+    const silent = await agent.get(`/api/oauth2/authorize?${query}`).expect(303);
+    const answer = new URL(silent.headers.location!);
+    expect(answer.origin + answer.pathname).to.equal(REDIRECT);
+    expect(answer.searchParams.get('error')).to.equal('interaction_required');
   });
 });
