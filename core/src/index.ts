@@ -31,6 +31,7 @@ export { pickLocale } from './i18n/negotiate.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
 export { ADMIN_THROTTLED } from './http/admin-guard.js';
 export { profilePatchSchema, type UserProfile } from './users/profile.js';
+export { REQUIRED_ACTIONS, REQUIRED_ACTIONS_PATH, type RequiredAction } from './users/required-actions.js';
 export { E164 as E164_PATTERN, EMAIL as EMAIL_PATTERN, USERNAME as USERNAME_PATTERN } from './users/users.js';
 export type { DependencyCheck } from './observability/dependencies.js';
 export type { Tracing } from './observability/tracing.js';

@@ -63,8 +63,15 @@ describe('per-app config contributed by plugins (issue 9)', () => {
 
   it("a grant plugin's keys reach the client as settings, with defaults", () => {
     const { clients } = gatehouse.container.cradle;
-    expect(clients.get('garden')!.settings).to.deep.equal({ service_subjects: { enterprise: [], user: true } });
-    expect(clients.get('plain')!.settings).to.deep.equal({ service_subjects: { enterprise: [], user: false } });
+    // enroll_on_login: the hosted login page's key (@gatehouse-auth/page-login), off by default.
+    expect(clients.get('garden')!.settings).to.deep.equal({
+      service_subjects: { enterprise: [], user: true },
+      enroll_on_login: false,
+    });
+    expect(clients.get('plain')!.settings).to.deep.equal({
+      service_subjects: { enterprise: [], user: false },
+      enroll_on_login: false,
+    });
   });
 
   it('the testing kit hands a method its per-app options as the server does', async () => {

@@ -38,6 +38,17 @@ const NOT_JSON: Record<string, string> = {
   'get /login/methods/{id}/{version}/{file}': "a method's page module (static script)",
   'get /login/offer': 'HTML page offering a method after the login',
   'post /login/offer/done': 'form post answered with a redirect',
+  'get /login/assets/enroll.js': 'static script',
+  'get /login/enroll': 'HTML page: a method to set up during a login',
+  'post /login/enroll/start': 'form post answered with an HTML page',
+  'post /login/enroll/verify': 'form post answered with a redirect or the page again',
+  'get /login/required': 'HTML page of what an admin required at the next sign-in, or a redirect',
+  'post /login/required/password': 'form post answered with a redirect or the page again',
+  // @gatehouse-auth/invitations, loaded by the first suite below.
+  'get /invitations/accept': 'HTML page of an invitation link',
+  'get /invitations/assets/accept-page.js': 'static script',
+  'post /invitations/accept/open': 'form post answered with an HTML page',
+  'post /invitations/accept': 'form post answered with an HTML page',
   'get /verification-srv/authentication/{method}/link': 'HTML page of a sign-in link',
   'post /verification-srv/authentication/{method}/link': 'HTML page of a sign-in link',
   'get /devices/bind': 'HTML notice for the QR code link opened in a browser',
@@ -181,6 +192,7 @@ describe('OpenAPI coverage', function () {
         // The token binding's codes (DPoP) are documented when a plugin registers one.
         { path: path.join(REPO_ROOT, 'plugins', 'oauth-dpop') },
         { path: path.join(REPO_ROOT, 'plugins', 'oauth-par') },
+        { path: path.join(REPO_ROOT, 'plugins', 'invitations'), options: { email_channel: 'outbox' } },
         // Its calls document codes the core's login flows throw for it (generate, setup during a login).
         { path: path.join(REPO_ROOT, 'plugins', 'compat-cidaas') },
       ],

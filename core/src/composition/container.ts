@@ -41,6 +41,7 @@ import { createMetrics } from '../observability/metrics.js';
 import { DependencyChecks } from '../observability/dependencies.js';
 import type { Tracing } from '../observability/tracing.js';
 import { EventStore, recordStore } from '../storage/stores.js';
+import { RequiredActions } from '../users/required-actions.js';
 import { UserService } from '../users/users.js';
 import { EnrollmentService } from '../verification/enrollment.js';
 import { ExchangeStore } from '../verification/exchanges.js';
@@ -167,6 +168,9 @@ export function createGatehouseContainer(
     replay: single(({ sql, clock }) => new AssertionReplayStore(sql, clock)),
     keys: single(({ sql, clock, secretBox, config }) => new KeyStore(sql, clock, secretBox, config.oauth.signing_algs)),
     profiles: single(({ sql, clock }) => new UserProfiles(recordStore(sql, clock, 'gatehouse:profile'), clock)),
+    requiredActions: single(
+      ({ sql, clock }) => new RequiredActions(recordStore(sql, clock, 'gatehouse:required-actions')),
+    ),
     userClaims: single(
       ({ users, profiles, accounts }) =>
         new UserClaims({ users, profiles, verified: (user, medium) => accounts.verified(user, medium) }),

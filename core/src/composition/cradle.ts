@@ -13,6 +13,7 @@ import type { SetupOffers } from '../login/offer.js';
 import type { AccountVerification } from '../verification/account.js';
 import type { UserClaims } from '../oauth/claims.js';
 import type { UserProfiles } from '../users/profile.js';
+import type { RequiredActions } from '../users/required-actions.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Locales } from '../i18n/locales.js';
@@ -110,6 +111,8 @@ export interface Cradle {
   accounts: AccountVerification;
   /** Users' OIDC profile claims (name, locale, ...). */
   profiles: UserProfiles;
+  /** What users must do at their next sign-in (plugin API 1.3). */
+  requiredActions: RequiredActions;
   /** The values of user claims, for userinfo and ID tokens. */
   userClaims: UserClaims;
   /** Offers to set a method up after a login (a passkey after a password). */

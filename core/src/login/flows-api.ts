@@ -89,6 +89,7 @@ export class LoginFlows implements LoginFlowsApi {
       status: flow.status,
       expiresAt: flow.expiresAt,
       oauth: oauth && typeof oauth === 'object' && !Array.isArray(oauth) ? oauth : null,
+      appSettings: this.deps.clients.get(flow.clientId)?.settings ?? {},
     };
     this.full.set(view, flow);
     return view;
@@ -178,7 +179,8 @@ export class LoginFlows implements LoginFlowsApi {
     return this.continuation(await verification.proveAndContinue(method.id, input.requestId, proof, request, logger));
   }
 
-  private continuation(result: { flow: LoginFlow; completed: boolean; nextMethods: string[] }): LoginContinuation {
+  /** Where a flow that moved on goes next, as the API answers it. */
+  continuation(result: { flow: LoginFlow; completed: boolean; nextMethods: string[] }): LoginContinuation {
     const redirects = this.deps.loginRedirects;
     return {
       flow: this.view(result.flow),

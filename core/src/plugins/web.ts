@@ -74,6 +74,8 @@ export interface LoginFlowView {
   readonly expiresAt: Date;
   /** The authorization request's parameters (`ui_locales`, `login_hint`, …); null for an API caller's flow. */
   readonly oauth: Readonly<Record<string, unknown>> | null;
+  /** Since 1.3: the app's settings of the keys plugins declare in `appConfig` (`client.settings`). */
+  readonly appSettings: Readonly<Record<string, unknown>>;
 }
 
 /** Since plugin API 1.3: where a continuation took the login. */
@@ -241,6 +243,29 @@ export interface SetupApi {
    * METHOD_NOT_FOUND.
    */
   duringLogin(flow: LoginFlowView, methodId: string, req: IncomingMessage): Promise<UserRecord>;
+  /**
+   * Since 1.3: one step of setting `methodId` up at the stage the login is at, for a caller that
+   * proved it is a party of the login: `duringLogin`'s checks first, then the step. A step after
+   * the initiation that finishes the setup (the user proved the new credential: a code from the
+   * app or the phone, a passkey's attestation) completes the stage with the method, as its proof
+   * would (event `login.stage_completed` with `setup: true`): `continuation` says where the
+   * browser goes. Null while the setup goes on, or when the initiation alone finished it (the
+   * user then signs in with the method). Throws what `duringLogin` and `step` throw, and
+   * WRONG_FLOW_STAGE when the stage moved on meanwhile.
+   */
+  stepDuringLogin(
+    flow: LoginFlowView,
+    methodId: string,
+    step: 'initiation' | 'scan' | 'verification',
+    body: Record<string, unknown>,
+    req: IncomingMessage,
+  ): Promise<{ response: JsonObject; continuation: LoginContinuation | null }>;
+  /**
+   * Since 1.3: whether the methods this login completed are enough to bind `methodId` for its
+   * user (the binding rule of `duringLogin`, for a completed login: a password alone never binds
+   * a credential that signs in by itself, nor a second factor beside one).
+   */
+  mayBind(flow: LoginFlowView, methodId: string, req: IncomingMessage): Promise<boolean>;
 }
 
 /**

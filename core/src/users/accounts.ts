@@ -14,6 +14,7 @@ import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
 import { requestFacts } from '../verification/context.js';
 import type { EnrollmentService } from '../verification/enrollment.js';
 import type { UserProfile, UserProfiles } from './profile.js';
+import type { RequiredAction, RequiredActions } from './required-actions.js';
 import type { UserService } from './users.js';
 
 /** Who did it, for the audit event (`<via>.<action>`): an admin of the console, a user on the account page. */
@@ -64,6 +65,7 @@ export interface AccountActionDeps {
   dependencies: DependencyChecks;
   lifecycle: { draining: boolean };
   profiles: UserProfiles;
+  requiredActions: RequiredActions;
 }
 
 /** The core's implementation of `UserAccounts`: the routes that use it only check who may. */
@@ -197,6 +199,26 @@ export class AccountActions {
       data: { claims: Object.keys(patch) },
     });
     return profile;
+  }
+
+  /** Since 1.3: what the user must do at their next sign-in (`change_password`, `second_factor`). */
+  requiredActions(userId: string): Promise<RequiredAction[]> {
+    return this.deps.requiredActions.of(userId);
+  }
+
+  /**
+   * Since 1.3: sets what the user must do at their next sign-in (the hosted page walks them
+   * through it before the app gets its answer); an empty list clears it. Event
+   * `<via>.required_actions_set` with the list; the actions kept (unknown ones dropped).
+   */
+  async setRequiredActions(
+    actor: Actor,
+    user: UserRecord,
+    actions: readonly RequiredAction[],
+  ): Promise<RequiredAction[]> {
+    const kept = await this.deps.requiredActions.set(user.id, actions);
+    await this.audit(actor, 'required_actions_set', user, { actions: kept.join(',') });
+    return kept;
   }
 
   /** The user's live browser sessions. */

@@ -8,11 +8,14 @@ import type { TokenService } from '../oauth/tokens.js';
 import type { UserRecord } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
+import type { EventLog } from '../plugins/extensions.js';
+import type { LoginFlowStore } from './flows.js';
 import { requestFacts } from './context.js';
 import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
 import { verificationError } from './errors.js';
 import type { VerificationService } from './service.js';
 import { setupAccess } from './setup-access.js';
+import { offered } from './stages.js';
 
 export interface SetupWebDeps {
   adminGuard: AdminGuard;
@@ -22,6 +25,8 @@ export interface SetupWebDeps {
   verification: VerificationService;
   setupOffers: SetupOffers;
   loginFlows: LoginFlows;
+  flows: Pick<LoginFlowStore, 'advance'>;
+  events: EventLog;
   clock: Clock;
 }
 
@@ -80,6 +85,54 @@ export class SetupWeb implements SetupApi {
       );
     }
     return user;
+  }
+
+  async stepDuringLogin(
+    view: LoginFlowView,
+    methodId: string,
+    step: EnrollmentStep,
+    body: Record<string, unknown>,
+    req: IncomingMessage,
+  ) {
+    const user = await this.duringLogin(view, methodId, req);
+    const method = this.deps.verification.method(methodId);
+    const response = await this.step(step, method.id, user, body, req);
+    // Finished by an initiation alone (a password set), the setup proved nothing: sign in with it.
+    if (step === 'initiation') return { response, continuation: null };
+    const flow = this.deps.loginFlows.flowOf(view);
+    const enrolled = await this.deps.verification.isEnrolled(
+      user,
+      method.id,
+      flow.clientId,
+      requestFacts(req),
+      logOf(req),
+    );
+    if (!enrolled) return { response, continuation: null };
+    const next = await this.deps.flows.advance(flow, flow.stage, {
+      userId: user.id,
+      method: method.id,
+      amr: method.amr,
+    });
+    if (!next) throw verificationError('WRONG_FLOW_STAGE');
+    const completed = next.status === 'completed';
+    await this.deps.events.record({
+      type: 'login.stage_completed',
+      userId: user.id,
+      method: method.id,
+      clientId: flow.clientId,
+      data: { stage: flow.stage, completed, step_up: false, setup: true },
+    });
+    logOf(req).info({ flow: flow.id, stage: flow.stage, method: method.id }, 'login stage completed by a setup');
+    const nextMethods = completed ? [] : offered(next.stages[next.stage] ?? [], next.methods);
+    return { response, continuation: this.deps.loginFlows.continuation({ flow: next, completed, nextMethods }) };
+  }
+
+  async mayBind(view: LoginFlowView, methodId: string, req: IncomingMessage): Promise<boolean> {
+    const flow = this.deps.loginFlows.flowOf(view);
+    const user = flow.userId ? await this.deps.users.findById(flow.userId) : null;
+    if (!user || user.status !== 'active') return false;
+    const method = this.deps.verification.method(methodId);
+    return this.deps.setupOffers.mayEnrol(flow, user, method, requestFacts(req), logOf(req));
   }
 }
 

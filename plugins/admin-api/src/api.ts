@@ -5,6 +5,7 @@ import {
   E164_PATTERN,
   EMAIL_PATTERN,
   profilePatchSchema,
+  REQUIRED_ACTIONS,
   USERNAME_PATTERN,
   z,
   type RouteSpec,
@@ -43,6 +44,10 @@ const sessionSchema = z.object({
   amr: z.array(z.string()),
   methods: z.array(z.object({ method: z.string(), at: z.number().int() })),
   clients: z.array(z.string()),
+});
+
+const requiredActionsSchema = z.strictObject({
+  actions: z.array(z.enum(REQUIRED_ACTIONS)).max(REQUIRED_ACTIONS.length),
 });
 
 export const ADMIN_API = {
@@ -148,5 +153,28 @@ export const ADMIN_API = {
       schema: z.object({ user_id: z.string(), method: z.string(), unlocked: z.literal(true) }),
     },
     errors: [...GUARD_ERRORS, 'USER_NOT_FOUND'],
+  }),
+  getRequiredActions: defineRoute({
+    ...ADMIN,
+    id: 'getRequiredActions',
+    method: 'get',
+    path: '/users/:id/required-actions',
+    summary: 'What the user must do at their next sign-in',
+    params: userId,
+    response: { description: 'the actions', schema: requiredActionsSchema },
+    errors: [...GUARD_ERRORS, 'USER_NOT_FOUND'],
+  }),
+  setRequiredActions: defineRoute({
+    ...ADMIN,
+    id: 'setRequiredActions',
+    method: 'put',
+    path: '/users/:id/required-actions',
+    summary: 'Set what the user must do at their next sign-in (an empty list clears it)',
+    description:
+      'change_password: the hosted login page asks for a new password (the PASSWORD policy) before the app gets its answer; second_factor: it asks them to set up a second factor unless they have one.',
+    params: userId,
+    body: requiredActionsSchema,
+    response: { description: 'the actions now', schema: requiredActionsSchema },
+    errors: [...GUARD_ERRORS, 'USER_NOT_FOUND', 'INVALID_FIELD'],
   }),
 } satisfies Record<string, RouteSpec>;

@@ -119,6 +119,19 @@ export default definePlugin({
       ok(res, { user_id: user.id, method, unlocked: true });
     });
 
+    /** What the user must do at their next sign-in (the hosted login page asks it of them). */
+    router.get('/users/:id/required-actions', async (req, res) => {
+      const user = await userOf(routeInput(ADMIN_API.getRequiredActions, req).params.id);
+      ok(res, { actions: await accounts().requiredActions(user.id) });
+    });
+    router.put('/users/:id/required-actions', async (req, res) => {
+      const { params, body } = routeInput(ADMIN_API.setRequiredActions, req);
+      const user = await userOf(params.id);
+      const actions = await accounts().setRequiredActions(actor(req), user, body.actions);
+      (req as Logged).log.info({ userId: user.id, actions }, 'required actions set by admin');
+      ok(res, { actions });
+    });
+
     api.routes.add({ path: '/admin', router, operations: Object.values(ADMIN_API) });
   },
 });

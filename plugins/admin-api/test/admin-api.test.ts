@@ -134,6 +134,42 @@ describe('@gatehouse-auth/admin-api over HTTP', () => {
       expect(res.body.error.code).to.equal('USER_EXISTS');
     });
 
+    it('sets and clears required actions (admin.required_actions_set); bad input is 400 INVALID_FIELD', async () => {
+      const created = await request(gatehouse.app).post('/admin/users').set(auth()).send({ username: 'grace' });
+      const id = created.body.data.id as string;
+      const path = `/admin/users/${id}/required-actions`;
+      expect((await request(gatehouse.app).get(path).set(auth()).expect(200)).body.data).to.deep.equal({ actions: [] });
+      const set = await request(gatehouse.app)
+        .put(path)
+        .set(auth())
+        .send({ actions: ['second_factor', 'change_password'] })
+        .expect(200);
+      expect(set.body.data).to.deep.equal({ actions: ['change_password', 'second_factor'] });
+      expect((await request(gatehouse.app).get(path).set(auth()).expect(200)).body.data.actions).to.have.length(2);
+      for (const body of [{}, { actions: ['reboot'] }, { actions: 'change_password' }, { actions: [], extra: 1 }]) {
+        const res = await request(gatehouse.app).put(path).set(auth()).send(body).expect(400);
+        expect(res.body.error.code).to.equal('INVALID_FIELD');
+      }
+      await request(gatehouse.app).put(path).set(auth()).send({ actions: [] }).expect(200);
+      expect((await request(gatehouse.app).get(path).set(auth()).expect(200)).body.data).to.deep.equal({ actions: [] });
+      const events = await gatehouse.container.cradle.services.history.recent({
+        types: ['admin.required_actions_set'],
+        userId: id,
+        limit: 5,
+      });
+      expect(events.map((e) => e.data)).to.deep.equal([
+        { actor: 'admin-token', actions: '' },
+        { actor: 'admin-token', actions: 'change_password,second_factor' },
+      ]);
+      const none = await request(gatehouse.app)
+        .put('/admin/users/00000000-0000-0000-0000-000000000000/required-actions')
+        .set(auth())
+        .send({ actions: [] })
+        .expect(404);
+      expect(none.body.error.code).to.equal('USER_NOT_FOUND');
+      await request(gatehouse.app).put(path).send({ actions: [] }).expect(401);
+    });
+
     it('a non-integer limit is 400 INVALID_FIELD', async () => {
       const res = await request(gatehouse.app).get('/admin/users?limit=ten').set(auth()).expect(400);
       expect(res.body.error.code).to.equal('INVALID_FIELD');
@@ -234,7 +270,7 @@ describe('admin API: wrong admin tokens are throttled on its routes', function (
 });
 
 describe('admin API registered without a server (plugin API 1.3)', () => {
-  it('adds one route group at /admin with its nine operations; the token check needs a server', async () => {
+  it('adds one route group at /admin with its eleven operations; the token check needs a server', async () => {
     const registered = await registerWithFakes(adminApiPlugin);
     expect(registered.routes).to.have.length(1);
     expect(registered.routes[0]!.path).to.equal('/admin');
@@ -248,6 +284,8 @@ describe('admin API registered without a server (plugin API 1.3)', () => {
       'delete /users/:id/sessions/:sid',
       'delete /users/:id/sessions',
       'post /users/:id/factors/:method/unlock',
+      'get /users/:id/required-actions',
+      'put /users/:id/required-actions',
     ]);
     expect(() => registered.api.web.requireAdmin({} as never)).to.throw(
       /api\.web\.requireAdmin needs a running server/,

@@ -1,6 +1,7 @@
 import { definePlugin, z } from '@gatehouse-auth/core';
 import { accountRoutes } from './account.js';
 import { configuredRoutes } from './configured.js';
+import { inviteRoutes } from './invite.js';
 import { loginRoutes } from './login.js';
 import { registrationRoutes } from './registration.js';
 import { setupRoutes } from './setup.js';
@@ -35,6 +36,7 @@ export default definePlugin({
       ...accountRoutes(group, opts),
       ...setupRoutes(group),
       ...registrationRoutes(group),
+      ...inviteRoutes(group),
     ];
     api.routes.add({ path: '/', router, operations });
     // The app's own login UI calls these by XHR from its origin (apps[i].allowed_origins).

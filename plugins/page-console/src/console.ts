@@ -1,6 +1,9 @@
 import {
   html,
   isProtocolError,
+  REQUIRED_ACTIONS,
+  type RequiredAction,
+  type Actor,
   type JsonObject,
   type PluginApi,
   type UserAccounts,
@@ -52,6 +55,14 @@ export function consolePages(api: PluginApi, opts: ConsoleOptions & { path: stri
   // Resolved at request time: the service is built once every plugin registered.
   const actions = () => api.services.resolve<UserAccounts>('userAccounts');
   const base = site.href;
+  /** The invitations plugin's service, when it is loaded. */
+  const invitations = () => {
+    try {
+      return api.services.resolve<{ invite(actor: Actor, input: { email: string }): Promise<unknown> }>('invitations');
+    } catch {
+      return null;
+    }
+  };
 
   site.get('', '/users', async (r) => r.res.redirect(303, `${base}/users`));
   site.get('/', '/users', async (r) => r.res.redirect(303, `${base}/users`));
@@ -115,6 +126,7 @@ export function consolePages(api: PluginApi, opts: ConsoleOptions & { path: stri
       api.services.history.recent({ userId: user.id, limit: 25 }),
     ]);
     const clientsOf = await Promise.all(sessions.map((s) => actions().clientsOf(s.sid)));
+    const requiredActions = await actions().requiredActions(user.id);
     const body = userDetail({
       t: r.t,
       csrf: r.session.csrf,
@@ -127,6 +139,8 @@ export function consolePages(api: PluginApi, opts: ConsoleOptions & { path: stri
       clientsOf,
       events,
       label: (id) => actions().method(id, r.req)?.label ?? id,
+      requiredActions,
+      canInvite: Boolean(user.email) && invitations() !== null,
     });
     site.render(r, user.username, body);
   });
@@ -191,6 +205,35 @@ export function consolePages(api: PluginApi, opts: ConsoleOptions & { path: stri
       return site.refuse(r, 404, r.t.t('console.user.no_such_session'));
     }
     back(r, user, 'session_ended');
+  });
+
+  /** What the user must do at their next sign-in: the checked boxes, the others cleared. */
+  site.post('/users/:id/required-actions', '/users', async (r) => {
+    const user = await userOf(r);
+    if (!user) return;
+    const given = (r.req.body as Record<string, unknown>).actions;
+    const list = (Array.isArray(given) ? given : given === undefined ? [] : [given]).map(String);
+    if (!list.every((a): a is RequiredAction => (REQUIRED_ACTIONS as readonly string[]).includes(a))) {
+      return site.refuse(r, 400, r.t.t('console.user.required_invalid'));
+    }
+    await actions().setRequiredActions(r.actor, user, list);
+    back(r, user, 'required_set');
+  });
+
+  /** An invitation by email (the invitations plugin's service), for a user with an email address. */
+  site.post('/users/:id/invite', '/users', async (r) => {
+    const user = await userOf(r);
+    if (!user) return;
+    const service = invitations();
+    if (!service || !user.email) return site.refuse(r, 409, r.t.t('console.user.invite_unavailable'));
+    try {
+      await service.invite(r.actor, { email: user.email });
+    } catch (err) {
+      // A user with a password already (ALREADY_SET_UP), or one who is disabled.
+      if (!isProtocolError(err) || err.status >= 500) throw err;
+      return site.refuse(r, err.status, r.t.t('console.user.invite_refused', { reason: err.message }));
+    }
+    back(r, user, 'invited');
   });
 
   // ─── apps, plugins and health ───

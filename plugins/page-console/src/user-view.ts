@@ -27,6 +27,46 @@ export interface UserDetailView {
   events: StoredEvent[];
   /** A method's name for people. */
   label(id: string): string;
+  /** What the user must do at their next sign-in (plugin API 1.3). */
+  requiredActions: readonly string[];
+  /** Whether an invitation can be sent (the invitations plugin is loaded and the user has an email). */
+  canInvite: boolean;
+}
+
+/** The actions an admin may require at the next sign-in, in the order the form lists them. */
+const REQUIRED = ['change_password', 'second_factor'] as const;
+
+/** What the user must do at their next sign-in, and an invitation by email. */
+function nextSignIn(v: UserDetailView): SafeHtml {
+  const { t, csrf, path } = v;
+  return html`<section class="panel" aria-labelledby="gh-required">
+    <h2 id="gh-required">${t.t('console.user.required')}</h2>
+    <form method="post" action="${path}/required-actions">
+      ${csrfField(csrf)}
+      <fieldset>
+        <legend>${t.t('console.user.required_legend')}</legend>
+        ${REQUIRED.map(
+          (action) =>
+            html`<label class="choice"
+              ><input
+                type="checkbox"
+                name="actions"
+                value="${action}"
+                ${v.requiredActions.includes(action) ? html` checked` : ''}
+              />
+              ${t.t(`console.user.required.${action}`)}</label
+            >`,
+        )}
+      </fieldset>
+      <button type="submit">${t.t('console.user.required_save')}</button>
+    </form>
+    ${
+      v.canInvite
+        ? html`<p class="note">${t.t('console.user.invite_note')}</p>
+            ${actionForm(`${path}/invite`, csrf, t.t('console.user.invite'))}`
+        : ''
+    }
+  </section>`;
 }
 
 /** The console's page of one user: account and actions, methods, devices, sessions, events. */
@@ -60,6 +100,7 @@ export function userDetail(v: UserDetailView): SafeHtml {
         ${v.sessions.length ? actionForm(`${path}/sessions/end`, csrf, t.t('console.user.end_sessions'), { danger: true }) : ''}
       </div>
     </section>
+    ${nextSignIn(v)}
     <section class="panel" aria-labelledby="gh-methods">
       <h2 id="gh-methods">${t.t('console.user.methods')}</h2>
       ${

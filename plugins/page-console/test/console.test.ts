@@ -363,6 +363,31 @@ describe('@gatehouse-auth/page-console (HTTP)', function () {
       expect(self.status).to.equal(409);
     });
 
+    it('sets what the next sign-in requires; refuses an unknown action (400); no invitation without the plugin', async () => {
+      const target = await server.user('required');
+      const cradle = server.gatehouse.container.cradle;
+      const path = `/console/users/${target.id}`;
+      const page = await (await browser.get(path)).text();
+      expect(page).to.contain('Required at the next sign-in');
+      expect(page).not.to.contain('Send an invitation');
+      const set = await browser.postForm(`${path}/required-actions`, { csrf, actions: 'change_password' });
+      expect(locationOf(set, server).searchParams.get('done')).to.equal('required_set');
+      expect(await cradle.requiredActions.of(target.id)).to.deep.equal(['change_password']);
+      expect(await (await browser.get(path)).text()).to.match(/value="change_password"\s+checked/);
+      const bad = await browser.postForm(`${path}/required-actions`, { csrf, actions: 'reboot' });
+      expect(bad.status).to.equal(400);
+      expect(await cradle.requiredActions.of(target.id)).to.deep.equal(['change_password']);
+      locationOf(await browser.postForm(`${path}/required-actions`, { csrf }), server);
+      expect(await cradle.requiredActions.of(target.id)).to.deep.equal([]);
+      const [event] = await events(target.id, 'console.required_actions_set');
+      expect(event!.data).to.deep.equal({ actor: admin.id, actions: '' });
+      const invite = await browser.postForm(`${path}/invite`, { csrf });
+      expect(invite.status).to.equal(409);
+      const forged = await browser.postForm(`${path}/required-actions`, { actions: 'second_factor' });
+      expect(forged.status).to.equal(403);
+      expect(await cradle.requiredActions.of(target.id)).to.deep.equal([]);
+    });
+
     it('unlocks and resets a factor; shows methods, sessions and events', async () => {
       const target = await server.user('factors');
       await enrolTotp(server, target);
@@ -466,5 +491,47 @@ describe('@gatehouse-auth/page-console (HTTP)', function () {
     } finally {
       await demo.close();
     }
+  });
+});
+
+describe('@gatehouse-auth/page-console with @gatehouse-auth/invitations', function () {
+  let server: OAuthServer;
+  let browser: Browser;
+  let csrf: string;
+
+  before(async () => {
+    server = await startServer({
+      plugins: [
+        CONSOLE_PLUGIN,
+        { name: '@gatehouse-auth/channel-outbox' },
+        { name: '@gatehouse-auth/invitations', options: { email_channel: 'outbox' } },
+      ],
+    });
+    const admin = await userWithTotp(server, ADMINS[0]);
+    browser = new Browser(server);
+    const page = await signInToSite(browser, server, '/console/users', admin);
+    csrf = csrfOf(await page.text());
+  });
+  after(() => server.close());
+
+  it('sends an invitation from the user page; a user with a password already gets a 409 page', async () => {
+    const cradle = server.gatehouse.container.cradle;
+    const invitee = await cradle.users.create({ username: 'invitee', email: 'invitee@example.test' });
+    const path = `/console/users/${invitee.id}`;
+    expect(await (await browser.get(path)).text()).to.contain('Send an invitation');
+    const sent = await browser.postForm(`${path}/invite`, { csrf });
+    expect(locationOf(sent, server).searchParams.get('done')).to.equal('invited');
+    const [created] = await cradle.events.recent({ userId: invitee.id, types: ['invitation.created'], limit: 1 });
+    expect(created!.data).to.include({ via: 'console' });
+    expect((await browser.postForm(`${path}/invite`, {})).status).to.equal(403);
+
+    const member = await server.user('member');
+    const refused = await browser.postForm(`/console/users/${member.id}/invite`, { csrf });
+    expect(refused.status).to.equal(409);
+    expect(await refused.text()).to.contain('This user cannot be invited');
+    // No email address: no button, and the action is refused.
+    const bare = await cradle.users.create({ username: 'no-address' });
+    expect(await (await browser.get(`/console/users/${bare.id}`)).text()).not.to.contain('Send an invitation');
+    expect((await browser.postForm(`/console/users/${bare.id}/invite`, { csrf })).status).to.equal(409);
   });
 });

@@ -36,3 +36,9 @@ export const LOGIN_JS: Asset = asset('login.js');
  * setup steps for the user who just signed in. Then the page continues to the app.
  */
 export const OFFER_JS: Asset = asset('offer.js');
+
+/**
+ * The script of a setup during a login by a browser ceremony (a passkey, `enroll_on_login` or a
+ * required second factor): like the offer page's, on the setup screens' JSON steps.
+ */
+export const ENROLL_JS: Asset = asset('enroll.js');

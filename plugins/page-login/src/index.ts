@@ -1,6 +1,8 @@
-import { definePlugin } from '@gatehouse-auth/core';
+import { definePlugin, z } from '@gatehouse-auth/core';
 import { LOGIN_API } from './api.js';
+import { MESSAGES } from './messages.js';
 import { loginPageRoutes } from './routes.js';
+import { ENROLL_ON_LOGIN } from './setup-pages.js';
 
 export { LOGIN_API } from './api.js';
 
@@ -14,9 +16,12 @@ export { LOGIN_API } from './api.js';
 export default definePlugin({
   name: '@gatehouse-auth/page-login',
   apiVersion: '^1.3',
+  // Off by default: a user who has none of the methods a stage asks for sets one up on the page.
+  appConfig: { [ENROLL_ON_LOGIN]: z.boolean().default(false) },
   register(api) {
+    api.messages(MESSAGES);
     const router = api.services.http.createRouter();
     loginPageRoutes(api, router);
-    api.routes.add({ path: '/login', router, operations: [LOGIN_API.offerSetup] });
+    api.routes.add({ path: '/login', router, operations: [LOGIN_API.offerSetup, LOGIN_API.enrollSetup] });
   },
 });

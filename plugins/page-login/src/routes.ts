@@ -8,11 +8,12 @@ import {
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { LOGIN_API, OFFER_PATH } from './api.js';
-import { LOGIN_JS, MESSAGES_JS, OFFER_JS, type Asset } from './assets.js';
+import { ENROLL_JS, LOGIN_JS, MESSAGES_JS, OFFER_JS, type Asset } from './assets.js';
 import { methodView, offerView } from './methods.js';
 import { PageModules } from './modules.js';
 import { renderLoginPage, renderOfferPage, renderProblemPage, type LoginView } from './page.js';
 import { pickMethods } from './picker.js';
+import { ENROLL_ON_LOGIN, ENROLL_PATH, setupPages } from './setup-pages.js';
 
 type Router = ReturnType<PluginApi['services']['http']['createRouter']>;
 
@@ -97,6 +98,24 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
   router.get('/assets/login.js', (_req, res) => sendAsset(res, LOGIN_JS));
   router.get('/assets/offer.js', (_req, res) => sendAsset(res, OFFER_JS));
   router.get('/assets/messages.js', (_req, res) => sendAsset(res, MESSAGES_JS));
+  router.get('/assets/enroll.js', (_req, res) => sendAsset(res, ENROLL_JS));
+
+  setupPages({
+    api,
+    router,
+    base,
+    modules,
+    coreMessages: (req, flow) => web.loginFlows.messages(req, flow),
+    flowError: (req, res, flow, requestId) => {
+      if (!requestIdOf(requestId)) return showError(req, res, ERRORS.missing);
+      if (!flow) return showError(req, res, ERRORS.unknown);
+      if (!web.loginFlows.isBound(req, flow)) return showError(req, res, ERRORS.otherBrowser, flow);
+      if (flow.status === 'completed' || flow.status === 'finished') return showError(req, res, ERRORS.completed, flow);
+      // A live flow of this browser that has no such screen (the app does not let it set up).
+      if (!flowProblem(flow, now())) return showError(req, res, ERRORS.unknown, flow);
+      return showError(req, res, ERRORS.expired, flow);
+    },
+  });
 
   router.get('/', async (req: Request, res: Response) => {
     const requestId = requestIdOf(req.query.request_id);
@@ -121,6 +140,10 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
     // The way back to the app, for flows an app started.
     const cancelCsrf = web.loginFlows.cancelToken(req, flow);
     if (!picked.preselect) {
+      // The app lets its users set up, here and now, what this stage asks for (the setup screens).
+      if (user && flow.appSettings[ENROLL_ON_LOGIN] === true) {
+        return res.redirect(303, `${base}/login${ENROLL_PATH}?request_id=${encodeURIComponent(flow.id)}`);
+      }
       const problem = user ? ERRORS.noneSetUp : ERRORS.noMethod;
       web.headers(res, web.loginFlows.formTargets(flow));
       return res

@@ -17,6 +17,7 @@ import type { LoginUi } from '../../login/custom-ui.js';
 import { errorPage, formPostPage, type PageContext } from '../pages.js';
 import { queryUiLocales, type Locales } from '../../i18n/locales.js';
 import type { SessionStore } from '../sessions.js';
+import type { RequiredActions } from '../../users/required-actions.js';
 import type { SingleSignOn } from '../sso.js';
 import type { TokenService } from '../tokens.js';
 import { sessionCookieName, type BrowserBinding } from './browser.js';
@@ -58,7 +59,10 @@ export interface AuthorizeDeps {
     requestObjects: { values(): RequestObjectVerifier[] };
     /** `prompt` values plugins answer (`create`, plugin API 1.3): where their flows go. */
     prompts: { get(prompt: string): { path: string } | undefined };
+    routes: { has(path: string): boolean };
   };
+  /** What an admin asked users to do at their next sign-in (plugin API 1.3). */
+  requiredActions: Pick<RequiredActions, 'of'>;
 }
 
 /**

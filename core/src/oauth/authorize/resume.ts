@@ -3,6 +3,7 @@ import { CONSENT_PATH, type AuthorizeContext } from './context.js';
 import { finish } from './finish.js';
 import { ErrorPage } from './request.js';
 import { startBrowserSession } from './hosted-login.js';
+import { REQUIRED_ACTIONS_PATH } from '../../users/required-actions.js';
 
 /**
  * GET /api/oauth2/authorize/resume, after the last stage (or straight from single sign-on):
@@ -21,6 +22,11 @@ export function resumeAuthorization(ctx: AuthorizeContext): RequestHandler {
     const { flow, request } = bound;
     const client = clients.get(request.client_id);
     if (!client) return ctx.showError(res, new ErrorPage(400, 'invalid_client', 'The app is no longer registered.'));
+    // What an admin asked of the user (a new password, a second factor) comes first, on the
+    // hosted page, before any session or answer: its page sends the browser back here (plugin API 1.3).
+    if (ctx.deps.extensions.routes.has('/login') && (await ctx.deps.requiredActions.of(flow.userId!)).length) {
+      return res.redirect(303, `${ctx.page.base}${REQUIRED_ACTIONS_PATH}?request_id=${encodeURIComponent(flow.id)}`);
+    }
     // A generated flow claimed by a form from another site makes no SSO session: otherwise a
     // login forced into this browser from there would sign it in at every app (decision 20).
     const session =

@@ -78,6 +78,10 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
         if (await ctx.needsConsent(client, decision.userId, request)) {
           throw new OAuthError('consent_required', 'the user has not consented');
         }
+        // An admin's required actions (plugin API 1.3) need the hosted page: no silent answer.
+        if (ctx.deps.extensions.routes.has('/login') && (await ctx.deps.requiredActions.of(decision.userId)).length) {
+          throw new OAuthError('interaction_required', 'the user must first do what an administrator required');
+        }
       }
       const bindingValue = randomToken(24);
       const flow = await flows.create({
