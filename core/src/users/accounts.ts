@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { DevicePushes } from '../devices/pushes.js';
@@ -91,6 +92,29 @@ export class AccountActions {
     await this.deps.logout.endUserSessions(user.id, 'user_disabled');
     await this.deps.tokens.revokeSubject(user.id, 'user_disabled');
     await this.audit(actor, 'user_disabled', user);
+  }
+
+  /**
+   * Since plugin API 1.3: deletes the user for good. Their browser sessions end first (apps are
+   * told by back-channel logout), then the user and every row that references them go in one
+   * transaction (`UserService.erase`: credentials, devices, sessions, tokens, grants, flows,
+   * events, records). What stays is one event `<via>.user_deleted` without personal data: no
+   * user id, username, email, phone or address, only `data.user`, a SHA-256 of the id (the same
+   * user deleted twice is the same hash; nothing leads back from it). False when there was no
+   * such user.
+   */
+  async deleteUser(actor: Actor, user: UserRecord): Promise<boolean> {
+    await this.deps.logout.endUserSessions(user.id, 'user_deleted');
+    await this.deps.tokens.revokeSubject(user.id, 'user_deleted');
+    if (!(await this.deps.users.erase(user.id))) return false;
+    const opaque = createHash('sha256').update(`user:${user.id}`).digest('hex');
+    // The actor is the user themself on the account page: their id is personal data too.
+    const self = actor.userId === user.id;
+    await this.deps.events.record({
+      type: `${actor.via}.user_deleted`,
+      data: { user: opaque, ...(self ? {} : { actor: actor.userId }) },
+    });
+    return true;
   }
 
   /** Lets a disabled or locked user sign in again. */

@@ -147,6 +147,40 @@ export class UserService {
     return rows.length > 0;
   }
 
+  /**
+   * Since plugin API 1.3 (behind `UserAccounts.deleteUser`): removes the user and every row that
+   * references them, in one transaction: credentials, identifiers, devices, browser sessions and
+   * the apps signed in on them, OAuth grants with their codes and tokens, login flows with their
+   * statuses and exchanges, the user's events, and records (of the core and of plugins) whose
+   * key or data names the user's id. False when there was no such user.
+   */
+  async erase(id: string): Promise<boolean> {
+    return this.sql.tx(async (db) => {
+      const like = { id, pattern: `%${id}%` };
+      await db.exec(
+        `DELETE FROM session_clients WHERE sid IN (SELECT sid FROM sessions WHERE user_id = :id AND sid IS NOT NULL)`,
+        like,
+      );
+      await db.exec('DELETE FROM sessions WHERE user_id = :id', like);
+      await db.exec('DELETE FROM oauth_tokens WHERE subject = :id', like);
+      await db.exec(
+        'DELETE FROM oauth_codes WHERE grant_id IN (SELECT id FROM oauth_grants WHERE subject = :id)',
+        like,
+      );
+      await db.exec('DELETE FROM oauth_grants WHERE subject = :id', like);
+      await db.exec('DELETE FROM exchanges WHERE user_id = :id', like);
+      await db.exec('DELETE FROM verification_statuses WHERE user_id = :id', like);
+      await db.exec('DELETE FROM login_flows WHERE user_id = :id', like);
+      await db.exec('DELETE FROM devices WHERE user_id = :id', like);
+      await db.exec('DELETE FROM credentials WHERE user_id = :id', like);
+      await db.exec('DELETE FROM events WHERE user_id = :id', like);
+      await db.exec('DELETE FROM plugin_records WHERE key LIKE :pattern OR data LIKE :pattern', like);
+      await db.exec('DELETE FROM user_identifiers WHERE user_id = :id', like);
+      const rows = await db.write<{ id: string }>('DELETE FROM users WHERE id = :id RETURNING id', like);
+      return rows.length > 0;
+    });
+  }
+
   async list(opts: { limit?: number; offset?: number } = {}): Promise<UserRecord[]> {
     const rows = await this.sql.select<UserRow>(
       `SELECT ${COLUMNS} FROM users ORDER BY created_at, id LIMIT :limit OFFSET :offset`,

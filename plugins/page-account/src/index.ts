@@ -13,6 +13,17 @@ export const accountOptions = z.strictObject({
   login_stages: z.array(z.array(z.string().min(1)).min(1)).min(1),
   /** How long a sign-in to the page lasts, in seconds (at most the browser session's). */
   session_ttl: z.number().int().positive().max(43_200).default(3600),
+  /**
+   * How recent (seconds) the page's sign-in must be to add a method, change the password or
+   * delete the account; an older one is sent through the hosted login again.
+   */
+  setup_max_age: z.number().int().positive().max(3600).default(300),
+  /** The methods the page offers to add (default: every method with a setup, but the password and renewable ones). */
+  add_methods: z.array(z.string().min(1)).optional(),
+  /** Seconds between deleting the account and its rows going (7 days by default). */
+  deletion_grace: z.number().int().positive().default(604_800),
+  /** How often (seconds) each node looks for deletions that are due. */
+  deletion_sweep: z.number().int().positive().max(86_400).default(60),
 });
 
 /**

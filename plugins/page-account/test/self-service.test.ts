@@ -1,0 +1,329 @@
+/**
+ * The account page's self-service over HTTP (issue 27): adding TOTP, a phone and a device under
+ * the binding rule (a recent sign-in; a password alone binds neither a passkey nor a factor
+ * beside a second one), changing the password (policy, every session ended, a notice), and
+ * deleting the account (disabled at once, every row gone after the grace period, an event
+ * without personal data). Every refusal with its exact status. The page in Chromium is
+ * self-service-browser.test.ts.
+ */
+import { expect } from 'chai';
+import { generate } from 'otplib';
+import { csrfOf, signInToSite, userWithTotp } from '../../../test/oauth/console-support.js';
+import {
+  Browser,
+  completeStage,
+  locationOf,
+  loginRequestId,
+  PASSWORD,
+  sleep,
+  startServer,
+  type OAuthServer,
+  type TestUser,
+} from '../../../test/oauth/support.js';
+import type { Clock } from '@gatehouse-auth/core';
+
+/** A clock the tests move forward. */
+class TestClock implements Clock {
+  offset = 0;
+  now(): Date {
+    return new Date(Date.now() + this.offset);
+  }
+}
+
+const PHONE = '+4915112345678';
+
+function accountServer(clock: Clock, stages: string[][], extra: Record<string, unknown> = {}): Promise<OAuthServer> {
+  return startServer({
+    clock,
+    config: { notifications: { email_channel: 'outbox' } },
+    plugins: [
+      { name: '@gatehouse-auth/method-backupcode', options: { memory_cost: 1024, time_cost: 2 } },
+      { name: '@gatehouse-auth/channel-outbox', options: { expose_route: true } },
+      { name: '@gatehouse-auth/method-sms', options: { channel: 'outbox' } },
+      { name: '@gatehouse-auth/method-push', options: {} },
+      { name: '@gatehouse-auth/method-fido2', options: { rp_id: 'localhost', origins: ['http://localhost:1'] } },
+      {
+        name: '@gatehouse-auth/page-account',
+        options: { login_stages: stages, deletion_grace: 2, deletion_sweep: 1, ...extra },
+      },
+    ],
+  });
+}
+
+/** Signs `user` in to the account page with their password only (a one-stage page). */
+async function signInWithPassword(b: Browser, server: OAuthServer, user: TestUser): Promise<string> {
+  const requestId = loginRequestId(locationOf(await b.get('/account'), server));
+  const callback = await completeStage(
+    b,
+    server,
+    requestId,
+    'PASSWORD',
+    { identifier: user.username },
+    { password: PASSWORD },
+  );
+  expect(callback.pathname).to.equal('/account/callback');
+  const back = locationOf(await b.get(callback.pathname + callback.search), server);
+  const page = await b.get(back.pathname + back.search);
+  expect(page.status).to.equal(200);
+  return page.text();
+}
+
+async function latestCode(server: OAuthServer, to: string): Promise<string> {
+  const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
+  expect(res.status).to.equal(200);
+  const { data } = (await res.json()) as { data: { text: string } };
+  return /(\d{6,8})/.exec(data.text)![1]!;
+}
+
+async function outbox(server: OAuthServer, to: string): Promise<{ subject: string | null; text: string } | null> {
+  const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
+  if (res.status !== 200) return null;
+  return ((await res.json()) as { data: { subject: string | null; text: string } }).data;
+}
+
+describe('@gatehouse-auth/page-account self-service (HTTP)', function () {
+  this.timeout(30_000);
+
+  describe('a password-only sign-in (a one-stage page)', () => {
+    const clock = new TestClock();
+    let server: OAuthServer;
+    before(async () => {
+      server = await accountServer(clock, [['PASSWORD']]);
+    });
+    after(() => server.close());
+
+    it('adds TOTP: QR code and key, a wrong code 401, the right one adds it; then nothing more on a password alone', async () => {
+      const user = await server.user('totp');
+      const b = new Browser(server);
+      const page = await signInWithPassword(b, server, user);
+      expect(page).to.contain('href="/account/add/TOTP"').and.to.contain('href="/account/add/SMS"');
+      const csrf = csrfOf(page);
+      expect((await b.get('/account/add/TOTP')).status).to.equal(200);
+      expect((await b.postForm('/account/add/TOTP/start', {})).status).to.equal(403);
+      const started = await b.postForm('/account/add/TOTP/start', { csrf });
+      expect(started.status).to.equal(200);
+      const html = await started.text();
+      expect(html).to.contain('<img id="gh-qr" src="data:image/png;base64,');
+      const secret = /<code id="gh-secret">([A-Z2-7]+)<\/code>/.exec(html)![1]!;
+      expect((await b.postForm('/account/add/TOTP/verify', { csrf })).status).to.equal(400);
+      const wrong = await b.postForm('/account/add/TOTP/verify', { csrf, pass_code: '000000' });
+      expect(wrong.status).to.equal(401);
+      expect(await wrong.text()).to.contain('It could not be set up.');
+      const code = await generate({ secret, epoch: Math.floor(clock.now().getTime() / 1000) });
+      const done = await b.postForm('/account/add/TOTP/verify', { csrf, pass_code: code });
+      expect(locationOf(done, server).search).to.equal('?done=method_added');
+      const cradle = server.gatehouse.container.cradle;
+      expect(await cradle.services.credentials(user.id, 'TOTP').list()).to.have.length(1);
+      const [event] = await cradle.events.recent({ userId: user.id, types: ['account.method_added'], limit: 5 });
+      expect(event!.method).to.equal('TOTP');
+      // Now the user has a second factor: this password-only sign-in adds nothing beside it.
+      const refused = await b.postForm('/account/add/SMS/start', { csrf, address: PHONE });
+      expect(refused.status).to.equal(403);
+      expect(await refused.text()).to.contain('sign in with your second factor');
+      expect((await b.get('/account/add/SMS')).status).to.equal(403);
+      // …and neither changes the password nor deletes the account.
+      expect((await b.get('/account/password')).status).to.equal(403);
+      expect((await b.postForm('/account/delete', { csrf })).status).to.equal(403);
+    });
+
+    it('never binds a passkey on a password alone (403 page, 403 SETUP_NOT_ALLOWED from the script route)', async () => {
+      const user = await server.user('passkey');
+      const b = new Browser(server);
+      const csrf = csrfOf(await signInWithPassword(b, server, user));
+      expect((await b.get('/account/add/FIDO2')).status).to.equal(403);
+      const res = await b.postForm('/account/add/FIDO2/setup/initiation', { csrf, name: 'x' });
+      expect(res.status).to.equal(403);
+      expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('SETUP_NOT_ALLOWED');
+      expect(await server.gatehouse.container.cradle.services.credentials(user.id, 'FIDO2').list()).to.have.length(0);
+    });
+
+    it('refuses what it cannot add (404), a bad step (404), an empty address (400)', async () => {
+      const user = await server.user('refusals');
+      const b = new Browser(server);
+      const csrf = csrfOf(await signInWithPassword(b, server, user));
+      expect((await b.get('/account/add/PASSWORD')).status).to.equal(404);
+      expect((await b.get('/account/add/BACKUPCODE')).status).to.equal(404);
+      expect((await b.get('/account/add/NOPE')).status).to.equal(404);
+      const step = await b.postForm('/account/add/TOTP/setup/initiation', { csrf });
+      expect(step.status).to.equal(404);
+      expect(((await step.json()) as { error: { code: string } }).error.code).to.equal('METHOD_NOT_FOUND');
+      const bad = await b.postForm('/account/add/FIDO2/setup/scan', { csrf });
+      expect(bad.status).to.equal(404);
+      expect(((await bad.json()) as { error: { code: string } }).error.code).to.equal('ENROLLMENT_NOT_SUPPORTED');
+      expect((await b.postForm('/account/add/SMS/start', { csrf, address: '' })).status).to.equal(400);
+      const wrong = await b.postForm('/account/add/SMS/start', { csrf, address: 'not a phone' });
+      expect(wrong.status).to.equal(400);
+    });
+
+    it('adds a phone proven by a code, and binds a device by QR code', async () => {
+      const user = await server.user('phone');
+      const b = new Browser(server);
+      const csrf = csrfOf(await signInWithPassword(b, server, user));
+      const started = await b.postForm('/account/add/SMS/start', { csrf, address: PHONE });
+      expect(started.status).to.equal(200);
+      expect(await started.text()).to.contain('We sent a code to');
+      expect((await b.postForm('/account/add/SMS/verify', { csrf, pass_code: '00000000' })).status).to.equal(401);
+      const done = await b.postForm('/account/add/SMS/verify', { csrf, pass_code: await latestCode(server, PHONE) });
+      expect(locationOf(done, server).search).to.equal('?done=method_added');
+      const [medium] = await server.gatehouse.container.cradle.services.credentials(user.id, 'SMS').list();
+      expect(medium!.data).to.deep.equal({ address: PHONE });
+
+      const other = await server.user('device');
+      const d = new Browser(server);
+      const token = csrfOf(await signInWithPassword(d, server, other));
+      const device = await d.postForm('/account/add/PUSH/start', { csrf: token });
+      expect(device.status).to.equal(200);
+      const html = await device.text();
+      expect(html).to.contain('<img id="gh-qr" src="data:image/png;base64,').and.to.contain('Scan the QR code');
+    });
+
+    it('asks for the sign-in again when it is older than setup_max_age (303 to the login; 403 for a POST)', async () => {
+      const user = await server.user('stale');
+      const b = new Browser(server);
+      const csrf = csrfOf(await signInWithPassword(b, server, user));
+      clock.offset += 301_000;
+      try {
+        const res = await b.get('/account/add/TOTP');
+        expect(res.status).to.equal(303);
+        expect(locationOf(res, server).pathname).to.equal('/login');
+        const post = await b.postForm('/account/add/TOTP/start', { csrf });
+        expect(post.status).to.equal(403);
+        expect(await post.text()).to.contain('Sign in again first');
+        const json = await b.postForm('/account/add/FIDO2/setup/initiation', { csrf });
+        expect(((await json.json()) as { error: { code: string } }).error.code).to.equal('REAUTHENTICATION_REQUIRED');
+      } finally {
+        clock.offset -= 301_000;
+      }
+    });
+  });
+
+  describe('two factors: password change and deletion', () => {
+    const clock = new TestClock();
+    let server: OAuthServer;
+    before(async () => {
+      server = await accountServer(clock, [['PASSWORD'], ['TOTP', 'BACKUPCODE']]);
+    });
+    after(() => server.close());
+
+    it('changes the password: confirmation and policy refused (400), then every session ends and a notice goes out', async () => {
+      const user = await userWithTotp(server);
+      const elsewhere = new Browser(server);
+      await signInToSite(elsewhere, server, '/account', user);
+      const b = new Browser(server);
+      const page = await (await signInToSite(b, server, '/account', user)).text();
+      const csrf = csrfOf(page);
+      expect((await b.get('/account/password')).status).to.equal(200);
+      expect((await b.postForm('/account/password', { new_password: 'x' })).status).to.equal(403);
+      const missing = await b.postForm('/account/password', { csrf });
+      expect(missing.status).to.equal(400);
+      const mismatch = await b.postForm('/account/password', {
+        csrf,
+        new_password: 'a long new passphrase 1',
+        confirm_password: 'a long new passphrase 2',
+      });
+      expect(mismatch.status).to.equal(400);
+      expect(await mismatch.text()).to.contain('The two passwords are not the same.');
+      const weak = await b.postForm('/account/password', { csrf, new_password: 'short', confirm_password: 'short' });
+      expect(weak.status).to.equal(400);
+      expect(await weak.text()).to.contain('The password was not changed.');
+      const next = 'a brand new passphrase 77';
+      const done = await b.postForm('/account/password', { csrf, new_password: next, confirm_password: next });
+      expect(locationOf(done, server).search).to.equal('?done=password_changed');
+      const cradle = server.gatehouse.container.cradle;
+      expect(await cradle.sessions.ofUser(user.id)).to.have.length(0);
+      expect((await elsewhere.get('/account')).status).to.equal(303);
+      const types = (await cradle.events.recent({ userId: user.id, limit: 50 })).map((e) => e.type);
+      expect(types).to.include('account.password_changed');
+      // The core's notice of a replaced password, to the user's address.
+      const notice = await outbox(server, user.email);
+      expect(notice, 'a notice email').to.not.equal(null);
+    });
+
+    it('deletes the account: disabled at once, a notice, then every row of the user gone after the grace period', async () => {
+      const user = await userWithTotp(server);
+      const b = new Browser(server);
+      const page = await (await signInToSite(b, server, '/account', user)).text();
+      const csrf = csrfOf(page);
+      expect((await b.get('/account/delete')).status).to.equal(200);
+      expect((await b.postForm('/account/delete', {})).status).to.equal(403);
+      const res = await b.postForm('/account/delete', { csrf });
+      expect(res.status).to.equal(200);
+      expect(await res.text()).to.contain('will be deleted on');
+      const cradle = server.gatehouse.container.cradle;
+      expect((await cradle.users.findById(user.id))!.status).to.equal('disabled');
+      expect(await cradle.sessions.ofUser(user.id)).to.have.length(0);
+      const mail = await outbox(server, user.email);
+      expect(mail!.subject).to.equal('Your account will be deleted');
+      await waitFor(async () => (await cradle.users.findById(user.id)) === null, 8000);
+      expect(await rowsOf(server, user)).to.deep.equal({});
+      const [deleted] = await cradle.events.recent({ types: ['account.user_deleted'], limit: 5 });
+      expect(deleted!.userId).to.equal(null);
+      const text = JSON.stringify(deleted);
+      expect(text).to.not.contain(user.id).and.not.contain(user.username).and.not.contain(user.email);
+      expect(deleted!.data.user).to.match(/^[0-9a-f]{64}$/);
+    });
+
+    it('keeps an account an admin enabled again within the grace period', async () => {
+      const user = await userWithTotp(server);
+      const b = new Browser(server);
+      const csrf = csrfOf(await (await signInToSite(b, server, '/account', user)).text());
+      expect((await b.postForm('/account/delete', { csrf })).status).to.equal(200);
+      const cradle = server.gatehouse.container.cradle;
+      await cradle.users.setStatus(user.id, 'active');
+      await waitFor(
+        async () =>
+          (await cradle.events.recent({ userId: user.id, types: ['account.deletion_cancelled'], limit: 1 })).length > 0,
+        8000,
+      );
+      expect(await cradle.users.findById(user.id)).to.not.equal(null);
+    });
+  });
+});
+
+async function waitFor(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await sleep(200);
+  }
+}
+
+/** Every row of any table that names the user (by id, username, email or phone): table → count. */
+export async function rowsOf(server: OAuthServer, user: TestUser): Promise<Record<string, number>> {
+  const { sql } = server.gatehouse.container.cradle as unknown as {
+    sql: { select<T>(q: string, p?: Record<string, unknown>): Promise<T[]> };
+  };
+  const tables = [
+    'users',
+    'credentials',
+    'events',
+    'plugin_records',
+    'login_flows',
+    'verification_statuses',
+    'exchanges',
+    'oauth_grants',
+    'oauth_codes',
+    'oauth_tokens',
+    'sessions',
+    'user_identifiers',
+    'devices',
+    'jobs',
+    'session_clients',
+  ];
+  const found: Record<string, number> = {};
+  const needles = [user.id, user.username, user.email].filter(Boolean);
+  for (const table of tables) {
+    // The outbox channel keeps every message it "sent" (the deletion notice too) for its own
+    // ttl, keyed by address: a development channel's retention, not the user's account.
+    const rows = await sql.select<Record<string, unknown>>(
+      table === 'plugin_records'
+        ? `SELECT * FROM ${table} WHERE plugin <> '@gatehouse-auth/channel-outbox'`
+        : `SELECT * FROM ${table}`,
+    );
+    const count = rows.filter((row) =>
+      needles.some((n) => JSON.stringify(row).toLowerCase().includes(n.toLowerCase())),
+    ).length;
+    if (count) found[table] = count;
+  }
+  return found;
+}
