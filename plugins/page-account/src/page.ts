@@ -2,7 +2,7 @@ import { html, isProtocolError, type JsonObject, type PluginApi, type UserAccoun
 import { actionForm, devicesTable, Site, when, type SiteRequest } from '@gatehouse-auth/site-kit';
 import { accountActions } from './actions.js';
 import { ActionGuard } from './guard.js';
-import { setupRoutes } from './setup.js';
+import { addsMore, setupRoutes } from './setup.js';
 
 /** What one method of a user is, as `UserAccounts.methods` lists it. */
 export interface MethodState {
@@ -86,6 +86,7 @@ export function accountPage(
       api.services.history.recent({ types: ['verification.success'], userId: user.id, limit: RECENT_SIGN_INS }),
       addable(r),
     ]);
+    const enrolled = new Set(methods.filter((m) => m.enrolled === true).map((m) => String(m.method)));
     const mine = methods.filter((m) => m.enrolled || (m.credentials as JsonObject[]).length > 0);
     const needed = lastWaysIn(methods as unknown as MethodState[], stages);
     const others = sessions.filter((s) => s.sid !== r.session.sid);
@@ -153,14 +154,16 @@ export function accountPage(
         <h2 id="gh-add">${t.t('myaccount.add.title')}</h2>
         <p class="muted">${t.t('myaccount.add.note')}</p>
         <ul class="links">
-          ${canAdd.map(
-            (m) =>
-              html`<li>
-                <a href="${base}/add/${encodeURIComponent(m.id)}" id="gh-add-${m.id}"
-                  >${t.t('myaccount.add.link', { method: label(m.id) })}</a
-                >
-              </li>`,
-          )}
+          ${canAdd
+            .filter((m) => addsMore(m) || !enrolled.has(m.id))
+            .map(
+              (m) =>
+                html`<li>
+                  <a href="${base}/add/${encodeURIComponent(m.id)}" id="gh-add-${m.id}"
+                    >${t.t('myaccount.add.link', { method: label(m.id) })}</a
+                  >
+                </li>`,
+            )}
         </ul>
       </section>
       <section class="panel" aria-labelledby="gh-devices">

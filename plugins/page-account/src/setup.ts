@@ -26,6 +26,19 @@ export function setupKind(method: AuthMethod): SetupKind {
   return 'plain';
 }
 
+/** Whether a method's codes go to a phone (a text message, a call) rather than an email address. */
+function isPhone(method: AuthMethod): boolean {
+  return method.amr.includes('sms') || method.amr.includes('tel');
+}
+
+/**
+ * Whether the user may set `method` up once more while it is set up: a passkey, another phone
+ * or address, another device; not a second authenticator app.
+ */
+export function addsMore(method: AuthMethod): boolean {
+  return Boolean(method.discoverable || method.page?.sends || method.device);
+}
+
 /**
  * The methods the page offers to add: `add_methods` from the options, else every registered
  * method with a setup, but a knowledge factor (the password has its own form) and methods
@@ -138,19 +151,18 @@ export function setupRoutes(
         ${module ? html`<script type="module" src="${module}"></script>` : ''}
       </section>`;
     } else {
+      const phone = isPhone(method);
       const address =
         kind === 'address'
           ? html`<p>
-              <label for="gh-address"
-                >${t.t(method.amr.includes('sms') ? 'myaccount.add.phone' : 'myaccount.add.email')}</label
-              >
+              <label for="gh-address">${t.t(phone ? 'myaccount.add.phone' : 'myaccount.add.email')}</label>
               <input
                 id="gh-address"
                 name="address"
                 required
                 maxlength="255"
-                type="${method.amr.includes('sms') ? 'tel' : 'email'}"
-                autocomplete="${method.amr.includes('sms') ? 'tel' : 'email'}"
+                type="${phone ? 'tel' : 'email'}"
+                autocomplete="${phone ? 'tel' : 'email'}"
               />
             </p>`
           : '';
