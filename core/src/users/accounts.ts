@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
+import { ApiError } from '../errors.js';
 import type { DevicePushes } from '../devices/pushes.js';
 import type { Device, DeviceStore } from '../devices/store.js';
 import type { DeviceCookie } from '../http/device.js';
@@ -115,6 +116,20 @@ export class AccountActions {
       data: { user: opaque, ...(self ? {} : { actor: actor.userId }) },
     });
     return true;
+  }
+
+  /**
+   * Since plugin API 1.3: sets the user's email address or phone number (`null` removes it),
+   * once the caller has proven the new one reaches the user (a code sent there). ApiError 400
+   * INVALID_FIELD for a malformed value, 409 USER_EXISTS when another user has it. Event
+   * `<via>.address_changed` with the field only (no address). The user is told at the old
+   * address by the caller, which knows the channel.
+   */
+  async changeAddress(actor: Actor, user: UserRecord, field: 'email' | 'phone', value: string | null): Promise<void> {
+    if (!(await this.deps.users.setAddress(user.id, field, value))) {
+      throw new ApiError(404, 'USER_NOT_FOUND', 'no such user');
+    }
+    await this.audit(actor, 'address_changed', user, { field });
   }
 
   /** Lets a disabled or locked user sign in again. */

@@ -19,7 +19,7 @@ interface Deletion {
 }
 
 /** The first delivery channel that sends `kind`, or null: where the page's notices go. */
-function channelFor(api: PluginApi, kind: 'email' | 'sms'): string | null {
+export function channelFor(api: PluginApi, kind: 'email' | 'sms'): string | null {
   const { channels } = api.services;
   return channels.ids().find((id) => channels.get(id)?.kinds.includes(kind)) ?? null;
 }

@@ -20,6 +20,8 @@ export const accountOptions = z.strictObject({
   setup_max_age: z.number().int().positive().max(3600).default(300),
   /** The methods the page offers to add (default: every method with a setup, but the password and renewable ones). */
   add_methods: z.array(z.string().min(1)).optional(),
+  /** How long (seconds) a code sent to a new email address or phone number works. */
+  address_code_ttl: z.number().int().min(60).max(3600).default(600),
   /** Seconds between deleting the account and its rows going (7 days by default). */
   deletion_grace: z.number().int().positive().default(604_800),
   /** How often (seconds) each node looks for deletions that are due. */

@@ -1,6 +1,7 @@
 import { html, isProtocolError, type JsonObject, type PluginApi, type UserAccounts } from '@gatehouse-auth/core';
 import { actionForm, devicesTable, Site, when, type SiteRequest } from '@gatehouse-auth/site-kit';
 import { accountActions } from './actions.js';
+import { addressRoutes } from './address.js';
 import { ActionGuard } from './guard.js';
 import { addsMore, setupRoutes } from './setup.js';
 
@@ -48,6 +49,7 @@ export function accountPage(
     add_methods?: string[] | undefined;
     deletion_grace: number;
     deletion_sweep: number;
+    address_code_ttl: number;
   },
 ): void {
   const site = new Site(api, {
@@ -70,6 +72,7 @@ export function accountPage(
   const freshLogin = (r: SiteRequest) =>
     site.signIn.start(r.req, r.res, `${new URL(api.web.issuer).pathname.replace(/\/+$/, '')}${r.req.originalUrl}`, 0);
   const { addable } = setupRoutes(api, site, guard, { addMethods: opts.add_methods, freshLogin });
+  addressRoutes(api, site, guard, { codeTtlSeconds: opts.address_code_ttl, freshLogin });
   accountActions(api, site, guard, {
     graceSeconds: opts.deletion_grace,
     sweepSeconds: opts.deletion_sweep,
@@ -234,6 +237,14 @@ export function accountPage(
         <h2 id="gh-account">${t.t('myaccount.account')}</h2>
         <ul class="links">
           <li><a href="${base}/password" id="gh-password">${t.t('myaccount.password.link')}</a></li>
+          <li>
+            <a href="${base}/address/email" id="gh-email">${t.t('myaccount.address.link_email')}</a>
+            <span class="muted">${user.email ?? '–'}</span>
+          </li>
+          <li>
+            <a href="${base}/address/phone" id="gh-phone">${t.t('myaccount.address.link_phone')}</a>
+            <span class="muted">${user.phone ?? '–'}</span>
+          </li>
           <li><a href="${base}/delete" id="gh-delete-link">${t.t('myaccount.delete.link')}</a></li>
         </ul>
       </section>`;

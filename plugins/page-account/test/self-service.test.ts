@@ -69,17 +69,28 @@ async function signInWithPassword(b: Browser, server: OAuthServer, user: TestUse
   return page.text();
 }
 
-async function latestCode(server: OAuthServer, to: string): Promise<string> {
-  const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
-  expect(res.status).to.equal(200);
-  const { data } = (await res.json()) as { data: { text: string } };
-  return /(\d{6,8})/.exec(data.text)![1]!;
+/** The newest message to `to` in the outbox (sent in the background: waited for a little). */
+async function outbox(
+  server: OAuthServer,
+  to: string,
+  after?: string,
+): Promise<{ subject: string | null; text: string; sent_at: string } | null> {
+  for (let i = 0; i < 20; i++) {
+    const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
+    if (res.status === 200) {
+      const { data } = (await res.json()) as { data: { subject: string | null; text: string; sent_at: string } };
+      if (after === undefined || data.sent_at > after) return data;
+    }
+    await sleep(100);
+  }
+  return null;
 }
 
-async function outbox(server: OAuthServer, to: string): Promise<{ subject: string | null; text: string } | null> {
-  const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
-  if (res.status !== 200) return null;
-  return ((await res.json()) as { data: { subject: string | null; text: string } }).data;
+/** The code of the newest message to `to` (sent after `after`, an ISO time, when given). */
+async function latestCode(server: OAuthServer, to: string, after?: string): Promise<string> {
+  const message = await outbox(server, to, after);
+  expect(message, `a message to ${to}`).to.not.equal(null);
+  return /(\d{6,8})/.exec(message!.text)![1]!;
 }
 
 describe('@gatehouse-auth/page-account self-service (HTTP)', function () {
@@ -238,6 +249,91 @@ describe('@gatehouse-auth/page-account self-service (HTTP)', function () {
       // The core's notice of a replaced password, to the user's address.
       const notice = await outbox(server, user.email);
       expect(notice, 'a notice email').to.not.equal(null);
+    });
+
+    it('changes the email address: proven by a code at the new one (wrong 401, used 400), the old one told', async () => {
+      const user = await userWithTotp(server);
+      const b = new Browser(server);
+      const csrf = csrfOf(await (await signInToSite(b, server, '/account', user)).text());
+      const cradle = server.gatehouse.container.cradle;
+      expect((await b.get('/account/address/email')).status).to.equal(200);
+      expect((await b.get('/account/address/name')).status).to.equal(404);
+      expect((await b.postForm('/account/address/email/start', { address: 'x@example.test' })).status).to.equal(403);
+      expect((await b.postForm('/account/address/email/start', { csrf, address: 'not an address' })).status).to.equal(
+        400,
+      );
+      expect((await b.postForm('/account/address/email/start', { csrf, address: user.email })).status).to.equal(400);
+      expect((await b.postForm('/account/address/email/verify', { csrf, code: '123456' })).status).to.equal(400);
+      const fresh = `new-${user.username}@example.test`;
+      const sent = await b.postForm('/account/address/email/start', { csrf, address: fresh });
+      expect(sent.status).to.equal(200);
+      const code = await latestCode(server, fresh);
+      const wrong = await b.postForm('/account/address/email/verify', {
+        csrf,
+        code: code === '000000' ? '111111' : '000000',
+      });
+      expect(wrong.status).to.equal(401);
+      expect(await wrong.text()).to.contain('The code is wrong.');
+      const done = await b.postForm('/account/address/email/verify', { csrf, code });
+      expect(locationOf(done, server).search).to.equal('?done=email_changed');
+      const changed = (await cradle.users.findById(user.id))!;
+      expect(changed.email).to.equal(fresh);
+      expect(await cradle.users.findByIdentifier(fresh)).to.deep.include({ id: user.id });
+      expect(await cradle.users.findByIdentifier(user.email)).to.equal(null);
+      expect(await server.gatehouse.container.cradle.accounts.verified(changed, 'email')).to.equal(true);
+      const told = await outbox(server, user.email);
+      expect(told!.subject).to.equal('Your email address was changed');
+      expect(told!.text).to.not.contain(fresh);
+      expect((await b.postForm('/account/address/email/verify', { csrf, code })).status).to.equal(400);
+      const [event] = await cradle.events.recent({ userId: user.id, types: ['account.address_changed'], limit: 1 });
+      expect(event!.data).to.deep.equal({ actor: user.id, field: 'email' });
+    });
+
+    it('changes the phone number; five wrong codes end it (429); an address of another account 409 after the code', async () => {
+      const user = await userWithTotp(server);
+      const other = await server.user('taken');
+      const b = new Browser(server);
+      const csrf = csrfOf(await (await signInToSite(b, server, '/account', user)).text());
+      expect((await b.postForm('/account/address/phone/start', { csrf, address: '12345' })).status).to.equal(400);
+      const phone = '+4915100000' + String(Math.floor(Math.random() * 900) + 100);
+      expect((await b.postForm('/account/address/phone/start', { csrf, address: phone })).status).to.equal(200);
+      const right = await latestCode(server, phone);
+      const wrongCode = right === '000000' ? '111111' : '000000';
+      for (let i = 1; i < 5; i++) {
+        expect((await b.postForm('/account/address/phone/verify', { csrf, code: wrongCode })).status).to.equal(401);
+      }
+      expect((await b.postForm('/account/address/phone/verify', { csrf, code: wrongCode })).status).to.equal(429);
+      expect((await b.postForm('/account/address/phone/verify', { csrf, code: right })).status).to.equal(400);
+      const before = (await outbox(server, phone))!.sent_at;
+      expect((await b.postForm('/account/address/phone/start', { csrf, address: phone })).status).to.equal(200);
+      const again = await latestCode(server, phone, before);
+      const done = await b.postForm('/account/address/phone/verify', { csrf, code: again });
+      expect(locationOf(done, server).search).to.equal('?done=phone_changed');
+      expect((await server.gatehouse.container.cradle.users.findById(user.id))!.phone).to.equal(phone);
+      // Another account's email: only the one who proves it learns it is taken.
+      expect((await b.postForm('/account/address/email/start', { csrf, address: other.email })).status).to.equal(200);
+      const taken = await b.postForm('/account/address/email/verify', {
+        csrf,
+        code: await latestCode(server, other.email),
+      });
+      expect(taken.status).to.equal(409);
+      expect((await server.gatehouse.container.cradle.users.findById(user.id))!.email).to.equal(user.email);
+    });
+
+    it('sends at most 5 address codes an hour per user (429 with Retry-After)', async () => {
+      const user = await userWithTotp(server);
+      const b = new Browser(server);
+      const csrf = csrfOf(await (await signInToSite(b, server, '/account', user)).text());
+      for (let i = 0; i < 5; i++) {
+        const address = `limit${i}-${user.username}@example.test`;
+        expect((await b.postForm('/account/address/email/start', { csrf, address })).status).to.equal(200);
+      }
+      const limited = await b.postForm('/account/address/email/start', {
+        csrf,
+        address: `x-${user.username}@example.test`,
+      });
+      expect(limited.status).to.equal(429);
+      expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
     });
 
     it('deletes the account: disabled at once, a notice, then every row of the user gone after the grace period', async () => {
