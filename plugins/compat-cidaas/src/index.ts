@@ -3,6 +3,7 @@ import { accountRoutes } from './account.js';
 import { configuredRoutes } from './configured.js';
 import { loginRoutes } from './login.js';
 import { setupRoutes } from './setup.js';
+import { userRoutes } from './users.js';
 
 export { AccountVerification } from './account.js';
 export { ConfiguredMethods } from './configured.js';
@@ -33,6 +34,7 @@ export default definePlugin({
       ...configuredRoutes(group),
       ...accountRoutes(group, opts),
       ...setupRoutes(group),
+      ...userRoutes(group),
     ];
     api.routes.add({ path: '/', router, operations });
     // The app's own login UI calls these by XHR from its origin (apps[i].allowed_origins).

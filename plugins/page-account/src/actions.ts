@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import {
   html,
   isProtocolError,
@@ -8,6 +9,17 @@ import {
 } from '@gatehouse-auth/core';
 import { csrfField, when, type Site, type SiteRequest } from '@gatehouse-auth/site-kit';
 import { knowledgeOnly, type ActionGuard } from './guard.js';
+
+/**
+ * The service this plugin provides (`services.resolve<AccountDeletion>('accountDeletion')`), for
+ * the cidaas deletion call: the same grace period, records and sweep as the page's.
+ */
+export interface AccountDeletion {
+  /** Disables the user now and deletes them once the grace period is over; answers when. */
+  schedule(actor: Actor, user: UserRecord, req: IncomingMessage): Promise<Date>;
+}
+
+export const ACCOUNT_DELETION_SERVICE = 'accountDeletion';
 
 /** The record of a deletion waiting for its grace period (key `deletion:<user id>`). */
 export const DELETION_PREFIX = 'deletion:';
@@ -167,9 +179,8 @@ export function accountActions(
     );
   });
 
-  site.post('/delete', '', async (r) => {
-    if (!(await allowed(r))) return;
-    const user = r.session.user;
+  /** Disables the user now and deletes them once the grace period is over: when. */
+  const schedule = async (actor: Actor, user: UserRecord, req: IncomingMessage): Promise<Date> => {
     const due = api.services.clock.now().getTime() + opts.graceSeconds * 1000;
     // Kept a day past its due time: a node that was down at the due time still finds it.
     await api.records.put(
@@ -177,28 +188,36 @@ export function accountActions(
       { user_id: user.id, due },
       { ttlSeconds: opts.graceSeconds + 86_400 },
     );
-    // Disabled at once: every session and token ends, this page's sign-in too.
-    await accounts().disable(r.actor, user);
+    // Disabled at once: every session and token ends.
+    await accounts().disable(actor, user);
     await api.services.events.record({
-      type: `${r.actor.via}.deletion_scheduled`,
+      type: `${actor.via}.deletion_scheduled`,
       userId: user.id,
-      ip: r.actor.ip,
-      data: { actor: r.actor.userId, due: new Date(due).toISOString() },
+      ip: actor.ip,
+      data: { actor: actor.userId, due: new Date(due).toISOString() },
     });
-    const t = r.t;
+    const t = api.web.messages(req);
     await noticeByEmail(
       api,
       user,
       t.t('myaccount.delete.mail_subject'),
       t.t('myaccount.delete.mail_text', { name: user.username, when: when(due) }),
     );
+    return new Date(due);
+  };
+  const deletion: AccountDeletion = { schedule };
+  api.provide(ACCOUNT_DELETION_SERVICE, deletion);
+
+  site.post('/delete', '', async (r) => {
+    if (!(await allowed(r))) return;
+    const due = await schedule(r.actor, r.session.user, r.req);
     await api.web.endSession(r.req, r.res);
     await site.signIn.signOut(r.req, r.res);
     site.render(
       r,
-      t.t('myaccount.delete.heading'),
+      r.t.t('myaccount.delete.heading'),
       html`<section class="panel">
-        <p role="status" id="gh-deleted">${t.t('myaccount.delete.scheduled', { when: when(due) })}</p>
+        <p role="status" id="gh-deleted">${r.t.t('myaccount.delete.scheduled', { when: when(due) })}</p>
       </section>`,
     );
   });

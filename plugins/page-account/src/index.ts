@@ -3,6 +3,7 @@ import { siteCatalogs } from '@gatehouse-auth/site-kit';
 import { accountPage } from './page.js';
 
 export { lastWaysIn, type MethodState } from './page.js';
+export { ACCOUNT_DELETION_SERVICE, type AccountDeletion } from './actions.js';
 
 /** The account page's app and where it lives. */
 export const ACCOUNT_CLIENT_ID = 'gatehouse-account';
@@ -44,6 +45,8 @@ export default definePlugin({
   name: '@gatehouse-auth/page-account',
   apiVersion: '^1.3',
   options: accountOptions,
+  // The cidaas deletion call (compat-cidaas) schedules with the page's grace period and sweep.
+  provides: ['accountDeletion'],
   register(api, options) {
     api.app({ client_id: ACCOUNT_CLIENT_ID, name: 'Your account', login_stages: options.login_stages });
     api.messages(siteCatalogs(new URL('../locales/', import.meta.url)));
