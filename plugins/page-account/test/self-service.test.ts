@@ -203,9 +203,36 @@ describe('@gatehouse-auth/page-account self-service (HTTP)', function () {
         expect(await post.text()).to.contain('Sign in again first');
         const json = await b.postForm('/account/add/FIDO2/setup/initiation', { csrf });
         expect(((await json.json()) as { error: { code: string } }).error.code).to.equal('REAUTHENTICATION_REQUIRED');
+        // The hosted login again (max_age 0: every factor anew), then the page does it.
+        const requestId = loginRequestId(locationOf(res, server));
+        const callback = await completeStage(
+          b,
+          server,
+          requestId,
+          'PASSWORD',
+          { identifier: user.username },
+          { password: PASSWORD },
+        );
+        const back = locationOf(await b.get(callback.pathname + callback.search), server);
+        expect(back.pathname).to.equal('/account/add/TOTP');
+        expect((await b.get('/account/add/TOTP')).status).to.equal(200);
       } finally {
         clock.offset -= 301_000;
       }
+    });
+
+    it('speaks German: the page, its forms and its refusals', async () => {
+      const user = await server.user('deutsch');
+      const b = new Browser(server);
+      await signInWithPassword(b, server, user);
+      const page = await (await b.get('/account', { 'Accept-Language': 'de-DE,de;q=0.9' })).text();
+      expect(page).to.contain('Anmeldeweg hinzufügen').and.to.contain('Mein Passwort ändern');
+      expect(page).to.contain('Mein Konto löschen').and.to.contain('Meine E-Mail-Adresse ändern');
+      const add = await (await b.get('/account/add/SMS', { 'Accept-Language': 'de' })).text();
+      expect(add).to.contain('Telefonnummer (mit Ländervorwahl');
+      const refused = await b.get('/account/add/FIDO2', { 'Accept-Language': 'de' });
+      expect(refused.status).to.equal(403);
+      expect(await refused.text()).to.contain('nur mit Ihrem Passwort angemeldet');
     });
   });
 
