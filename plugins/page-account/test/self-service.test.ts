@@ -22,6 +22,7 @@ import {
 } from '../../../test/oauth/support.js';
 import type { Clock } from '@gatehouse-auth/core';
 import { rowsOf } from './rows.js';
+import { withPostgresDatabase } from '../../../test/support/postgres.js';
 
 /** A clock the tests move forward. */
 class TestClock implements Clock {
@@ -33,9 +34,15 @@ class TestClock implements Clock {
 
 const PHONE = '+4915112345678';
 
-function accountServer(clock: Clock, stages: string[][], extra: Record<string, unknown> = {}): Promise<OAuthServer> {
+function accountServer(
+  clock: Clock,
+  stages: string[][],
+  extra: Record<string, unknown> = {},
+  databaseUrl?: string,
+): Promise<OAuthServer> {
   return startServer({
     clock,
+    ...(databaseUrl ? { databaseUrl } : {}),
     config: { notifications: { email_channel: 'outbox' } },
     plugins: [
       { name: '@gatehouse-auth/method-backupcode', options: { memory_cost: 1024, time_cost: 2 } },
@@ -400,6 +407,32 @@ describe('@gatehouse-auth/page-account self-service (HTTP)', function () {
         8000,
       );
       expect(await cradle.users.findById(user.id)).to.not.equal(null);
+    });
+  });
+
+  describe('on PostgreSQL: an address moves, and a deletion leaves no row', () => {
+    const db = withPostgresDatabase();
+    const clock = new TestClock();
+    let server: OAuthServer;
+    before(async function () {
+      server = await accountServer(clock, [['PASSWORD'], ['TOTP', 'BACKUPCODE']], {}, db.url);
+    });
+    after(() => server?.close());
+
+    it('changes the email address, then deletes the account: every row gone', async () => {
+      const user = await userWithTotp(server);
+      const b = new Browser(server);
+      const csrf = csrfOf(await (await signInToSite(b, server, '/account', user)).text());
+      const fresh = `pg-${user.username}@example.test`;
+      expect((await b.postForm('/account/address/email/start', { csrf, address: fresh })).status).to.equal(200);
+      const done = await b.postForm('/account/address/email/verify', { csrf, code: await latestCode(server, fresh) });
+      expect(locationOf(done, server).search).to.equal('?done=email_changed');
+      const cradle = server.gatehouse.container.cradle;
+      expect(await cradle.users.findByIdentifier(fresh)).to.deep.include({ id: user.id });
+      expect((await b.postForm('/account/delete', { csrf })).status).to.equal(200);
+      await waitFor(async () => (await cradle.users.findById(user.id)) === null, 8000);
+      expect(await rowsOf(server, { ...user, email: fresh })).to.deep.equal({});
+      expect(await rowsOf(server, user)).to.deep.equal({});
     });
   });
 });
