@@ -40,7 +40,7 @@
       if (!driver || typeof driver.enroll !== 'function') return say(t('unavailable'), true);
       button.disabled = true;
       try {
-        await driver.enroll({ setup: setup, say: say, t: (key, fallback) => fallback });
+        await driver.enroll({ setup: setup, say: say, t: t });
         window.location.assign(root.dataset.done);
       } catch (err) {
         say((err && err.error) || t('failed'), true);

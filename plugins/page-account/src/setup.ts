@@ -124,7 +124,9 @@ export function setupRoutes(
     let body;
     if (kind === 'module') {
       const module = modules.url(base, method.id);
+      // The page's own words, and the method module's (`method.<ID>.js.…`, the core's catalogs).
       const messages = JSON.stringify({
+        ...api.web.loginFlows.messages(r.req).under([`method.${method.id}.js.`]),
         network: t.t('myaccount.js.network'),
         unavailable: t.t('myaccount.js.unavailable'),
         failed: t.t('myaccount.js.failed'),
