@@ -17,6 +17,27 @@ import { knowledgeOnly, type ActionGuard } from './guard.js';
 export interface AccountDeletion {
   /** Disables the user now and deletes them once the grace period is over; answers when. */
   schedule(actor: Actor, user: UserRecord, req: IncomingMessage): Promise<Date>;
+  /** Deletes the users whose grace period is over (what the timer runs on every node): how many. */
+  sweep(): Promise<number>;
+}
+
+/** Runs `sweep` every `seconds` while the service lives (a run at a time; failures logged). */
+function sweepEvery(ref: WeakRef<Pick<AccountDeletion, 'sweep'>>, seconds: number, logger: PluginApi['logger']): void {
+  let running = false;
+  const timer = setInterval(() => {
+    const target = ref.deref();
+    if (!target) {
+      clearInterval(timer);
+      return;
+    }
+    if (running) return;
+    running = true;
+    target
+      .sweep()
+      .catch((err: unknown) => logger.warn({ err }, 'account deletion sweep failed'))
+      .finally(() => (running = false));
+  }, seconds * 1000);
+  timer.unref();
 }
 
 export const ACCOUNT_DELETION_SERVICE = 'accountDeletion';
@@ -65,7 +86,7 @@ export function accountActions(
   site: Site,
   guard: ActionGuard,
   opts: { graceSeconds: number; sweepSeconds: number; freshLogin: (r: SiteRequest) => Promise<void> },
-): { stop(): void } {
+): void {
   const base = site.href;
   const accounts = () => api.services.resolve<UserAccounts>('userAccounts');
 
@@ -205,8 +226,39 @@ export function accountActions(
     );
     return new Date(due);
   };
-  const deletion: AccountDeletion = { schedule };
+  /**
+   * The sweep: due deletions are consumed first, so exactly one node deletes each (a deletion
+   * that fails is put back for the next sweep); a user an admin enabled again meanwhile is kept
+   * (the deletion cancelled).
+   */
+  const actor: Actor = { via: 'account', userId: 'gatehouse-account', ip: null };
+  const sweep = async (): Promise<number> => {
+    const now = api.services.clock.now().getTime();
+    let deleted = 0;
+    for (const record of await api.records.list(DELETION_PREFIX, { limit: 100 })) {
+      const data = record.data as unknown as Deletion;
+      if (typeof data.due !== 'number' || data.due > now) continue;
+      if (!(await api.records.consume(record.key))) continue;
+      try {
+        const user = await accounts().findById(data.user_id);
+        if (!user) continue;
+        if (user.status === 'active') {
+          await api.services.events.record({ type: 'account.deletion_cancelled', userId: user.id, data: {} });
+          continue;
+        }
+        if (await accounts().deleteUser({ ...actor, userId: user.id }, user)) deleted++;
+      } catch (err) {
+        await api.records.put(record.key, record.data, { ttlSeconds: 86_400 });
+        throw err;
+      }
+    }
+    return deleted;
+  };
+  const deletion: AccountDeletion = { schedule, sweep };
   api.provide(ACCOUNT_DELETION_SERVICE, deletion);
+  // Plugins have no stop hook: the timer holds the service weakly, and ends once the server
+  // that holds it is gone.
+  sweepEvery(new WeakRef(deletion), opts.sweepSeconds, api.logger);
 
   site.post('/delete', '', async (r) => {
     if (!(await allowed(r))) return;
@@ -221,36 +273,4 @@ export function accountActions(
       </section>`,
     );
   });
-
-  /**
-   * The sweep (every `sweepSeconds` on every node): due deletions are consumed, so exactly one
-   * node deletes each; a user an admin enabled again meanwhile is kept (the deletion cancelled).
-   */
-  const actor: Actor = { via: 'account', userId: 'gatehouse-account', ip: null };
-  const sweep = async (): Promise<void> => {
-    const now = api.services.clock.now().getTime();
-    for (const record of await api.records.list(DELETION_PREFIX, { limit: 100 })) {
-      const data = record.data as unknown as Deletion;
-      if (typeof data.due !== 'number' || data.due > now) continue;
-      const mine = await api.records.consume(record.key);
-      if (!mine) continue;
-      const user = await accounts().findById(data.user_id);
-      if (!user) continue;
-      if (user.status === 'active') {
-        await api.services.events.record({ type: 'account.deletion_cancelled', userId: user.id, data: {} });
-        continue;
-      }
-      await accounts().deleteUser({ ...actor, userId: user.id }, user);
-    }
-  };
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    sweep()
-      .catch((err: unknown) => api.logger.warn({ err }, 'account deletion sweep failed'))
-      .finally(() => (running = false));
-  }, opts.sweepSeconds * 1000);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
 }
