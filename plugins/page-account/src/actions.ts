@@ -49,6 +49,8 @@ interface Deletion {
   user_id: string;
   /** Epoch milliseconds. */
   due: number;
+  /** When it was asked for (epoch milliseconds). */
+  scheduled?: number;
 }
 
 /** The first delivery channel that sends `kind`, or null: where the page's notices go. */
@@ -206,7 +208,7 @@ export function accountActions(
     // Kept a day past its due time: a node that was down at the due time still finds it.
     await api.records.put(
       `${DELETION_PREFIX}${user.id}`,
-      { user_id: user.id, due },
+      { user_id: user.id, due, scheduled: api.services.clock.now().getTime() },
       { ttlSeconds: opts.graceSeconds + 86_400 },
     );
     // Disabled at once: every session and token ends.
@@ -242,7 +244,10 @@ export function accountActions(
       try {
         const user = await accounts().findById(data.user_id);
         if (!user) continue;
-        if (user.status === 'active') {
+        // Enabled since (an admin kept the account), even if disabled again for another reason.
+        const since = new Date(typeof data.scheduled === 'number' ? data.scheduled : data.due);
+        const events = await api.services.history.recent({ userId: user.id, since, limit: 1000 });
+        if (user.status === 'active' || events.some((e) => e.type.endsWith('.user_enabled'))) {
           await api.services.events.record({ type: 'account.deletion_cancelled', userId: user.id, data: {} });
           continue;
         }

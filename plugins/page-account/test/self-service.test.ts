@@ -394,13 +394,16 @@ describe('@gatehouse-auth/page-account self-service (HTTP)', function () {
       expect(deleted!.data.user).to.match(/^[0-9a-f]{64}$/);
     });
 
-    it('keeps an account an admin enabled again within the grace period', async () => {
+    it('keeps an account an admin enabled again within the grace period, even if disabled again later', async () => {
       const user = await userWithTotp(server);
       const b = new Browser(server);
       const csrf = csrfOf(await (await signInToSite(b, server, '/account', user)).text());
       expect((await b.postForm('/account/delete', { csrf })).status).to.equal(200);
       const cradle = server.gatehouse.container.cradle;
-      await cradle.users.setStatus(user.id, 'active');
+      // Enabled (kept), then disabled again for another reason: still kept.
+      const admin = { via: 'console', userId: 'some-admin', ip: null };
+      await cradle.userAccounts.enable(admin, (await cradle.users.findById(user.id))!);
+      await cradle.userAccounts.disable(admin, (await cradle.users.findById(user.id))!);
       await waitFor(
         async () =>
           (await cradle.events.recent({ userId: user.id, types: ['account.deletion_cancelled'], limit: 1 })).length > 0,
