@@ -69,7 +69,7 @@ describe('cidaas UserService calls of the compat-cidaas plugin (issue 27)', func
     const change = (body: Record<string, unknown>, headers: Record<string, string>) =>
       call(server, '/users-srv/changepassword', body, headers);
 
-    it('refuses a missing, wrong-scope, old or other user’s token (401, 403, 401, 401)', async function () {
+    it('refuses a missing, wrong-scope, old, other user’s or password-only token (401, 403, 401, 401, 401)', async function () {
       const user = await newUser('cp-token');
       const other = await newUser('cp-other');
       const body = {
@@ -89,6 +89,10 @@ describe('cidaas UserService calls of the compat-cidaas plugin (issue 27)', func
         'REAUTHENTICATION_REQUIRED',
       ]);
       expect(codeOf(await change(body, await tokenFor(other.id)))).to.deep.equal([401, 'UNAUTHORIZED']);
+      // alice has a second factor: a token from a password-only login changes nothing.
+      const alice = server.alice.id;
+      const pwdOnly = await change({ ...body, sub: alice }, await tokenFor(alice, { amr: ['pwd'] }));
+      expect(codeOf(pwdOnly)).to.deep.equal([401, 'REAUTHENTICATION_REQUIRED']);
     });
 
     it('refuses missing fields, a confirmation that differs, a wrong current password, a weak new one', async function () {
