@@ -22,6 +22,7 @@ export default tseslint.config(
       '**/client/**/*.js',
       'core/assets/**/*.js',
       'plugins/page-login/assets/**/*.js',
+      'plugins/page-account/assets/**/*.js',
     ],
     languageOptions: { globals: { ...globals.browser } },
   },

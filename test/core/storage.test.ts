@@ -196,6 +196,59 @@ function storageSuite(dialect: 'sqlite' | 'postgres', databaseUrl: () => string)
     }
   });
 
+  describe('setAddress and erase (issue 27)', () => {
+    it('moves an email or phone and its identifier; another user’s is 409 USER_EXISTS, a bad one 400', async () => {
+      const user = await newUser({ email: `${unique('old-')}@example.test`, phone: '+15550001111' });
+      const other = await newUser({ email: `${unique('other-')}@example.test` });
+      const fresh = `${unique('New-')}@Example.test`;
+      expect(await users().setAddress(user.id, 'email', fresh)).to.equal(true);
+      expect((await users().findById(user.id))!.email).to.equal(fresh.toLowerCase());
+      expect((await users().findByIdentifier(fresh))!.id).to.equal(user.id);
+      expect(await users().findByIdentifier(user.email!)).to.equal(null);
+      // The old one is free again: another user may take it.
+      expect(await users().setAddress(other.id, 'email', user.email!)).to.equal(true);
+      const taken = await apiErrorOf(users().setAddress(user.id, 'email', user.email!));
+      expect([taken.status, taken.code]).to.deep.equal([409, 'USER_EXISTS']);
+      // One namespace: another user's username that looks like an email is taken too.
+      const named = await users().create({ username: `${unique('name-')}@example.test` });
+      const byUsername = await apiErrorOf(users().setAddress(user.id, 'email', named.username));
+      expect([byUsername.status, byUsername.code]).to.deep.equal([409, 'USER_EXISTS']);
+      const bad = await apiErrorOf(users().setAddress(user.id, 'phone', '5551234567'));
+      expect([bad.status, bad.code]).to.deep.equal([400, 'INVALID_FIELD']);
+      expect(await users().setAddress(user.id, 'phone', null)).to.equal(true);
+      expect(await users().findByIdentifier('+15550001111')).to.equal(null);
+      expect(await users().setAddress('no-such-user', 'phone', '+15550002222')).to.equal(false);
+    });
+
+    it('erases the user and every row naming them, and nothing of another user', async () => {
+      const user = await newUser({ email: `${unique('gone-')}@example.test` });
+      const kept = await newUser();
+      for (const who of [user, kept]) {
+        await services().credentials(who.id, 'TOTP').add({ type: 'seed', secret: 'x' });
+        await services().events.record({ type: 'test.erase', userId: who.id });
+      }
+      const records = recordStore(gatehouse.container.cradle.sql, clock, 'test-erase');
+      await records.put(`profile:${user.id}`, { a: 1 });
+      await records.put('other-key', { user_id: user.id });
+      await records.put(`profile:${kept.id}`, { a: 1 });
+      expect(await users().erase(user.id)).to.equal(true);
+      expect(await users().findById(user.id)).to.equal(null);
+      expect(await users().findByIdentifier(user.email!)).to.equal(null);
+      expect(await services().credentials(user.id, 'TOTP').list()).to.have.length(0);
+      expect(await records.get(`profile:${user.id}`)).to.equal(null);
+      expect(await records.get('other-key')).to.equal(null);
+      expect(await records.get(`profile:${kept.id}`)).to.not.equal(null);
+      expect(await services().credentials(kept.id, 'TOTP').list()).to.have.length(1);
+      expect(await gatehouse.container.cradle.events.recent({ userId: kept.id, types: ['test.erase'] })).to.have.length(
+        1,
+      );
+      expect(await gatehouse.container.cradle.events.recent({ userId: user.id, types: ['test.erase'] })).to.have.length(
+        0,
+      );
+      expect(await users().erase(user.id)).to.equal(false);
+    });
+  });
+
   describe('credentials', () => {
     let user: UserRecord;
     beforeEach(async () => {

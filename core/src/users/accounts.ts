@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
+import { ApiError } from '../errors.js';
 import type { DevicePushes } from '../devices/pushes.js';
 import type { Device, DeviceStore } from '../devices/store.js';
 import type { DeviceCookie } from '../http/device.js';
@@ -93,6 +95,43 @@ export class AccountActions {
     await this.deps.logout.endUserSessions(user.id, 'user_disabled');
     await this.deps.tokens.revokeSubject(user.id, 'user_disabled');
     await this.audit(actor, 'user_disabled', user);
+  }
+
+  /**
+   * Since plugin API 1.3: deletes the user for good. Their browser sessions end first (apps are
+   * told by back-channel logout), then the user and every row that references them go in one
+   * transaction (`UserService.erase`: credentials, devices, sessions, tokens, grants, flows,
+   * events, records). What stays is one event `<via>.user_deleted` without personal data: no
+   * user id, username, email, phone or address, only `data.user`, a SHA-256 of the id (the same
+   * user deleted twice is the same hash; nothing leads back from it). False when there was no
+   * such user.
+   */
+  async deleteUser(actor: Actor, user: UserRecord): Promise<boolean> {
+    await this.deps.logout.endUserSessions(user.id, 'user_deleted');
+    await this.deps.tokens.revokeSubject(user.id, 'user_deleted');
+    if (!(await this.deps.users.erase(user.id))) return false;
+    const opaque = createHash('sha256').update(`user:${user.id}`).digest('hex');
+    // The actor is the user themself on the account page: their id is personal data too.
+    const self = actor.userId === user.id;
+    await this.deps.events.record({
+      type: `${actor.via}.user_deleted`,
+      data: { user: opaque, ...(self ? {} : { actor: actor.userId }) },
+    });
+    return true;
+  }
+
+  /**
+   * Since plugin API 1.3: sets the user's email address or phone number (`null` removes it),
+   * once the caller has proven the new one reaches the user (a code sent there). ApiError 400
+   * INVALID_FIELD for a malformed value, 409 USER_EXISTS when another user has it. Event
+   * `<via>.address_changed` with the field only (no address). The user is told at the old
+   * address by the caller, which knows the channel.
+   */
+  async changeAddress(actor: Actor, user: UserRecord, field: 'email' | 'phone', value: string | null): Promise<void> {
+    if (!(await this.deps.users.setAddress(user.id, field, value))) {
+      throw new ApiError(404, 'USER_NOT_FOUND', 'no such user');
+    }
+    await this.audit(actor, 'address_changed', user, { field });
   }
 
   /** Lets a disabled or locked user sign in again. */

@@ -147,6 +147,92 @@ export class UserService {
     return rows.length > 0;
   }
 
+  /**
+   * Since plugin API 1.3 (behind `UserAccounts.changeAddress`): sets the user's email or phone
+   * (validated as at creation; null removes it) and moves its identifier. ApiError 400
+   * INVALID_FIELD for a malformed value, 409 USER_EXISTS when another user has it as any
+   * identifier; false when there is no such user.
+   */
+  async setAddress(id: string, field: 'email' | 'phone', raw: string | null): Promise<boolean> {
+    const value = raw === null ? null : field === 'email' ? raw.trim().toLowerCase() : raw.trim();
+    if (value !== null && field === 'email' && !EMAIL.test(value)) throw invalid('email', 'must be an email address');
+    if (value !== null && field === 'phone' && !E164.test(value)) {
+      throw invalid('phone', 'must be an E.164 number such as +15551234567');
+    }
+    try {
+      return await this.sql.tx(async (db) => {
+        const row = await db.one<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = :id`, { id });
+        if (!row) return false;
+        const old = row[field];
+        if (value !== null) {
+          const taken = await db.one<{ user_id: string }>('SELECT user_id FROM user_identifiers WHERE value = :value', {
+            value: value.toLowerCase(),
+          });
+          if (taken && taken.user_id !== id) throw exists(field);
+        }
+        // Another field of the same user may hold the same identifier (a username that is the old email).
+        const others = [row.username, field === 'email' ? row.phone : row.email]
+          .filter((v): v is string => v !== null)
+          .map((v) => v.toLowerCase());
+        if (old !== null && !others.includes(old.toLowerCase())) {
+          await db.exec('DELETE FROM user_identifiers WHERE value = :value AND user_id = :id', {
+            value: old.toLowerCase(),
+            id,
+          });
+        }
+        await db.exec(`UPDATE users SET ${field} = :value, updated_at = :now WHERE id = :id`, {
+          id,
+          value,
+          now: timestamp(this.sql, new Date()),
+        });
+        if (value !== null && !others.includes(value.toLowerCase())) {
+          await db.exec('INSERT INTO user_identifiers (value, user_id) VALUES (:value, :id)', {
+            value: value.toLowerCase(),
+            id,
+          });
+        }
+        return true;
+      });
+    } catch (err) {
+      if (uniqueViolation(err)) throw exists(field);
+      throw err;
+    }
+  }
+
+  /**
+   * Since plugin API 1.3 (behind `UserAccounts.deleteUser`): removes the user and every row that
+   * references them, in one transaction: credentials, identifiers, devices, browser sessions and
+   * the apps signed in on them, OAuth grants with their codes and tokens, login flows with their
+   * statuses and exchanges, the user's events, and records (of the core and of plugins) whose
+   * key or data names the user's id. False when there was no such user.
+   */
+  async erase(id: string): Promise<boolean> {
+    return this.sql.tx(async (db) => {
+      const like = { id, pattern: `%${id}%` };
+      await db.exec(
+        `DELETE FROM session_clients WHERE sid IN (SELECT sid FROM sessions WHERE user_id = :id AND sid IS NOT NULL)`,
+        like,
+      );
+      await db.exec('DELETE FROM sessions WHERE user_id = :id', like);
+      await db.exec('DELETE FROM oauth_tokens WHERE subject = :id', like);
+      await db.exec(
+        'DELETE FROM oauth_codes WHERE grant_id IN (SELECT id FROM oauth_grants WHERE subject = :id)',
+        like,
+      );
+      await db.exec('DELETE FROM oauth_grants WHERE subject = :id', like);
+      await db.exec('DELETE FROM exchanges WHERE user_id = :id', like);
+      await db.exec('DELETE FROM verification_statuses WHERE user_id = :id', like);
+      await db.exec('DELETE FROM login_flows WHERE user_id = :id', like);
+      await db.exec('DELETE FROM devices WHERE user_id = :id', like);
+      await db.exec('DELETE FROM credentials WHERE user_id = :id', like);
+      await db.exec('DELETE FROM events WHERE user_id = :id', like);
+      await db.exec('DELETE FROM plugin_records WHERE key LIKE :pattern OR data LIKE :pattern', like);
+      await db.exec('DELETE FROM user_identifiers WHERE user_id = :id', like);
+      const rows = await db.write<{ id: string }>('DELETE FROM users WHERE id = :id RETURNING id', like);
+      return rows.length > 0;
+    });
+  }
+
   async list(opts: { limit?: number; offset?: number } = {}): Promise<UserRecord[]> {
     const rows = await this.sql.select<UserRow>(
       `SELECT ${COLUMNS} FROM users ORDER BY created_at, id LIMIT :limit OFFSET :offset`,

@@ -5,6 +5,7 @@ import { inviteRoutes } from './invite.js';
 import { loginRoutes } from './login.js';
 import { registrationRoutes } from './registration.js';
 import { setupRoutes } from './setup.js';
+import { userRoutes } from './users.js';
 
 export { AccountVerification } from './account.js';
 export { ConfiguredMethods } from './configured.js';
@@ -37,6 +38,7 @@ export default definePlugin({
       ...setupRoutes(group),
       ...registrationRoutes(group),
       ...inviteRoutes(group),
+      ...userRoutes(group),
     ];
     api.routes.add({ path: '/', router, operations });
     // The app's own login UI calls these by XHR from its origin (apps[i].allowed_origins).

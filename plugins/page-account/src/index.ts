@@ -3,6 +3,7 @@ import { siteCatalogs } from '@gatehouse-auth/site-kit';
 import { accountPage } from './page.js';
 
 export { lastWaysIn, type MethodState } from './page.js';
+export { ACCOUNT_DELETION_SERVICE, type AccountDeletion } from './actions.js';
 
 /** The account page's app and where it lives. */
 export const ACCOUNT_CLIENT_ID = 'gatehouse-account';
@@ -13,6 +14,19 @@ export const accountOptions = z.strictObject({
   login_stages: z.array(z.array(z.string().min(1)).min(1)).min(1),
   /** How long a sign-in to the page lasts, in seconds (at most the browser session's). */
   session_ttl: z.number().int().positive().max(43_200).default(3600),
+  /**
+   * How recent (seconds) the page's sign-in must be to add a method, change the password or
+   * delete the account; an older one is sent through the hosted login again.
+   */
+  setup_max_age: z.number().int().positive().max(3600).default(300),
+  /** The methods the page offers to add (default: every method with a setup, but the password and renewable ones). */
+  add_methods: z.array(z.string().min(1)).optional(),
+  /** How long (seconds) a code sent to a new email address or phone number works. */
+  address_code_ttl: z.number().int().min(60).max(3600).default(600),
+  /** Seconds between deleting the account and its rows going (7 days by default). */
+  deletion_grace: z.number().int().positive().default(604_800),
+  /** How often (seconds) each node looks for deletions that are due. */
+  deletion_sweep: z.number().int().positive().max(86_400).default(60),
 });
 
 /**
@@ -31,6 +45,8 @@ export default definePlugin({
   name: '@gatehouse-auth/page-account',
   apiVersion: '^1.3',
   options: accountOptions,
+  // The cidaas deletion call (compat-cidaas) schedules with the page's grace period and sweep.
+  provides: ['accountDeletion'],
   register(api, options) {
     api.app({ client_id: ACCOUNT_CLIENT_ID, name: 'Your account', login_stages: options.login_stages });
     api.messages(siteCatalogs(new URL('../locales/', import.meta.url)));

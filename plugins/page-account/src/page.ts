@@ -1,5 +1,9 @@
 import { html, isProtocolError, type JsonObject, type PluginApi, type UserAccounts } from '@gatehouse-auth/core';
-import { actionForm, devicesTable, Site, when } from '@gatehouse-auth/site-kit';
+import { actionForm, devicesTable, Site, when, type SiteRequest } from '@gatehouse-auth/site-kit';
+import { accountActions } from './actions.js';
+import { addressRoutes } from './address.js';
+import { ActionGuard } from './guard.js';
+import { addsMore, setupRoutes } from './setup.js';
 
 /** What one method of a user is, as `UserAccounts.methods` lists it. */
 export interface MethodState {
@@ -36,7 +40,17 @@ const RECENT_SIGN_INS = 10;
  */
 export function accountPage(
   api: PluginApi,
-  opts: { path: string; clientId: string; login_stages: string[][]; session_ttl: number },
+  opts: {
+    path: string;
+    clientId: string;
+    login_stages: string[][];
+    session_ttl: number;
+    setup_max_age: number;
+    add_methods?: string[] | undefined;
+    deletion_grace: number;
+    deletion_sweep: number;
+    address_code_ttl: number;
+  },
 ): void {
   const site = new Site(api, {
     clientId: opts.clientId,
@@ -53,16 +67,29 @@ export function accountPage(
   const accounts = () => api.services.resolve<UserAccounts>('userAccounts');
   const base = site.href;
   const stages = opts.login_stages;
+  const guard = new ActionGuard(api, opts.setup_max_age);
+  // A sensitive action on an older sign-in: the hosted login again, factors no older than now.
+  const freshLogin = (r: SiteRequest) =>
+    site.signIn.start(r.req, r.res, `${new URL(api.web.issuer).pathname.replace(/\/+$/, '')}${r.req.originalUrl}`, 0);
+  const { addable } = setupRoutes(api, site, guard, { addMethods: opts.add_methods, freshLogin });
+  addressRoutes(api, site, guard, { codeTtlSeconds: opts.address_code_ttl, freshLogin });
+  accountActions(api, site, guard, {
+    graceSeconds: opts.deletion_grace,
+    sweepSeconds: opts.deletion_sweep,
+    freshLogin,
+  });
 
   site.get('', '', async (r) => {
     const { user, csrf } = r.session;
     const t = r.t;
-    const [methods, devices, sessions, signIns] = await Promise.all([
+    const [methods, devices, sessions, signIns, canAdd] = await Promise.all([
       accounts().methods(user, r.req),
       accounts().devices(user.id),
       accounts().sessions(user.id),
       api.services.history.recent({ types: ['verification.success'], userId: user.id, limit: RECENT_SIGN_INS }),
+      addable(r),
     ]);
+    const enrolled = new Set(methods.filter((m) => m.enrolled === true).map((m) => String(m.method)));
     const mine = methods.filter((m) => m.enrolled || (m.credentials as JsonObject[]).length > 0);
     const needed = lastWaysIn(methods as unknown as MethodState[], stages);
     const others = sessions.filter((s) => s.sid !== r.session.sid);
@@ -125,6 +152,22 @@ export function accountPage(
                 <p class="muted">${t.t('myaccount.remove_note')}</p>`
             : html`<p class="empty">${t.t('myaccount.no_methods')}</p>`
         }
+      </section>
+      <section class="panel" aria-labelledby="gh-add">
+        <h2 id="gh-add">${t.t('myaccount.add.title')}</h2>
+        <p class="muted">${t.t('myaccount.add.note')}</p>
+        <ul class="links">
+          ${canAdd
+            .filter((m) => addsMore(m) || !enrolled.has(m.id))
+            .map(
+              (m) =>
+                html`<li>
+                  <a href="${base}/add/${encodeURIComponent(m.id)}" id="gh-add-${m.id}"
+                    >${t.t('myaccount.add.link', { method: label(m.id) })}</a
+                  >
+                </li>`,
+            )}
+        </ul>
       </section>
       <section class="panel" aria-labelledby="gh-devices">
         <h2 id="gh-devices">${t.t('myaccount.devices')}</h2>
@@ -189,6 +232,21 @@ export function accountPage(
               </table>`
             : html`<p class="empty">${t.t('myaccount.no_sign_ins')}</p>`
         }
+      </section>
+      <section class="panel" aria-labelledby="gh-account">
+        <h2 id="gh-account">${t.t('myaccount.account')}</h2>
+        <ul class="links">
+          <li><a href="${base}/password" id="gh-password">${t.t('myaccount.password.link')}</a></li>
+          <li>
+            <a href="${base}/address/email" id="gh-email">${t.t('myaccount.address.link_email')}</a>
+            <span class="muted">${user.email ?? '–'}</span>
+          </li>
+          <li>
+            <a href="${base}/address/phone" id="gh-phone">${t.t('myaccount.address.link_phone')}</a>
+            <span class="muted">${user.phone ?? '–'}</span>
+          </li>
+          <li><a href="${base}/delete" id="gh-delete-link">${t.t('myaccount.delete.link')}</a></li>
+        </ul>
       </section>`;
     site.render(r, t.t('myaccount.heading', { name: user.username }), body);
   });

@@ -64,8 +64,12 @@ export class SiteSignIn {
     return this.api.services.crypto.sha256(value);
   }
 
-  /** Leaves for the hosted login; `returnTo` (a path of this site) is where the callback ends. */
-  async start(req: Request, res: Response, returnTo: string): Promise<void> {
+  /**
+   * Leaves for the hosted login; `returnTo` (a path of this site) is where the callback ends.
+   * `maxAge` (seconds) asks for factors that recent instead of the site's own: a sign-in again
+   * before a sensitive action (the account page's setup, password, deletion).
+   */
+  async start(req: Request, res: Response, returnTo: string, maxAge?: number): Promise<void> {
     const handle = this.api.services.crypto.randomToken(32);
     await this.api.records.put(
       `login:${this.hash(handle)}`,
@@ -76,7 +80,7 @@ export class SiteSignIn {
     await this.api.web.login.start(req, res, {
       clientId: this.site.clientId,
       returnTo: this.api.web.url(`${this.site.path}${CALLBACK_PATH}`),
-      ...(this.site.maxAge !== null ? { maxAge: this.site.maxAge } : {}),
+      ...(maxAge !== undefined ? { maxAge } : this.site.maxAge !== null ? { maxAge: this.site.maxAge } : {}),
     });
   }
 
