@@ -13,6 +13,13 @@ import {
 import type { RecoveryOptions } from './options.js';
 import { PASSWORD_METHOD, type Exchange, type MessagesFor, type PasswordRecovery } from './recovery.js';
 
+/** Why a page is shown again: the refusal's code (the notice's `data-code`), status and message values. */
+interface Problem {
+  code: string;
+  status: number;
+  vars?: Record<string, string | number>;
+}
+
 type Router = ReturnType<PluginApi['services']['http']['createRouter']>;
 
 /** The plugin's first-party app: its one stage is the second factors (`second_factors`). */
@@ -54,14 +61,21 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
   function show(
     req: Request,
     res: Response,
-    page: { title: string; content: SafeHtml; notice?: string | null; status?: number; id: string },
+    page: { title: string; content: SafeHtml; problem?: Problem | undefined; id: string },
   ): void {
+    const problem = page.problem;
     web.page(req, res, {
       title: page.title,
-      status: page.status ?? 200,
+      status: problem?.status ?? 200,
       body: html`<main class="card" id="${page.id}">
         <h1>${page.title}</h1>
-        ${page.notice ? html`<p class="message error" role="alert" id="gh-notice">${page.notice}</p>` : null}
+        ${
+          problem
+            ? html`<p class="message error" role="alert" id="gh-notice" data-code="${problem.code}">
+                ${noticeOf(req, problem)}
+              </p>`
+            : null
+        }
         ${page.content}
       </main>`,
     });
@@ -70,19 +84,17 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
   const t = (req: Request) => web.messages(req);
 
   /** The message of a refusal, by its code. */
-  function noticeOf(req: Request, code: string, vars: Record<string, string | number> = {}): string {
+  function noticeOf(req: Request, problem: Problem): string {
     const messages = t(req);
-    const key = `recovery.error.${code}`;
-    return messages.or(key, messages.t('recovery.error.other'), vars);
+    return messages.or(`recovery.error.${problem.code}`, messages.t('recovery.error.other'), problem.vars ?? {});
   }
 
-  function identifierForm(req: Request, res: Response, requestId: string | null, notice?: string, status?: number) {
+  function identifierForm(req: Request, res: Response, requestId: string | null, problem?: Problem) {
     const m = t(req);
     show(req, res, {
       id: 'gh-recovery',
       title: m.t('recovery.title'),
-      ...(notice ? { notice } : {}),
-      ...(status ? { status } : {}),
+      problem,
       content: html`<p>${m.t('recovery.intro')}</p>
         <form method="post" action="${action()}">
           <input type="hidden" name="csrf" value="${web.csrf.token(req, res)}" />
@@ -104,13 +116,12 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
     });
   }
 
-  function codeForm(req: Request, res: Response, notice?: string, status?: number) {
+  function codeForm(req: Request, res: Response, problem?: Problem) {
     const m = t(req);
     show(req, res, {
       id: 'gh-recovery-code',
       title: m.t('recovery.title'),
-      ...(notice ? { notice } : {}),
-      ...(status ? { status } : {}),
+      problem,
       content: html`<p role="status">${m.t('recovery.sent', { minutes: options.code_ttl_minutes })}</p>
         <form method="post" action="${action('/code')}">
           <input type="hidden" name="csrf" value="${web.csrf.token(req, res)}" />
@@ -126,25 +137,24 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
 
   /** A dead end (expired, refused): the reason and a way to start again. */
   function dead(req: Request, res: Response, code: string, status: number) {
+    const problem = { code, status };
     const m = t(req);
     res.clearCookie(cookie('ticket'), cookieOptions);
     res.clearCookie(cookie('exchange'), cookieOptions);
     show(req, res, {
       id: 'gh-recovery-problem',
       title: m.t('recovery.title'),
-      notice: noticeOf(req, code),
-      status,
+      problem,
       content: html`<p><a href="${action()}">${m.t('recovery.again')}</a></p>`,
     });
   }
 
-  function factorPage(req: Request, res: Response, notice?: string, status?: number) {
+  function factorPage(req: Request, res: Response, problem?: Problem) {
     const m = t(req);
     show(req, res, {
       id: 'gh-recovery-factor',
       title: m.t('recovery.factor_title'),
-      ...(notice ? { notice } : {}),
-      ...(status ? { status } : {}),
+      problem,
       content: html`<p>${m.t('recovery.factor_text')}</p>
         <p class="note">${m.t('recovery.factor_cannot')}</p>
         <form method="post" action="${action('/verify')}">
@@ -154,13 +164,12 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
     });
   }
 
-  function passwordForm(req: Request, res: Response, notice?: string, status?: number) {
+  function passwordForm(req: Request, res: Response, problem?: Problem) {
     const m = t(req);
     show(req, res, {
       id: 'gh-recovery-password',
       title: m.t('recovery.password_title'),
-      ...(notice ? { notice } : {}),
-      ...(status ? { status } : {}),
+      problem,
       content: html`<form method="post" action="${action('/password')}">
         <input type="hidden" name="csrf" value="${web.csrf.token(req, res)}" />
         <div class="field">
@@ -190,11 +199,11 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
 
   router.post('/', api.services.http.form(), async (req, res) => {
     const requestId = requestIdOf(body(req).request_id);
-    if (!web.csrf.valid(req, body(req).csrf)) return identifierForm(req, res, requestId, noticeOf(req, 'CSRF'), 403);
+    if (!web.csrf.valid(req, body(req).csrf)) return identifierForm(req, res, requestId, { code: 'CSRF', status: 403 });
     const wait = await starts.hit(web.clientIp(req));
     if (wait !== null) {
       res.set('Retry-After', String(wait));
-      return identifierForm(req, res, requestId, noticeOf(req, 'TOO_MANY_REQUESTS', { seconds: wait }), 429);
+      return identifierForm(req, res, requestId, { code: 'TOO_MANY_REQUESTS', status: 429, vars: { seconds: wait } });
     }
     const identifier = typeof body(req).identifier === 'string' ? (body(req).identifier as string) : '';
     const ticket = await recovery.initiate(identifier, { returnTo: requestId, messages: messagesFor(api, req) });
@@ -209,13 +218,13 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
   });
 
   router.post('/code', api.services.http.form(), async (req, res) => {
-    if (!web.csrf.valid(req, body(req).csrf)) return codeForm(req, res, noticeOf(req, 'CSRF'), 403);
+    if (!web.csrf.valid(req, body(req).csrf)) return codeForm(req, res, { code: 'CSRF', status: 403 });
     let exchange: Exchange;
     try {
       exchange = await recovery.validate(readCookie(req, cookie('ticket')), body(req).code, req);
     } catch (err) {
       if (!isProtocolError(err)) throw err;
-      if (err.code === 'CODE_INVALID') return codeForm(req, res, noticeOf(req, err.code), err.status);
+      if (err.code === 'CODE_INVALID') return codeForm(req, res, { code: err.code, status: err.status });
       return dead(req, res, err.code, err.status);
     }
     res.clearCookie(cookie('ticket'), cookieOptions);
@@ -226,7 +235,7 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
 
   // The second factor: a login of the plugin's app, pinned to the user, on the hosted page.
   router.post('/verify', api.services.http.form(), async (req, res) => {
-    if (!web.csrf.valid(req, body(req).csrf)) return factorPage(req, res, noticeOf(req, 'CSRF'), 403);
+    if (!web.csrf.valid(req, body(req).csrf)) return factorPage(req, res, { code: 'CSRF', status: 403 });
     const exchange = await currentExchange(req);
     if (!exchange) return dead(req, res, 'RECOVERY_EXPIRED', 410);
     if (exchange.secondFactor !== 'needed') return res.redirect(303, action('/password'));
@@ -242,9 +251,14 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
     if (!exchange) return dead(req, res, 'RECOVERY_EXPIRED', 410);
     const login = await web.login.result(req, res, req.query.request_id);
     // The login made a browser session: the reset signs no one in, so it ends at once.
-    if (login) await web.endSession(req, res);
+    if (login) {
+      const user = await api.services.users.findById(login.userId);
+      const actor = { via: 'recovery', userId: login.userId, ip: web.clientIp(req) };
+      if (user)
+        await api.services.resolve<UserAccounts>('userAccounts').endSession(actor, user, login.sid, [login.sid]);
+    }
     if (!login || login.userId !== exchange.userId)
-      return factorPage(req, res, noticeOf(req, 'SECOND_FACTOR_FAILED'), 403);
+      return factorPage(req, res, { code: 'SECOND_FACTOR_FAILED', status: 403 });
     await recovery.secondFactorProven(exchange);
     res.redirect(303, action('/password'));
   });
@@ -252,12 +266,13 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
   router.get('/password', async (req, res) => {
     const exchange = await currentExchange(req);
     if (!exchange) return dead(req, res, 'RECOVERY_EXPIRED', 410);
-    if (exchange.secondFactor === 'needed') return factorPage(req, res, noticeOf(req, 'SECOND_FACTOR_REQUIRED'), 403);
+    if (exchange.secondFactor === 'needed')
+      return factorPage(req, res, { code: 'SECOND_FACTOR_REQUIRED', status: 403 });
     passwordForm(req, res);
   });
 
   router.post('/password', api.services.http.form(), async (req, res) => {
-    if (!web.csrf.valid(req, body(req).csrf)) return passwordForm(req, res, noticeOf(req, 'CSRF'), 403);
+    if (!web.csrf.valid(req, body(req).csrf)) return passwordForm(req, res, { code: 'CSRF', status: 403 });
     const exchangeId = readCookie(req, cookie('exchange'));
     let returnTo: string | null = null;
     try {
@@ -271,8 +286,8 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
     } catch (err) {
       if (!isProtocolError(err)) throw err;
       if (err.code === 'RECOVERY_EXPIRED') return dead(req, res, err.code, err.status);
-      if (err.code === 'SECOND_FACTOR_REQUIRED') return factorPage(req, res, noticeOf(req, err.code), err.status);
-      return passwordForm(req, res, noticeOf(req, err.code), err.status);
+      if (err.code === 'SECOND_FACTOR_REQUIRED') return factorPage(req, res, { code: err.code, status: err.status });
+      return passwordForm(req, res, { code: err.code, status: err.status });
     }
     res.clearCookie(cookie('exchange'), cookieOptions);
     // Not signed in by the reset (OWASP): back to the login it began at, if it is still open.
