@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { outboxMessage } from '../../../test/oauth/demo-server.js';
-import { Browser, locationOf, startServer, type OAuthServer, type ServerOptions } from '../../../test/oauth/support.js';
+import type { Browser } from '../../../test/oauth/support.js';
+import { locationOf, startServer, type OAuthServer, type ServerOptions } from '../../../test/oauth/support.js';
 
 /** The plugins a recovery suite's server adds: backup codes, the outbox (its route), the recovery plugin. */
 export const RECOVERY_PLUGINS = [
