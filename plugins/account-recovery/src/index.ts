@@ -71,6 +71,7 @@ export default definePlugin({
         const ticket = await recovery.initiate(input.identifier, {
           medium: input.medium ?? null,
           messages: messagesFor(api, req),
+          req,
         });
         return { resetRequestId: ticket };
       },

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import {
   html,
+  type ApiError,
   isProtocolError,
   readCookie,
   type LoginFlowView,
@@ -50,7 +51,6 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
   const secure = web.issuer.startsWith('https://');
   const cookie = (name: 'ticket' | 'exchange') => `${secure ? '__Host-' : ''}gh_recovery_${name}`;
   const cookieOptions = { httpOnly: true, secure, sameSite: 'lax' as const, path: '/' };
-  const starts = web.limit('starts', options.max_starts_per_address, 900);
   const action = (path = '') => web.url(`${RECOVERY_PATH}${path}`);
   const withLogin = (path: string, requestId: string | null) =>
     requestId ? `${action(path)}?request_id=${encodeURIComponent(requestId)}` : action(path);
@@ -200,13 +200,16 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
   router.post('/', api.services.http.form(), async (req, res) => {
     const requestId = requestIdOf(body(req).request_id);
     if (!web.csrf.valid(req, body(req).csrf)) return identifierForm(req, res, requestId, { code: 'CSRF', status: 403 });
-    const wait = await starts.hit(web.clientIp(req));
-    if (wait !== null) {
-      res.set('Retry-After', String(wait));
-      return identifierForm(req, res, requestId, { code: 'TOO_MANY_REQUESTS', status: 429, vars: { seconds: wait } });
-    }
     const identifier = typeof body(req).identifier === 'string' ? (body(req).identifier as string) : '';
-    const ticket = await recovery.initiate(identifier, { returnTo: requestId, messages: messagesFor(api, req) });
+    let ticket: string;
+    try {
+      ticket = await recovery.initiate(identifier, { returnTo: requestId, messages: messagesFor(api, req), req });
+    } catch (err) {
+      if (!isProtocolError(err) || err.code !== 'TOO_MANY_REQUESTS') throw err;
+      const seconds = Number((err as ApiError).details?.retry_after ?? 60);
+      res.set('Retry-After', String(seconds));
+      return identifierForm(req, res, requestId, { code: err.code, status: 429, vars: { seconds } });
+    }
     res.clearCookie(cookie('exchange'), cookieOptions);
     res.cookie(cookie('ticket'), ticket, { ...cookieOptions, maxAge: options.code_ttl_minutes * 60_000 });
     res.redirect(303, action('/code'));

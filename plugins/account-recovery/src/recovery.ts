@@ -60,6 +60,7 @@ const RECOVERY_EXPIRED = () =>
 export class PasswordRecovery {
   private readonly attempts: NamedLimit;
   private readonly identifierStarts: NamedLimit;
+  private readonly addressStarts: NamedLimit;
 
   constructor(
     private readonly api: PluginApi,
@@ -69,6 +70,8 @@ export class PasswordRecovery {
     this.attempts = api.web.limit('code-attempts', options.max_attempts, options.code_ttl_minutes * 60);
     // Codes sent for one identifier (mail bombing): further starts answer the same, and send nothing.
     this.identifierStarts = api.web.limit('identifier', options.max_codes_per_identifier, 3600);
+    // Resets started from one address (a sweep over many identifiers): 429.
+    this.addressStarts = api.web.limit('starts', options.max_starts_per_address, 900);
   }
 
   private get services() {
@@ -90,9 +93,15 @@ export class PasswordRecovery {
    */
   async initiate(
     identifier: string,
-    opts: { medium?: Medium | null; returnTo?: string | null; messages: MessagesFor },
+    opts: { medium?: Medium | null; returnTo?: string | null; messages: MessagesFor; req: IncomingMessage },
   ): Promise<string> {
     const { services } = this;
+    const wait = await this.addressStarts.hit(this.api.web.clientIp(opts.req));
+    if (wait !== null) {
+      throw new ApiError(429, 'TOO_MANY_REQUESTS', 'too many resets from this address; try again later', {
+        retry_after: wait,
+      });
+    }
     const ticket = services.crypto.randomToken(24);
     const code = services.crypto.randomDigits(6);
     const normalized = identifier.trim().slice(0, 320);

@@ -2,6 +2,7 @@ import { definePlugin, z } from '@gatehouse-auth/core';
 import { accountRoutes } from './account.js';
 import { configuredRoutes } from './configured.js';
 import { loginRoutes } from './login.js';
+import { resetPasswordRoutes } from './reset-password.js';
 import { setupRoutes } from './setup.js';
 
 export { AccountVerification } from './account.js';
@@ -33,6 +34,7 @@ export default definePlugin({
       ...configuredRoutes(group),
       ...accountRoutes(group, opts),
       ...setupRoutes(group),
+      ...resetPasswordRoutes(group),
     ];
     api.routes.add({ path: '/', router, operations });
     // The app's own login UI calls these by XHR from its origin (apps[i].allowed_origins).
