@@ -1,11 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import { definePlugin, type LoginFlowView } from '@gatehouse-auth/core';
+import { LOST_FACTOR_CLIENT_ID, LOST_FACTOR_STAGES, lostFactorPages } from './lost-factor.js';
 import { MESSAGES } from './messages.js';
 import { recoveryOptions } from './options.js';
 import { messagesFor, recoveryPages, RECOVERY_CLIENT_ID, RECOVERY_PATH } from './pages.js';
 import { PasswordRecovery, recoveryError, type Medium } from './recovery.js';
 
 export { RECOVERY_CLIENT_ID, RECOVERY_PATH } from './pages.js';
+export { LOST_FACTOR_CLIENT_ID } from './lost-factor.js';
 export { recoveryOptions, type RecoveryOptions } from './options.js';
 
 /**
@@ -14,7 +16,10 @@ export { recoveryOptions, type RecoveryOptions } from './options.js';
  * run. Every step refuses with an ApiError (status and code).
  */
 export interface PasswordRecoveryService {
-  /** The link the hosted login page shows with the password of the flow's stage; null at other stages. */
+  /**
+   * The link the hosted login page shows with a method of the flow's stage: "Forgot password?"
+   * with the password, "Lost it? Use a backup code" with a second factor (`lost_factor`); else null.
+   */
   loginLink(req: IncomingMessage, flow: LoginFlowView): { method: string; href: string; text: string } | null;
   /** Starts a reset: the same answer for every identifier; a code goes out only for an active user. */
   initiate(
@@ -43,7 +48,9 @@ export interface PasswordRecoveryService {
  * user gives an identifier, gets the same answer whatever it names, proves a single-use code
  * sent by email or SMS, proves their second factor when they have one (a login of the app
  * `gatehouse-recovery` pinned to them), and chooses a new password under the PASSWORD method's
- * policy. Every session ends, the user is told, and nobody is signed in by the reset.
+ * policy. Every session ends, the user is told, and nobody is signed in by the reset. With
+ * `lost_factor`, a user who proves their password and a backup code removes a lost second factor
+ * (/recovery/factor), with a notice of its own.
  *
  * @example
  * plugins:
@@ -63,10 +70,15 @@ export default definePlugin({
     const recovery = new PasswordRecovery(api, options);
     const router = api.services.http.createRouter();
     const pages = recoveryPages(api, recovery, options, router);
+    let lost: ReturnType<typeof lostFactorPages> | null = null;
+    if (options.lost_factor) {
+      api.app({ client_id: LOST_FACTOR_CLIENT_ID, name: 'Lost second factor', login_stages: LOST_FACTOR_STAGES });
+      lost = lostFactorPages(api, recovery, options, router);
+    }
     api.routes.add({ path: RECOVERY_PATH, router });
 
     const service: PasswordRecoveryService = {
-      loginLink: pages.loginLink,
+      loginLink: (req, flow) => pages.loginLink(req, flow) ?? lost?.loginLink(req, flow) ?? null,
       async initiate(req, input) {
         const ticket = await recovery.initiate(input.identifier, {
           medium: input.medium ?? null,

@@ -53,6 +53,24 @@ export const MESSAGES: PluginCatalogs = {
       'The password of your account was reset on {when}, and you were signed out everywhere.\n\nIf this was not you, contact your administrator at once.',
     'recovery.sms.notice_text':
       'The password of your account was reset on {when}. If this was not you, contact your administrator at once.',
+    'recovery.lost.link': 'Lost it? Use a backup code',
+    'recovery.lost.title': 'Lost your second factor?',
+    'recovery.lost.text':
+      'Sign in with your password and one of your backup codes. Then you can remove the second factor you lost, and set up a new one.',
+    'recovery.lost.start': 'Sign in with a backup code',
+    'recovery.lost.choose': 'Which one did you lose? It is removed from your account; you are signed out everywhere.',
+    'recovery.lost.remove': 'Remove {method}',
+    'recovery.lost.none': 'You have no other second factor to remove.',
+    'recovery.lost.done_title': 'Removed',
+    'recovery.lost.done_text':
+      '{method} was removed from your account, and you were signed out everywhere. Sign in and set up a new second factor now: your backup codes are few.',
+    'recovery.error.LOGIN_FAILED': 'The sign-in did not complete. Try again.',
+    'recovery.error.NOT_ENROLLED': 'This is not one of your second factors.',
+    'recovery.mail.factor_subject': 'A second factor was removed from your account',
+    'recovery.mail.factor_text':
+      '{method} was removed from your account on {when}, after a sign-in with your password and a backup code. Set up a new second factor.\n\nIf this was not you, contact your administrator at once.',
+    'recovery.sms.factor_text':
+      '{method} was removed from your account on {when}. If this was not you, contact your administrator at once.',
   },
   de: {
     'recovery.link': 'Passwort vergessen?',
@@ -107,5 +125,24 @@ export const MESSAGES: PluginCatalogs = {
       'Das Passwort Ihres Kontos wurde am {when} zurückgesetzt, und Sie wurden überall abgemeldet.\n\nWenn Sie das nicht waren, wenden Sie sich sofort an Ihre Administration.',
     'recovery.sms.notice_text':
       'Das Passwort Ihres Kontos wurde am {when} zurückgesetzt. Wenn Sie das nicht waren, wenden Sie sich sofort an Ihre Administration.',
+    'recovery.lost.link': 'Verloren? Mit einem Backup-Code weiter',
+    'recovery.lost.title': 'Zweiten Faktor verloren?',
+    'recovery.lost.text':
+      'Melden Sie sich mit Ihrem Passwort und einem Ihrer Backup-Codes an. Danach können Sie den verlorenen zweiten Faktor entfernen und einen neuen einrichten.',
+    'recovery.lost.start': 'Mit Backup-Code anmelden',
+    'recovery.lost.choose':
+      'Welchen haben Sie verloren? Er wird aus Ihrem Konto entfernt; Sie werden überall abgemeldet.',
+    'recovery.lost.remove': '{method} entfernen',
+    'recovery.lost.none': 'Sie haben keinen anderen zweiten Faktor, der entfernt werden könnte.',
+    'recovery.lost.done_title': 'Entfernt',
+    'recovery.lost.done_text':
+      '{method} wurde aus Ihrem Konto entfernt, und Sie wurden überall abgemeldet. Melden Sie sich an und richten Sie jetzt einen neuen zweiten Faktor ein: Ihre Backup-Codes sind begrenzt.',
+    'recovery.error.LOGIN_FAILED': 'Die Anmeldung wurde nicht abgeschlossen. Versuchen Sie es erneut.',
+    'recovery.error.NOT_ENROLLED': 'Das ist keiner Ihrer zweiten Faktoren.',
+    'recovery.mail.factor_subject': 'Ein zweiter Faktor wurde aus Ihrem Konto entfernt',
+    'recovery.mail.factor_text':
+      '{method} wurde am {when} aus Ihrem Konto entfernt, nach einer Anmeldung mit Ihrem Passwort und einem Backup-Code. Richten Sie einen neuen zweiten Faktor ein.\n\nWenn Sie das nicht waren, wenden Sie sich sofort an Ihre Administration.',
+    'recovery.sms.factor_text':
+      '{method} wurde am {when} aus Ihrem Konto entfernt. Wenn Sie das nicht waren, wenden Sie sich sofort an Ihre Administration.',
   },
 };

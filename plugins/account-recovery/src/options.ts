@@ -27,6 +27,12 @@ export const recoveryOptions = z
      * code proves the same mailbox the reset code went to).
      */
     not_second_factors: z.array(methodId).default(['EMAIL']),
+    /**
+     * A lost second factor removed by the user who proves their password and a backup code
+     * (/recovery/factor, the app `gatehouse-recovery-factor`); needs the PASSWORD and BACKUPCODE
+     * methods registered.
+     */
+    lost_factor: z.boolean().default(false),
   })
   .refine((o) => o.email_channel || o.sms_channel, {
     message: 'name email_channel or sms_channel: codes need a way to reach the user',

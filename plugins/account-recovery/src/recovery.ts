@@ -304,27 +304,34 @@ export class PasswordRecovery {
   }
 
   /** "Your password was reset" to the user's email address (else phone), whoever asked. */
-  private async sendNotice(user: UserRecord, messages: MessagesFor): Promise<void> {
+  private sendNotice(user: UserRecord, messages: MessagesFor): Promise<void> {
+    return this.notify(user, 'notice', {}, messages);
+  }
+
+  /**
+   * A notice to the user's email address (else phone): `recovery.mail.<name>_subject`,
+   * `recovery.mail.<name>_text` or `recovery.sms.<name>_text`, with `{when}` and `vars`. A
+   * channel that refuses it is logged: what it tells of is done already.
+   */
+  async notify(user: UserRecord, name: string, vars: Record<string, string>, messages: MessagesFor): Promise<void> {
     const target = this.target(user, null);
     if (!target) return;
     const t = await messages(user);
     const at = this.services.clock.now();
+    const values = { ...vars, when: at.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' };
     try {
       await this.services.channels.enqueue(
         target.channel,
         {
           kind: target.medium,
           to: target.address,
-          ...(target.medium === 'email' ? { subject: t.t('recovery.mail.notice_subject') } : {}),
-          text: t.t(target.medium === 'email' ? 'recovery.mail.notice_text' : 'recovery.sms.notice_text', {
-            when: at.toISOString().replace('T', ' ').slice(0, 16) + ' UTC',
-          }),
+          ...(target.medium === 'email' ? { subject: t.t(`recovery.mail.${name}_subject`, values) } : {}),
+          text: t.t(`recovery.${target.medium === 'email' ? 'mail' : 'sms'}.${name}_text`, values),
         },
         { expiresAt: new Date(at.getTime() + 86_400_000), about: { userId: user.id, method: PASSWORD_METHOD } },
       );
     } catch (err) {
-      // The password is set; a channel that refuses the notice is logged, not the user's problem.
-      this.api.logger.warn({ err, userId: user.id }, 'recovery: the notice could not be queued');
+      this.api.logger.warn({ err, userId: user.id }, 'recovery: a notice could not be queued');
     }
   }
 }

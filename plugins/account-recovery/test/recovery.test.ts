@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import {
+  ADMIN_TOKEN,
   authorize,
   authorizePath,
   Browser,
@@ -309,5 +310,105 @@ describe('@gatehouse-auth/account-recovery: a second factor the reset cannot tak
       (e) => e.type,
     );
     expect(types).to.include('recovery.refused').and.not.include('recovery.password_reset');
+  });
+});
+
+describe('@gatehouse-auth/account-recovery: a lost second factor, by backup code', function () {
+  this.timeout(60_000);
+  let server: OAuthServer;
+
+  before(async () => {
+    server = await startServer({
+      plugins: [
+        RECOVERY_PLUGINS[0]!,
+        RECOVERY_PLUGINS[1]!,
+        { name: '@gatehouse-auth/account-recovery', options: { email_channel: 'outbox', lost_factor: true } },
+      ],
+    });
+  });
+  after(() => server?.close());
+
+  /** A user with a password, TOTP and backup codes (the codes returned). */
+  async function userWithBackupCodes(): Promise<{ user: TestUser; codes: string[] }> {
+    const user = await server.user('lost');
+    await enrolTotp(server, user);
+    const res = await fetch(server.url('/verification-actions-srv/setup/BACKUPCODE/initiation'), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ sub: user.id }),
+    });
+    expect(res.status).to.equal(200);
+    return { user, codes: ((await res.json()) as { data: { codes: string[] } }).data.codes };
+  }
+
+  /** The lost-factor login (password, then a backup code): the choice page. */
+  async function proveWithBackupCode(browser: Browser, user: TestUser, code: string): Promise<Response> {
+    const login = locationOf(await submit(browser, '/recovery/factor', '/recovery/factor', {}), server);
+    const requestId = loginRequestId(login);
+    const second = await completeStage(
+      browser,
+      server,
+      requestId,
+      'PASSWORD',
+      { identifier: user.username },
+      { password: PASSWORD },
+    );
+    expect(second.pathname).to.equal('/login');
+    const back = await completeStage(browser, server, requestId, 'BACKUPCODE', { sub: user.id }, { pass_code: code });
+    expect(back.pathname).to.equal('/recovery/factor/verified');
+    return browser.get(back.pathname + back.search);
+  }
+
+  it('password + a backup code removes the lost TOTP: sessions end, a notice of its own, an event; once', async () => {
+    const { user, codes } = await userWithBackupCodes();
+    const browser = new Browser(server);
+    const choice = await proveWithBackupCode(browser, user, codes[0]!);
+    expect(choice.status).to.equal(200);
+    const page = await choice.text();
+    expect(page).to.contain('name="method" value="TOTP"').and.not.contain('value="BACKUPCODE"');
+    const copy = new Browser(server);
+    for (const [k, v] of browser.cookies) copy.cookies.set(k, v);
+    const removed = await submit(browser, '/recovery/factor', '/recovery/factor/remove', { method: 'TOTP' });
+    expect(removed.status).to.equal(200);
+    expect(await removed.text()).to.contain('was removed from your account');
+    const listed = await fetch(server.url(`/verification-actions-srv/setup/users/${user.id}/methods`), {
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const methods = ((await listed.json()) as { data: { method: string; enrolled: boolean }[] }).data;
+    expect(methods.find((m) => m.method === 'TOTP')?.enrolled).to.equal(false);
+    expect(await server.gatehouse.container.cradle.sessions.ofUser(user.id)).to.have.length(0);
+    const notice = await outboxMessage(server, user.email, (t) => t.includes('was removed from your account'));
+    expect(notice.text).to.contain('Set up a new second factor');
+    const types = (await server.gatehouse.container.cradle.events.recent({ userId: user.id, limit: 30 })).map(
+      (e) => e.type,
+    );
+    expect(types).to.include('recovery.factor_removed');
+    // The choice is spent.
+    const again = await submit(copy, '/recovery/factor', '/recovery/factor/remove', { method: 'BACKUPCODE' });
+    expect(again.status).to.equal(410);
+    expect(noticeCode(await again.text())).to.equal('RECOVERY_EXPIRED');
+  });
+
+  it('refuses a method the user does not have (400 NOT_ENROLLED), the backup codes themselves, and a form without CSRF (403)', async () => {
+    const { user, codes } = await userWithBackupCodes();
+    const browser = new Browser(server);
+    expect((await proveWithBackupCode(browser, user, codes[1]!)).status).to.equal(200);
+    for (const method of ['FIDO2', 'BACKUPCODE', 'PASSWORD']) {
+      const res = await submit(browser, '/recovery/factor', '/recovery/factor/remove', { method });
+      expect(res.status).to.equal(400);
+      expect(noticeCode(await res.text())).to.equal('NOT_ENROLLED');
+    }
+    const noCsrf = await browser.postForm('/recovery/factor/remove', { method: 'TOTP' });
+    expect(noCsrf.status).to.equal(403);
+    expect(noticeCode(await noCsrf.text())).to.equal('CSRF');
+    const start = await new Browser(server).postForm('/recovery/factor', {});
+    expect(start.status).to.equal(403);
+  });
+
+  it('without a sign-in by backup code there is nothing to remove (410 RECOVERY_EXPIRED)', async () => {
+    const browser = new Browser(server);
+    const res = await submit(browser, '/recovery/factor', '/recovery/factor/remove', { method: 'TOTP' });
+    expect(res.status).to.equal(410);
+    expect(noticeCode(await res.text())).to.equal('RECOVERY_EXPIRED');
   });
 });
