@@ -1,10 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError, isProtocolError, type LoginFlowView, type RouteSpec } from '@gatehouse-auth/core';
+import { ApiError, isProtocolError, routeInput, type LoginFlowView, type RouteSpec } from '@gatehouse-auth/core';
+import { CIDAAS_API } from './api.js';
 import type { Request, Response } from 'express';
 import { ok, stringFields, type RouteGroupInput } from './http.js';
-
-/** Where the cidaas SDK posts its three reset-password steps (`?action=`). */
-export const RESET_PASSWORD_PATH = '/password-srv/resetpassword';
 
 /**
  * The part of the `passwordRecovery` service (@gatehouse-auth/account-recovery) these calls use.
@@ -82,9 +80,10 @@ export function resetPasswordRoutes({ api, router }: RouteGroupInput): RouteSpec
     }
   }
 
-  router.post(RESET_PASSWORD_PATH, services.http.json(), services.http.form(), async (req, res) => {
-    const fields = stringFields(req.body);
-    const action = req.query.action;
+  router.post(CIDAAS_API.resetPassword.path, services.http.json(), services.http.form(), async (req, res) => {
+    const input = routeInput(CIDAAS_API.resetPassword, req);
+    const fields = stringFields(input.body);
+    const action = input.query.action;
     if (action === 'initiatereset') {
       const service = recovery();
       const identifier = fields.email ?? fields.mobile ?? fields.phone ?? fields.username ?? '';
@@ -123,9 +122,7 @@ export function resetPasswordRoutes({ api, router }: RouteGroupInput): RouteSpec
         return { data: { reseted: true }, query: { reset: 'done' } };
       });
     }
-    throw new ApiError(400, 'INVALID_FIELD', 'action must be initiatereset, validatecode or acceptreset', {
-      fields: ['action'],
-    });
+    throw new ApiError(400, 'INVALID_FIELD', 'action must be initiatereset, validatecode or acceptreset');
   });
-  return [];
+  return [CIDAAS_API.resetPassword];
 }

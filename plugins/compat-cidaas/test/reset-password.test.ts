@@ -154,6 +154,12 @@ describe('compat-cidaas: the reset-password calls (issue 27)', function () {
     expect(status).to.be.a('string');
   });
 
+  it('an unknown action is refused (400 INVALID_FIELD)', async () => {
+    const res = await reset(server, 'resetnow', { email: 'someone@example.test' });
+    expect(res.status).to.equal(400);
+    expect(res.body.error!.code).to.equal('INVALID_FIELD');
+  });
+
   it('a user with a second factor is sent to the hosted reset (403 SECOND_FACTOR_REQUIRED)', async () => {
     const started = await reset(server, 'initiatereset', { username: 'alice', resetMedium: 'EMAIL' });
     const code = await codeTo('alice@example.test');
