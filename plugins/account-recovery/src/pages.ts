@@ -301,7 +301,7 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
       id: 'gh-recovery-done',
       title: m.t('recovery.done_title'),
       content: html`<p role="status">${m.t('recovery.done_text')}</p>
-        ${signIn ? html`<p><a class="button primary" id="gh-sign-in" href="${web.url(`/login?request_id=${encodeURIComponent(signIn)}`)}">${m.t('recovery.sign_in')}</a></p>` : null}`,
+        ${signIn ? html`<p><a id="gh-sign-in" href="${web.url(`/login?request_id=${encodeURIComponent(signIn)}`)}">${m.t('recovery.sign_in')}</a></p>` : null}`,
     });
   });
 

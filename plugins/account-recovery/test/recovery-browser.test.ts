@@ -43,7 +43,7 @@ describe('account recovery (Chromium)', function () {
   });
 
   /** The app's login, then "Forgot password?", the identifier, and the code from the email. */
-  async function resetUpToCode(user: TestUser, app: { id: string; callback: string }): Promise<void> {
+  async function resetUpToCode(user: TestUser, app: { id: string; callback: string }, shots: string): Promise<void> {
     await browser!.context.clearCookies();
     const state = `st-${Date.now()}-abcdef`;
     await page.goto(
@@ -54,20 +54,24 @@ describe('account recovery (Chromium)', function () {
     await page.getByRole('link', { name: 'Forgot password?' }).click();
     await page.waitForURL(/\/recovery\?request_id=/);
     expect(await page.locator('h1').innerText()).to.equal('Reset your password');
+    await browser!.shot(`${shots}-1-identifier`);
     await page.getByRole('textbox', { name: 'Username, email or phone' }).fill(user.email);
     await Promise.all([page.waitForURL(/\/recovery\/code$/), page.getByRole('button', { name: 'Send code' }).click()]);
     expect(await page.getByRole('status').innerText()).to.contain('If an account exists');
+    await browser!.shot(`${shots}-2-code`);
     await page.getByRole('textbox', { name: 'Code' }).fill(await resetCode(server, user.email));
     await page.getByRole('button', { name: 'Continue' }).click();
   }
 
   /** The new password, twice; then "Sign in" back to the app's login. */
-  async function chooseNewPassword(): Promise<void> {
+  async function chooseNewPassword(shots: string): Promise<void> {
     await page.waitForURL(/\/recovery\/password$/);
+    await browser!.shot(`${shots}-4-password`);
     await page.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
     await page.getByLabel('New password again').fill(NEW_PASSWORD);
     await page.getByRole('button', { name: 'Save password' }).click();
     await page.locator('h1', { hasText: 'Your password was changed' }).waitFor();
+    await browser!.shot(`${shots}-5-done`);
     // Every page so far: no CSP violation, no script error.
     expect(await browser!.watch.problems()).to.deep.equal([]);
     await Promise.all([page.waitForURL(/\/login\?request_id=/), page.getByRole('link', { name: 'Sign in' }).click()]);
@@ -82,8 +86,8 @@ describe('account recovery (Chromium)', function () {
 
   it('a password-only user resets a forgotten password, then signs in with the new one', async () => {
     const user = await server.user('chrome');
-    await resetUpToCode(user, { id: WEB.id, callback: WEB_CB });
-    await chooseNewPassword();
+    await resetUpToCode(user, { id: WEB.id, callback: WEB_CB }, 'password-only');
+    await chooseNewPassword('password-only');
     // Back at the app (no server answers there: the request is what counts).
     await Promise.all([page.waitForRequest(/^https:\/\/web\.example\.test\/cb\?code=/), signInWithNewPassword(user)]);
   });
@@ -91,8 +95,9 @@ describe('account recovery (Chromium)', function () {
   it('a user with TOTP gives a code from their authenticator too, then signs in with both', async () => {
     const user = await server.user('chrometotp');
     const seed = await enrolTotp(server, user);
-    await resetUpToCode(user, { id: MFA.id, callback: MFA_CB });
+    await resetUpToCode(user, { id: MFA.id, callback: MFA_CB }, 'totp');
     await page.locator('h1', { hasText: 'Confirm it is you' }).waitFor();
+    await browser!.shot('totp-3-second-factor');
     await Promise.all([
       page.waitForURL(/\/login\?request_id=/),
       page.getByRole('button', { name: 'Confirm my second factor' }).click(),
@@ -102,7 +107,7 @@ describe('account recovery (Chromium)', function () {
     const code = page.getByRole('textbox', { name: 'Code from your authenticator app' });
     await code.fill(await totpCode(seed, 0));
     await code.press('Enter');
-    await chooseNewPassword();
+    await chooseNewPassword('totp');
     await signInWithNewPassword(user);
     const second = page.getByRole('textbox', { name: 'Code from your authenticator app' });
     await second.waitFor();
