@@ -85,6 +85,26 @@ describe('@gatehouse-auth/account-recovery: the hosted reset pages', function ()
     expect(german).to.contain('Passwort vergessen?');
   });
 
+  it('speaks German: the pages and the code email, for a German browser', async () => {
+    const user = await server.user('deutsch');
+    const browser = new Browser(server);
+    const de = { 'Accept-Language': 'de-DE,de;q=0.9' };
+    const form = await (await browser.get('/recovery', de)).text();
+    expect(form).to.contain('Passwort zurücksetzen').and.contain('Benutzername, E-Mail oder Telefon');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(form)![1]!;
+    const started = await browser.request('/recovery', {
+      method: 'POST',
+      headers: { ...de, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, identifier: user.username }).toString(),
+    });
+    expect(locationOf(started, server).pathname).to.equal('/recovery/code');
+    expect(await (await browser.get('/recovery/code', de)).text()).to.contain(
+      'Wenn es zu Ihrer Eingabe ein Konto gibt',
+    );
+    const mail = await outboxMessage(server, user.email, (t) => t.includes('Zurücksetzen Ihres Passworts'));
+    expect(mail.text).to.match(/lautet \d{6}\. Er gilt 15 Minuten/);
+  });
+
   it('resets the password of a password-only user: sessions end, a notice goes out, nobody is signed in', async () => {
     const user = await server.user('pwonly');
     // Signed in elsewhere before the reset.
@@ -252,6 +272,14 @@ describe('@gatehouse-auth/account-recovery: the hosted reset pages', function ()
     const page = await (await browser.get(login.pathname + login.search)).text();
     expect(page).to.contain('data-method="TOTP"').and.not.contain('data-method="PASSWORD"');
     expect(page).to.not.contain('id="gh-identifier"');
+    const other = await server.user('other');
+    const foreign = await fetch(server.url('/verification-srv/authentication/TOTP/initiation'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ request_id: requestId, usage_type: 'MULTIFACTOR_AUTHENTICATION', sub: other.id }),
+    });
+    expect(foreign.status).to.equal(400);
+    expect(((await foreign.json()) as { error: { code: string } }).error.code).to.equal('INVALID_FIELD');
     const back = await completeStage(
       browser,
       server,
