@@ -155,6 +155,18 @@ describe('@gatehouse-auth/account-recovery: the hosted reset pages', function ()
     expect(none.status).to.equal(404);
   });
 
+  it('sends at most 3 codes per identifier an hour; further starts answer the same and send nothing', async () => {
+    const user = await server.user('bombed');
+    for (let i = 0; i < 4; i++) await startReset(server, new Browser(server), user.username);
+    const started = await server.gatehouse.container.cradle.events.recent({
+      types: ['recovery.started'],
+      userId: user.id,
+      limit: 10,
+    });
+    const sent = started.map((e) => (e.data as { sent: boolean }).sent).reverse();
+    expect(sent).to.deep.equal([true, true, true, false]);
+  });
+
   it('refuses a wrong code (400 CODE_INVALID), then too many (429 TOO_MANY_ATTEMPTS): the reset is gone', async () => {
     const user = await server.user('guess');
     const browser = new Browser(server);
