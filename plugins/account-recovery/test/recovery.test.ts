@@ -326,7 +326,7 @@ describe('@gatehouse-auth/account-recovery: a second factor the reset cannot tak
         RECOVERY_PLUGINS[1]!,
         {
           name: '@gatehouse-auth/account-recovery',
-          options: { email_channel: 'outbox', second_factors: ['BACKUPCODE'] },
+          options: { email_channel: 'outbox', second_factors: ['BACKUPCODE'], max_starts_per_address: 3 },
         },
       ],
     });
@@ -350,6 +350,16 @@ describe('@gatehouse-auth/account-recovery: a second factor the reset cannot tak
       (e) => e.type,
     );
     expect(types).to.include('recovery.refused').and.not.include('recovery.password_reset');
+  });
+
+  it('refuses a fourth reset from one address within 15 minutes (429 TOO_MANY_REQUESTS, Retry-After)', async () => {
+    // The test before started one; max_starts_per_address is 3 here.
+    await startReset(server, new Browser(server), 'someone-1@example.test');
+    await startReset(server, new Browser(server), 'someone-2@example.test');
+    const res = await submit(new Browser(server), '/recovery', '/recovery', { identifier: 'someone-3@example.test' });
+    expect(res.status).to.equal(429);
+    expect(Number(res.headers.get('retry-after'))).to.be.within(1, 900);
+    expect(noticeCode(await res.text())).to.equal('TOO_MANY_REQUESTS');
   });
 });
 
