@@ -77,7 +77,7 @@ export const MESSAGES: PluginCatalogs = {
     'recovery.title': 'Passwort zurücksetzen',
     'recovery.intro':
       'Geben Sie den Benutzernamen, die E-Mail-Adresse oder die Telefonnummer Ihres Kontos ein. Wenn es ein Konto dazu gibt, senden wir ihm einen Code.',
-    'recovery.identifier': 'Benutzername, E-Mail oder Telefon',
+    'recovery.identifier': 'Benutzername, E-Mail-Adresse oder Telefonnummer',
     'recovery.send': 'Code senden',
     'recovery.sent':
       'Wenn es zu Ihrer Eingabe ein Konto gibt, haben wir ihm einen Code gesendet. Er gilt {minutes} Minuten.',

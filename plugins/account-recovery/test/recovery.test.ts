@@ -90,7 +90,7 @@ describe('@gatehouse-auth/account-recovery: the hosted reset pages', function ()
     const browser = new Browser(server);
     const de = { 'Accept-Language': 'de-DE,de;q=0.9' };
     const form = await (await browser.get('/recovery', de)).text();
-    expect(form).to.contain('Passwort zurücksetzen').and.contain('Benutzername, E-Mail oder Telefon');
+    expect(form).to.contain('Passwort zurücksetzen').and.contain('Benutzername, E-Mail-Adresse oder Telefonnummer');
     const csrf = /name="csrf" value="([^"]+)"/.exec(form)![1]!;
     const started = await browser.request('/recovery', {
       method: 'POST',

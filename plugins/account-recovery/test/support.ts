@@ -46,10 +46,14 @@ export async function startReset(server: OAuthServer, browser: Browser, identifi
   return next;
 }
 
-/** The reset code of the latest email to `to`. */
-export async function resetCode(server: OAuthServer, to: string): Promise<string> {
-  const { text } = await outboxMessage(server, to, (t) => /reset your password/.test(t));
-  return /\b(\d{6})\b/.exec(text)![1]!;
+/** The reset code of the latest email to `to` (whose text matches `text`: the English one by default). */
+export async function resetCode(
+  server: OAuthServer,
+  to: string,
+  text: RegExp = /reset your password/,
+): Promise<string> {
+  const message = await outboxMessage(server, to, (t) => text.test(t));
+  return /\b(\d{6})\b/.exec(message.text)![1]!;
 }
 
 /** Posts a code on the code page; the answer. */
