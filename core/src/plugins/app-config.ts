@@ -24,6 +24,11 @@ const pluginApps = new WeakSet<AppConfig>();
  */
 export function joinPluginApps(config: GatehouseConfig, extensions: Extensions): void {
   const own = config.apps.filter((app) => !pluginApps.has(app));
+  own.forEach((app, i) => {
+    if (app.pinned_logins) {
+      throw new BootError('CONFIG_INVALID', `apps[${i}].pinned_logins: only a plugin's own app (api.app) may set it`);
+    }
+  });
   for (const app of extensions.apps.values()) {
     if (own.some((a) => a.client_id === app.client_id)) {
       const owner = extensions.apps.ownerOf(app.client_id)!;

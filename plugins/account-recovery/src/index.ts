@@ -65,7 +65,13 @@ export default definePlugin({
   options: recoveryOptions,
   provides: ['passwordRecovery'],
   register(api, options) {
-    api.app({ client_id: RECOVERY_CLIENT_ID, name: 'Password reset', login_stages: [options.second_factors] });
+    // Pinned: its one stage (second factors) is never a first stage anyone signs in with.
+    api.app({
+      client_id: RECOVERY_CLIENT_ID,
+      name: 'Password reset',
+      login_stages: [options.second_factors],
+      pinned_logins: true,
+    });
     api.messages(MESSAGES);
     const recovery = new PasswordRecovery(api, options);
     const router = api.services.http.createRouter();

@@ -462,3 +462,18 @@ describe('@gatehouse-auth/account-recovery: a lost second factor, by backup code
     expect(noticeCode(await res.text())).to.equal('RECOVERY_EXPIRED');
   });
 });
+
+describe('pinned_logins (plugin API 1.3): only a plugin’s own app', function () {
+  it('a config app with pinned_logins stops start-up, naming the key', async () => {
+    let error: unknown = null;
+    try {
+      const server = await startServer({
+        apps: [{ client_id: 'pinned-by-config', login_stages: [['TOTP']], pinned_logins: true }],
+      });
+      await server.close();
+    } catch (err) {
+      error = err;
+    }
+    expect((error as Error | null)?.message).to.match(/apps\[\d+\]\.pinned_logins: only a plugin's own app/);
+  });
+});

@@ -37,7 +37,6 @@ describe('compat-cidaas: the reset-password calls (issue 27)', function () {
       host: 'localhost',
       configure(config) {
         config.apps.find((a) => a.client_id === DEMO_APP.id)!.login_page_url = UI;
-        config.plugins.push({ name: '@gatehouse-auth/account-recovery', options: { email_channel: 'outbox' } });
       },
     });
   });

@@ -95,6 +95,9 @@ export class HostedLogin {
     const { config, clients, flows, binding } = this.deps;
     const client = clients.get(input.clientId);
     if (!client) throw new Error(`hosted login: no app "${input.clientId}"`);
+    if (!input.userId && config.apps.find((a) => a.client_id === client.clientId)?.pinned_logins) {
+      throw new Error(`hosted login: app "${input.clientId}" has pinned_logins: name the user (userId)`);
+    }
     // A login for a known user proves its stages now: no browser session counts for it.
     const start = input.userId
       ? { stages: client.loginStages, userId: input.userId }
