@@ -10,7 +10,7 @@ import {
   type UserRecord,
 } from '@gatehouse-auth/core';
 import type { RecoveryOptions } from './options.js';
-import { messagesFor } from './pages.js';
+import { messagesFor, RECOVERY_CLIENT_ID } from './pages.js';
 import { PASSWORD_METHOD, type PasswordRecovery } from './recovery.js';
 
 type Router = ReturnType<PluginApi['services']['http']['createRouter']>;
@@ -177,7 +177,10 @@ export function lostFactorPages(api: PluginApi, recovery: PasswordRecovery, opti
 
   /** "Lost it? Use a backup code" beside a second factor of a login's stage that allows backup codes. */
   function loginLink(req: IncomingMessage, flow: LoginFlowView) {
-    if (!options.lost_factor || flow.clientId === LOST_FACTOR_CLIENT_ID) return null;
+    // Not in the reset's own second-factor login (the user forgot the password the way out needs).
+    if (!options.lost_factor || flow.clientId === LOST_FACTOR_CLIENT_ID || flow.clientId === RECOVERY_CLIENT_ID) {
+      return null;
+    }
     const stage = flow.stages[flow.stage] ?? [];
     const method = stage.find((id) => id !== PASSWORD_METHOD && id !== BACKUP_METHOD);
     if (!method || !stage.includes(BACKUP_METHOD) || stage.includes(PASSWORD_METHOD)) return null;

@@ -14,6 +14,7 @@ import {
   locationOf,
   loginRequestId,
   PASSWORD,
+  pkcePair,
   sleep,
   startServer,
   totpCode,
@@ -374,6 +375,16 @@ describe('@gatehouse-auth/account-recovery: a lost second factor, by backup code
         RECOVERY_PLUGINS[1]!,
         { name: '@gatehouse-auth/account-recovery', options: { email_channel: 'outbox', lost_factor: true } },
       ],
+      apps: [
+        {
+          client_id: 'backup-ok',
+          redirect_uris: ['https://backup-ok.example.test/cb'],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code'],
+          scopes: ['openid'],
+          login_stages: [['PASSWORD'], ['TOTP', 'BACKUPCODE']],
+        },
+      ],
     });
   });
   after(() => server?.close());
@@ -408,6 +419,39 @@ describe('@gatehouse-auth/account-recovery: a lost second factor, by backup code
     expect(back.pathname).to.equal('/recovery/factor/verified');
     return browser.get(back.pathname + back.search);
   }
+
+  it('the hosted login page links "Lost it? Use a backup code" beside TOTP at a stage that allows backup codes', async () => {
+    const { user } = await userWithBackupCodes();
+    const browser = new Browser(server);
+    const { challenge } = pkcePair();
+    const start = await browser.get(
+      authorizePath({
+        response_type: 'code',
+        client_id: 'backup-ok',
+        redirect_uri: 'https://backup-ok.example.test/cb',
+        scope: 'openid',
+        state: 'st-1234567890',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
+    const requestId = loginRequestId(locationOf(start, server));
+    const first = await (await browser.get(`/login?request_id=${requestId}`)).text();
+    expect(first).to.contain('id="gh-PASSWORD-link"').and.not.contain('Lost it?');
+    const second = await completeStage(
+      browser,
+      server,
+      requestId,
+      'PASSWORD',
+      { identifier: user.username },
+      { password: PASSWORD },
+    );
+    expect(second.pathname).to.equal('/login');
+    const page = await (await browser.get(`/login?request_id=${requestId}`)).text();
+    const link = /<a href="([^"]+)" id="gh-TOTP-link">Lost it\? Use a backup code<\/a>/.exec(page);
+    expect(link?.[1]).to.equal(server.url('/recovery/factor'));
+    expect(page).to.not.contain('id="gh-PASSWORD-link"');
+  });
 
   it('password + a backup code removes the lost TOTP: sessions end, a notice of its own, an event; once', async () => {
     const { user, codes } = await userWithBackupCodes();
