@@ -37,6 +37,13 @@ export function joinPluginApps(config: GatehouseConfig, extensions: Extensions):
         `plugin ${owner}: app "${app.client_id}" is already one of the config's apps`,
       );
     }
+    // Its logins start only from the plugin's pages (web.login.start with userId), never at /authorize.
+    if (app.pinned_logins && (app.redirect_uris.length > 0 || app.login_page_url)) {
+      throw new BootError(
+        'PLUGIN_INVALID',
+        `plugin ${extensions.apps.ownerOf(app.client_id)!}: app "${app.client_id}" has pinned_logins, so no redirect_uris or login_page_url`,
+      );
+    }
     pluginApps.add(app);
   }
   config.apps.splice(0, config.apps.length, ...own, ...extensions.apps.values());
