@@ -37,8 +37,26 @@ function requestIdOf(value: unknown): string | null {
 export function messagesFor(api: PluginApi, req: IncomingMessage): MessagesFor {
   return async (user: UserRecord) => {
     const profile = await api.services.resolve<UserAccounts>('userAccounts').profile(user.id);
-    return api.web.messages(req, typeof profile.locale === 'string' ? profile.locale : null);
+    return api.web.messages(req, typeof profile.locale === 'string' ? profile.locale : pageLocales(api, req));
   };
+}
+
+/** The cookie that keeps the login's `ui_locales` through the reset's pages. */
+function localeCookie(api: PluginApi): string {
+  return `${api.web.issuer.startsWith('https://') ? '__Host-' : ''}gh_recovery_locale`;
+}
+
+/** `ui_locales` as the pages take it: language tags and spaces, at most 64 characters. */
+function uiLocalesOf(value: unknown): string | null {
+  return typeof value === 'string' && /^[A-Za-z0-9_ -]{1,64}$/.test(value) ? value : null;
+}
+
+/** The locales of this request's first page, before its cookie comes back. */
+const firstPageLocales = new WeakMap<IncomingMessage, string>();
+
+/** The `ui_locales` of the login the reset began at (its cookie), else null: the browser's languages. */
+function pageLocales(api: PluginApi, req: IncomingMessage): string | null {
+  return firstPageLocales.get(req) ?? uiLocalesOf(readCookie(req, localeCookie(api)));
 }
 
 /**
@@ -81,7 +99,7 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
     });
   }
 
-  const t = (req: Request) => web.messages(req);
+  const t = (req: Request) => web.messages(req, pageLocales(api, req));
 
   /** The message of a refusal, by its code. */
   function noticeOf(req: Request, problem: Problem): string {
@@ -195,7 +213,17 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
     }
   }
 
-  router.get('/', (req, res) => identifierForm(req, res, requestIdOf(req.query.request_id)));
+  router.get('/', async (req, res) => {
+    const requestId = requestIdOf(req.query.request_id);
+    // The login's ui_locales (an app asked for German, say) carry through the reset's pages.
+    const flow = requestId ? await web.loginFlows.get(requestId) : null;
+    const locales = uiLocalesOf(flow?.oauth?.ui_locales);
+    if (locales) {
+      firstPageLocales.set(req, locales);
+      res.cookie(localeCookie(api), locales, { ...cookieOptions, maxAge: options.code_ttl_minutes * 120_000 });
+    }
+    identifierForm(req, res, requestId);
+  });
 
   router.post('/', api.services.http.form(), async (req, res) => {
     const requestId = requestIdOf(body(req).request_id);

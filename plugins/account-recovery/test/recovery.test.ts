@@ -106,6 +106,21 @@ describe('@gatehouse-auth/account-recovery: the hosted reset pages', function ()
     expect(mail.text).to.match(/lautet \d{6}\. Er gilt 15 Minuten/);
   });
 
+  it("keeps the login's ui_locales through the reset's pages (German for an app that asked for it)", async () => {
+    const browser = new Browser(server);
+    const requestId = loginRequestId(
+      locationOf(await browser.get(authorizePath({ ...AUTHORIZE, ui_locales: 'de' })), server),
+    );
+    const login = await (await browser.get(`/login?request_id=${requestId}`)).text();
+    expect(login).to.contain('Passwort vergessen?');
+    const form = await (await browser.get(`/recovery?request_id=${requestId}`)).text();
+    expect(form).to.contain('Passwort zurücksetzen');
+    await startReset(server, browser, 'nobody-de@example.test');
+    expect(await (await browser.get('/recovery/code')).text()).to.contain('Wenn es zu Ihrer Eingabe ein Konto gibt');
+    // Without the login's locale: the browser's languages (English here).
+    expect(await (await new Browser(server).get('/recovery')).text()).to.contain('Reset your password');
+  });
+
   it('resets the password of a password-only user: sessions end, a notice goes out, nobody is signed in', async () => {
     const user = await server.user('pwonly');
     // Signed in elsewhere before the reset.
