@@ -193,6 +193,12 @@ export const appSchema = z
      */
     single_factor_methods: z.array(methodId).default([]),
     /**
+     * Since plugin API 1.3, for a plugin's own app (`api.app`) only: every login of it is for a
+     * user known beforehand (`web.login.start` with `userId`, which it then requires), so its
+     * first stage never signs anyone in by itself and the binding rule does not count it.
+     */
+    pinned_logins: z.boolean().default(false),
+    /**
      * Web origins whose pages may call Gatehouse's APIs from the browser (CORS), exactly:
      * `https://shop.example` (scheme, host, port; no path, no wildcard).
      */

@@ -162,7 +162,9 @@ export interface PluginApi {
   /**
    * Since 1.3: a first-party app of this plugin, for the logins its pages start
    * (`web.login.start`): an entry like those of the config's `apps`, served like them. An id
-   * a config app or another plugin has stops start-up.
+   * a config app or another plugin has stops start-up. With `pinned_logins: true` every login
+   * of it must name its user (`web.login.start` with `userId`), and its first stage does not make
+   * its methods ones that sign in alone (the binding rule of the setup API).
    */
   app(app: { client_id: string; name: string; login_stages: string[][] } & Record<string, unknown>): void;
   /**

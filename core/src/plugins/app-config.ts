@@ -24,12 +24,24 @@ const pluginApps = new WeakSet<AppConfig>();
  */
 export function joinPluginApps(config: GatehouseConfig, extensions: Extensions): void {
   const own = config.apps.filter((app) => !pluginApps.has(app));
+  own.forEach((app, i) => {
+    if (app.pinned_logins) {
+      throw new BootError('CONFIG_INVALID', `apps[${i}].pinned_logins: only a plugin's own app (api.app) may set it`);
+    }
+  });
   for (const app of extensions.apps.values()) {
     if (own.some((a) => a.client_id === app.client_id)) {
       const owner = extensions.apps.ownerOf(app.client_id)!;
       throw new BootError(
         'PLUGIN_DUPLICATE_ID',
         `plugin ${owner}: app "${app.client_id}" is already one of the config's apps`,
+      );
+    }
+    // Its logins start only from the plugin's pages (web.login.start with userId), never at /authorize.
+    if (app.pinned_logins && (app.redirect_uris.length > 0 || app.login_page_url)) {
+      throw new BootError(
+        'PLUGIN_INVALID',
+        `plugin ${extensions.apps.ownerOf(app.client_id)!}: app "${app.client_id}" has pinned_logins, so no redirect_uris or login_page_url`,
       );
     }
     pluginApps.add(app);

@@ -340,7 +340,9 @@ export interface WebApi {
   readonly login: {
     /**
      * Sends the browser through the app's login stages (single sign-on where its session is
-     * worth it to the app), then to `returnTo` with `request_id` in its query.
+     * worth it to the app), then to `returnTo` with `request_id` in its query. Since 1.3,
+     * `input.userId` pins the login to that user from its start (no single sign-on; every stage
+     * done anew), e.g. a second factor proven during account recovery.
      */
     start(req: Request, res: Response, input: HostedLoginInput): Promise<void>;
     /** Who signed in, for the browser that did it, once; null otherwise. Sets the session cookie. */

@@ -15,15 +15,17 @@ export function provedBeyondPassword(completions: readonly Pick<MethodCompletion
 /**
  * Whether `method` completes a first stage by itself, so that whoever binds one can sign in with
  * it alone: a discoverable method (a passkey names its user), one that some app (or one of its acr
- * levels) lists in its first stage, or one an app lets complete the whole login. A password is not
+ * levels) lists in its first stage (but an app whose logins are pinned to a known user), or one
+ * an app lets complete the whole login. A password is not
  * such a credential here: replacing it is the password's own rule.
  */
 export function signsInAlone(method: AuthMethod, config: Pick<GatehouseConfig, 'apps'>): boolean {
   if (isKnowledgeOnly(method.amr)) return false;
   if (method.discoverable) return true;
+  // A pinned app's logins are for a user known beforehand: its first stage is not a sign-in.
   return config.apps.some(
     (app) =>
-      app.login_stages[0]?.includes(method.id) ||
+      (!app.pinned_logins && app.login_stages[0]?.includes(method.id)) ||
       app.acr_values.some((level) => level.login_stages[0]?.includes(method.id)) ||
       app.single_factor_methods.includes(method.id),
   );

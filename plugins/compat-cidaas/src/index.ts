@@ -4,6 +4,7 @@ import { configuredRoutes } from './configured.js';
 import { inviteRoutes } from './invite.js';
 import { loginRoutes } from './login.js';
 import { registrationRoutes } from './registration.js';
+import { resetPasswordRoutes } from './reset-password.js';
 import { setupRoutes } from './setup.js';
 import { userRoutes } from './users.js';
 
@@ -39,6 +40,7 @@ export default definePlugin({
       ...registrationRoutes(group),
       ...inviteRoutes(group),
       ...userRoutes(group),
+      ...resetPasswordRoutes(group),
     ];
     api.routes.add({ path: '/', router, operations });
     // The app's own login UI calls these by XHR from its origin (apps[i].allowed_origins).

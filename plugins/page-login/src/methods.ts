@@ -1,4 +1,5 @@
-import type { AuthMethod, MethodPage, PageInput, WebApi } from '@gatehouse-auth/core';
+import type { IncomingMessage } from 'node:http';
+import type { AuthMethod, LoginFlowView, MethodPage, PageInput, WebApi } from '@gatehouse-auth/core';
 
 /** The messages of a page's locale. */
 export type Messages = ReturnType<WebApi['messages']>;
@@ -18,6 +19,25 @@ export interface MethodView {
   module: string | null;
   /** It names the user by itself (a passkey): no identifier is needed before it. */
   discoverable: boolean;
+  /** A link another plugin shows with the method ("Forgot password?"), if any. */
+  link?: LoginPageLink | null;
+}
+
+/**
+ * What a plugin that provides the `passwordRecovery` service offers this page (docs/plugins.md,
+ * "Services plugins provide"): a link shown with one method of the stage, or null.
+ */
+export interface LoginPageLink {
+  /** The method it is shown with. */
+  method: string;
+  href: string;
+  /** In the page's language. */
+  text: string;
+}
+
+/** The part of the `passwordRecovery` service this page uses. */
+export interface RecoveryLinks {
+  loginLink(req: IncomingMessage, flow: LoginFlowView): LoginPageLink | null;
 }
 
 /** `pass_code` → `Pass code`: the label of an input a method did not describe. */

@@ -95,6 +95,7 @@ function methodSection(m: MethodView, chosen: boolean): SafeHtml {
     ${chosen ? '' : html` hidden`}
   >
     ${m.help ? html`<p class="note">${m.help}</p>` : ''} ${inputs}
+    ${m.link ? html`<p class="note"><a href="${m.link.href}" id="gh-${m.id}-link">${m.link.text}</a></p>` : ''}
   </section>`;
 }
 

@@ -9,7 +9,7 @@ import {
 import type { Request, Response } from 'express';
 import { LOGIN_API, OFFER_PATH } from './api.js';
 import { ENROLL_JS, LOGIN_JS, MESSAGES_JS, OFFER_JS, type Asset } from './assets.js';
-import { methodView, offerView } from './methods.js';
+import { methodView, offerView, type LoginPageLink, type RecoveryLinks } from './methods.js';
 import { PageModules } from './modules.js';
 import { renderLoginPage, renderOfferPage, renderProblemPage, type LoginView } from './page.js';
 import { pickMethods } from './picker.js';
@@ -72,6 +72,17 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
   const lastUsed = async (userId: string, methods: string[]) => {
     const recent = await api.services.history.recent({ types: ['verification.success'], userId, limit: 50 });
     return recent.find((e) => e.method !== null && methods.includes(e.method))?.method ?? null;
+  };
+
+  /** The link a recovery plugin shows with a method of the stage ("Forgot password?"); null without one. */
+  const recoveryLink = (req: Request, flow: LoginFlowView): LoginPageLink | null => {
+    let links: RecoveryLinks;
+    try {
+      links = api.services.resolve<RecoveryLinks>('passwordRecovery');
+    } catch {
+      return null; // no plugin provides it
+    }
+    return links.loginLink(req, flow);
   };
 
   /** The page's base and messages: by the sign-in request's `ui_locales`, then the browser's languages. */
@@ -156,13 +167,15 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
           ),
         );
     }
-    const methods = picked.ids.map((id) =>
-      methodView(
+    const link = recoveryLink(req, flow);
+    const methods = picked.ids.map((id) => ({
+      ...methodView(
         registered.find((m) => m.id === id)!,
         modules.url(base, id),
         page.t,
       ),
-    );
+      link: link?.method === id ? link : null,
+    }));
     const loginHint = flow.oauth?.login_hint;
 
     web.headers(res, web.loginFlows.formTargets(flow), 'same-origin');

@@ -5,7 +5,7 @@ import { readCookie } from '../../http/cookies.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 import { requestFacts } from '../../verification/context.js';
 import type { LoginFlow, LoginFlowStore, MethodCompletion } from '../../verification/flows.js';
-import type { ClientRegistry } from '../clients.js';
+import type { ClientRegistry, OAuthClient } from '../clients.js';
 import type { LogoutService } from '../logout.js';
 import type { Session, SessionStore } from '../sessions.js';
 import { flowStart, type SingleSignOn } from '../sso.js';
@@ -28,6 +28,12 @@ export interface HostedLoginInput {
   returnTo: string;
   /** Since plugin API 1.3: how recent (seconds) the session's factors must be to count, like OIDC `max_age`. */
   maxAge?: number;
+  /**
+   * Since plugin API 1.3: the login is for this user, known from its start as if a first stage
+   * had named them (account recovery's second factor): no single sign-on, every stage of the
+   * app is done anew in this login, and only by this user.
+   */
+  userId?: string;
 }
 
 export interface HostedLoginDeps {
@@ -86,22 +92,20 @@ export class HostedLogin {
    * added (at once when its session already satisfies the app).
    */
   async start(req: Request, res: Response, input: HostedLoginInput): Promise<void> {
-    const { config, clients, sso, sessions, flows, binding } = this.deps;
+    const { config, clients, flows, binding } = this.deps;
     const client = clients.get(input.clientId);
     if (!client) throw new Error(`hosted login: no app "${input.clientId}"`);
-    const decision = await sso.decide(await sessions.get(readCookie(req, sessionCookieName(config.issuer))), {
-      clientId: client.clientId,
-      loginStages: client.loginStages,
-      singleFactorMethods: client.singleFactorMethods,
-      prompt: [],
-      maxAge: input.maxAge ?? null,
-      request: requestFacts(req, undefined, this.deps.device),
-      logger: req.log,
-    });
+    if (!input.userId && config.apps.find((a) => a.client_id === client.clientId)?.pinned_logins) {
+      throw new Error(`hosted login: app "${input.clientId}" has pinned_logins: name the user (userId)`);
+    }
+    // A login for a known user proves its stages now: no browser session counts for it.
+    const start = input.userId
+      ? { stages: client.loginStages, userId: input.userId }
+      : flowStart(await this.decide(req, client, input), client.loginStages);
     const bindingValue = randomToken(24);
     const flow = await flows.create({
       clientId: client.clientId,
-      ...flowStart(decision, client.loginStages),
+      ...start,
       ttlSeconds: config.verification.flow_ttl,
       params: { return_to: input.returnTo, plugin_login: true, binding: sha256(bindingValue) },
     });
@@ -113,6 +117,20 @@ export class HostedLogin {
         ? withRequestId(input.returnTo, flow.id)
         : `${base}/login?request_id=${encodeURIComponent(flow.id)}`,
     );
+  }
+
+  /** What single sign-on makes of the browser's session for the app. */
+  private async decide(req: Request, client: OAuthClient, input: HostedLoginInput) {
+    const { config, sso, sessions } = this.deps;
+    return sso.decide(await sessions.get(readCookie(req, sessionCookieName(config.issuer))), {
+      clientId: client.clientId,
+      loginStages: client.loginStages,
+      singleFactorMethods: client.singleFactorMethods,
+      prompt: [],
+      maxAge: input.maxAge ?? null,
+      request: requestFacts(req, undefined, this.deps.device),
+      logger: req.log,
+    });
   }
 
   /**
