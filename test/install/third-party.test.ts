@@ -249,14 +249,17 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
     expect(token.status, JSON.stringify(tokens)).to.equal(200);
     expect(decodeJwt(tokens.id_token)).to.deep.include({ sub: id, amr: ['pwd', 'kba'] });
 
-    // The listed app: the right password is refused at the first stage, answered like a wrong one.
+    // The listed app: the right password is refused at the first stage, answered like a wrong one
+    // (the attempts left included).
     await context!.clearCookies();
     await page.goto(authorizeUrl('suspect', '/suspect/cb', challenge, 'st-suspect'));
     await page.getByRole('textbox', { name: 'Username, email or phone' }).fill('olga');
     await page.getByRole('textbox', { name: 'Password' }).fill(password);
     await page.keyboard.press('Enter');
     await page.locator('#gh-message.error').waitFor();
-    expect(await page.locator('#gh-message').innerText()).to.equal('That did not work. Check and try again.');
+    expect(await page.locator('#gh-message').innerText()).to.equal(
+      'That did not work. Check and try again. 4 attempts left.',
+    );
     expect(callbacks.some((u) => u.searchParams.get('state') === 'st-suspect')).to.equal(false);
   });
 });
