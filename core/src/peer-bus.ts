@@ -10,6 +10,8 @@ export interface PeerNews {
   revoked?: Invalidation;
   /** Client authentication blocks (client id and address, until epoch ms). */
   blocked?: { key: string; until: number }[];
+  /** Apps stored in the database changed: load them again (decision 0051). */
+  clients?: boolean;
 }
 
 /**

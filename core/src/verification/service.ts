@@ -42,7 +42,7 @@ import { offered } from './stages.js';
 import { sha256 } from '../util/crypto.js';
 import { LIVE_STATES, type StatusStore, type VerificationStatus } from './statuses.js';
 import type { StatusWatch } from './status-watch.js';
-import type { AppSettings } from '../plugins/values.js';
+import type { AppSettingsLookup } from '../plugins/values.js';
 import { boundDevice, signInFacts, type DeviceRequest, type DevicePushes, type PushStep } from '../devices/pushes.js';
 import type { Device } from '../devices/store.js';
 import type { SecretBox } from '../util/crypto.js';
@@ -115,7 +115,7 @@ export class VerificationService {
       statusWatch: StatusWatch;
       secretBox: SecretBox;
       /** Per-app options of methods, read at each use (filled in once the plugins registered). */
-      appSettings: ReadonlyMap<string, AppSettings>;
+      appSettings: AppSettingsLookup;
       metrics: Metrics;
       tracing: Tracing;
     },
