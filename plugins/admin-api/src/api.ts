@@ -74,97 +74,6 @@ const withSecret = z.object({
 const APP_ERRORS = [...GUARD_ERRORS, 'INVALID_APP'] as const;
 
 export const ADMIN_API = {
-  listApps: defineRoute({
-    ...ADMIN,
-    id: 'listApps',
-    method: 'get',
-    path: '/apps',
-    summary: "Every app: the config's (read-only) and those in the database",
-    response: { description: 'the apps, without secrets', schema: z.array(appSchemaOut) },
-    errors: [...GUARD_ERRORS],
-  }),
-  createApp: defineRoute({
-    ...ADMIN,
-    id: 'createApp',
-    method: 'post',
-    path: '/apps',
-    summary: 'Create an app in the database (every node sees it at once)',
-    description:
-      'Without client_id one is made. Without token_endpoint_auth_method an app with jwks or jwks_uri uses private_key_jwt and any other gets a generated secret (none: a public app). client_secret_sha256 imports a digest; client_secret and client_secret_jwt are refused.',
-    body: appEntry,
-    response: { status: 201, description: 'the app and its secret, shown this once', schema: withSecret },
-    errors: [...APP_ERRORS, 'APP_EXISTS'],
-  }),
-  getApp: defineRoute({
-    ...ADMIN,
-    id: 'getApp',
-    method: 'get',
-    path: '/apps/:client_id',
-    summary: 'Get an app',
-    params: clientId,
-    response: { description: 'the app, without its secret', schema: appSchemaOut },
-    errors: [...GUARD_ERRORS, 'APP_NOT_FOUND'],
-  }),
-  replaceApp: defineRoute({
-    ...ADMIN,
-    id: 'replaceApp',
-    method: 'put',
-    path: '/apps/:client_id',
-    summary: "Replace a database app's entry; its secret and tokens stay",
-    params: clientId,
-    body: appEntry,
-    response: { description: 'the app', schema: appSchemaOut },
-    errors: [...APP_ERRORS, 'APP_NOT_FOUND', 'APP_READ_ONLY'],
-  }),
-  patchApp: defineRoute({
-    ...ADMIN,
-    id: 'patchApp',
-    method: 'patch',
-    path: '/apps/:client_id',
-    summary: "Change keys of a database app's entry (JSON merge patch: null removes a key)",
-    params: clientId,
-    body: appEntry,
-    response: { description: 'the app', schema: appSchemaOut },
-    errors: [...APP_ERRORS, 'APP_NOT_FOUND', 'APP_READ_ONLY'],
-  }),
-  deleteApp: defineRoute({
-    ...ADMIN,
-    id: 'deleteApp',
-    method: 'delete',
-    path: '/apps/:client_id',
-    summary: 'Delete a database app: its grants and tokens are revoked',
-    params: clientId,
-    response: {
-      description: 'deleted',
-      schema: z.object({ revoked_grants: z.number().int(), revoked_tokens: z.number().int() }),
-    },
-    errors: [...GUARD_ERRORS, 'APP_NOT_FOUND', 'APP_READ_ONLY'],
-  }),
-  rotateAppSecret: defineRoute({
-    ...ADMIN,
-    id: 'rotateAppSecret',
-    method: 'post',
-    path: '/apps/:client_id/secret',
-    summary: "Rotate a database app's secret; the previous one works for an overlap",
-    description:
-      'overlap_seconds: how long the previous secret keeps working (default 86400, 0 ends it at once, at most 30 days). A secret rotated earlier and still in its overlap ends now.',
-    params: clientId,
-    body: z.object({
-      overlap_seconds: z
-        .number()
-        .int()
-        .min(0)
-        .max(30 * 24 * 3600)
-        .optional(),
-    }),
-    invalid: () =>
-      new ApiError(400, 'INVALID_FIELD', 'overlap_seconds must be an integer from 0 to 2592000', {
-        field: 'overlap_seconds',
-      }),
-    response: { description: 'the app and its new secret, shown this once', schema: withSecret },
-    errors: [...GUARD_ERRORS, 'INVALID_FIELD', 'APP_NOT_FOUND', 'APP_READ_ONLY', 'APP_HAS_NO_SECRET', 'APP_CHANGED'],
-  }),
-
   createUser: defineRoute({
     ...ADMIN,
     id: 'createUser',
@@ -267,5 +176,98 @@ export const ADMIN_API = {
       schema: z.object({ user_id: z.string(), method: z.string(), unlocked: z.literal(true) }),
     },
     errors: [...GUARD_ERRORS, 'USER_NOT_FOUND'],
+  }),
+  listApps: defineRoute({
+    ...ADMIN,
+    id: 'listApps',
+    method: 'get',
+    path: '/apps',
+    summary: "Every app: the config's (read-only) and those in the database",
+    response: { description: 'the apps, without secrets', schema: z.array(appSchemaOut) },
+    errors: [...GUARD_ERRORS],
+  }),
+  createApp: defineRoute({
+    ...ADMIN,
+    id: 'createApp',
+    method: 'post',
+    path: '/apps',
+    summary: 'Create an app in the database (every node sees it at once)',
+    description:
+      'Without client_id one is made. Without token_endpoint_auth_method an app with jwks or jwks_uri uses private_key_jwt and any other gets a generated secret (none: a public app). client_secret_sha256 imports a digest; client_secret and client_secret_jwt are refused.',
+    invalid: (message: string) => new ApiError(400, 'INVALID_APP', message),
+    body: appEntry,
+    response: { status: 201, description: 'the app and its secret, shown this once', schema: withSecret },
+    errors: [...APP_ERRORS, 'APP_EXISTS'],
+  }),
+  getApp: defineRoute({
+    ...ADMIN,
+    id: 'getApp',
+    method: 'get',
+    path: '/apps/:client_id',
+    summary: 'Get an app',
+    params: clientId,
+    response: { description: 'the app, without its secret', schema: appSchemaOut },
+    errors: [...GUARD_ERRORS, 'APP_NOT_FOUND'],
+  }),
+  replaceApp: defineRoute({
+    ...ADMIN,
+    id: 'replaceApp',
+    method: 'put',
+    path: '/apps/:client_id',
+    summary: "Replace a database app's entry; its secret and tokens stay",
+    params: clientId,
+    invalid: (message: string) => new ApiError(400, 'INVALID_APP', message),
+    body: appEntry,
+    response: { description: 'the app', schema: appSchemaOut },
+    errors: [...APP_ERRORS, 'APP_NOT_FOUND', 'APP_READ_ONLY'],
+  }),
+  patchApp: defineRoute({
+    ...ADMIN,
+    id: 'patchApp',
+    method: 'patch',
+    path: '/apps/:client_id',
+    summary: "Change keys of a database app's entry (JSON merge patch: null removes a key)",
+    params: clientId,
+    invalid: (message: string) => new ApiError(400, 'INVALID_APP', message),
+    body: appEntry,
+    response: { description: 'the app', schema: appSchemaOut },
+    errors: [...APP_ERRORS, 'APP_NOT_FOUND', 'APP_READ_ONLY'],
+  }),
+  deleteApp: defineRoute({
+    ...ADMIN,
+    id: 'deleteApp',
+    method: 'delete',
+    path: '/apps/:client_id',
+    summary: 'Delete a database app: its grants and tokens are revoked',
+    params: clientId,
+    response: {
+      description: 'deleted',
+      schema: z.object({ revoked_grants: z.number().int(), revoked_tokens: z.number().int() }),
+    },
+    errors: [...GUARD_ERRORS, 'APP_NOT_FOUND', 'APP_READ_ONLY'],
+  }),
+  rotateAppSecret: defineRoute({
+    ...ADMIN,
+    id: 'rotateAppSecret',
+    method: 'post',
+    path: '/apps/:client_id/secret',
+    summary: "Rotate a database app's secret; the previous one works for an overlap",
+    description:
+      'overlap_seconds: how long the previous secret keeps working (default 86400, 0 ends it at once, at most 30 days). A secret rotated earlier and still in its overlap ends now.',
+    params: clientId,
+    body: z.object({
+      overlap_seconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(30 * 24 * 3600)
+        .optional(),
+    }),
+    invalid: () =>
+      new ApiError(400, 'INVALID_FIELD', 'overlap_seconds must be an integer from 0 to 2592000', {
+        field: 'overlap_seconds',
+      }),
+    response: { description: 'the app and its new secret, shown this once', schema: withSecret },
+    errors: [...GUARD_ERRORS, 'INVALID_FIELD', 'APP_NOT_FOUND', 'APP_READ_ONLY', 'APP_HAS_NO_SECRET', 'APP_CHANGED'],
   }),
 } satisfies Record<string, RouteSpec>;

@@ -234,7 +234,7 @@ describe('admin API: wrong admin tokens are throttled on its routes', function (
 });
 
 describe('admin API registered without a server (plugin API 1.3)', () => {
-  it('adds one route group at /admin with its nine operations; the token check needs a server', async () => {
+  it('adds one route group at /admin with its sixteen operations; the token check needs a server', async () => {
     const registered = await registerWithFakes(adminApiPlugin);
     expect(registered.routes).to.have.length(1);
     expect(registered.routes[0]!.path).to.equal('/admin');
@@ -248,6 +248,13 @@ describe('admin API registered without a server (plugin API 1.3)', () => {
       'delete /users/:id/sessions/:sid',
       'delete /users/:id/sessions',
       'post /users/:id/factors/:method/unlock',
+      'get /apps',
+      'post /apps',
+      'get /apps/:client_id',
+      'put /apps/:client_id',
+      'patch /apps/:client_id',
+      'delete /apps/:client_id',
+      'post /apps/:client_id/secret',
     ]);
     expect(() => registered.api.web.requireAdmin({} as never)).to.throw(
       /api\.web\.requireAdmin needs a running server/,
