@@ -273,7 +273,7 @@ describe('@gatehouse-auth/admin-api: apps on two nodes sharing one PostgreSQL da
   });
 
   /** B's answer once it is `status`, or its last one after a second (the peer bus reloads B's apps). */
-  async function withinASecond(ask: () => Promise<{ status: number; text: string }>, status: number) {
+  async function withinASecond<T extends { status: number }>(ask: () => Promise<T>, status: number): Promise<T> {
     const started = Date.now();
     let res = await ask();
     while (res.status !== status && Date.now() - started < 1000) {
