@@ -156,6 +156,27 @@ describe('@gatehouse-auth/admin-api: apps at run time', function () {
     expectRefusal(await admin(server, 'GET', '/apps/bad-1'), 404, 'APP_NOT_FOUND');
   });
 
+  it("a loaded plugin's appConfig key is checked with its schema and reaches the client's settings", async function () {
+    const res = await admin(
+      server,
+      'POST',
+      '/apps',
+      serviceApp('svc-plugin-key', { refresh_token_reuse_interval: 10 }),
+    );
+    expect(res.status, res.text).to.equal(201);
+    const { clients } = server.gatehouse.container.cradle;
+    expect(clients.get('svc-plugin-key')!.settings.refresh_token_reuse_interval).to.equal(10);
+    const bad = await admin(
+      server,
+      'POST',
+      '/apps',
+      serviceApp('svc-plugin-bad', { refresh_token_reuse_interval: 61 }),
+    );
+    expectRefusal(bad, 400, 'INVALID_APP');
+    expect((bad.body.error as unknown as { error: string }).error).to.match(/refresh_token_reuse_interval/);
+    expectRefusal(await admin(server, 'POST', '/apps', []), 400, 'INVALID_APP');
+  });
+
   it('an unknown app is 404 APP_NOT_FOUND everywhere; a wrong admin token 401', async function () {
     for (const [method, p, body] of [
       ['GET', '/apps/nope', undefined],
