@@ -117,9 +117,8 @@ export class StoredClients implements ClientAdmin {
   /** Loads the snapshot, listens to the peer bus and starts polling. */
   async start(): Promise<void> {
     this.deps.peers.subscribe({
-      receive: (news) => {
-        if (news.clients) void this.refresh().catch((err: unknown) => this.failed(err));
-      },
+      // Acknowledged once reloaded: the writer answers after every live node applied the change.
+      receive: (news) => (news.clients ? this.refresh().catch((err: unknown) => this.failed(err)) : undefined),
       // Back after an outage: news may have been missed.
       connected: (up) => {
         if (up && this.marker) void this.refresh().catch((err: unknown) => this.failed(err));
