@@ -36,7 +36,7 @@ export interface PeerBus {
 
 export interface PeerListener {
   /**
-   * A listener that returns a promise (since 1.3: reloading the database apps) is waited for
+   * A listener that returns a promise (the database apps' reload, decision 51) is waited for
    * before this node acknowledges the news, so `publish` resolves once peers applied it.
    */
   receive(news: PeerNews): void | Promise<void>;

@@ -255,9 +255,10 @@ export function createGatehouseContainer(
       ({ sql, clock }) => new AccountVerification({ records: recordStore(sql, clock, 'gatehouse:account') }),
     ),
     setupOffers: single(
-      ({ config, extensions, services, enrollment, sql, clock }) =>
+      ({ config, clients, extensions, services, enrollment, sql, clock }) =>
         new SetupOffers({
           config,
+          clients,
           extensions,
           services,
           enrollment,

@@ -70,6 +70,8 @@ export interface ClientSecrets {
 interface Entry {
   client: OAuthClient;
   secrets: ClientSecrets;
+  /** Its entry, parsed (defaults filled in). */
+  app: AppConfig;
 }
 
 /**
@@ -96,6 +98,22 @@ export class ClientRegistry {
   all(): OAuthClient[] {
     return [...this.clients.values(), ...this.stored.values()].map((c) => c.client);
   }
+
+  /** An app's entry as the config has it (defaults filled in), a config app's or a stored one's. */
+  app(clientId: string): AppConfig | undefined {
+    return (this.clients.get(clientId) ?? this.stored.get(clientId))?.app;
+  }
+
+  /** Every app's entry: the config's, then the stored ones. */
+  apps(): AppConfig[] {
+    return [...this.clients.values(), ...this.stored.values()].map((c) => c.app);
+  }
+
+  /** Counts the snapshots of stored apps: what is derived from `apps()` is computed again when it moves. */
+  get version(): number {
+    return this.snapshots;
+  }
+  private snapshots = 0;
 
   /** Whether the app is one of the config's (read-only at run time). */
   fromConfig(clientId: string): boolean {
@@ -124,6 +142,7 @@ export class ClientRegistry {
       next.set(stored.app.client_id, { ...entry, appSettings: stored.settings });
     }
     this.stored = next;
+    this.snapshots += 1;
     return shadowed;
   }
 }
@@ -143,6 +162,7 @@ function entryOf(app: AppConfig, settings: Readonly<Record<string, unknown>>): E
     app.token_endpoint_auth_method ??
     (app.jwks || app.jwks_uri ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none');
   return {
+    app,
     client: {
       clientId: app.client_id,
       name: app.name ?? app.client_id,

@@ -1,3 +1,4 @@
+import type { ClientRegistry } from '../oauth/clients.js';
 import type { Logger } from 'pino';
 import { appMethods, type AppConfig, type GatehouseConfig } from '../config/schema.js';
 import { ApiError, isProtocolError } from '../errors.js';
@@ -103,6 +104,8 @@ export class VerificationService {
   constructor(
     private readonly deps: {
       config: GatehouseConfig;
+      /** The apps, the config's and those stored in the database. */
+      clients: Pick<ClientRegistry, 'app'>;
       extensions: Extensions;
       services: Services;
       clock: Clock;
@@ -142,7 +145,7 @@ export class VerificationService {
   }
 
   app(clientId: string): AppConfig | undefined {
-    return this.deps.config.apps.find((a) => a.client_id === clientId);
+    return this.deps.clients.app(clientId);
   }
 
   methodContext(

@@ -14,6 +14,9 @@ import { withPostgresDatabase } from '../../../test/support/postgres.js';
 import {
   ADMIN_TOKEN,
   MACHINE,
+  basic,
+  obtainCode,
+  postForm,
   clientKey,
   expectOAuthError,
   introspect,
@@ -175,6 +178,41 @@ describe('@gatehouse-auth/admin-api: apps at run time', function () {
     expectRefusal(bad, 400, 'INVALID_APP');
     expect((bad.body.error as unknown as { error: string }).error).to.match(/refresh_token_reuse_interval/);
     expectRefusal(await admin(server, 'POST', '/apps', []), 400, 'INVALID_APP');
+  });
+
+  it('a database app signs a user in through the hosted login (code flow) and its origin gets CORS', async function () {
+    const app = await createApp(server, {
+      client_id: 'web-new',
+      redirect_uris: ['https://web-new.example.test/cb'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      scopes: ['openid', 'profile', 'email', 'offline_access'],
+      login_stages: [['PASSWORD']],
+      allowed_origins: ['https://web-new.example.test'],
+    });
+    const user = await server.user('dbapp');
+    const { code, verifier, redirectUri } = await obtainCode(server, user, {
+      clientId: app.id,
+      redirectUri: 'https://web-new.example.test/cb',
+    });
+    const token = await postForm(
+      server,
+      '/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier },
+      basic(app.id, app.secret),
+    );
+    expect(token.status, token.text).to.equal(200);
+    expect(token.body.id_token).to.be.a('string');
+    const preflight = await fetch(server.url('/oauth/token'), {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://web-new.example.test', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(preflight.headers.get('access-control-allow-origin')).to.equal('https://web-new.example.test');
+    expect((await admin(server, 'DELETE', '/apps/web-new')).status).to.equal(200);
+    const after = await fetch(server.url('/oauth/token'), {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://web-new.example.test', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(after.headers.get('access-control-allow-origin')).to.equal(null);
   });
 
   it('an unknown app is 404 APP_NOT_FOUND everywhere; a wrong admin token 401', async function () {
