@@ -367,6 +367,12 @@ export class StoredClients implements ClientAdmin {
     await this.changed();
     const revoked = await this.deps.tokens.revokeClient(clientId, 'client_deleted');
     await this.deps.sessions.forgetClient(clientId);
+    // Its users' consents go too: an app created again with this id asks afresh. Consent keys
+    // are `<user id (a UUID)>:<client id>`.
+    await this.deps.sql.exec(`DELETE FROM plugin_records WHERE plugin = :plugin AND key LIKE :pattern ESCAPE '\\'`, {
+      plugin: 'gatehouse:consent',
+      pattern: '_'.repeat(36) + ':' + clientId.replace(/[\\%_]/g, (c) => `\\${c}`),
+    });
     const answer = { revoked_grants: revoked.grants, revoked_tokens: revoked.tokens };
     await this.audit(actor, 'app_deleted', clientId, answer);
     return answer;

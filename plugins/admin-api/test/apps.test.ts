@@ -318,10 +318,14 @@ describe('@gatehouse-auth/admin-api: apps at run time', function () {
     expect((await machineToken(server, 'reports.read', fresh)).status).to.equal(200);
   });
 
-  it('deleting an app revokes its tokens; it no longer signs in; the audit names the admin token', async function () {
+  it('deleting an app revokes its tokens and consents; it no longer signs in; the audit names the admin token', async function () {
     const app = await createApp(server, serviceApp('svc-gone'));
     const token = await machineToken(server, 'reports.read', app);
     expect(token.status).to.equal(200);
+    const { consents } = server.gatehouse.container.cradle;
+    const userId = '00000000-0000-4000-8000-000000000001';
+    await consents.put(`${userId}:svc-gone`, { scopes: ['openid'] });
+    await consents.put(`${userId}:${MACHINE.id}`, { scopes: ['openid'] });
     const res = await admin(server, 'DELETE', '/apps/svc-gone');
     expect(res.status, res.text).to.equal(200);
     expect(res.body.data).to.deep.equal({ revoked_grants: 0, revoked_tokens: 1 });
@@ -329,6 +333,8 @@ describe('@gatehouse-auth/admin-api: apps at run time', function () {
     expect((await tokens.inspect(token.body.access_token as string)).active).to.equal(false);
     expectOAuthError(await machineToken(server, 'reports.read', app), 401, 'invalid_client');
     expectRefusal(await admin(server, 'GET', '/apps/svc-gone'), 404, 'APP_NOT_FOUND');
+    expect(await consents.get(`${userId}:svc-gone`)).to.equal(null);
+    expect(await consents.get(`${userId}:${MACHINE.id}`)).to.not.equal(null);
     const events = await server.gatehouse.container.cradle.events.recent({
       types: ['admin.app_created', 'admin.app_deleted'],
       limit: 100,
