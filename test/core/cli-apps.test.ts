@@ -85,6 +85,15 @@ describe('CLI: apps', function () {
     expect(missing).to.deep.include({ code: 2, stderr: 'gatehouse: apps delete needs --client-id\n' });
   });
 
+  it("keys rotate reads the database apps' token lifetimes too", async () => {
+    const ttl = await cli('update', '--client-id', 'cli-app', '--app', '{"access_token_ttl":172800}');
+    expect(ttl.code, ttl.stderr).to.equal(0);
+    const rotated = await runCli(['keys', 'rotate', '--config', config], { env });
+    expect(rotated.stderr).to.equal('');
+    expect(rotated.code).to.equal(0);
+    expect(rotated.stdout).to.match(/^published \S+ key \S+; it signs from /m);
+  });
+
   it('delete removes the app', async () => {
     const deleted = await cli('delete', '--client-id', 'cli-app');
     expect(deleted.code, deleted.stderr).to.equal(0);

@@ -287,7 +287,15 @@ async function main(argv: string[]): Promise<number> {
         const keys = new KeyStore(sql, systemClock, loadSecretBox(config, logger), config.oauth.signing_algs);
         if (sub === 'rotate') {
           // Old keys stay published until every token they signed has expired.
-          const longest = Math.max(3600, ...config.apps.flatMap((a) => [a.access_token_ttl, a.id_token_ttl]));
+          // The apps stored in the database count too (decision 51): their entries as written.
+          const stored = (await sql.select<{ settings: string }>('SELECT settings FROM clients')).map(
+            (r) => JSON.parse(r.settings) as Record<string, unknown>,
+          );
+          const ttls = [
+            ...config.apps.flatMap((a) => [a.access_token_ttl, a.id_token_ttl]),
+            ...stored.flatMap((a) => [a.access_token_ttl, a.id_token_ttl]).filter((n) => typeof n === 'number'),
+          ] as number[];
+          const longest = Math.max(3600, ...ttls);
           for (const { kid, alg, activatesAt } of await keys.rotate(config.oauth.key_activation_delay, longest)) {
             process.stdout.write(`published ${alg} key ${kid}; it signs from ${activatesAt.toISOString()}\n`);
           }
