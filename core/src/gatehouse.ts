@@ -13,8 +13,8 @@ import { createLogger } from './http/logging.js';
 import { startPurgeJob } from './maintenance.js';
 import { tracedDriver } from './observability/database.js';
 import { tracingSlot } from './observability/tracing.js';
-import { appSettings, joinPluginApps } from './plugins/app-config.js';
-import { checkComposition } from './plugins/composition.js';
+import { appChecker, appSettings, joinPluginApps } from './plugins/app-config.js';
+import { appComposition, checkComposition } from './plugins/composition.js';
 import { registerPlugins, resolvePlugins, TOKEN_BINDING, type LoadedPluginInfo } from './plugins/loader.js';
 import { pluginWeb } from './plugins/web.js';
 import { authorizationParametersOf, validateRequestOf } from './oauth/authorize/request-uri.js';
@@ -147,12 +147,16 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     if (provided.has('tracing')) tracing.use(c.tracing);
     joinPluginApps(config, c.extensions);
     checkComposition(config, c.extensions, logger);
+    const configSettings = appSettings(config, resolved, c.extensions);
     container.register({
-      appSettings: asValue(appSettings(config, resolved, c.extensions)),
+      appSettings: asValue({ get: (id: string) => configSettings.get(id) ?? c.clients.storedSettings(id) }),
+      appCheck: asValue(appChecker(config, resolved, c.extensions, appComposition(config, c.extensions))),
       loadedPlugins: asValue(plugins),
     });
     // After appSettings: the client registry it builds must see the plugins' app keys.
     checkMetadataMembers(c);
+    // The apps stored in the database, before the first request (decision 0051).
+    await c.clientAdmin.start();
     c.notifier.check();
     c.jobs.register(queuedDeliveries(c.extensions, c));
     c.jobs.register(c.logout.noticeJob());

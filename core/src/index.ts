@@ -17,6 +17,7 @@ export type {
 } from './plugins/web.js';
 export type { HostedLoginInput, HostedLoginResult } from './oauth/authorize/hosted-login.js';
 export type { Actor, DeviceListing, MethodInfo, ServerOverview, UserAccounts } from './users/accounts.js';
+export type { AppListing, AppWithSecret, ClientAdmin } from './oauth/client-admin.js';
 export type { Session } from './oauth/sessions.js';
 export type { LoadedPluginInfo } from './plugins/loader.js';
 export type { DependencyState } from './observability/dependencies.js';

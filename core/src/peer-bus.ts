@@ -10,6 +10,8 @@ export interface PeerNews {
   revoked?: Invalidation;
   /** Client authentication blocks (client id and address, until epoch ms). */
   blocked?: { key: string; until: number }[];
+  /** Apps stored in the database changed: load them again (decision 0051). */
+  clients?: boolean;
 }
 
 /**
@@ -33,7 +35,11 @@ export interface PeerBus {
 }
 
 export interface PeerListener {
-  receive(news: PeerNews): void;
+  /**
+   * A listener that returns a promise (the database apps' reload, decision 51) is waited for
+   * before this node acknowledges the news, so `publish` resolves once peers applied it.
+   */
+  receive(news: PeerNews): void | Promise<void>;
   connected(up: boolean): void;
 }
 
@@ -104,7 +110,7 @@ class Peers {
   }
 
   private publishOne(news: PeerNews): Promise<void> {
-    this.deliver(news);
+    void this.deliver(news);
     if (!this.live) return Promise.resolve(); // peers' caches are off or expire by age
     const seq = ++this.seq;
     const missing = new Set(this.livePeers());
@@ -140,8 +146,8 @@ class Peers {
     // A newcomer learns of this node at once rather than at the next heartbeat.
     if (firstContact && message.type === 'alive') this.emit({ type: 'alive', node: this.node });
     if (message.type === 'news') {
-      this.deliver(message.news);
-      this.emit({ type: 'ack', node: this.node, to: message.node, seq: message.seq });
+      const ack = () => this.emit({ type: 'ack', node: this.node, to: message.node, seq: message.seq });
+      void this.deliver(message.news).then(ack, ack);
     } else if (message.type === 'ack' && message.to === this.node) {
       const w = this.waiting.get(message.seq);
       if (w) this.answered(message.seq, w, message.node);
@@ -161,8 +167,14 @@ class Peers {
     return [...this.seen.keys()];
   }
 
-  private deliver(news: PeerNews): void {
-    for (const l of this.listeners) l.receive(news);
+  /** Hands news to every listener; resolves once those that work asynchronously are done. */
+  private deliver(news: PeerNews): Promise<void> {
+    const pending: Promise<void>[] = [];
+    for (const l of this.listeners) {
+      const done = l.receive(news);
+      if (done) pending.push(done.catch(() => undefined));
+    }
+    return Promise.all(pending).then(() => undefined);
   }
 
   private emit(message: Message): void {

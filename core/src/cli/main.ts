@@ -35,6 +35,15 @@ Commands:
                         a bad row (reported with its line) imports nothing, unless --skip-invalid
   users profile --username NAME [--set CLAIM=VALUE ...] [--unset CLAIM ...]
                         show or change a user's OIDC profile claims (name, given_name, locale, ...)
+  apps list [--json]    the apps: the config's (read-only) and those in the database
+  apps create --app JSON
+                        store an app (a config-style apps[] entry); prints it with its secret, shown once
+  apps update --client-id ID --app JSON
+                        change a database app (a JSON merge patch: null removes a key); tokens stay
+  apps rotate-secret --client-id ID [--overlap SECONDS]
+                        a new secret; the previous one works for SECONDS more (default 86400)
+  apps delete --client-id ID
+                        delete a database app and revoke its grants and tokens
   keys rotate           publish a new signing key; it signs after oauth.key_activation_delay
   keys list             show the published signing keys
   plugin new            moved: npx @gatehouse-auth/create-plugin <method|fds|channel|grant> NAME [--dir DIR]
@@ -44,6 +53,7 @@ Commands:
 const SUBCOMMANDS: Record<string, string[]> = {
   config: ['check'],
   users: ['create', 'list', 'profile', 'import'],
+  apps: ['list', 'create', 'update', 'rotate-secret', 'delete'],
   keys: ['rotate', 'list'],
   plugin: ['new'],
 };
@@ -100,6 +110,9 @@ async function main(argv: string[]): Promise<number> {
       dir: { type: 'string' },
       'skip-invalid': { type: 'boolean' },
       'dry-run': { type: 'boolean' },
+      app: { type: 'string' },
+      'client-id': { type: 'string' },
+      overlap: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -120,6 +133,19 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'users' && sub === 'import' && !positionals[2]) {
     process.stderr.write('gatehouse: users import needs a FILE (JSON lines, docs/migration.md)\n');
     return 2;
+  }
+  if (command === 'apps') {
+    const needs = {
+      create: ['app'],
+      update: ['client-id', 'app'],
+      'rotate-secret': ['client-id'],
+      delete: ['client-id'],
+    };
+    const missing = (needs[sub as keyof typeof needs] ?? []).find((o) => values[o as 'app'] === undefined);
+    if (missing) {
+      process.stderr.write(`gatehouse: apps ${sub} needs --${missing}\n`);
+      return 2;
+    }
   }
   const loaded = (): LoadedConfig => loadConfigFile(resolveConfigFile(values.config));
 
@@ -264,6 +290,41 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'apps list':
+    case 'apps create':
+    case 'apps update':
+    case 'apps rotate-secret':
+    case 'apps delete': {
+      // The whole server is composed (not served): apps are checked with the plugins' keys, and
+      // running nodes hear of the change (the peer bus, or their poll).
+      const gatehouse = await buildApp(loaded(), { logger: createLogger('error') });
+      try {
+        const apps = gatehouse.container.cradle.clientAdmin;
+        const actor = { via: 'cli', userId: 'cli', ip: null };
+        const clientId = values['client-id'] ?? '';
+        let answer: unknown;
+        if (sub === 'list') {
+          const list = await apps.list();
+          if (!values.json) {
+            printTable(
+              ['client_id', 'source', 'auth', 'name'],
+              list.map((a) => [a.client_id, a.source, a.token_endpoint_auth_method, a.name]),
+            );
+            return 0;
+          }
+          answer = list;
+        } else if (sub === 'create') answer = await apps.create(actor, jsonObject(values.app!));
+        else if (sub === 'update') answer = await apps.patch(actor, clientId, jsonObject(values.app!));
+        else if (sub === 'rotate-secret') {
+          const overlap = values.overlap === undefined ? undefined : Number(values.overlap);
+          answer = await apps.rotateSecret(actor, clientId, overlap === undefined ? {} : { overlapSeconds: overlap });
+        } else answer = await apps.delete(actor, clientId);
+        process.stdout.write(`${JSON.stringify(answer)}\n`);
+      } finally {
+        await gatehouse.close();
+      }
+      return 0;
+    }
     case 'keys rotate':
     case 'keys list': {
       const { config } = loaded();
@@ -275,7 +336,15 @@ async function main(argv: string[]): Promise<number> {
         const keys = new KeyStore(sql, systemClock, loadSecretBox(config, logger), config.oauth.signing_algs);
         if (sub === 'rotate') {
           // Old keys stay published until every token they signed has expired.
-          const longest = Math.max(3600, ...config.apps.flatMap((a) => [a.access_token_ttl, a.id_token_ttl]));
+          // The apps stored in the database count too (decision 51): their entries as written.
+          const stored = (await sql.select<{ settings: string }>('SELECT settings FROM clients')).map(
+            (r) => JSON.parse(r.settings) as Record<string, unknown>,
+          );
+          const ttls = [
+            ...config.apps.flatMap((a) => [a.access_token_ttl, a.id_token_ttl]),
+            ...stored.flatMap((a) => [a.access_token_ttl, a.id_token_ttl]).filter((n) => typeof n === 'number'),
+          ] as number[];
+          const longest = Math.max(3600, ...ttls);
           for (const { kid, alg, activatesAt } of await keys.rotate(config.oauth.key_activation_delay, longest)) {
             process.stdout.write(`published ${alg} key ${kid}; it signs from ${activatesAt.toISOString()}\n`);
           }
@@ -307,6 +376,19 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`gatehouse: unknown command "${positionals.join(' ')}"\n${USAGE}`);
       return 2;
   }
+}
+
+/** `--app '{"client_id": ...}'`: a JSON object, or one line saying it is not. */
+function jsonObject(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'INVALID_APP', '--app: not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ApiError(400, 'INVALID_APP', '--app: must be a JSON object (an apps[] entry)');
+  return value as Record<string, unknown>;
 }
 
 /** A database URL without its password. */

@@ -23,6 +23,9 @@ import { browserBinding, RESUME_PATH } from '../oauth/authorize/index.js';
 import { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
 import { AdminGuard } from '../http/admin-guard.js';
 import { ClientRegistry } from '../oauth/clients.js';
+import { StoredClients } from '../oauth/client-admin.js';
+import { appChecker } from '../plugins/app-config.js';
+import { appComposition } from '../plugins/composition.js';
 import { assertionAudiences } from '../oauth/endpoints.js';
 import { KeyStore } from '../oauth/keys.js';
 import { LogoutService } from '../oauth/logout.js';
@@ -165,6 +168,15 @@ export function createGatehouseContainer(
       ({ config, appSettings, extensions }) =>
         new ClientRegistry(config.apps, appSettings, extensions.prompts.values()),
     ),
+    appCheck: single(({ config, extensions }) =>
+      appChecker(config, [], extensions, appComposition(config, extensions)),
+    ),
+    clientAdmin: asFunction(
+      ({ sql, clock, config, clients, appCheck, peers, tokens, sessions, events, logger }: Cradle) =>
+        new StoredClients({ sql, clock, config, clients, check: appCheck, peers, tokens, sessions, events, logger }),
+    )
+      .singleton()
+      .disposer((admin) => admin.stop()),
     replay: single(({ sql, clock }) => new AssertionReplayStore(sql, clock)),
     keys: single(({ sql, clock, secretBox, config }) => new KeyStore(sql, clock, secretBox, config.oauth.signing_algs)),
     profiles: single(({ sql, clock }) => new UserProfiles(recordStore(sql, clock, 'gatehouse:profile'), clock)),
@@ -250,9 +262,10 @@ export function createGatehouseContainer(
       ({ sql, clock }) => new AccountVerification({ records: recordStore(sql, clock, 'gatehouse:account') }),
     ),
     setupOffers: single(
-      ({ config, extensions, services, enrollment, sql, clock }) =>
+      ({ config, clients, extensions, services, enrollment, sql, clock }) =>
         new SetupOffers({
           config,
+          clients,
           extensions,
           services,
           enrollment,

@@ -30,7 +30,8 @@ import type { TokenService } from '../oauth/tokens.js';
 import type { ActiveTokenCache } from '../oauth/token-cache.js';
 import type { SharedCounters } from '../limits/shared-counters.js';
 import type { PeerBus } from '../peer-bus.js';
-import type { AppSettings } from '../plugins/values.js';
+import type { AppSettingsLookup } from '../plugins/values.js';
+import type { AppCheck, StoredClients } from '../oauth/client-admin.js';
 import type { RecordStore } from '../plugins/extensions.js';
 import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
 import type { AccountActions } from '../users/accounts.js';
@@ -138,7 +139,11 @@ export interface Cradle {
   /** Replaceable by a plugin (`provides: ['passwordHashing']`). */
   passwordHashing: PasswordHashing;
   /** What plugins added to each app's config, by client id (filled in once they registered). */
-  appSettings: ReadonlyMap<string, AppSettings>;
+  appSettings: AppSettingsLookup;
+  /** Checks an app entry stored in the database as start-up checks the config's (with the plugins' keys). */
+  appCheck: AppCheck;
+  /** The apps stored in the database and the registry's snapshot of them (plugins: `resolve('clientAdmin')`). */
+  clientAdmin: StoredClients;
 
   // The browser side
   /** The issuer's path ('' at the root): the prefix of every URL a page uses. */

@@ -66,7 +66,7 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     },
     resolve: <T>(name: string): T => {
       // Only services meant for plugins: never the core's own (sql, secretBox…).
-      if (!provided.has(name) && !(name in REPLACEABLE_SERVICES) && name !== 'userAccounts')
+      if (!provided.has(name) && !(name in REPLACEABLE_SERVICES) && name !== 'userAccounts' && name !== 'clientAdmin')
         throw new Error(`no service "${name}" is provided`);
       return container.resolve<T>(name as keyof Cradle & string);
     },

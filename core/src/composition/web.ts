@@ -39,7 +39,7 @@ export function buildWeb(c: Cradle): {
   if (observe) app.use(observeExpress(observe));
   app.use(
     corsMiddleware(
-      c.config,
+      c.clients,
       c.issuerPath,
       c.extensions.corsPrefixes.values().map((p) => p.prefix),
     ),

@@ -400,6 +400,12 @@ const oauthSchema = z.strictObject({
       max_age_seconds: z.number().int().positive().default(300),
     })
     .default({ max_entries: 10_000, max_age_seconds: 300 }),
+  /**
+   * Apps stored in the database (the admin API, the CLI): each node also checks this often
+   * whether they changed, for the nodes the peer bus does not reach (decision 0051); 0 turns the
+   * check off (changes then arrive by the peer bus only).
+   */
+  clients_poll_seconds: z.number().min(0).max(3600).default(5),
 });
 
 export const configSchema = z
@@ -491,7 +497,7 @@ function checkMetrics(
 }
 
 /** The URL-valued settings that carry codes, tokens or logins, by path. */
-const APP_URL_KEYS = [
+export const APP_URL_KEYS = [
   'redirect_uris',
   'post_logout_redirect_uris',
   'login_page_url',

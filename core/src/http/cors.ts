@@ -1,7 +1,7 @@
 import cors from 'cors';
 import type { RequestHandler } from 'express';
 import type { IncomingMessage } from 'node:http';
-import type { GatehouseConfig } from '../config/schema.js';
+import type { AppConfig } from '../config/schema.js';
 
 /**
  * The API paths a browser app on another origin may call (apps[i].allowed_origins): the
@@ -37,9 +37,26 @@ const ALLOWED_HEADERS = [
   'dpop',
 ];
 
-/** Every app's allowed origins: a browser request from one of them may read the answers. */
-function allowedOrigins(config: GatehouseConfig): Set<string> {
-  return new Set(config.apps.flatMap((app) => app.allowed_origins));
+/**
+ * Every app's allowed origins (the config's and those stored in the database): a browser request
+ * from one of them may read the answers. Computed again when the stored apps change.
+ */
+function allowedOrigins(apps: AppSource): () => Set<string> {
+  let version = -1;
+  let origins = new Set<string>();
+  return () => {
+    if (apps.version !== version) {
+      version = apps.version;
+      origins = new Set(apps.apps().flatMap((app) => app.allowed_origins));
+    }
+    return origins;
+  };
+}
+
+/** Where the apps come from: the client registry. */
+export interface AppSource {
+  apps(): Pick<AppConfig, 'allowed_origins'>[];
+  readonly version: number;
 }
 
 /**
@@ -49,15 +66,15 @@ function allowedOrigins(config: GatehouseConfig): Set<string> {
  * answered as before, for clients that are not browsers.
  */
 export function corsMiddleware(
-  config: GatehouseConfig,
+  apps: AppSource,
   issuerPath: string,
   pluginPrefixes: readonly string[] = [],
 ): RequestHandler {
   const prefixes = [...API_PREFIXES, ...pluginPrefixes];
   const isApiPath = (path: string) => prefixes.some((p) => path.startsWith(p));
-  const origins = allowedOrigins(config);
+  const origins = allowedOrigins(apps);
   const handler = cors({
-    origin: (origin, done) => done(null, origin !== undefined && origins.has(origin)),
+    origin: (origin, done) => done(null, origin !== undefined && origins().has(origin)),
     methods: ['GET', 'POST', 'PUT'],
     allowedHeaders: ALLOWED_HEADERS,
     // A browser client of DPoP (RFC 9449) reads the server's nonce and the resource's challenge.

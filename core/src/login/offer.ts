@@ -1,3 +1,4 @@
+import type { ClientRegistry } from '../oauth/clients.js';
 import type { Logger } from 'pino';
 import { appMethods, type GatehouseConfig } from '../config/schema.js';
 import type { Extensions } from '../plugins/loader.js';
@@ -25,6 +26,8 @@ export class SetupOffers {
   constructor(
     private readonly deps: {
       config: GatehouseConfig;
+      /** The apps, the config's and those stored in the database. */
+      clients: Pick<ClientRegistry, 'app' | 'apps'>;
       extensions: Extensions;
       services: Services;
       enrollment: EnrollmentService;
@@ -37,7 +40,7 @@ export class SetupOffers {
   async pick(flow: LoginFlow, request: RequestFacts, logger: Logger): Promise<AuthMethod | null> {
     if (flow.status !== 'completed' || !flow.userId) return null;
     const user = await this.deps.services.users.findById(flow.userId);
-    const app = this.deps.config.apps.find((a) => a.client_id === flow.clientId);
+    const app = this.deps.clients.app(flow.clientId);
     if (!user || user.status !== 'active' || !app) return null;
     for (const id of appMethods(app)) {
       const method = this.deps.extensions.methods.get(id);
@@ -51,7 +54,7 @@ export class SetupOffers {
 
   /** Whether this login is enough to add `method` (binding-rule.ts, as for the setup API). */
   mayEnrol(flow: LoginFlow, user: UserRecord, method: AuthMethod, request: RequestFacts, logger: Logger) {
-    return mayBind(method, flow.completions, this.deps.config, () =>
+    return mayBind(method, flow.completions, { apps: this.deps.clients.apps() }, () =>
       this.deps.enrollment.hasSecondFactor(user, request, logger),
     );
   }

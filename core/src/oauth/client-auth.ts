@@ -4,7 +4,7 @@ import type { PeerBus } from '../peer-bus.js';
 import type { Clock } from '../services.js';
 import { safeEqual, safeEqualDigest, sha256 } from '../util/crypto.js';
 import type { AssertionReplayStore } from './assertions.js';
-import type { ClientRegistry, OAuthClient } from './clients.js';
+import type { ClientRegistry, ClientSecrets, OAuthClient } from './clients.js';
 import { OAuthError } from './errors.js';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -82,10 +82,23 @@ export class ClientAuthenticator {
       (!secrets.methodPinned &&
         (client.authMethod === 'client_secret_basic' || client.authMethod === 'client_secret_post'));
     if (!allowed) return this.fail(clientId, ip, `this client authenticates with ${client.authMethod}`);
-    if (!secrets.secretDigest || !safeEqualDigest(sha256(presented), secrets.secretDigest)) {
-      return this.fail(clientId, ip, 'invalid client credentials');
-    }
+    if (!this.secretMatches(presented, secrets)) return this.fail(clientId, ip, 'invalid client credentials');
     return client;
+  }
+
+  /**
+   * The current secret, or the one before the last rotation while its overlap lasts (decision
+   * 0051): both are always compared, so the time taken tells nothing of which matched.
+   */
+  private secretMatches(presented: string, secrets: ClientSecrets): boolean {
+    const digest = sha256(presented);
+    const current = secrets.secretDigest !== null && safeEqualDigest(digest, secrets.secretDigest);
+    const previous = secrets.previous;
+    const old =
+      previous !== undefined &&
+      safeEqualDigest(digest, previous.digest) &&
+      this.deps.clock.now().getTime() < previous.until;
+    return current || old;
   }
 
   private async byAssertion(params: Record<string, string>, ip: string): Promise<OAuthClient> {

@@ -2,7 +2,7 @@ import type { SigningAlg } from './jws.js';
 import { createLocalJWKSet, createRemoteJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { DEFAULT_GRANT_TYPES, type AppConfig } from '../config/schema.js';
 import { sha256 } from '../util/crypto.js';
-import type { AppSettings } from '../plugins/values.js';
+import type { AppSettings, AppSettingsLookup } from '../plugins/values.js';
 
 export type ClientAuthMethod =
   'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt' | 'none';
@@ -67,74 +67,154 @@ export interface ClientSecrets {
    * client with a secret may send it by Basic or in the body (RFC 6749 §2.3.1).
    */
   methodPinned: boolean;
+  /** A stored app's secret before its last rotation, also accepted until `until` (epoch ms). */
+  previous?: { digest: string; until: number };
 }
 
+/** A registered app with what authenticates it. */
+interface Entry {
+  client: OAuthClient;
+  secrets: ClientSecrets;
+  /** Its entry, parsed (defaults filled in). */
+  app: AppConfig;
+}
+
+/**
+ * Every app: the config's (read-only, fixed at start-up) and a snapshot of those stored in the
+ * database (decision 0051), which `replaceStored` swaps whole when they change. Synchronous: a
+ * lookup never waits for the database. A config app wins over a stored one with its id.
+ */
 export class ClientRegistry {
-  private readonly clients = new Map<string, { client: OAuthClient; secrets: ClientSecrets }>();
+  private readonly clients = new Map<string, Entry>();
+  private stored = new Map<string, Entry & { appSettings: AppSettings }>();
 
   constructor(
     apps: AppConfig[],
-    settings: ReadonlyMap<string, AppSettings> = new Map(),
+    settings: AppSettingsLookup = new Map<string, AppSettings>(),
     /** Plugins' prompt values (`api.prompt`), each with the apps it is on for. */
-    prompts: readonly { prompt: string; enabled(client: OAuthClient): boolean }[] = [],
+    private readonly prompts: readonly PromptOf[] = [],
   ) {
     for (const app of apps) {
-      const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
-      const authMethod: ClientAuthMethod =
-        app.token_endpoint_auth_method ??
-        (app.jwks || app.jwks_uri ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none');
-      this.clients.set(app.client_id, {
-        client: {
-          clientId: app.client_id,
-          name: app.name ?? app.client_id,
-          authMethod,
-          isPublic: authMethod === 'none',
-          redirectUris: app.redirect_uris,
-          postLogoutRedirectUris: app.post_logout_redirect_uris,
-          backchannelLogoutUri: app.backchannel_logout_uri ?? null,
-          loginPageUrl: app.login_page_url ?? null,
-          allowedOrigins: app.allowed_origins,
-          grantTypes: app.grant_types ?? DEFAULT_GRANT_TYPES,
-          responseTypes: app.response_types,
-          scopes: app.scopes,
-          loginStages: app.login_stages,
-          acrValues: app.acr_values.map((a) => ({ acr: a.acr, stages: a.login_stages })),
-          singleFactorMethods: app.single_factor_methods,
-          consentRequired: app.consent_required,
-          tokenFormat: app.token_format,
-          idTokenAlg: app.id_token_signed_response_alg,
-          idTokenClaims: app.id_token_claims,
-          accessTokenAlg: app.access_token_signed_response_alg,
-          accessTokenTtl: app.access_token_ttl,
-          refreshTokenTtl: app.refresh_token_ttl,
-          idTokenTtl: app.id_token_ttl,
-          codeTtl: app.code_ttl,
-          requireState: app.require_state ?? null,
-          settings: settings.get(app.client_id)?.settings ?? {},
-        } as OAuthClient,
-        secrets: {
-          secretDigest: app.client_secret ? sha256(app.client_secret) : (app.client_secret_sha256 ?? null),
-          secret: app.client_secret ?? null,
-          keys: keySet(app),
-          methodPinned: app.token_endpoint_auth_method !== undefined,
-        },
-      });
-      const client = this.clients.get(app.client_id)!.client;
-      client.prompts = prompts.filter((p) => p.enabled(client)).map((p) => p.prompt);
+      this.clients.set(app.client_id, entryOf(app, settings.get(app.client_id)?.settings ?? {}, prompts));
     }
   }
 
   get(clientId: string): OAuthClient | undefined {
-    return this.clients.get(clientId)?.client;
+    return (this.clients.get(clientId) ?? this.stored.get(clientId))?.client;
   }
 
   secretsOf(clientId: string): ClientSecrets | undefined {
-    return this.clients.get(clientId)?.secrets;
+    return (this.clients.get(clientId) ?? this.stored.get(clientId))?.secrets;
   }
 
   all(): OAuthClient[] {
-    return [...this.clients.values()].map((c) => c.client);
+    return [...this.clients.values(), ...this.stored.values()].map((c) => c.client);
   }
+
+  /** An app's entry as the config has it (defaults filled in), a config app's or a stored one's. */
+  app(clientId: string): AppConfig | undefined {
+    return (this.clients.get(clientId) ?? this.stored.get(clientId))?.app;
+  }
+
+  /** Every app's entry: the config's, then the stored ones. */
+  apps(): AppConfig[] {
+    return [...this.clients.values(), ...this.stored.values()].map((c) => c.app);
+  }
+
+  /** Counts the snapshots of stored apps: what is derived from `apps()` is computed again when it moves. */
+  get version(): number {
+    return this.snapshots;
+  }
+  private snapshots = 0;
+
+  /** Whether the app is one of the config's (read-only at run time). */
+  fromConfig(clientId: string): boolean {
+    return this.clients.has(clientId);
+  }
+
+  /** What plugins added to a stored app's entry, parsed (config apps': the `appSettings` map). */
+  storedSettings(clientId: string): AppSettings | undefined {
+    return this.clients.has(clientId) ? undefined : this.stored.get(clientId)?.appSettings;
+  }
+
+  /**
+   * The apps stored in the database, checked and parsed, replacing the previous snapshot; one
+   * with a config app's id is left out (the config wins) and returned, for a warning.
+   */
+  replaceStored(apps: StoredClient[]): string[] {
+    const next = new Map<string, Entry & { appSettings: AppSettings }>();
+    const shadowed: string[] = [];
+    for (const stored of apps) {
+      if (this.clients.has(stored.app.client_id)) {
+        shadowed.push(stored.app.client_id);
+        continue;
+      }
+      const entry = entryOf(stored.app, stored.settings.settings, this.prompts);
+      if (stored.previousSecret) entry.secrets.previous = stored.previousSecret;
+      next.set(stored.app.client_id, { ...entry, appSettings: stored.settings });
+    }
+    this.stored = next;
+    this.snapshots += 1;
+    return shadowed;
+  }
+}
+
+/** An app stored in the database, checked and parsed as a config app is. */
+export interface StoredClient {
+  /** Its entry, with `client_secret_sha256` set to its current secret's digest. */
+  app: AppConfig;
+  settings: AppSettings;
+  /** The secret before the last rotation, accepted until `until` (epoch ms). */
+  previousSecret?: { digest: string; until: number } | undefined;
+}
+
+/** A plugin's prompt value (`api.prompt`) and the apps it is on for. */
+type PromptOf = { prompt: string; enabled(client: OAuthClient): boolean };
+
+function entryOf(app: AppConfig, settings: Readonly<Record<string, unknown>>, prompts: readonly PromptOf[]): Entry {
+  const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
+  const authMethod: ClientAuthMethod =
+    app.token_endpoint_auth_method ??
+    (app.jwks || app.jwks_uri ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none');
+  const entry: Entry = {
+    app,
+    client: {
+      clientId: app.client_id,
+      name: app.name ?? app.client_id,
+      authMethod,
+      isPublic: authMethod === 'none',
+      redirectUris: app.redirect_uris,
+      postLogoutRedirectUris: app.post_logout_redirect_uris,
+      backchannelLogoutUri: app.backchannel_logout_uri ?? null,
+      loginPageUrl: app.login_page_url ?? null,
+      allowedOrigins: app.allowed_origins,
+      grantTypes: app.grant_types ?? DEFAULT_GRANT_TYPES,
+      responseTypes: app.response_types,
+      scopes: app.scopes,
+      loginStages: app.login_stages,
+      acrValues: app.acr_values.map((a) => ({ acr: a.acr, stages: a.login_stages })),
+      singleFactorMethods: app.single_factor_methods,
+      consentRequired: app.consent_required,
+      tokenFormat: app.token_format,
+      idTokenAlg: app.id_token_signed_response_alg,
+      idTokenClaims: app.id_token_claims,
+      accessTokenAlg: app.access_token_signed_response_alg,
+      accessTokenTtl: app.access_token_ttl,
+      refreshTokenTtl: app.refresh_token_ttl,
+      idTokenTtl: app.id_token_ttl,
+      codeTtl: app.code_ttl,
+      requireState: app.require_state ?? null,
+      settings,
+    },
+    secrets: {
+      secretDigest: app.client_secret ? sha256(app.client_secret) : (app.client_secret_sha256 ?? null),
+      secret: app.client_secret ?? null,
+      keys: keySet(app),
+      methodPinned: app.token_endpoint_auth_method !== undefined,
+    },
+  };
+  entry.client.prompts = prompts.filter((p) => p.enabled(entry.client)).map((p) => p.prompt);
+  return entry;
 }
 
 /** An app's public keys: its `jwks`, or its `jwks_uri` fetched (5 s at most) and cached 10 minutes. */

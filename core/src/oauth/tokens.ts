@@ -258,6 +258,22 @@ export class TokenService {
     return grants.length;
   }
 
+  /** Revokes every grant of a client and every token issued to it (the app was deleted). */
+  async revokeClient(clientId: string, reason: string): Promise<{ grants: number; tokens: number }> {
+    const now = this.clock.now().getTime();
+    const grants = await this.sql.write<{ id: string }>(
+      `UPDATE oauth_grants SET revoked_at = :now, revoked_reason = :reason
+       WHERE client_id = :clientId AND revoked_at IS NULL RETURNING id`,
+      { clientId, now, reason: reason.slice(0, 64) },
+    );
+    const tokens = await this.sql.write<{ id: string }>(
+      `UPDATE oauth_tokens SET revoked_at = :now WHERE client_id = :clientId AND revoked_at IS NULL RETURNING id`,
+      { clientId, now },
+    );
+    await this.revoked({ grants: grants.map((g) => g.id), keys: tokens.map((t) => t.id) });
+    return { grants: grants.length, tokens: tokens.length };
+  }
+
   /** Revokes the grants a session's sign-in led to (logout): those whose data names its sid. */
   async revokeSession(subject: string, sid: string, reason: string): Promise<number> {
     const grants = await this.sql.select<{ id: string; data: string }>(

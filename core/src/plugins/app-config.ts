@@ -1,7 +1,7 @@
 import type { ZodType } from 'zod';
 import { describeIssue } from '../config/load.js';
 import type { AppConfig, GatehouseConfig } from '../config/schema.js';
-import { appSchemaKeys } from '../config/schema.js';
+import { APP_URL_KEYS, appSchema, appSchemaKeys, insecureUrl } from '../config/schema.js';
 import { BootError } from '../errors.js';
 import type { Extensions, ResolvedPlugin } from './loader.js';
 
@@ -60,8 +60,18 @@ export function appSettings(
   plugins: ResolvedPlugin[],
   extensions: Extensions,
 ): Map<string, AppSettings> {
+  const owners = appKeyOwners(plugins);
+  const out = new Map<string, AppSettings>();
+  config.apps.forEach((app: AppConfig, i) => out.set(app.client_id, settingsOf(app, `apps[${i}]`, owners, extensions)));
+  return out;
+}
+
+type KeyOwners = Map<string, { plugin: string; schema: ZodType }>;
+
+/** Who declares each app key plugins add (`appConfig`); a key claimed twice stops start-up. */
+function appKeyOwners(plugins: ResolvedPlugin[]): KeyOwners {
   const core = new Set(appSchemaKeys());
-  const owners = new Map<string, { plugin: string; schema: ZodType }>();
+  const owners: KeyOwners = new Map();
   for (const { plugin } of plugins) {
     for (const [key, schema] of Object.entries(plugin.appConfig ?? {})) {
       const owner = owners.get(key)?.plugin ?? (core.has(key) ? 'the core' : null);
@@ -73,29 +83,70 @@ export function appSettings(
       owners.set(key, { plugin: plugin.name, schema });
     }
   }
-  const out = new Map<string, AppSettings>();
-  config.apps.forEach((app: AppConfig, i) => {
-    const unknown = Object.keys(app).find((key) => !core.has(key) && !owners.has(key));
-    if (unknown) {
-      throw new BootError(
-        'CONFIG_INVALID',
-        `apps[${i}].${unknown}: is not a known key (neither the core nor a loaded plugin adds it)`,
-      );
+  return owners;
+}
+
+/** One app's plugin keys and method options, parsed; `label` names it in errors (`apps[2]`). */
+function settingsOf(app: AppConfig, label: string, owners: KeyOwners, extensions: Extensions): AppSettings {
+  const core = new Set(appSchemaKeys());
+  const path = label.startsWith('apps[') ? ['apps', Number(label.slice(5, -1))] : [label];
+  const unknown = Object.keys(app).find((key) => !core.has(key) && !owners.has(key));
+  if (unknown) {
+    throw new BootError(
+      'CONFIG_INVALID',
+      `${label}.${unknown}: is not a known key (neither the core nor a loaded plugin adds it)`,
+    );
+  }
+  const settings: Record<string, unknown> = {};
+  for (const [key, { schema }] of owners) settings[key] = parse(schema, app[key], [...path, key]);
+  const methods: Record<string, unknown> = {};
+  for (const method of extensions.methods.values()) {
+    if (method.appOptions)
+      methods[method.id] = parse(method.appOptions, app.methods[method.id], [...path, 'methods', method.id]);
+  }
+  for (const id of Object.keys(app.methods)) {
+    const method = extensions.methods.get(id);
+    if (!method) throw new BootError('CONFIG_INVALID', `${label}.methods.${id}: no method "${id}" is registered`);
+    if (!method.appOptions)
+      throw new BootError('CONFIG_INVALID', `${label}.methods.${id}: method ${id} takes no per-app options`);
+  }
+  return { settings, methods };
+}
+
+/**
+ * Checks an app entry that does not come from the config file (one stored in the database) as
+ * start-up checks the config's: the app schema, the config-wide rules (signing algorithms,
+ * https), the plugins' keys and the composition. Throws a BootError naming the key.
+ */
+export function appChecker(
+  config: GatehouseConfig,
+  plugins: ResolvedPlugin[],
+  extensions: Extensions,
+  checkApp: (app: AppConfig, label: string) => void,
+): (entry: unknown, label: string) => { app: AppConfig; settings: AppSettings } {
+  const owners = appKeyOwners(plugins);
+  return (entry, label) => {
+    const app = parse(appSchema, entry, [label]) as AppConfig;
+    for (const key of ['id_token_signed_response_alg', 'access_token_signed_response_alg'] as const) {
+      if (!config.oauth.signing_algs.includes(app[key]))
+        throw new BootError(
+          'CONFIG_INVALID',
+          `${label}.${key}: ${app[key]} is not among oauth.signing_algs (${config.oauth.signing_algs.join(', ')})`,
+        );
     }
-    const settings: Record<string, unknown> = {};
-    for (const [key, { schema }] of owners) settings[key] = parse(schema, app[key], ['apps', i, key]);
-    const methods: Record<string, unknown> = {};
-    for (const method of extensions.methods.values()) {
-      if (method.appOptions)
-        methods[method.id] = parse(method.appOptions, app.methods[method.id], ['apps', i, 'methods', method.id]);
+    if (!config.dev_mode) {
+      for (const key of APP_URL_KEYS) {
+        const value = app[key];
+        const urls = Array.isArray(value) ? value : value === undefined ? [] : [value];
+        if (urls.some((url) => insecureUrl(url)))
+          throw new BootError(
+            'CONFIG_INVALID',
+            `${label}.${key}: must be https (http only to localhost, 127.0.0.1 or [::1]) unless dev_mode is on`,
+          );
+      }
     }
-    for (const id of Object.keys(app.methods)) {
-      const method = extensions.methods.get(id);
-      if (!method) throw new BootError('CONFIG_INVALID', `apps[${i}].methods.${id}: no method "${id}" is registered`);
-      if (!method.appOptions)
-        throw new BootError('CONFIG_INVALID', `apps[${i}].methods.${id}: method ${id} takes no per-app options`);
-    }
-    out.set(app.client_id, { settings, methods });
-  });
-  return out;
+    const settings = settingsOf(app, label, owners, extensions);
+    checkApp(app, label);
+    return { app, settings };
+  };
 }

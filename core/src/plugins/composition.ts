@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { DEFAULT_GRANT_TYPES, type GatehouseConfig } from '../config/schema.js';
+import { DEFAULT_GRANT_TYPES, type AppConfig, type GatehouseConfig } from '../config/schema.js';
 import { BootError } from '../errors.js';
 import type { Extensions } from './loader.js';
 
@@ -14,71 +14,10 @@ const known = (ids: string[]) => (ids.length ? ids.join(', ') : 'none');
  * run stops start-up (and `config check`) with one line naming the key.
  */
 export function checkComposition(config: GatehouseConfig, extensions: Extensions, logger: Logger): void {
-  const methods = extensions.methods.ids();
-  const checkStages = (stages: string[][], path: string) =>
-    stages.forEach((stage, j) =>
-      stage.forEach((method, k) => {
-        if (!extensions.methods.has(method)) {
-          throw new BootError(
-            'CONFIG_INVALID',
-            `${path}[${j}][${k}]: no method "${method}" is registered (known: ${known(methods)})`,
-          );
-        }
-      }),
-    );
+  const check = appComposition(config, extensions);
+  config.apps.forEach((app, i) => check(app, `apps[${i}]`));
   config.apps.forEach((app, i) => {
-    checkStages(app.login_stages, `apps[${i}].login_stages`);
-    app.acr_values.forEach((level, l) => checkStages(level.login_stages, `apps[${i}].acr_values[${l}].login_stages`));
-  });
-
-  config.apps.forEach((app, i) =>
-    app.single_factor_methods.forEach((id, j) => {
-      const method = extensions.methods.get(id);
-      if (!method?.singleFactor || !app.login_stages.some((stage) => stage.includes(id))) {
-        throw new BootError(
-          'CONFIG_INVALID',
-          `apps[${i}].single_factor_methods[${j}]: "${id}" must be a method of the app's login_stages that allows single-factor use`,
-        );
-      }
-    }),
-  );
-
-  // A login UI on another site needs a cross-site flow cookie: SameSite=None, which browsers keep
-  // only when Secure, which they accept over https (or from localhost, in development).
-  const issuer = new URL(config.issuer);
-  config.apps.forEach((app, i) => {
-    if (app.login_page_url && issuer.protocol !== 'https:' && issuer.hostname !== 'localhost') {
-      throw new BootError(
-        'CONFIG_INVALID',
-        `apps[${i}].login_page_url: needs an https issuer (or http://localhost for development)`,
-      );
-    }
-  });
-
-  // /authorize sends the browser to the hosted page, which is a plugin's (decision 43).
-  if (!extensions.routes.values().some((route) => route.path === HOSTED_LOGIN_PATH)) {
-    config.apps.forEach((app, i) => {
-      if (!app.login_page_url && app.login_stages.length) {
-        throw new BootError(
-          'CONFIG_INVALID',
-          `apps[${i}] (${app.client_id}): no plugin serves the hosted login page (${HOSTED_LOGIN_PATH}) and the app has no login_page_url; add @gatehouse-auth/page-login to plugins, or give the app a login_page_url`,
-        );
-      }
-    });
-  }
-
-  const grants = extensions.grants.ids();
-  config.apps.forEach((app, i) => {
-    // Grant types the operator wrote must have a plugin; the default only gets a warning, as an
-    // app may well use the verification API alone.
-    app.grant_types?.forEach((grant, j) => {
-      if (!extensions.grants.has(grant)) {
-        throw new BootError(
-          'CONFIG_INVALID',
-          `apps[${i}].grant_types[${j}]: no grant "${grant}" is registered (known: ${known(grants)})`,
-        );
-      }
-    });
+    // The default grant type only gets a warning, as an app may well use the verification API alone.
     const unhandled = app.grant_types ? [] : DEFAULT_GRANT_TYPES.filter((g) => !extensions.grants.has(g));
     if (unhandled.length) {
       logger.warn(
@@ -111,4 +50,71 @@ export function checkComposition(config: GatehouseConfig, extensions: Extensions
       `verification.fds_rules: FDS rule "${unlisted}" (plugin ${extensions.fdsRules.ownerOf(unlisted)}) is registered but not listed, so it would never run; add it to the list or remove the plugin`,
     );
   }
+}
+
+/**
+ * What one app asks of the registered extensions (its login stages' and acr values' methods,
+ * single-factor methods, a login UI elsewhere, the hosted page, its grant types): a BootError
+ * naming the key (`label` names the app, `apps[2]`). Config apps are checked at start-up, apps
+ * stored in the database when they are written and loaded.
+ */
+export function appComposition(
+  config: GatehouseConfig,
+  extensions: Extensions,
+): (app: AppConfig, label: string) => void {
+  const issuer = new URL(config.issuer);
+  return (app, label) => {
+    const methods = extensions.methods.ids();
+    const checkStages = (stages: string[][], path: string) =>
+      stages.forEach((stage, j) =>
+        stage.forEach((method, k) => {
+          if (!extensions.methods.has(method)) {
+            throw new BootError(
+              'CONFIG_INVALID',
+              `${path}[${j}][${k}]: no method "${method}" is registered (known: ${known(methods)})`,
+            );
+          }
+        }),
+      );
+    checkStages(app.login_stages, `${label}.login_stages`);
+    app.acr_values.forEach((level, l) => checkStages(level.login_stages, `${label}.acr_values[${l}].login_stages`));
+    app.single_factor_methods.forEach((id, j) => {
+      const method = extensions.methods.get(id);
+      if (!method?.singleFactor || !app.login_stages.some((stage) => stage.includes(id))) {
+        throw new BootError(
+          'CONFIG_INVALID',
+          `${label}.single_factor_methods[${j}]: "${id}" must be a method of the app's login_stages that allows single-factor use`,
+        );
+      }
+    });
+    // A login UI on another site needs a cross-site flow cookie: SameSite=None, which browsers keep
+    // only when Secure, which they accept over https (or from localhost, in development).
+    if (app.login_page_url && issuer.protocol !== 'https:' && issuer.hostname !== 'localhost') {
+      throw new BootError(
+        'CONFIG_INVALID',
+        `${label}.login_page_url: needs an https issuer (or http://localhost for development)`,
+      );
+    }
+    // /authorize sends the browser to the hosted page, which is a plugin's (decision 43).
+    if (
+      !app.login_page_url &&
+      app.login_stages.length &&
+      !extensions.routes.values().some((route) => route.path === HOSTED_LOGIN_PATH)
+    ) {
+      throw new BootError(
+        'CONFIG_INVALID',
+        `${label} (${app.client_id}): no plugin serves the hosted login page (${HOSTED_LOGIN_PATH}) and the app has no login_page_url; add @gatehouse-auth/page-login to plugins, or give the app a login_page_url`,
+      );
+    }
+    // Grant types the operator wrote must have a plugin.
+    const grants = extensions.grants.ids();
+    app.grant_types?.forEach((grant, j) => {
+      if (!extensions.grants.has(grant)) {
+        throw new BootError(
+          'CONFIG_INVALID',
+          `${label}.grant_types[${j}]: no grant "${grant}" is registered (known: ${known(grants)})`,
+        );
+      }
+    });
+  };
 }

@@ -12,6 +12,11 @@ export interface UserRecord {
   status: 'active' | 'disabled' | 'locked';
 }
 
+/** Apps' `AppSettings` by client id: the config's and those stored in the database. */
+export interface AppSettingsLookup {
+  get(clientId: string): AppSettings | undefined;
+}
+
 /** What plugins contributed to one app's config, parsed (defaults filled in). */
 export interface AppSettings {
   /** Keys plugins add to apps (`appConfig`), by key. */

@@ -15,6 +15,7 @@ import { m008Jobs } from './migrations/008-jobs.js';
 import { m009Logout } from './migrations/009-logout.js';
 import { m010Devices } from './migrations/010-devices.js';
 import { m011RateWindows } from './migrations/011-rate-windows.js';
+import { m012Clients } from './migrations/012-clients.js';
 
 /**
  * Every migration, in order. An explicit list rather than a glob: a stale file in dist/
@@ -32,6 +33,7 @@ export const MIGRATIONS: Migration[] = [
   m009Logout,
   m010Devices,
   m011RateWindows,
+  m012Clients,
 ];
 
 function migrator(sequelize: Sequelize, logger: Logger): Umzug<QueryInterface> {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { appMethods, type AppConfig } from '../config/schema.js';
 import { ApiError } from '../errors.js';
 import type { Extensions } from '../plugins/loader.js';
-import type { AppSettings } from '../plugins/values.js';
+import type { AppSettingsLookup } from '../plugins/values.js';
 import type {
   AuthMethod,
   EnrollmentHandlers,
@@ -48,7 +48,7 @@ export class EnrollmentService {
       /** Tells the user about a new password, with what was set up since their last sign-in. */
       passwordNotice?: { send(user: UserRecord, methodId: string, request: RequestFacts): Promise<void> };
       /** Per-app method options, for what an app's overview asks of a method. */
-      appSettings?: ReadonlyMap<string, AppSettings>;
+      appSettings?: AppSettingsLookup;
     },
   ) {}
 

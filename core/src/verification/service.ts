@@ -1,3 +1,4 @@
+import type { ClientRegistry } from '../oauth/clients.js';
 import type { Logger } from 'pino';
 import { appMethods, type AppConfig, type GatehouseConfig } from '../config/schema.js';
 import { ApiError, isProtocolError } from '../errors.js';
@@ -42,7 +43,7 @@ import { offered } from './stages.js';
 import { sha256 } from '../util/crypto.js';
 import { LIVE_STATES, type StatusStore, type VerificationStatus } from './statuses.js';
 import type { StatusWatch } from './status-watch.js';
-import type { AppSettings } from '../plugins/values.js';
+import type { AppSettingsLookup } from '../plugins/values.js';
 import { boundDevice, signInFacts, type DeviceRequest, type DevicePushes, type PushStep } from '../devices/pushes.js';
 import type { Device } from '../devices/store.js';
 import type { SecretBox } from '../util/crypto.js';
@@ -105,6 +106,8 @@ export class VerificationService {
   constructor(
     private readonly deps: {
       config: GatehouseConfig;
+      /** The apps, the config's and those stored in the database. */
+      clients: Pick<ClientRegistry, 'app'>;
       extensions: Extensions;
       services: Services;
       clock: Clock;
@@ -117,7 +120,7 @@ export class VerificationService {
       statusWatch: StatusWatch;
       secretBox: SecretBox;
       /** Per-app options of methods, read at each use (filled in once the plugins registered). */
-      appSettings: ReadonlyMap<string, AppSettings>;
+      appSettings: AppSettingsLookup;
       metrics: Metrics;
       tracing: Tracing;
     },
@@ -145,7 +148,7 @@ export class VerificationService {
   }
 
   app(clientId: string): AppConfig | undefined {
-    return this.deps.config.apps.find((a) => a.client_id === clientId);
+    return this.deps.clients.app(clientId);
   }
 
   methodContext(

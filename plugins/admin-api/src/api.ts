@@ -49,6 +49,33 @@ const sessionSchema = z.object({
 const requiredActionsSchema = z.strictObject({
   actions: z.array(z.enum(REQUIRED_ACTIONS)).max(REQUIRED_ACTIONS.length),
 });
+const clientId = z.object({ client_id: z.string().meta({ description: "the app's client_id" }) });
+const appEntry = z.record(z.string(), z.unknown()).meta({
+  description:
+    "an app as the config's apps[] entry has it (client_id, name, redirect_uris, scopes, grant_types, plugin keys...), checked as start-up checks the config's; no client_secret",
+});
+const appSchemaOut = z.object({
+  client_id: z.string(),
+  source: z.enum(['config', 'database']).meta({ description: 'config apps are read-only here' }),
+  name: z.string(),
+  token_endpoint_auth_method: z.string(),
+  app: z.record(z.string(), z.unknown()).meta({ description: 'the entry, without any secret' }),
+  has_secret: z.boolean(),
+  previous_secret_expires_at: z
+    .string()
+    .nullable()
+    .meta({ description: 'after a rotation: until when the previous secret works' }),
+  created_at: z.string().nullable(),
+  updated_at: z.string().nullable(),
+});
+const withSecret = z.object({
+  app: appSchemaOut,
+  client_secret: z
+    .string()
+    .nullable()
+    .meta({ description: 'the new secret, shown this once (null for apps without one)' }),
+});
+const APP_ERRORS = [...GUARD_ERRORS, 'INVALID_APP'] as const;
 
 export const ADMIN_API = {
   createUser: defineRoute({
@@ -176,5 +203,98 @@ export const ADMIN_API = {
     body: requiredActionsSchema,
     response: { description: 'the actions now', schema: requiredActionsSchema },
     errors: [...GUARD_ERRORS, 'USER_NOT_FOUND', 'INVALID_FIELD'],
+  }),
+  listApps: defineRoute({
+    ...ADMIN,
+    id: 'listApps',
+    method: 'get',
+    path: '/apps',
+    summary: "Every app: the config's (read-only) and those in the database",
+    response: { description: 'the apps, without secrets', schema: z.array(appSchemaOut) },
+    errors: [...GUARD_ERRORS],
+  }),
+  createApp: defineRoute({
+    ...ADMIN,
+    id: 'createApp',
+    method: 'post',
+    path: '/apps',
+    summary: 'Create an app in the database (every node sees it at once)',
+    description:
+      'Without client_id one is made. Without token_endpoint_auth_method an app with jwks or jwks_uri uses private_key_jwt and any other gets a generated secret (none: a public app). client_secret_sha256 imports a digest; client_secret and client_secret_jwt are refused.',
+    invalid: (message: string) => new ApiError(400, 'INVALID_APP', message),
+    body: appEntry,
+    response: { status: 201, description: 'the app and its secret, shown this once', schema: withSecret },
+    errors: [...APP_ERRORS, 'APP_EXISTS'],
+  }),
+  getApp: defineRoute({
+    ...ADMIN,
+    id: 'getApp',
+    method: 'get',
+    path: '/apps/:client_id',
+    summary: 'Get an app',
+    params: clientId,
+    response: { description: 'the app, without its secret', schema: appSchemaOut },
+    errors: [...GUARD_ERRORS, 'APP_NOT_FOUND'],
+  }),
+  replaceApp: defineRoute({
+    ...ADMIN,
+    id: 'replaceApp',
+    method: 'put',
+    path: '/apps/:client_id',
+    summary: "Replace a database app's entry; its secret and tokens stay",
+    params: clientId,
+    invalid: (message: string) => new ApiError(400, 'INVALID_APP', message),
+    body: appEntry,
+    response: { description: 'the app', schema: appSchemaOut },
+    errors: [...APP_ERRORS, 'APP_NOT_FOUND', 'APP_READ_ONLY'],
+  }),
+  patchApp: defineRoute({
+    ...ADMIN,
+    id: 'patchApp',
+    method: 'patch',
+    path: '/apps/:client_id',
+    summary: "Change keys of a database app's entry (JSON merge patch: null removes a key)",
+    params: clientId,
+    invalid: (message: string) => new ApiError(400, 'INVALID_APP', message),
+    body: appEntry,
+    response: { description: 'the app', schema: appSchemaOut },
+    errors: [...APP_ERRORS, 'APP_NOT_FOUND', 'APP_READ_ONLY'],
+  }),
+  deleteApp: defineRoute({
+    ...ADMIN,
+    id: 'deleteApp',
+    method: 'delete',
+    path: '/apps/:client_id',
+    summary: 'Delete a database app: its grants and tokens are revoked',
+    params: clientId,
+    response: {
+      description: 'deleted',
+      schema: z.object({ revoked_grants: z.number().int(), revoked_tokens: z.number().int() }),
+    },
+    errors: [...GUARD_ERRORS, 'APP_NOT_FOUND', 'APP_READ_ONLY'],
+  }),
+  rotateAppSecret: defineRoute({
+    ...ADMIN,
+    id: 'rotateAppSecret',
+    method: 'post',
+    path: '/apps/:client_id/secret',
+    summary: "Rotate a database app's secret; the previous one works for an overlap",
+    description:
+      'overlap_seconds: how long the previous secret keeps working (default 86400, 0 ends it at once, at most 30 days). A secret rotated earlier and still in its overlap ends now.',
+    params: clientId,
+    body: z.object({
+      overlap_seconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(30 * 24 * 3600)
+        .optional(),
+    }),
+    invalid: () =>
+      new ApiError(400, 'INVALID_FIELD', 'overlap_seconds must be an integer from 0 to 2592000', {
+        field: 'overlap_seconds',
+      }),
+    response: { description: 'the app and its new secret, shown this once', schema: withSecret },
+    errors: [...GUARD_ERRORS, 'INVALID_FIELD', 'APP_NOT_FOUND', 'APP_READ_ONLY', 'APP_HAS_NO_SECRET', 'APP_CHANGED'],
   }),
 } satisfies Record<string, RouteSpec>;

@@ -1,4 +1,12 @@
-import { ApiError, definePlugin, routeInput, z, type Actor, type UserAccounts } from '@gatehouse-auth/core';
+import {
+  ApiError,
+  definePlugin,
+  routeInput,
+  z,
+  type Actor,
+  type ClientAdmin,
+  type UserAccounts,
+} from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { ADMIN_API } from './api.js';
 
@@ -130,6 +138,46 @@ export default definePlugin({
       const actions = await accounts().setRequiredActions(actor(req), user, body.actions);
       (req as Logged).log.info({ userId: user.id, actions }, 'required actions set by admin');
       ok(res, { actions });
+    });
+
+    // ── apps (decision 0051): config apps are listed read-only, database apps are edited ──
+    const apps = () => services.resolve<ClientAdmin>('clientAdmin');
+    router.get('/apps', async (_req, res) => {
+      ok(res, await apps().list());
+    });
+    router.post('/apps', async (req, res) => {
+      const { body } = routeInput(ADMIN_API.createApp, req);
+      const created = await apps().create(actor(req), body);
+      (req as Logged).log.info({ clientId: created.app.client_id }, 'app created by admin');
+      ok(res, created, 201);
+    });
+    router.get('/apps/:client_id', async (req, res) => {
+      const { params } = routeInput(ADMIN_API.getApp, req);
+      const app = await apps().get(params.client_id);
+      if (!app) throw new ApiError(404, 'APP_NOT_FOUND', 'no such app');
+      ok(res, app);
+    });
+    router.put('/apps/:client_id', async (req, res) => {
+      const { params, body } = routeInput(ADMIN_API.replaceApp, req);
+      ok(res, await apps().replace(actor(req), params.client_id, body));
+    });
+    router.patch('/apps/:client_id', async (req, res) => {
+      const { params, body } = routeInput(ADMIN_API.patchApp, req);
+      ok(res, await apps().patch(actor(req), params.client_id, body));
+    });
+    router.delete('/apps/:client_id', async (req, res) => {
+      const { params } = routeInput(ADMIN_API.deleteApp, req);
+      const deleted = await apps().delete(actor(req), params.client_id);
+      (req as Logged).log.info({ clientId: params.client_id, ...deleted }, 'app deleted by admin');
+      ok(res, deleted);
+    });
+    router.post('/apps/:client_id/secret', async (req, res) => {
+      const { params, body } = routeInput(ADMIN_API.rotateAppSecret, req);
+      const rotated = await apps().rotateSecret(actor(req), params.client_id, {
+        ...(body.overlap_seconds !== undefined ? { overlapSeconds: body.overlap_seconds } : {}),
+      });
+      (req as Logged).log.info({ clientId: params.client_id }, 'app secret rotated by admin');
+      ok(res, rotated);
     });
 
     api.routes.add({ path: '/admin', router, operations: Object.values(ADMIN_API) });

@@ -270,7 +270,7 @@ describe('admin API: wrong admin tokens are throttled on its routes', function (
 });
 
 describe('admin API registered without a server (plugin API 1.3)', () => {
-  it('adds one route group at /admin with its eleven operations; the token check needs a server', async () => {
+  it('adds one route group at /admin with its eighteen operations; the token check needs a server', async () => {
     const registered = await registerWithFakes(adminApiPlugin);
     expect(registered.routes).to.have.length(1);
     expect(registered.routes[0]!.path).to.equal('/admin');
@@ -286,6 +286,13 @@ describe('admin API registered without a server (plugin API 1.3)', () => {
       'post /users/:id/factors/:method/unlock',
       'get /users/:id/required-actions',
       'put /users/:id/required-actions',
+      'get /apps',
+      'post /apps',
+      'get /apps/:client_id',
+      'put /apps/:client_id',
+      'patch /apps/:client_id',
+      'delete /apps/:client_id',
+      'post /apps/:client_id/secret',
     ]);
     expect(() => registered.api.web.requireAdmin({} as never)).to.throw(
       /api\.web\.requireAdmin needs a running server/,

@@ -4,13 +4,17 @@ import {
   REQUIRED_ACTIONS,
   type RequiredAction,
   type Actor,
+  type AppListing,
+  type ClientAdmin,
+  type SafeHtml,
   type JsonObject,
   type PluginApi,
   type UserAccounts,
   type UserRecord,
 } from '@gatehouse-auth/core';
 import { notice, Site, type SiteRequest } from '@gatehouse-auth/site-kit';
-import { appsBody, pluginsBody } from './overview.js';
+import { appPage, appsPage, formList } from './apps.js';
+import { pluginsBody } from './overview.js';
 import { userDetail, usersPage } from './user-view.js';
 
 /** The console's options (`plugins[i].options`). */
@@ -238,8 +242,96 @@ export function consolePages(api: PluginApi, opts: ConsoleOptions & { path: stri
 
   // ─── apps, plugins and health ───
 
+  // Apps (decision 51): the config's are shown read-only, the database's are edited.
+  const apps = () => api.services.resolve<ClientAdmin>('clientAdmin');
+  const appsView = (r: SiteRequest, extra: SafeHtml | undefined = undefined) => ({
+    t: r.t,
+    csrf: r.session.csrf,
+    base,
+    notice: extra ?? site.doneNotice(r, 'console'),
+  });
+  /** A refusal of the apps service as a page: the message for its code. */
+  const appRefusal = (r: SiteRequest, err: unknown): void => {
+    if (!isProtocolError(err) || err.status >= 500) throw err;
+    const text =
+      err.code === 'APP_NOT_FOUND'
+        ? r.t.t('console.apps.not_found')
+        : err.code === 'APP_READ_ONLY'
+          ? r.t.t('console.apps.read_only')
+          : err.code === 'APP_EXISTS'
+            ? r.t.t('console.apps.exists')
+            : r.t.t('console.apps.invalid', { reason: err.message });
+    site.refuse(r, err.status, text);
+  };
+  const appOf = async (r: SiteRequest): Promise<AppListing | null> => {
+    const id = String(r.req.params.client_id);
+    const app = id.length <= 255 ? await apps().get(id) : null;
+    if (!app) site.refuse(r, 404, r.t.t('console.apps.not_found'));
+    return app;
+  };
+  const form = (r: SiteRequest) => r.req.body as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '');
+
   site.get('/apps', '/apps', async (r) => {
-    site.render(r, r.t.t('console.apps.title'), appsBody(r.t, (await actions().overview()).apps));
+    site.render(r, r.t.t('console.apps.title'), appsPage(appsView(r), await apps().list()));
+  });
+  site.post('/apps', '/apps', async (r) => {
+    const body = form(r);
+    const entry: Record<string, unknown> = {
+      grant_types: formList(body.grant_types),
+      redirect_uris: formList(body.redirect_uris, true),
+      scopes: formList(body.scopes),
+      ...(text(body.client_id) ? { client_id: text(body.client_id) } : {}),
+      ...(text(body.name) ? { name: text(body.name) } : {}),
+      ...(body.type === 'public' ? { token_endpoint_auth_method: 'none' } : {}),
+    };
+    try {
+      const created = await apps().create(r.actor, entry);
+      site.render(r, created.app.name, appPage(appsView(r, html``), created.app, created.client_secret), 201);
+    } catch (err) {
+      appRefusal(r, err);
+    }
+  });
+  site.get('/apps/:client_id', '/apps', async (r) => {
+    const app = await appOf(r);
+    if (app) site.render(r, app.name, appPage(appsView(r), app));
+  });
+  site.post('/apps/:client_id', '/apps', async (r) => {
+    const app = await appOf(r);
+    if (!app) return;
+    const body = form(r);
+    try {
+      await apps().patch(r.actor, app.client_id, {
+        name: text(body.name) || null,
+        grant_types: formList(body.grant_types),
+        redirect_uris: formList(body.redirect_uris, true),
+        scopes: formList(body.scopes),
+      });
+      site.done(r, `/apps/${encodeURIComponent(app.client_id)}`, 'app_updated');
+    } catch (err) {
+      appRefusal(r, err);
+    }
+  });
+  site.post('/apps/:client_id/secret', '/apps', async (r) => {
+    const app = await appOf(r);
+    if (!app) return;
+    const hours = Number(text(form(r).overlap_hours) || '24');
+    try {
+      const rotated = await apps().rotateSecret(r.actor, app.client_id, { overlapSeconds: hours * 3600 });
+      site.render(r, app.name, appPage(appsView(r, html``), rotated.app, rotated.client_secret));
+    } catch (err) {
+      appRefusal(r, err);
+    }
+  });
+  site.post('/apps/:client_id/delete', '/apps', async (r) => {
+    const app = await appOf(r);
+    if (!app) return;
+    try {
+      await apps().delete(r.actor, app.client_id);
+      site.done(r, '/apps', 'app_deleted');
+    } catch (err) {
+      appRefusal(r, err);
+    }
   });
 
   site.get('/plugins', '/plugins', async (r) => {

@@ -1,0 +1,465 @@
+import type { Logger } from 'pino';
+import type { AppConfig, GatehouseConfig } from '../config/schema.js';
+import { ApiError } from '../errors.js';
+import type { PeerBus } from '../peer-bus.js';
+import type { EventLog } from '../plugins/extensions.js';
+import type { AppSettings, JsonObject } from '../plugins/values.js';
+import type { Clock } from '../services.js';
+import { num, parseJson, type Sql } from '../storage/sql.js';
+import type { Actor } from '../users/accounts.js';
+import { randomToken, sha256 } from '../util/crypto.js';
+import type { ClientRegistry, StoredClient } from './clients.js';
+import type { SessionStore } from './sessions.js';
+import type { TokenService } from './tokens.js';
+
+/** An app as the admin API, the CLI and the console show it: never its secret. */
+export interface AppListing {
+  client_id: string;
+  /** `config`: the config file's (or a plugin's), read-only at run time; `database`: editable. */
+  source: 'config' | 'database';
+  name: string;
+  token_endpoint_auth_method: string;
+  /** The app's entry as the config's `apps[]` has it, without `client_secret`/`client_secret_sha256`. */
+  app: Record<string, unknown>;
+  has_secret: boolean;
+  /** After a rotation: until when the previous secret is still accepted (ISO time), else null. */
+  previous_secret_expires_at: string | null;
+  /** Database apps only (ISO times); null for config apps. */
+  created_at: string | null;
+  updated_at: string | null;
+}
+
+/** An app just created or its secret just rotated: the new secret, shown this once. */
+export interface AppWithSecret {
+  app: AppListing;
+  client_secret: string | null;
+}
+
+/**
+ * Since plugin API 1.3 (`services.resolve<ClientAdmin>('clientAdmin')`): the apps stored in the
+ * database — list, create, change, rotate a secret, delete — for the admin API, the console and
+ * the CLI. Every node sees a change at once (decision 0051). Refusals are `ApiError`s:
+ * 404 `APP_NOT_FOUND`, 409 `APP_READ_ONLY` (a config app), 409 `APP_EXISTS`, 400 `INVALID_APP`,
+ * 409 `APP_HAS_NO_SECRET` (rotating a public or private_key_jwt app), 400 `INVALID_FIELD`.
+ */
+export interface ClientAdmin {
+  list(): Promise<AppListing[]>;
+  get(clientId: string): Promise<AppListing | null>;
+  /**
+   * A new app from a config-style entry. Without `client_id` one is made; without
+   * `token_endpoint_auth_method` an app with keys uses private_key_jwt, any other gets a
+   * generated secret (`none` makes a public app). `client_secret_sha256` imports an existing
+   * secret's digest; `client_secret` and `client_secret_jwt` are refused (no secret is kept).
+   */
+  create(actor: Actor, entry: Record<string, unknown>): Promise<AppWithSecret>;
+  /** Replaces the app's entry (PUT); the secret and every token stay. */
+  replace(actor: Actor, clientId: string, entry: Record<string, unknown>): Promise<AppListing>;
+  /** Changes keys of the entry (a JSON merge patch: null removes a key); the secret and tokens stay. */
+  patch(actor: Actor, clientId: string, patch: Record<string, unknown>): Promise<AppListing>;
+  /**
+   * A new secret; the previous one keeps working for `overlapSeconds` (default 24 h, 0 ends it
+   * at once, at most 30 days). A secret rotated earlier and still in its overlap ends now.
+   */
+  rotateSecret(actor: Actor, clientId: string, opts?: { overlapSeconds?: number }): Promise<AppWithSecret>;
+  /** Deletes the app: its grants and tokens are revoked, sessions forget it. */
+  delete(actor: Actor, clientId: string): Promise<{ revoked_grants: number; revoked_tokens: number }>;
+}
+
+export const DEFAULT_SECRET_OVERLAP_SECONDS = 24 * 3600;
+const MAX_SECRET_OVERLAP_SECONDS = 30 * 24 * 3600;
+const SECRET_KEYS = ['client_secret', 'client_secret_sha256'];
+
+/** Checks and parses an app entry as start-up does the config's (plugins/app-config.ts). */
+export type AppCheck = (entry: unknown, label: string) => { app: AppConfig; settings: AppSettings };
+
+interface ClientRow {
+  client_id: string;
+  settings: string;
+  secret_sha256: string | null;
+  previous_secret_sha256: string | null;
+  previous_secret_expires_at: string | number | null;
+  revision: number | string;
+  created_at: string | number;
+  updated_at: string | number;
+}
+
+const notFound = () => new ApiError(404, 'APP_NOT_FOUND', 'no such app');
+const invalid = (message: string) => new ApiError(400, 'INVALID_APP', message);
+
+/**
+ * The apps in the database and the registry's snapshot of them (decision 0051): loaded at
+ * start-up, loaded again at once on the node that changed them, on the others when the peer bus
+ * brings `clients` news, and, for nodes the bus does not reach, when the change marker (row
+ * count, newest `updated_at`, sum of revisions) polled every `oauth.clients_poll_seconds` moved.
+ */
+export class StoredClients implements ClientAdmin {
+  private marker = '';
+  private queued: Promise<void> | null = null;
+  private chain: Promise<void> = Promise.resolve();
+  private poll: NodeJS.Timeout | undefined;
+  private readonly warned = new Set<string>();
+
+  constructor(
+    private readonly deps: {
+      sql: Sql;
+      clock: Clock;
+      config: GatehouseConfig;
+      clients: ClientRegistry;
+      check: AppCheck;
+      peers: PeerBus;
+      tokens: TokenService;
+      sessions: SessionStore;
+      events: EventLog;
+      logger: Logger;
+    },
+  ) {}
+
+  /** Loads the snapshot, listens to the peer bus and starts polling. */
+  async start(): Promise<void> {
+    this.deps.peers.subscribe({
+      // Acknowledged once reloaded: the writer answers after every live node applied the change.
+      receive: (news) => (news.clients ? this.refresh().catch((err: unknown) => this.failed(err)) : undefined),
+      // Back after an outage: news may have been missed.
+      connected: (up) => {
+        if (up && this.marker) void this.refresh().catch((err: unknown) => this.failed(err));
+      },
+    });
+    await this.refresh();
+    const seconds = this.deps.config.oauth.clients_poll_seconds;
+    if (seconds > 0) {
+      this.poll = setInterval(() => void this.check().catch((err: unknown) => this.failed(err)), seconds * 1000);
+      this.poll.unref();
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.poll);
+  }
+
+  /** Loads the snapshot again; a call while a load waits to start joins it. */
+  refresh(): Promise<void> {
+    if (!this.queued) {
+      const next = this.chain.then(() => {
+        this.queued = null;
+        return this.load();
+      });
+      this.queued = next;
+      this.chain = next.catch(() => undefined);
+    }
+    return this.queued;
+  }
+
+  /** The poll: loads again only when the marker moved. */
+  private async check(): Promise<void> {
+    const row = await this.deps.sql.one<{ n: unknown; latest: unknown; revs: unknown }>(
+      'SELECT COUNT(*) AS n, MAX(updated_at) AS latest, SUM(revision) AS revs FROM clients',
+    );
+    if (markerOf(num(row?.n ?? 0), num(row?.latest ?? 0), num(row?.revs ?? 0)) !== this.marker) await this.refresh();
+  }
+
+  private async load(): Promise<void> {
+    const rows = await this.deps.sql.select<ClientRow>('SELECT * FROM clients ORDER BY client_id');
+    const apps: StoredClient[] = [];
+    for (const row of rows) {
+      try {
+        apps.push(this.parsed(row));
+      } catch (err) {
+        this.warnOnce(
+          `invalid:${row.client_id}:${num(row.revision)}`,
+          { client_id: row.client_id, err },
+          'a database app is invalid with the loaded plugins and left out',
+        );
+      }
+    }
+    for (const id of this.deps.clients.replaceStored(apps)) {
+      this.warnOnce(
+        `shadowed:${id}`,
+        { client_id: id },
+        'a database app has the id of a config app; the config app wins',
+      );
+    }
+    this.marker = markerOf(
+      rows.length,
+      Math.max(0, ...rows.map((r) => num(r.updated_at))),
+      rows.reduce((sum, r) => sum + num(r.revision), 0),
+    );
+  }
+
+  private parsed(row: ClientRow): StoredClient {
+    const entry = { ...parseJson<JsonObject>(row.settings), client_id: row.client_id };
+    const { app, settings } = this.deps.check(
+      row.secret_sha256 ? { ...entry, client_secret_sha256: row.secret_sha256 } : entry,
+      'app',
+    );
+    const until = row.previous_secret_expires_at === null ? null : num(row.previous_secret_expires_at);
+    return {
+      app,
+      settings,
+      previousSecret:
+        row.previous_secret_sha256 && until !== null ? { digest: row.previous_secret_sha256, until } : undefined,
+    };
+  }
+
+  private warnOnce(key: string, obj: object, msg: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.deps.logger.warn(obj, msg);
+  }
+
+  private failed(err: unknown): void {
+    this.deps.logger.warn({ err }, 'database apps could not be loaded; the previous snapshot stays');
+  }
+
+  /** After a write: this node at once, the others through the peer bus. */
+  private async changed(): Promise<void> {
+    await this.refresh();
+    await this.deps.peers.publish({ clients: true });
+  }
+
+  // ─────────── the admin operations ───────────
+
+  async list(): Promise<AppListing[]> {
+    const rows = await this.deps.sql.select<ClientRow>('SELECT * FROM clients ORDER BY client_id');
+    const stored = rows.filter((r) => !this.deps.clients.fromConfig(r.client_id)).map((r) => this.listing(r));
+    return [...this.deps.config.apps.map((a) => configListing(a)), ...stored];
+  }
+
+  async get(clientId: string): Promise<AppListing | null> {
+    const config = this.deps.config.apps.find((a) => a.client_id === clientId);
+    if (config) return configListing(config);
+    const row = await this.row(clientId);
+    return row ? this.listing(row) : null;
+  }
+
+  async create(actor: Actor, input: Record<string, unknown>): Promise<AppWithSecret> {
+    const entry = { ...input };
+    if (entry.client_secret !== undefined)
+      throw invalid('client_secret: Gatehouse makes the secret (or give client_secret_sha256 to import one)');
+    const imported = entry.client_secret_sha256;
+    delete entry.client_secret_sha256;
+    if (entry.client_id === undefined) entry.client_id = randomToken(16);
+    const clientId = entry.client_id;
+    if (typeof clientId !== 'string' || clientId.length > 255)
+      throw invalid('client_id: must be a string of at most 255 characters');
+    if (this.deps.clients.fromConfig(clientId))
+      throw new ApiError(409, 'APP_EXISTS', 'a config app has this client_id');
+    const method = entry.token_endpoint_auth_method;
+    const hasKeys = entry.jwks !== undefined || entry.jwks_uri !== undefined;
+    const needsSecret =
+      method === 'client_secret_basic' || method === 'client_secret_post' || (method === undefined && !hasKeys);
+    let secret: string | null = null;
+    let digest: string | null = null;
+    if (needsSecret) {
+      if (imported !== undefined) {
+        if (typeof imported !== 'string') throw invalid('client_secret_sha256: must be a string');
+        digest = imported;
+      } else {
+        secret = randomToken(32);
+        digest = sha256(secret);
+      }
+    } else if (imported !== undefined) {
+      throw invalid(
+        `client_secret_sha256: an app authenticating with ${String(method ?? 'private_key_jwt')} has no secret`,
+      );
+    }
+    this.validate(entry, digest);
+    const now = this.deps.clock.now().getTime();
+    const inserted = await this.deps.sql.write<{ client_id: string }>(
+      `INSERT INTO clients (client_id, settings, secret_sha256, revision, created_at, updated_at)
+       VALUES (:clientId, :settings, :digest, 1, :now, :now)
+       ON CONFLICT (client_id) DO NOTHING RETURNING client_id`,
+      { clientId, settings: JSON.stringify(withoutId(entry)), digest, now },
+    );
+    if (!inserted.length) throw new ApiError(409, 'APP_EXISTS', 'an app with this client_id exists');
+    await this.audit(actor, 'app_created', clientId);
+    await this.changed();
+    return { app: (await this.get(clientId))!, client_secret: secret };
+  }
+
+  async replace(actor: Actor, clientId: string, entry: Record<string, unknown>): Promise<AppListing> {
+    return this.update(actor, clientId, () => entry);
+  }
+
+  async patch(actor: Actor, clientId: string, patch: Record<string, unknown>): Promise<AppListing> {
+    return this.update(actor, clientId, (current) => {
+      const next: Record<string, unknown> = { ...current };
+      for (const [key, value] of Object.entries(patch)) {
+        if (value === null) delete next[key];
+        else next[key] = value;
+      }
+      return next;
+    });
+  }
+
+  private async update(
+    actor: Actor,
+    clientId: string,
+    change: (current: Record<string, unknown>) => Record<string, unknown>,
+  ): Promise<AppListing> {
+    const row = await this.writable(clientId);
+    const entry = { ...change(parseJson<Record<string, unknown>>(row.settings)) };
+    const secretKey = Object.keys(entry).find((k) => SECRET_KEYS.includes(k));
+    if (secretKey) throw invalid(`${secretKey}: change the secret with a rotation, not an update`);
+    if (entry.client_id !== undefined && entry.client_id !== clientId)
+      throw invalid('client_id: cannot change (create a new app)');
+    entry.client_id = clientId;
+    if (entry.token_endpoint_auth_method === 'none' && row.secret_sha256)
+      throw invalid('token_endpoint_auth_method: an app with a secret cannot become public (create a new app)');
+    this.validate(entry, row.secret_sha256);
+    const updated = await this.deps.sql.write<{ client_id: string }>(
+      `UPDATE clients SET settings = :settings, revision = revision + 1, updated_at = :now
+       WHERE client_id = :clientId RETURNING client_id`,
+      { clientId, settings: JSON.stringify(withoutId(entry)), now: this.deps.clock.now().getTime() },
+    );
+    if (!updated.length) throw notFound();
+    await this.audit(actor, 'app_updated', clientId);
+    await this.changed();
+    return (await this.get(clientId))!;
+  }
+
+  async rotateSecret(actor: Actor, clientId: string, opts: { overlapSeconds?: number } = {}): Promise<AppWithSecret> {
+    const overlap = opts.overlapSeconds ?? DEFAULT_SECRET_OVERLAP_SECONDS;
+    if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_SECRET_OVERLAP_SECONDS)
+      throw new ApiError(
+        400,
+        'INVALID_FIELD',
+        `overlap_seconds must be an integer from 0 to ${MAX_SECRET_OVERLAP_SECONDS}`,
+        {
+          field: 'overlap_seconds',
+        },
+      );
+    const row = await this.writable(clientId);
+    if (!row.secret_sha256)
+      throw new ApiError(
+        409,
+        'APP_HAS_NO_SECRET',
+        'this app authenticates without a secret (public or private_key_jwt)',
+      );
+    const secret = randomToken(32);
+    const now = this.deps.clock.now().getTime();
+    const rotated = await this.deps.sql.write<{ client_id: string }>(
+      `UPDATE clients SET previous_secret_sha256 = :previous, previous_secret_expires_at = :until,
+         secret_sha256 = :digest, revision = revision + 1, updated_at = :now
+       WHERE client_id = :clientId AND secret_sha256 = :previous RETURNING client_id`,
+      {
+        clientId,
+        previous: row.secret_sha256,
+        until: overlap > 0 ? now + overlap * 1000 : null,
+        digest: sha256(secret),
+        now,
+      },
+    );
+    // Another rotation came first: this one would have dropped a secret just handed out.
+    if (!rotated.length) throw new ApiError(409, 'APP_CHANGED', 'the secret was rotated meanwhile; try again');
+    await this.audit(actor, 'app_secret_rotated', clientId, { overlap_seconds: overlap });
+    await this.changed();
+    return { app: (await this.get(clientId))!, client_secret: secret };
+  }
+
+  async delete(actor: Actor, clientId: string): Promise<{ revoked_grants: number; revoked_tokens: number }> {
+    await this.writable(clientId);
+    const deleted = await this.deps.sql.write<{ client_id: string }>(
+      'DELETE FROM clients WHERE client_id = :clientId RETURNING client_id',
+      { clientId },
+    );
+    if (!deleted.length) throw notFound();
+    // No node accepts the app any more, then what it was given is revoked.
+    await this.changed();
+    const revoked = await this.deps.tokens.revokeClient(clientId, 'client_deleted');
+    await this.deps.sessions.forgetClient(clientId);
+    // Its users' consents go too: an app created again with this id asks afresh. Consent keys
+    // are `<user id (a UUID)>:<client id>`.
+    await this.deps.sql.exec(`DELETE FROM plugin_records WHERE plugin = :plugin AND key LIKE :pattern ESCAPE '\\'`, {
+      plugin: 'gatehouse:consent',
+      pattern: '_'.repeat(36) + ':' + clientId.replace(/[\\%_]/g, (c) => `\\${c}`),
+    });
+    const answer = { revoked_grants: revoked.grants, revoked_tokens: revoked.tokens };
+    await this.audit(actor, 'app_deleted', clientId, answer);
+    return answer;
+  }
+
+  /** A database app, or the refusal for a config app or none. */
+  private async writable(clientId: string): Promise<ClientRow> {
+    if (this.deps.clients.fromConfig(clientId))
+      throw new ApiError(409, 'APP_READ_ONLY', 'this app is in the config file; change it there');
+    const row = await this.row(clientId);
+    if (!row) throw notFound();
+    return row;
+  }
+
+  private row(clientId: string): Promise<ClientRow | null> {
+    return this.deps.sql.one<ClientRow>('SELECT * FROM clients WHERE client_id = :clientId', { clientId });
+  }
+
+  /** The same checks as a config app's at start-up; client_secret_jwt needs a secret no database app keeps. */
+  private validate(entry: Record<string, unknown>, digest: string | null): void {
+    if (entry.token_endpoint_auth_method === 'client_secret_jwt')
+      throw invalid(
+        'token_endpoint_auth_method: client_secret_jwt needs the secret itself, which database apps do not keep; use private_key_jwt or client_secret_basic (or a config app)',
+      );
+    try {
+      this.deps.check(digest ? { ...entry, client_secret_sha256: digest } : entry, 'app');
+    } catch (err) {
+      throw invalid(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private listing(row: ClientRow): AppListing {
+    const entry = parseJson<Record<string, unknown>>(row.settings);
+    const client = this.deps.clients.get(row.client_id);
+    const until = row.previous_secret_expires_at === null ? null : num(row.previous_secret_expires_at);
+    return {
+      client_id: row.client_id,
+      source: 'database',
+      name: typeof entry.name === 'string' ? entry.name : row.client_id,
+      token_endpoint_auth_method:
+        client?.authMethod ??
+        (typeof entry.token_endpoint_auth_method === 'string'
+          ? entry.token_endpoint_auth_method
+          : 'client_secret_basic'),
+      app: { client_id: row.client_id, ...entry },
+      has_secret: row.secret_sha256 !== null,
+      previous_secret_expires_at:
+        until !== null && until > this.deps.clock.now().getTime() ? new Date(until).toISOString() : null,
+      created_at: new Date(num(row.created_at)).toISOString(),
+      updated_at: new Date(num(row.updated_at)).toISOString(),
+    };
+  }
+
+  private async audit(actor: Actor, action: string, clientId: string, data: JsonObject = {}): Promise<void> {
+    await this.deps.events.record({
+      type: `${actor.via}.${action}`,
+      clientId,
+      ip: actor.ip,
+      data: { actor: actor.userId, ...data },
+    });
+  }
+}
+
+function markerOf(count: number, latest: number, revisions: number): string {
+  return `${count}:${latest}:${revisions}`;
+}
+
+function withoutId(entry: Record<string, unknown>): Record<string, unknown> {
+  const { client_id: _id, ...rest } = entry;
+  return rest;
+}
+
+function configListing(app: AppConfig): AppListing {
+  const entry: Record<string, unknown> = { ...app };
+  for (const key of SECRET_KEYS) delete entry[key];
+  const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
+  return {
+    client_id: app.client_id,
+    source: 'config',
+    name: app.name ?? app.client_id,
+    token_endpoint_auth_method:
+      app.token_endpoint_auth_method ??
+      (app.jwks || app.jwks_uri ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none'),
+    app: entry,
+    has_secret: hasSecret,
+    previous_secret_expires_at: null,
+    created_at: null,
+    updated_at: null,
+  };
+}
