@@ -245,6 +245,12 @@ export async function outboxMessage(
   throw new Error(`no message to ${to} in the outbox`);
 }
 
+/** The text of the latest message to `to` now, or null: to wait for the next one (`matches: t => t !== before`). */
+export async function outboxLatestText(server: Pick<DemoServer, 'url'>, to: string): Promise<string | null> {
+  const res = await fetch(server.url(`/dev/outbox/latest?to=${encodeURIComponent(to)}`));
+  return res.status === 200 ? ((await res.json()) as { data: OutboxMessage }).data.text : null;
+}
+
 /** The 6-digit code of the latest message to `to` (that `matches`). */
 export async function outboxCode(
   server: Pick<DemoServer, 'url'>,

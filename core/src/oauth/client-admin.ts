@@ -124,7 +124,9 @@ export class StoredClients implements ClientAdmin {
         if (up && this.marker) void this.refresh().catch((err: unknown) => this.failed(err));
       },
     });
-    await this.refresh();
+    // A database not reachable or not migrated yet at boot (a worker racing its primary, a test
+    // that migrates after building): start without database apps; the poll loads them later.
+    await this.refresh().catch((err: unknown) => this.failed(err));
     const seconds = this.deps.config.oauth.clients_poll_seconds;
     if (seconds > 0) {
       this.poll = setInterval(() => void this.check().catch((err: unknown) => this.failed(err)), seconds * 1000);

@@ -16,6 +16,7 @@ import {
   DEMO_SPA,
   methodOf,
   outboxCode,
+  outboxLatestText,
   redeemDemo,
   startDemoServer,
   type DemoServer,
@@ -222,9 +223,11 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
       const verifier = await openLogin();
       await page.getByRole('textbox', { name: 'Username, email or phone' }).fill(username);
       await page.getByRole('radio', { name: 'Email' }).check();
+      // The code goes out after the answer: wait for a new message, not the last login's.
+      const before = await outboxLatestText(server, `${username}@example.test`);
       await page.getByRole('button', { name: 'Send code' }).click();
       await page.locator('#gh-message.info').waitFor();
-      const code = await outboxCode(server, `${username}@example.test`);
+      const code = await outboxCode(server, `${username}@example.test`, (text) => text !== before);
       await page.getByRole('textbox', { name: 'Code from the email' }).fill(code);
       await page.getByRole('button', { name: 'Continue' }).click();
       return verifier;
