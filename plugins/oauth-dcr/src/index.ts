@@ -49,6 +49,11 @@ export const dcrOptions = z
       .string()
       .regex(/^[\x21-\x7e]{0,20}$/)
       .default('dcr-'),
+    /**
+     * Whether registered clients may give a `jwks_uri` (https only). Off by default: the server
+     * fetches it, so anyone who may register could make it request an address of their choice.
+     */
+    allow_jwks_uri: z.boolean().default(false),
     /** Registrations per address and window (then 429). */
     registrations: limitOf(20, 3600),
     /** Calls of the client configuration endpoint per address and window (then 429). */
@@ -61,6 +66,7 @@ export const dcrOptions = z
     allowed_grant_types: ['authorization_code', 'refresh_token'],
     login_stages: [['PASSWORD']],
     client_id_prefix: 'dcr-',
+    allow_jwks_uri: false,
     registrations: { max: 20, window_seconds: 3600 },
     management: { max: 120, window_seconds: 60 },
   });
@@ -114,6 +120,7 @@ export default definePlugin({
       allowedGrantTypes: options.allowed_grant_types,
       loginStages: options.login_stages,
       clientIdPrefix: options.client_id_prefix,
+      allowJwksUri: options.allow_jwks_uri,
     };
     const registrations = web.limit('register', options.registrations.max, options.registrations.window_seconds);
     const management = web.limit('manage', options.management.max, options.management.window_seconds);

@@ -6,6 +6,8 @@ export interface Policy {
   allowedGrantTypes: string[];
   loginStages: string[][];
   clientIdPrefix: string;
+  /** Whether a registered client may give a `jwks_uri` (which every node then fetches). */
+  allowJwksUri: boolean;
 }
 
 /** RFC 7591 §2 metadata this plugin registers; anything else sent is ignored (and never echoed). */
@@ -110,7 +112,11 @@ export function toEntry(body: Record<string, unknown>, policy: Policy): Mapped {
   const postLogout = strings(body.post_logout_redirect_uris, 'post_logout_redirect_uris');
   if (postLogout) entry.post_logout_redirect_uris = postLogout;
   if (body.jwks !== undefined) entry.jwks = body.jwks;
-  if (body.jwks_uri !== undefined) entry.jwks_uri = text(body.jwks_uri, 'jwks_uri');
+  if (body.jwks_uri !== undefined) {
+    // The server fetches it: a request any registrant could aim at the internal network (SSRF).
+    if (!policy.allowJwksUri) throw bad('jwks_uri is not accepted here: give the keys as jwks');
+    entry.jwks_uri = webUrl(body.jwks_uri, 'jwks_uri');
+  }
   if (body.id_token_signed_response_alg !== undefined)
     entry.id_token_signed_response_alg = text(body.id_token_signed_response_alg, 'id_token_signed_response_alg', 20);
 

@@ -302,6 +302,21 @@ describe('@gatehouse-auth/oauth-dcr (RFC 7591/7592)', function () {
         { redirect_uris: [CB], token_endpoint_auth_method: 'private_key_jwt' },
         'invalid_client_metadata',
       ],
+      [
+        'a jwks_uri (not allowed by default)',
+        { redirect_uris: [CB], token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://a.example.test/jwks' },
+        'invalid_client_metadata',
+      ],
+      [
+        'jwks and jwks_uri',
+        { redirect_uris: [CB], jwks: { keys: [] }, jwks_uri: 'https://a.example.test/jwks' },
+        'invalid_client_metadata',
+      ],
+      [
+        'an empty jwks',
+        { redirect_uris: [CB], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [] } },
+        'invalid_client_metadata',
+      ],
       ['an http logo_uri', { redirect_uris: [CB], logo_uri: 'http://a.example.test/l.png' }, 'invalid_client_metadata'],
       ['redirect_uris not an array', { redirect_uris: CB }, 'invalid_client_metadata'],
       [
@@ -457,17 +472,18 @@ describe('@gatehouse-auth/oauth-dcr options', function () {
       plugins: [
         plugin({
           open_registration: true,
-          registrations: { max: 2, window_seconds: 3600 },
+          registrations: { max: 4, window_seconds: 3600 },
           allowed_grant_types: ['client_credentials'],
           allowed_scopes: ['reports.read'],
           client_id_prefix: 'reg_',
+          allow_jwks_uri: true,
         }),
       ],
     });
   });
   after(() => server?.close());
 
-  it('open registration, client_credentials when allowed, then 429 per address', async function () {
+  it('open registration, client_credentials and an https jwks_uri when allowed, then 429 per address', async function () {
     const res = await call(server, 'POST', '/oauth/register', {
       grant_types: ['client_credentials'],
       scope: 'reports.read',
@@ -487,6 +503,22 @@ describe('@gatehouse-auth/oauth-dcr options', function () {
       400,
       'invalid_client_metadata',
     );
+    expectOAuthError(
+      await call(server, 'POST', '/oauth/register', {
+        grant_types: ['client_credentials'],
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks_uri: 'http://169.254.169.254/jwks',
+      }),
+      400,
+      'invalid_client_metadata',
+    );
+    const withUri = await call(server, 'POST', '/oauth/register', {
+      grant_types: ['client_credentials'],
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks_uri: 'https://keys.example.test/jwks',
+    });
+    expect(withUri.status, withUri.text).to.equal(201);
+    expect(withUri.body.jwks_uri).to.equal('https://keys.example.test/jwks');
     const limited = await call(server, 'POST', '/oauth/register', { grant_types: ['client_credentials'] });
     expectOAuthError(limited, 429, 'temporarily_unavailable');
     expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
