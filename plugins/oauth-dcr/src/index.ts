@@ -1,16 +1,18 @@
 import {
-  ApiError,
   definePlugin,
   OAuthError,
+  routeInput,
   z,
   type Actor,
   type ClientAdmin,
   type JsonObject,
 } from '@gatehouse-auth/core';
 import type { NextFunction, Request, Response } from 'express';
+import { DCR_ROUTES } from './routes.js';
 import { SERVER_FIELDS, storeRefusal, toEntry, toMetadata, type Policy } from './metadata.js';
 
 export { toEntry, toMetadata } from './metadata.js';
+export { DCR_ROUTES } from './routes.js';
 
 /** Where the endpoint mounts (RFC 7591 §3); the client configuration endpoint is `{mount}/{client_id}`. */
 export const ENDPOINT_MOUNT = '/oauth/register';
@@ -80,8 +82,6 @@ interface Registration extends JsonObject {
   issued_at: number;
   info: JsonObject;
 }
-
-const MAX_TOKEN_TTL = 30 * 24 * 3600;
 
 const noStore = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
@@ -291,7 +291,11 @@ export default definePlugin({
       res.status(204).set(noStore).end();
     });
 
-    api.routes.add({ path: ENDPOINT_MOUNT, router });
+    api.routes.add({
+      path: ENDPOINT_MOUNT,
+      router,
+      operations: [DCR_ROUTES.register, DCR_ROUTES.read, DCR_ROUTES.update, DCR_ROUTES.remove],
+    });
     api.discovery({ registration_endpoint: web.url(ENDPOINT_MOUNT) });
     // A single-page app may register itself from its origin: CORS for the apps' allowed_origins.
     api.cors([ENDPOINT_MOUNT]);
@@ -306,15 +310,9 @@ export default definePlugin({
       services.http.json({ limit: '2kb' }),
     );
     admin.post('/', async (req, res) => {
-      const body = (req.body ?? {}) as Record<string, unknown>;
+      const { body } = routeInput(DCR_ROUTES.mintToken, req);
       const ttl = body.ttl_seconds ?? 24 * 3600;
       const uses = body.uses ?? 'single';
-      if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 60 || ttl > MAX_TOKEN_TTL)
-        throw new ApiError(400, 'INVALID_FIELD', `ttl_seconds must be an integer from 60 to ${MAX_TOKEN_TTL}`, {
-          field: 'ttl_seconds',
-        });
-      if (uses !== 'single' && uses !== 'multi')
-        throw new ApiError(400, 'INVALID_FIELD', 'uses must be single or multi', { field: 'uses' });
       const token = crypto.randomToken(32);
       await records.put(`iat:${crypto.sha256(token)}`, { single: uses === 'single' }, { ttlSeconds: ttl });
       api.logger.info({ uses, ttl }, 'initial access token minted by admin');
@@ -324,6 +322,6 @@ export default definePlugin({
         .set(noStore)
         .json({ success: true, status: 201, data: { initial_access_token: token, uses, expires_at: expiresAt } });
     });
-    api.routes.add({ path: TOKENS_MOUNT, router: admin });
+    api.routes.add({ path: TOKENS_MOUNT, router: admin, operations: [DCR_ROUTES.mintToken] });
   },
 });
