@@ -136,19 +136,34 @@ export default definePlugin({
     }
 
     /** RFC 7591 §3: the initial access token, from the options or minted by an admin (single use consumed). */
-    async function checkInitialToken(req: Request): Promise<void> {
-      if (options.open_registration) return;
+    /**
+     * RFC 7591 §3: the initial access token, from the options or minted by an admin. Checked
+     * before the body is read; a single-use one is taken (`use`) only once the metadata passed.
+     */
+    async function initialToken(req: Request): Promise<{ use(): Promise<void> }> {
+      const refused = new OAuthError('invalid_token', 'a valid initial access token is needed to register', 401);
+      const kept = { use: async () => undefined };
+      if (options.open_registration) return kept;
       const token = bearerOf(req);
-      if (token) {
-        const hash = crypto.sha256(token);
-        let known = false;
-        for (const d of options.initial_access_tokens_sha256) known = crypto.safeEqual(hash, d) || known;
-        if (known) return;
-        const record = await records.get(`iat:${hash}`);
-        if (record && (record.data.single !== true || (await records.consume(`iat:${hash}`)))) return;
-      }
-      throw new OAuthError('invalid_token', 'a valid initial access token is needed to register', 401);
+      if (!token) throw refused;
+      const hash = crypto.sha256(token);
+      let known = false;
+      for (const d of options.initial_access_tokens_sha256) known = crypto.safeEqual(hash, d) || known;
+      if (known) return kept;
+      const key = `iat:${hash}`;
+      const record = await records.get(key);
+      if (!record) throw refused;
+      if (record.data.single !== true) return kept;
+      return {
+        // Exactly one of racing registrations gets it, on every node.
+        use: async () => {
+          if (!(await records.consume(key))) throw refused;
+        },
+      };
     }
+
+    /** The initial access token found before the body was read (the request's). */
+    const checked = new WeakMap<Request, { use(): Promise<void> }>();
 
     /** RFC 7592 §3: the registration access token bound to this client; else 401 invalid_token. */
     async function registrationOf(req: Request, clientId: string): Promise<{ reg: Registration; token: string }> {
@@ -214,19 +229,29 @@ export default definePlugin({
     }
 
     const router = services.http.createRouter();
+    // Counted and (for registration) authorised before the body is read: a refused call costs little.
+    router.use(async (req, _res, next) => {
+      if (req.method === 'POST' && req.path === '/') {
+        await throttle(registrations, req);
+        checked.set(req, await initialToken(req));
+      } else {
+        await throttle(management, req);
+      }
+      next();
+    });
     router.use(
       services.http.json({ limit: '20kb' }),
       (err: unknown, _req: Request, _res: Response, next: NextFunction) => {
-        next(new OAuthError('invalid_client_metadata', 'the body is not valid JSON', 400));
-        void err;
+        // Only the JSON parser's own refusal; the checks before it answer as they are.
+        const parse = (err as { type?: unknown }).type === 'entity.parse.failed';
+        next(parse ? new OAuthError('invalid_client_metadata', 'the body is not valid JSON', 400) : err);
       },
     );
 
     // RFC 7591 §3.1: register.
     router.post('/', async (req, res) => {
-      await throttle(registrations, req);
-      await checkInitialToken(req);
       const { entry, info } = toEntry(bodyOf(req), policy);
+      await checked.get(req)!.use();
       const clientId = `${options.client_id_prefix}${crypto.randomToken(16)}`;
       const created = await store(() => apps().create(actor(req, 'registration'), { ...entry, client_id: clientId }));
       const token = crypto.randomToken(32);
@@ -243,7 +268,6 @@ export default definePlugin({
 
     // RFC 7592 §2.1: read.
     router.get('/:client_id', async (req, res) => {
-      await throttle(management, req);
       const clientId = String(req.params.client_id);
       const { reg, token } = await registrationOf(req, clientId);
       const app = (await apps().get(clientId))!;
@@ -252,7 +276,6 @@ export default definePlugin({
 
     // RFC 7592 §2.2: replace the metadata; the client id, secret and registration token stay.
     router.put('/:client_id', async (req, res) => {
-      await throttle(management, req);
       const clientId = String(req.params.client_id);
       const { reg, token } = await registrationOf(req, clientId);
       const body = bodyOf(req);
@@ -282,7 +305,6 @@ export default definePlugin({
 
     // RFC 7592 §2.3: delete; its grants and tokens are revoked.
     router.delete('/:client_id', async (req, res) => {
-      await throttle(management, req);
       const clientId = String(req.params.client_id);
       await registrationOf(req, clientId);
       await apps().delete(actor(req, clientId), clientId);

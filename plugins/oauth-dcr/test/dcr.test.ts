@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
+import * as oidc from 'openid-client';
 import {
   ADMIN_TOKEN,
   Browser,
@@ -246,6 +247,20 @@ describe('@gatehouse-auth/oauth-dcr (RFC 7591/7592)', function () {
     expectOAuthError(await call(server, 'GET', configUri, undefined, rat), 401, 'invalid_token');
   });
 
+  it('openid-client: dynamicClientRegistration with the initial access token', async function () {
+    const config = await oidc.dynamicClientRegistration(
+      new URL(server.issuer),
+      { redirect_uris: [CB], token_endpoint_auth_method: 'none', client_name: 'SPA' },
+      oidc.None(),
+      { initialAccessToken: INITIAL, execute: [oidc.allowInsecureRequests] },
+    );
+    const meta = config.clientMetadata();
+    expect(meta.client_id).to.match(/^dcr-/);
+    expect(meta.client_secret).to.equal(undefined);
+    expect(meta.registration_access_token).to.be.a('string');
+    expect(config.serverMetadata().registration_endpoint).to.equal(server.url('/oauth/register'));
+  });
+
   it('a public client (none) gets no secret; private_key_jwt with jwks gets none either', async function () {
     const pub = await registered(server, { redirect_uris: [CB], token_endpoint_auth_method: 'none' });
     expect(pub).to.not.have.property('client_secret');
@@ -266,8 +281,9 @@ describe('@gatehouse-auth/oauth-dcr (RFC 7591/7592)', function () {
       expect(res.headers.get('www-authenticate')).to.match(/^Bearer error="invalid_token"/);
     });
 
-    it('a wrong initial access token → 401 invalid_token', async function () {
+    it('a wrong initial access token → 401 invalid_token, before the body is read', async function () {
       expectOAuthError(await register(server, { redirect_uris: [CB] }, 'not-the-token'), 401, 'invalid_token');
+      expectOAuthError(await register(server, '{"broken', 'not-the-token'), 401, 'invalid_token');
     });
 
     const cases: [string, unknown, string][] = [
@@ -437,10 +453,16 @@ describe('@gatehouse-auth/oauth-dcr (RFC 7591/7592)', function () {
     const mint = (body: unknown, token = ADMIN_TOKEN) =>
       call(server, 'POST', '/admin/registration-tokens', body, token);
 
-    it('single use: the second registration with it → 401 invalid_token', async function () {
+    it('single use: refused metadata keeps it, the second registration with it → 401 invalid_token', async function () {
       const res = await mint({ uses: 'single', ttl_seconds: 600 });
       expect(res.status, res.text).to.equal(201);
       const token = (res.body.data as { initial_access_token: string }).initial_access_token;
+      // Refused metadata does not use it up.
+      expectOAuthError(
+        await register(server, { redirect_uris: [CB], scope: 'admin' }, token),
+        400,
+        'invalid_client_metadata',
+      );
       expect((await register(server, { redirect_uris: [CB] }, token)).status).to.equal(201);
       expectOAuthError(await register(server, { redirect_uris: [CB] }, token), 401, 'invalid_token');
     });
