@@ -80,6 +80,8 @@ interface Registration extends JsonObject {
   /** SHA-256 of the client secret (to check one sent with an update, RFC 7592 §2.2). */
   secret_sha256: string | null;
   issued_at: number;
+  /** The app's `created_at`: an app made again later with the id (by an admin) is not this one. */
+  app_created_at: string | null;
   info: JsonObject;
 }
 
@@ -179,8 +181,8 @@ export default definePlugin({
       // Never manage an app this plugin did not register (a config app, one made by the admin API).
       if (!reg || !crypto.safeEqual(crypto.sha256(token), reg.token_sha256)) throw refused;
       const app = await apps().get(clientId);
-      if (!app || app.source !== 'database') {
-        // Deleted meanwhile (by an admin): the registration goes too.
+      if (!app || app.source !== 'database' || app.created_at !== reg.app_created_at) {
+        // Deleted meanwhile (by an admin), perhaps made again: the registration goes.
         await records.delete(`client:${clientId}`);
         throw refused;
       }
@@ -259,6 +261,7 @@ export default definePlugin({
         token_sha256: crypto.sha256(token),
         secret_sha256: created.client_secret ? crypto.sha256(created.client_secret) : null,
         issued_at: Math.floor(services.clock.now().getTime() / 1000),
+        app_created_at: created.app.created_at,
         info: info as JsonObject,
       };
       await records.put(`client:${clientId}`, reg);

@@ -363,7 +363,7 @@ describe('@gatehouse-auth/oauth-dcr (RFC 7591/7592)', function () {
   });
 
   describe('RFC 7592 refusals', function () {
-    it('a wrong or missing registration token, another client’s, a config app, an admin-made app → 401 invalid_token', async function () {
+    it('a wrong or missing registration token, another client’s, a config app, an admin-made app, one deleted and made again → 401 invalid_token', async function () {
       const one = await registered(server, { redirect_uris: [CB] });
       const two = await registered(server, { redirect_uris: [CB] });
       const uri = one.registration_client_uri as string;
@@ -393,6 +393,31 @@ describe('@gatehouse-auth/oauth-dcr (RFC 7591/7592)', function () {
       expect(made.status).to.equal(201);
       expectOAuthError(
         await call(server, 'DELETE', '/oauth/register/admin-made', undefined, INITIAL),
+        401,
+        'invalid_token',
+      );
+      // Deleted by an admin and made again with its id: the old registration token manages nothing.
+      const three = await registered(server, { redirect_uris: [CB] });
+      const threeId = three.client_id as string;
+      const adminCall = (method: string, where: string, body?: unknown) =>
+        fetch(server.url(where), {
+          method,
+          headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      expect((await adminCall('DELETE', `/admin/apps/${threeId}`)).status).to.equal(200);
+      await new Promise((r) => setTimeout(r, 5));
+      expect((await adminCall('POST', '/admin/apps', { client_id: threeId, redirect_uris: [CB] })).status).to.equal(
+        201,
+      );
+      const threeRat = three.registration_access_token as string;
+      expectOAuthError(
+        await call(server, 'GET', `/oauth/register/${threeId}`, undefined, threeRat),
+        401,
+        'invalid_token',
+      );
+      expectOAuthError(
+        await call(server, 'DELETE', `/oauth/register/${threeId}`, undefined, threeRat),
         401,
         'invalid_token',
       );
