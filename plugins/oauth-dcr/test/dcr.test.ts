@@ -31,6 +31,7 @@ const PLUGIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const INITIAL = 'operator-handed-initial-access-token-0123456789';
 const digest = (token: string) => createHash('sha256').update(token).digest('base64url');
 const CB = 'https://registered.example.test/cb';
+const ORIGIN = 'https://spa-site.example.test';
 
 /** A JSON call; the answer with its parsed body. */
 async function call(
@@ -99,7 +100,11 @@ describe('@gatehouse-auth/oauth-dcr (RFC 7591/7592)', function () {
 
   before(async function () {
     // Every call counts, refused ones too: room for this suite's.
-    server = await startServer({ plugins: [plugin({ registrations: { max: 500, window_seconds: 3600 } })] });
+    server = await startServer({
+      plugins: [plugin({ registrations: { max: 500, window_seconds: 3600 } })],
+      // A site the operator lets call the APIs from the browser (CORS).
+      apps: [{ client_id: 'site', redirect_uris: [CB], allowed_origins: [ORIGIN], login_stages: [['PASSWORD']] }],
+    });
     user = await server.user('dcr');
   });
   after(() => server?.close());
@@ -245,6 +250,31 @@ describe('@gatehouse-auth/oauth-dcr (RFC 7591/7592)', function () {
     expectOAuthError(refreshed, 401, 'invalid_client');
     // The registration is gone: the token manages nothing any more.
     expectOAuthError(await call(server, 'GET', configUri, undefined, rat), 401, 'invalid_token');
+  });
+
+  it('CORS: a single-page app on an allowed origin registers from the browser; other origins get no CORS headers', async function () {
+    const pre = await fetch(server.url('/oauth/register'), {
+      method: 'OPTIONS',
+      headers: {
+        Origin: ORIGIN,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization,content-type',
+      },
+    });
+    expect(pre.status).to.equal(204);
+    expect(pre.headers.get('access-control-allow-origin')).to.equal(ORIGIN);
+    const res = await fetch(server.url('/oauth/register'), {
+      method: 'POST',
+      headers: { Origin: ORIGIN, 'Content-Type': 'application/json', Authorization: `Bearer ${INITIAL}` },
+      body: JSON.stringify({ redirect_uris: [CB], token_endpoint_auth_method: 'none' }),
+    });
+    expect(res.status).to.equal(201);
+    expect(res.headers.get('access-control-allow-origin')).to.equal(ORIGIN);
+    const other = await fetch(server.url('/oauth/register'), {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://evil.example.test', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(other.headers.get('access-control-allow-origin')).to.equal(null);
   });
 
   it('openid-client: dynamicClientRegistration with the initial access token', async function () {
