@@ -192,6 +192,7 @@ describe('OpenAPI coverage', function () {
         // The token binding's codes (DPoP) are documented when a plugin registers one.
         { path: path.join(REPO_ROOT, 'plugins', 'oauth-dpop') },
         { path: path.join(REPO_ROOT, 'plugins', 'oauth-par') },
+        { path: path.join(REPO_ROOT, 'plugins', 'oauth-dcr') },
         { path: path.join(REPO_ROOT, 'plugins', 'invitations'), options: { email_channel: 'outbox' } },
         // Its calls document codes the core's login flows throw for it (generate, setup during a login).
         { path: path.join(REPO_ROOT, 'plugins', 'compat-cidaas') },
