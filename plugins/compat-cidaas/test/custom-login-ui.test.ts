@@ -19,6 +19,7 @@ import {
   aliceTotp,
   generateRequest,
   outboxCode,
+  outboxLatestText,
   outboxMessage,
   redeemDemo,
   startDemoServer,
@@ -389,13 +390,15 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
           fetch(u!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: b }).then((r) => r.json()),
         [server.url(path), JSON.stringify(body)],
       ) as Promise<{ data: Record<string, unknown> }>;
+    // The code goes out after the answer: wait for a new message, not an earlier test's.
+    const before = await outboxLatestText(server, 'alice@example.test');
     const started = await api('/verification-srv/authentication/EMAIL/initiation', {
       request_id: requestId,
       usage_type: 'PASSWORDLESS_AUTHENTICATION',
       email: 'alice@example.test',
     });
     const exchangeId = (started.data.exchange_id as { exchange_id: string }).exchange_id;
-    const code = await outboxCode(server, 'alice@example.test');
+    const code = await outboxCode(server, 'alice@example.test', (text) => text !== before);
     const verified = await api('/verification-srv/authentication/EMAIL/verification', {
       exchange_id: exchangeId,
       pass_code: code,

@@ -6,7 +6,14 @@
  */
 import { expect } from 'chai';
 import { generate } from 'otplib';
-import { ALICE_PASSWORD, DEMO_APP, codeFrom, outboxCode, startAuthorization } from '../../../test/oauth/demo-server.js';
+import {
+  ALICE_PASSWORD,
+  DEMO_APP,
+  codeFrom,
+  outboxCode,
+  outboxLatestText,
+  startAuthorization,
+} from '../../../test/oauth/demo-server.js';
 import {
   admin,
   atSecondStage,
@@ -237,8 +244,9 @@ describe('code methods with primary_address: verified (issue 12)', function () {
         sub: server.alice.id,
       });
     expect(await initiateEmail()).to.include({ status: 403, code: 'METHOD_NOT_ENABLED' });
+    const before = await outboxLatestText(server, 'alice@example.test');
     const { exchangeId } = await startAccountVerification(server, 'email');
-    const code = await outboxCode(server, 'alice@example.test');
+    const code = await outboxCode(server, 'alice@example.test', (text) => text !== before);
     const proven = await call(server, '/verification-actions-srv/account', { exchange_id: exchangeId, code });
     expect(proven.status, JSON.stringify(proven)).to.equal(200);
     expect(await initiateEmail()).to.include({ status: 200 });
