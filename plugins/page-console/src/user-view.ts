@@ -8,6 +8,7 @@ import {
   type UserRecord,
 } from '@gatehouse-auth/core';
 import { actionForm, csrfField, devicesTable, when, type Messages } from '@gatehouse-auth/site-kit';
+import { foldVerdicts, type EventRow } from './events.js';
 
 /** What the console's page of one user shows. */
 export interface UserDetailView {
@@ -194,11 +195,11 @@ export function userDetail(v: UserDetailView): SafeHtml {
                 </tr>
               </thead>
               <tbody>
-                ${v.events.map(
+                ${foldVerdicts(v.events).map(
                   (e) =>
                     html`<tr>
                       <td>${when(e.at)}</td>
-                      <td><code>${e.type}</code>${e.count > 1 ? ` ×${e.count}` : ''}</td>
+                      <td><code>${e.type}</code>${e.count > 1 ? ` ×${e.count}` : ''}${verdictList(t, e)}</td>
                       <td>${e.method ?? '–'}</td>
                       <td>${e.clientId ?? '–'}</td>
                       <td>${[e.outcome, e.reason].filter(Boolean).join(': ') || '–'}</td>
@@ -210,6 +211,22 @@ export function userDetail(v: UserDetailView): SafeHtml {
           : html`<p class="empty">${t.t('console.user.no_events')}</p>`
       }
     </section>`;
+}
+
+/** The FDS rules' verdicts folded under an event: a disclosure, closed (no script needed). */
+function verdictList(t: Messages, e: EventRow): SafeHtml | string {
+  if (!e.verdicts.length) return '';
+  return html`<details class="verdicts">
+    <summary>${t.t('console.user.fds_verdicts', { count: e.verdicts.length })}</summary>
+    <ul>
+      ${e.verdicts.map(
+        (v) =>
+          html`<li>
+            <code>${String(v.data.rule ?? '?')}</code> ${v.outcome ?? '–'}${v.reason ? `: ${v.reason}` : ''}
+          </li>`,
+      )}
+    </ul>
+  </details>`;
 }
 
 export function statusBadge(t: Messages, status: UserRecord['status']) {
