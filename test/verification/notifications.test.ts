@@ -126,6 +126,26 @@ describe('security notices to users', function () {
       expect(notices[0]!.text).to.match(/was blocked by our security checks/);
     });
 
+    it('in the language of the sign-in (issue 29): a German browser gets the German notice', async () => {
+      const user = await passwordUser(v, 'deutsch');
+      await enrolTotp(v, user.id);
+      const requestId = await atStageTwo(v, user);
+      (await scriptedVerdict()).next = { action: 'deny', reason: 'impossible_travel' };
+      const res = await v.http
+        .post('/verification-srv/authentication/TOTP/initiation')
+        .set('Accept-Language', 'de-DE,de;q=0.9')
+        .send({ request_id: requestId, usage_type: 'MULTIFACTOR_AUTHENTICATION', sub: user.id });
+      expectError(res, 403, 'FDS_BLOCKED');
+      await settled(v);
+      const [notice] = (await sentMessages()).filter(
+        (m) => m.to === user.email && /Anmeldewarnung/.test(m.subject ?? ''),
+      );
+      expect(notice, 'a German notice').to.not.equal(undefined);
+      expect(notice!.subject).to.equal('Anmeldewarnung: eine Anmeldung bei Ihrem Konto wurde blockiert');
+      expect(notice!.text).to.match(/wurde von unseren Sicherheitsprüfungen blockiert/);
+      expect((notice as { locale?: string }).locale).to.equal('de');
+    });
+
     it('an FDS step-up: the sign-in goes on, and the user is told it needed an extra check', async () => {
       const user = await passwordUser(v, 'stepup');
       const requestId = await v.flow();
