@@ -15,6 +15,7 @@ import {
 } from '../oauth/demo-server.js';
 import { call } from '../devices/support.js';
 import { Browser, loginRequestId } from '../oauth/support.js';
+import { heavyWorkLoad } from '../../core/dist/services.js';
 
 /** A pino destination that keeps every entry at warn or above. */
 function capturedLogs() {
@@ -67,7 +68,16 @@ describe('shutdown drains password verifications before closing the database (is
         () => 'cut' as const,
       ),
     );
+    let answered = 0;
+    for (const outcome of outcomes) void outcome.then(() => (answered += 1));
     await Promise.race(outcomes);
+    // "Accepted" means the server has every request: answered, hashing or queued for hashing. On a
+    // busy machine the last connections may still be opening when the first answer arrives.
+    for (let waited = 0; waited < 5000; waited += 10) {
+      const { running, waiting } = heavyWorkLoad();
+      if (answered + running + waiting >= ids.length) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     const shutdown = server.close();
     const answers = await Promise.all(outcomes);
     await shutdown;
