@@ -3,7 +3,7 @@ import { siteCatalogs } from '@gatehouse-auth/site-kit';
 import { consolePages } from './console.js';
 
 export { adminCheck } from './console.js';
-export { appsBody, pluginsBody, type OverviewDeps } from './overview.js';
+export { pluginsBody, type OverviewDeps } from './overview.js';
 
 /** The console's app and where it lives. */
 export const CONSOLE_CLIENT_ID = 'gatehouse-console';

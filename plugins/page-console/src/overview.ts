@@ -1,7 +1,6 @@
 import {
   html,
   type DependencyState,
-  type OAuthClient,
   type PluginApi,
   type SafeHtml,
   type ServerOverview,
@@ -19,39 +18,6 @@ type Logger = PluginApi['logger'];
 
 /** Events the health page counts per method and channel, over this window. */
 const HEALTH_WINDOW_MS = 24 * 3600 * 1000;
-
-/** The console's apps page: every registered client, the built-in ones included. */
-export function appsBody(t: Messages, apps: OAuthClient[]): SafeHtml {
-  return html`<section class="panel">
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">${t.t('console.col.client_id')}</th>
-          <th scope="col">${t.t('console.col.name')}</th>
-          <th scope="col">${t.t('console.col.client_type')}</th>
-          <th scope="col">${t.t('console.col.grants')}</th>
-          <th scope="col">${t.t('console.col.stages')}</th>
-          <th scope="col">${t.t('console.col.redirects')}</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${apps.map(
-          (a) =>
-            html`<tr>
-              <th scope="row"><code>${a.clientId}</code></th>
-              <td>${a.name}</td>
-              <td>
-                ${a.isPublic ? t.t('console.apps.public') : t.t('console.apps.confidential', { auth: a.authMethod })}
-              </td>
-              <td>${a.grantTypes.join(', ')}</td>
-              <td>${a.loginStages.map((s) => s.join(' | ')).join(' → ') || '–'}</td>
-              <td>${a.redirectUris.map((u) => html`<div><code>${u}</code></div>`)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </section>`;
-}
 
 /**
  * The console's plugins and health page: whether the database answers (and how fast), whether
