@@ -22,6 +22,8 @@ export class Browser {
   async request(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     if (this.cookies.size) headers.set('Cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    // A browser sends Origin with every POST; /login/continue refuses a form without it.
+    if (init.method && init.method !== 'GET') headers.set('Origin', new URL(this.base).origin);
     const res = await fetch(new URL(path, this.base), { ...init, headers, redirect: 'manual' });
     for (const line of res.headers.getSetCookie()) {
       const pair = line.split(';')[0]!;
