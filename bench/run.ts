@@ -214,14 +214,40 @@ function processCpuMs(pid: number | undefined): number | null {
   }
 }
 
+/**
+ * The server's peak resident memory (VmHWM) since `resetPeakRss`, in MiB; null off Linux. Writing
+ * 5 to clear_refs resets the high-water mark to the current RSS (Linux ≥ 4.0), so each timed run
+ * reports its own peak, not the process's lifetime one.
+ */
+function resetPeakRss(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // not Linux, or not ours to reset: the peak is then the process's lifetime peak
+  }
+}
+function peakRssMiB(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const kib = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib ? Number(kib) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
 async function timed(url: string, run: () => Promise<LoadSummary>): Promise<LoadSummary> {
   const startUs = monotonicUs();
   const cpuBefore = processCpuMs(currentPid);
+  resetPeakRss(currentPid);
   const result = await run();
   timedRuns.push({ url, label: currentLabel, startUs, endUs: monotonicUs() });
   const cpuAfter = processCpuMs(currentPid);
   if (cpuBefore !== null && cpuAfter !== null && result.requests > 0)
     result.cpuUsPerRequest = ((cpuAfter - cpuBefore) * 1000) / result.requests;
+  const peak = peakRssMiB(currentPid);
+  if (peak !== null) result.peakRssMiB = peak;
   return result;
 }
 
@@ -321,6 +347,11 @@ async function inRounds(
       `server CPU per request (all its threads): gatehouse ${mean(gCpu).toFixed(0)} µs, peer ${mean(pCpu).toFixed(0)} µs: ${(mean(pCpu) / mean(gCpu)).toFixed(2)}× less`,
     );
   }
+  const peak = (list: LoadSummary[]) => Math.max(0, ...list.map((x) => x.peakRssMiB ?? 0));
+  if (peak(results.gatehouse) > 0) {
+    const peer = peak(results.peer) > 0 ? `, peer ${peak(results.peer).toFixed(0)} MiB` : '';
+    r.notes.push(`peak RSS during the runs: gatehouse ${peak(results.gatehouse).toFixed(0)} MiB${peer}`);
+  }
   const pairs = results.gatehouse.map((g, i) => [g, results.peer[i]] as const).filter(([, p]) => p && p.rps > 0);
   if (pairs.length > 1) {
     const ratios = pairs.map(([g, p]) => g.rps / p!.rps);
@@ -404,6 +435,7 @@ async function loginsScenario(gatehouse: ServerChild) {
       r.notes.push(
         `gatehouse: server CPU ${(summary.cpuUsPerRequest / 1000).toFixed(1)} ms per login attempt (all threads)`,
       );
+    if (summary.peakRssMiB !== undefined) r.notes.push(`gatehouse: peak RSS ${summary.peakRssMiB.toFixed(0)} MiB`);
     return summary;
   });
 }

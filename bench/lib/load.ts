@@ -20,6 +20,8 @@ export interface LoadSummary {
   connections: number;
   /** The server's CPU time (all its threads) per request over the run, when the bench could read it. */
   cpuUsPerRequest?: number;
+  /** The server's peak resident memory during the run, MiB (Linux). */
+  peakRssMiB?: number;
 }
 
 export interface LoadOptions extends Omit<Options, 'duration' | 'amount'> {
