@@ -1,3 +1,4 @@
+import { Locales } from '../i18n/locales.js';
 import type { Messages } from '../i18n/messages.js';
 import { FORM_POST_JS, LOGIN_CSS, PASSWORD_REVEAL_JS } from './assets.js';
 import { html, type SafeHtml } from './html.js';
@@ -39,6 +40,16 @@ export function layout(
     </html> `.value;
 }
 
+let builtin: Locales | null = null;
+
+/**
+ * The reveal button's words: the page's catalog's (the core's on its own pages, a deployment's
+ * `messages_dir` included), else, on a plugin's page, the core's built-in ones in its language.
+ */
+function revealText(t: Messages, key: string): string {
+  return t.or(key, (builtin ??= Locales.load(undefined)).messages(t.locale).t(key));
+}
+
 /**
  * Since plugin API 1.3: the script that puts a Show / Hide button beside each password field of
  * `body` (nothing when it has none), with its texts in the page's language. `layout` adds it
@@ -47,11 +58,10 @@ export function layout(
  */
 export function passwordReveal(page: PageContext, body: SafeHtml): SafeHtml | '' {
   if (!body.value.includes('type="password"')) return '';
-  const t = page.t;
   return html`<script
     src="${page.base}/login/assets/password-reveal.js?v=${PASSWORD_REVEAL_JS.version}"
-    data-show="${t.t('password.show')}"
-    data-hide="${t.t('password.hide')}"
+    data-show="${revealText(page.t, 'password.show')}"
+    data-hide="${revealText(page.t, 'password.hide')}"
     defer
   ></script>`;
 }
