@@ -766,6 +766,25 @@ describe('hosted login page (Chromium)', function () {
     expect(await resend.isDisabled()).to.equal(true);
     expect(before.sent.length).to.equal(count + 1);
 
+    // Reloaded, the page knows no wait: the server refuses (429 RESEND_TOO_SOON) and names the
+    // seconds left, which the page says and counts down.
+    await page.reload();
+    const [refused] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/SMS/initiation')),
+      page.getByRole('button', { name: 'Send code' }).click(),
+    ]);
+    expect(refused.status()).to.equal(429);
+    const wait = Number(refused.headers()['retry-after']);
+    expect(wait).to.be.within(1, RESEND_SECONDS);
+    await page.locator('#gh-message.error').waitFor();
+    expect(await text('#gh-message')).to.match(/^A new code was sent moments ago\. Try again in [12] seconds?\.$/);
+    await page.locator('#gh-send:disabled', { hasText: /^Send a new code in [12] s$/ }).waitFor();
+    expect(before.sent.length).to.equal(count + 1);
+    await page.locator('#gh-send:enabled', { hasText: 'Send code' }).waitFor({ timeout: 5_000 });
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.locator('#gh-message.info').waitFor();
+    expect(before.sent.length).to.equal(count + 2);
+
     const { sent } = (await import(CAPTURE_CHANNEL)) as { sent: { to: string; text: string }[] };
     const right = /\b(\d{6})\b/.exec(sent.filter((m) => m.to === PHONE).at(-1)!.text)![1]!;
     await code.fill(right === '000000' ? '111111' : '000000');
