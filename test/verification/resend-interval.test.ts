@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { FakeClock } from '@gatehouse-auth/testing';
 import { startVerificationApp, type VerificationApp } from './support.js';
-import { atStageTwo, dataOf, enrolTotp, expectError, passwordUser } from './steps.js';
+import { atStageTwo, dataOf, enrolBackupCodes, expectError, passwordUser } from './steps.js';
 
 describe('verification: the resend interval of code methods (issue 29)', () => {
   const clock = new FakeClock(new Date());
@@ -26,7 +26,7 @@ describe('verification: the resend interval of code methods (issue 29)', () => {
 
   it('a second SMS within 30 s is refused with the seconds left; after them it is sent', async () => {
     const user = await passwordUser(v, 'resend');
-    await enrolTotp(v, user.id);
+    await enrolBackupCodes(v, user.id);
     const requestId = await atStageTwo(v, user);
     const first = await initiate('SMS', requestId, { sub: user.id });
     expect(dataOf(first)).to.include({ resend_after: 30 });
@@ -37,7 +37,7 @@ describe('verification: the resend interval of code methods (issue 29)', () => {
     expect(soon.headers['retry-after']).to.equal('18');
     // Another method of the stage has its own interval; a method that sends nothing has none.
     expect(dataOf(await initiate('IVR', requestId, { sub: user.id }))).to.include({ resend_after: 30 });
-    expect(dataOf(await initiate('TOTP', requestId, { sub: user.id }))).to.not.have.property('resend_after');
+    expect(dataOf(await initiate('BACKUPCODE', requestId, { sub: user.id }))).to.not.have.property('resend_after');
     clock.advance(18);
     expect(dataOf(await initiate('SMS', requestId, { sub: user.id }))).to.include({ resend_after: 30 });
   });
