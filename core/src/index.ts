@@ -26,7 +26,7 @@ export { verificationError, type VerificationErrorCode } from './verification/er
 export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
 export { html, type SafeHtml } from './login/html.js';
 // Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
-export { layout as pageLayout, renderErrorPage, type PageContext } from './login/layout.js';
+export { layout as pageLayout, passwordReveal, renderErrorPage, type PageContext } from './login/layout.js';
 export { readCookie } from './http/cookies.js';
 export { pickLocale } from './i18n/negotiate.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).

@@ -39,6 +39,8 @@ const NOT_JSON: Record<string, string> = {
   'get /login/offer': 'HTML page offering a method after the login',
   'post /login/offer/done': 'form post answered with a redirect',
   'get /login/assets/enroll.js': 'static script',
+  'get /login/assets/resend.js': 'static script',
+  'get /login/assets/password-reveal.js': 'static script',
   'get /login/enroll': 'HTML page: a method to set up during a login',
   'post /login/enroll/start': 'form post answered with an HTML page',
   'post /login/enroll/verify': 'form post answered with a redirect or the page again',

@@ -9,8 +9,11 @@ import { call, startDemoServer, type DemoServer } from '../devices/support.js';
 import { Browser, completeStage, locationOf, loginRequestId } from '../oauth/support.js';
 
 const ALICE_EMAIL = 'alice@example.test';
-/** The fields of a first-stage link initiation's answer, for a real address and an unknown one alike. */
-const FIRST_STAGE_LINK_ANSWER = ['exchange_id', 'link_number', 'status_id'];
+/**
+ * The fields of a first-stage link initiation's answer, for a real address and an unknown one
+ * alike (`resend_after`: the demo config's resend interval, issue 29).
+ */
+const FIRST_STAGE_LINK_ANSWER = ['exchange_id', 'link_number', 'resend_after', 'status_id'];
 /** The browser that starts the login: Firefox on Windows. */
 const FIREFOX_WINDOWS = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0';
 

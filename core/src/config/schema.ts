@@ -319,6 +319,11 @@ const verificationSchema = z.strictObject({
   max_attempts: z.number().int().positive().default(5),
   /** Initiations (each a new exchange: resends included) one login flow may make. */
   max_initiations_per_flow: z.number().int().positive().default(20),
+  /**
+   * Seconds before a method that sends (a code by text, email or call) may send again in the
+   * same stage of a login; the initiation answers `resend_after`. 0: no interval.
+   */
+  resend_interval_seconds: z.number().int().min(0).max(600).default(0),
   /** Lifetime of an AUTHENTICATED status_id, in seconds, to continue the login. */
   status_ttl: z.number().int().positive().default(120),
   /** Lifetime of a login flow (request_id), in seconds. */

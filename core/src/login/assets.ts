@@ -28,6 +28,9 @@ export const FAVICON: Asset = asset('favicon.svg', 'image/svg+xml; charset=utf-8
 /** Submits the form of a form_post response (OAuth 2.0 Form Post Response Mode) without inline script. */
 export const FORM_POST_JS: Asset = asset('form-post.js', 'text/javascript; charset=utf-8');
 
+/** Since 1.3: the Show / Hide button beside each password field of a hosted page (layout.ts). */
+export const PASSWORD_REVEAL_JS: Asset = asset('password-reveal.js', 'text/javascript; charset=utf-8');
+
 function sendAsset(res: Response, asset: Asset): void {
   res.set({
     'Content-Type': asset.contentType,
@@ -37,11 +40,12 @@ function sendAsset(res: Response, asset: Asset): void {
   res.send(asset.body);
 }
 
-/** `/login/assets/login.css`, `/login/assets/form-post.js`, and the icon at `/favicon.ico`. */
+/** `/login/assets/login.css`, the scripts under `/login/assets/`, and the icon at `/favicon.ico`. */
 export function assetRoutes(): Router {
   const router = express.Router();
   router.get('/favicon.ico', (_req, res) => sendAsset(res, FAVICON));
   router.get('/login/assets/login.css', (_req, res) => sendAsset(res, LOGIN_CSS));
   router.get('/login/assets/form-post.js', (_req, res) => sendAsset(res, FORM_POST_JS));
+  router.get('/login/assets/password-reveal.js', (_req, res) => sendAsset(res, PASSWORD_REVEAL_JS));
   return router;
 }

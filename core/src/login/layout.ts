@@ -1,5 +1,6 @@
+import { Locales } from '../i18n/locales.js';
 import type { Messages } from '../i18n/messages.js';
-import { FORM_POST_JS, LOGIN_CSS } from './assets.js';
+import { FORM_POST_JS, LOGIN_CSS, PASSWORD_REVEAL_JS } from './assets.js';
 import { html, type SafeHtml } from './html.js';
 
 /** What every page is rendered with: the issuer's path and the messages of the page's locale. */
@@ -31,12 +32,38 @@ export function layout(
         <title>${title}</title>
         <link rel="stylesheet" href="${base}/login/assets/login.css?v=${LOGIN_CSS.version}" />
         ${script === 'form-post' ? html`<script src="${base}/login/assets/form-post.js?v=${FORM_POST_JS.version}" defer></script>` : ''}
-        ${head}
+        ${passwordReveal(page, body)} ${head}
       </head>
       <body>
         ${body}
       </body>
     </html> `.value;
+}
+
+let builtin: Locales | null = null;
+
+/**
+ * The reveal button's words: the page's catalog's (the core's on its own pages, a deployment's
+ * `messages_dir` included), else, on a plugin's page, the core's built-in ones in its language.
+ */
+function revealText(t: Messages, key: string): string {
+  return t.or(key, (builtin ??= Locales.load(undefined)).messages(t.locale).t(key));
+}
+
+/**
+ * Since plugin API 1.3: the script that puts a Show / Hide button beside each password field of
+ * `body` (nothing when it has none), with its texts in the page's language. `layout` adds it
+ * before a page's own scripts; a page with a skeleton of its own (the site kit's) adds it to
+ * its head. Same origin: allowed by `script-src 'self'`.
+ */
+export function passwordReveal(page: PageContext, body: SafeHtml): SafeHtml | '' {
+  if (!body.value.includes('type="password"')) return '';
+  return html`<script
+    src="${page.base}/login/assets/password-reveal.js?v=${PASSWORD_REVEAL_JS.version}"
+    data-show="${revealText(page.t, 'password.show')}"
+    data-hide="${revealText(page.t, 'password.hide')}"
+    defer
+  ></script>`;
 }
 
 /**

@@ -204,6 +204,10 @@ export function verificationApi(methods: readonly AuthMethod[]) {
               description:
                 'processingType LINK: the two-digit number the page opened from the link shows; the waiting screen shows it too, to compare',
             }),
+            resend_after: z.number().int().optional().meta({
+              description:
+                'a method that sends (SMS, EMAIL, IVR) with verification.resend_interval_seconds set: seconds before it may send again in this stage (sooner: 429 RESEND_TOO_SOON)',
+            }),
           })
           .loose(),
       },
@@ -214,6 +218,7 @@ export function verificationApi(methods: readonly AuthMethod[]) {
         'INVALID_FIELD',
         ...FLOW,
         'TOO_MANY_INITIATIONS',
+        'RESEND_TOO_SOON',
         'SINGLE_FACTOR_NOT_ALLOWED',
         'FDS_BLOCKED',
         'USER_DISABLED',

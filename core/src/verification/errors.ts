@@ -10,6 +10,7 @@ export const VERIFICATION_ERRORS = {
   EXCHANGE_EXPIRED: [410, 'the exchange_id has expired; initiate the method again'],
   TOO_MANY_ATTEMPTS: [429, 'too many wrong attempts; start the sign-in again from the app'],
   TOO_MANY_INITIATIONS: [429, 'this sign-in has started too many verifications; start again from the app'],
+  RESEND_TOO_SOON: [429, 'a new code was sent moments ago; send another after retry_after seconds'],
   WRONG_FLOW_STAGE: [400, 'the exchange_id belongs to a different stage of the login flow'],
   SINGLE_FACTOR_NOT_ALLOWED: [400, 'single_factor_auth is only accepted for single-factor methods (FACE)'],
   FIELD_MISSING: [400, 'a required field is missing'],

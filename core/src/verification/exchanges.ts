@@ -128,6 +128,17 @@ export class ExchangeStore {
     return toExchange(created!);
   }
 
+  /** When the flow's stage last initiated this method (ms), or null: the resend interval counts from it. */
+  async lastCreatedAt(flowId: string, stage: number, method: string): Promise<number | null> {
+    const row = await this.sql.one<{ last: number | string | null }>(
+      // An initiation that sent nothing (a refused or failed send) starts no interval.
+      `SELECT MAX(created_at) AS last FROM exchanges WHERE flow_id = :flowId AND stage = :stage AND method = :method
+         AND (revoked_reason IS NULL OR revoked_reason <> 'initiation_failed')`,
+      { flowId, stage, method },
+    );
+    return row?.last === null || row?.last === undefined ? null : Number(row.last);
+  }
+
   async find(id: string): Promise<Exchange | null> {
     const row = await this.sql.one<ExchangeRow>('SELECT * FROM exchanges WHERE id = :key', { key: sha256(id) });
     return row ? toExchange(row) : null;

@@ -219,6 +219,7 @@ export class VerificationService {
     if (usage !== undefined && !USAGE_TYPES.includes(usage)) {
       throw verificationError('INVALID_FIELD', `usage_type must be one of ${USAGE_TYPES.join(', ')}`);
     }
+    await this.checkResendInterval(flow, method);
     // Every initiation writes an exchange and a status: a flow gets a bounded number of them.
     if (!(await this.deps.flows.reserveInitiation(flow.id, this.deps.config.verification.max_initiations_per_flow))) {
       throw verificationError('TOO_MANY_INITIATIONS');
@@ -243,10 +244,34 @@ export class VerificationService {
       link,
       ...(link ? { linkFacts: newLinkFacts(request, now) } : {}),
     };
-    if (flow.userId) return this.initiateKnown(fields, facts);
-    // A passkey names its user: at the first stage any identifier typed is not needed.
-    if (method.discoverable) return this.initiateDiscoverable(facts);
-    return this.initiateFirstStage(fields, facts);
+    const answer = flow.userId
+      ? await this.initiateKnown(fields, facts)
+      : // A passkey names its user: at the first stage any identifier typed is not needed.
+        method.discoverable
+        ? await this.initiateDiscoverable(facts)
+        : await this.initiateFirstStage(fields, facts);
+    const interval = this.resendInterval(method);
+    return interval ? { ...answer, resend_after: interval } : answer;
+  }
+
+  /** Seconds between two sends of a method that sends (a code) in one stage; 0: no interval. */
+  private resendInterval(method: AuthMethod): number {
+    return method.page?.sends ? this.deps.config.verification.resend_interval_seconds : 0;
+  }
+
+  /**
+   * A method that sends sends again in the same stage only after the interval (RESEND_TOO_SOON
+   * with the wait). It counts by the flow, not the user: real and unknown identifiers alike.
+   */
+  private async checkResendInterval(flow: LoginFlow, method: AuthMethod): Promise<void> {
+    const interval = this.resendInterval(method);
+    if (!interval) return;
+    const last = await this.deps.exchanges.lastCreatedAt(flow.id, flow.stage, method.id);
+    const wait = last === null ? 0 : Math.ceil((last + interval * 1000 - this.deps.clock.now().getTime()) / 1000);
+    if (wait <= 0) return;
+    const err = verificationError('RESEND_TOO_SOON', undefined, { retry_after: wait });
+    err.headers = () => ({ 'Retry-After': String(wait) });
+    throw err;
   }
 
   /** `processingType` (cidaas): CODE, the default, or LINK for a method that can send one. */

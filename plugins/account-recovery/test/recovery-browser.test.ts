@@ -7,6 +7,7 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { requireChromium } from '../../../test/support/chromium.js';
+import { expectRevealButtons } from '../../../test/support/password-reveal.js';
 import { openSiteBrowser, type SiteBrowser } from '../../../test/browser/site-support.js';
 import {
   authorizePath,
@@ -36,6 +37,8 @@ const EN = {
   password: 'New password',
   passwordAgain: 'New password again',
   save: 'Save password',
+  show: 'Show',
+  hide: 'Hide',
   done: 'Your password was changed',
   signIn: 'Sign in',
   loginIdentifier: 'Username, email or phone',
@@ -53,6 +56,8 @@ const DE: Labels = {
   password: 'Neues Passwort',
   passwordAgain: 'Neues Passwort wiederholen',
   save: 'Passwort speichern',
+  show: 'Anzeigen',
+  hide: 'Verbergen',
   done: 'Ihr Passwort wurde geändert',
   signIn: 'Anmelden',
   loginIdentifier: 'Benutzername, E-Mail-Adresse oder Telefonnummer',
@@ -108,6 +113,7 @@ describe('account recovery (Chromium)', function () {
   async function chooseNewPassword(shots: string, L: Labels = EN): Promise<void> {
     await page.waitForURL(/\/recovery\/password$/);
     await browser!.shot(`${shots}-4-password`);
+    expect(await expectRevealButtons(page, L.show, L.hide)).to.equal(2);
     await page.getByLabel(L.password, { exact: true }).fill(NEW_PASSWORD);
     await page.getByLabel(L.passwordAgain).fill(NEW_PASSWORD);
     await page.getByRole('button', { name: L.save }).click();

@@ -14,6 +14,7 @@ import * as oauth from 'oauth4webapi';
 import { generate } from 'otplib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { openChromium, requireChromium, type Chromium } from '../../../test/support/chromium.js';
+import { expectRevealButtons } from '../../../test/support/password-reveal.js';
 import { freePort } from '../../../test/oauth/support.js';
 import {
   buildApp,
@@ -130,6 +131,7 @@ describe('invitations (Chromium)', function () {
     expect(page.url()).not.to.contain(token);
     expect(requests.filter((r) => r.split('token=')[0]!.includes(token))).to.deep.equal([]);
 
+    expect(await expectRevealButtons(page, 'Show', 'Hide')).to.equal(2);
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByLabel('Password again').fill(PASSWORD);
     await page.getByRole('button', { name: 'Set the password' }).click();
@@ -191,6 +193,7 @@ describe('invitations (Chromium)', function () {
     try {
       await page.goto(link);
       await page.getByRole('heading', { name: 'Wählen Sie Ihr Passwort' }).waitFor();
+      expect(await expectRevealButtons(page, 'Anzeigen', 'Verbergen')).to.equal(2);
       await page.getByLabel('Passwort', { exact: true }).fill(PASSWORD);
       await page.getByLabel('Passwort wiederholen').fill(`${PASSWORD}x`);
       await page.getByRole('button', { name: 'Passwort festlegen' }).click();

@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { requireChromium } from '../../../test/support/chromium.js';
+import { expectRevealButtons } from '../../../test/support/password-reveal.js';
 import { startConsoleServer, userWithTotp } from '../../../test/oauth/console-support.js';
 import {
   ADMIN_TOKEN,
@@ -100,6 +101,15 @@ describe('account page (Chromium)', function () {
     expect(await page.locator('#gh-sessions + table').innerText()).to.contain('this browser');
     expect(await watch.problems()).to.deep.equal([]);
     await shot('01-account');
+  });
+
+  it('the change-password page has a Show / Hide button beside both fields (issue 29)', async () => {
+    await page.goto(server.url('/account/password'));
+    expect(await page.locator('h1').innerText()).to.equal('Change your password');
+    expect(await expectRevealButtons(page, 'Show', 'Hide')).to.equal(2);
+    expect(await watch.problems()).to.deep.equal([]);
+    await shot('01b-password');
+    await page.goto(server.url('/account'));
   });
 
   it('signs out everywhere else, by keyboard', async () => {

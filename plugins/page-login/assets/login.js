@@ -19,6 +19,7 @@
   const sub = root.dataset.sub || '';
   const api = (root.dataset.base || '') + '/verification-srv/authentication/';
   const t = window.GatehouseMessages.of(root);
+  const resend = window.GatehouseResend.of(send, t);
   // After these the exchange is spent: the next try starts a new one.
   const SPENT = ['TOO_MANY_ATTEMPTS', 'EXCHANGE_EXPIRED', 'EXCHANGE_USED', 'EXCHANGE_INVALID', 'WRONG_FLOW_STAGE'];
 
@@ -88,9 +89,7 @@
     form.querySelectorAll('section.method').forEach((s) => (s.hidden = s !== m.section));
     const waiting = Boolean(m.sends) && !exchange;
     m.section.querySelectorAll('[data-input]').forEach((row) => (row.hidden = waiting));
-    send.hidden = !m.sends;
-    send.textContent = exchange ? m.again : m.sends;
-    send.classList.toggle('primary', waiting);
+    resend.show(m, Boolean(exchange), waiting);
     submit.hidden = waiting;
   }
 
@@ -98,7 +97,7 @@
     busy = on;
     form.setAttribute('aria-busy', on ? 'true' : 'false');
     submit.disabled = on || finished;
-    send.disabled = on || finished;
+    resend.enable(!on && !finished);
   }
 
   function focusNext() {
@@ -121,6 +120,7 @@
       throw { code: 'NETWORK', error: t('js.network') };
     }
     const payload = await response.json().catch(() => null);
+    if (step === 'initiation') resend.heard(method, payload);
     if (payload && payload.success) return payload.data;
     throw (payload && payload.error) || { code: 'HTTP_' + response.status, error: t('js.failed') };
   }

@@ -37,7 +37,7 @@
         const count = Math.ceil(minutes ? wait / 60 : wait);
         notes.push(t(minutes ? 'js.retry_in_minutes' : 'js.retry_in_seconds', null, { count }));
       }
-      const yours = ['VERIFICATION_FAILED', 'FIELD_MISSING', 'INVALID_FIELD', 'NETWORK'];
+      const yours = ['VERIFICATION_FAILED', 'FIELD_MISSING', 'INVALID_FIELD', 'NETWORK', 'RESEND_TOO_SOON'];
       if (err && err.referenceNumber && !yours.includes(err.code)) {
         notes.push(t('js.reference', null, { id: err.referenceNumber }));
       }

@@ -27,6 +27,12 @@ function asset(file: string): Asset {
  */
 export const MESSAGES_JS: Asset = asset('messages.js');
 
+/**
+ * The login page's send button and the wait before a method may send a new code, as the server
+ * answered it (`resend_after`, or a 429 RESEND_TOO_SOON's `retry_after`); loaded before login.js.
+ */
+export const RESEND_JS: Asset = asset('resend.js');
+
 /** The browser script of the login page: vanilla JS, no dependencies, no build step. */
 export const LOGIN_JS: Asset = asset('login.js');
 

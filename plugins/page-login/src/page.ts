@@ -1,5 +1,5 @@
 import { html, pageLayout, type PageContext, type SafeHtml } from '@gatehouse-auth/core';
-import { LOGIN_JS, MESSAGES_JS, OFFER_JS } from './assets.js';
+import { LOGIN_JS, MESSAGES_JS, OFFER_JS, RESEND_JS } from './assets.js';
 import type { Messages, MethodView } from './methods.js';
 
 /** The messages the page scripts say themselves (a method module's are `method.<ID>.js.…`). */
@@ -37,7 +37,12 @@ export function layout(
 ): string {
   const base = page.base;
   const head = html`${script ? html`<script src="${base}/login/assets/messages.js?v=${MESSAGES_JS.version}" defer></script>` : ''}
-  ${script === 'login' ? html`<script src="${base}/login/assets/login.js?v=${LOGIN_JS.version}" defer></script>` : ''}
+  ${
+    script === 'login'
+      ? html`<script src="${base}/login/assets/resend.js?v=${RESEND_JS.version}" defer></script>
+          <script src="${base}/login/assets/login.js?v=${LOGIN_JS.version}" defer></script>`
+      : ''
+  }
   ${script === 'offer' ? html`<script src="${base}/login/assets/offer.js?v=${OFFER_JS.version}" defer></script>` : ''}
   ${modules.map((src) => html`<script type="module" src="${src}"></script>`)}`;
   return pageLayout(page, title, body, null, head);

@@ -8,7 +8,7 @@ import {
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { LOGIN_API, OFFER_PATH } from './api.js';
-import { ENROLL_JS, LOGIN_JS, MESSAGES_JS, OFFER_JS, type Asset } from './assets.js';
+import { ENROLL_JS, LOGIN_JS, MESSAGES_JS, OFFER_JS, RESEND_JS, type Asset } from './assets.js';
 import { methodView, offerView, type LoginPageLink, type RecoveryLinks } from './methods.js';
 import { PageModules } from './modules.js';
 import { renderLoginPage, renderOfferPage, renderProblemPage, type LoginView } from './page.js';
@@ -110,6 +110,7 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
   router.get('/assets/offer.js', (_req, res) => sendAsset(res, OFFER_JS));
   router.get('/assets/messages.js', (_req, res) => sendAsset(res, MESSAGES_JS));
   router.get('/assets/enroll.js', (_req, res) => sendAsset(res, ENROLL_JS));
+  router.get('/assets/resend.js', (_req, res) => sendAsset(res, RESEND_JS));
 
   setupPages({
     api,

@@ -13,6 +13,7 @@ import * as oauth from 'oauth4webapi';
 import { generate } from 'otplib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { openChromium, requireChromium, type Chromium } from '../../../test/support/chromium.js';
+import { expectRevealButtons } from '../../../test/support/password-reveal.js';
 import { freePort } from '../../../test/oauth/support.js';
 import {
   buildApp,
@@ -362,6 +363,7 @@ describe('enrollment at login and required actions (Chromium)', function () {
     expect(resume.status()).to.equal(303);
     expect(resume.headers().location).to.equal(`/login/required?request_id=${login.requestId}`);
 
+    expect(await expectRevealButtons(page, 'Show', 'Hide')).to.equal(2);
     await page.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
     await page.getByLabel('New password again').fill('something else entirely here');
     await page.getByRole('button', { name: 'Save and continue' }).click();

@@ -5,7 +5,8 @@
  * TOTP and lands on the client's redirect URI; the library checks the response, redeems the code,
  * validates the ID token (amr pwd + otp), calls userinfo and refreshes. Also: single sign-on and
  * prompt=login, the consent page (deny and allow), the page's security headers, the generic
- * message for a wrong password, SMS, the method choice, and error pages that never redirect.
+ * message for a wrong password, SMS (with the resend countdown), the method choice, the Show /
+ * Hide button of the password field, and error pages that never redirect.
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
@@ -48,6 +49,8 @@ const GENERIC = 'That did not work. Check and try again.';
 /** The generic message after the first wrong proof of an exchange (5 attempts by default). */
 const FIRST_WRONG = `${GENERIC} 4 attempts left.`;
 const TOTP_PERIOD = 30;
+/** The server's interval between two codes of a method in one stage (the page counts it down). */
+const RESEND_SECONDS = 2;
 const BASE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -321,6 +324,8 @@ describe('hosted login page (Chromium)', function () {
         log: { level: 'silent' },
         secrets: { encryption_key: KEY },
         admin: { token: ADMIN_TOKEN },
+        // Short, so the test sees the send button's countdown end (issue 29).
+        verification: { resend_interval_seconds: RESEND_SECONDS },
         plugins: [
           { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
           { name: '@gatehouse-auth/method-totp' },
@@ -442,6 +447,11 @@ describe('hosted login page (Chromium)', function () {
     expect(script.headers.get('cache-control')).to.equal('public, max-age=300');
     expect(script.headers.get('access-control-allow-origin')).to.equal(null);
     expect((await script.text()).split('\n').length).to.be.below(300);
+    for (const asset of ['resend.js', 'password-reveal.js']) {
+      const served = await fetch(`${issuer}/login/assets/${asset}`);
+      expect(served.status, asset).to.equal(200);
+      expect(served.headers.get('content-type')).to.equal('text/javascript; charset=utf-8');
+    }
     const style = await fetch(`${issuer}/login/assets/login.css`);
     expect(style.headers.get('content-type')).to.equal('text/css; charset=utf-8');
     expect(style.headers.get('cache-control')).to.equal('public, max-age=300');
@@ -460,6 +470,50 @@ describe('hosted login page (Chromium)', function () {
     expect(await focusedId()).to.equal('gh-PASSWORD-password');
     const flow = await gatehouse.container.cradle.flows.get(requestId);
     expect(flow).to.include({ stage: 0, status: 'active', userId: null });
+  });
+
+  it('the password field has a Show / Hide button: it toggles the type, aria-pressed and its label, by mouse and keyboard', async () => {
+    await openLogin();
+    const field = page.locator('#gh-PASSWORD-password');
+    const toggle = page.getByRole('button', { name: 'Show', exact: true });
+    expect(await toggle.getAttribute('type')).to.equal('button');
+    expect(await toggle.getAttribute('aria-controls')).to.equal('gh-PASSWORD-password');
+    expect(await toggle.getAttribute('aria-pressed')).to.equal('false');
+    expect(await toggle.getAttribute('name')).to.equal(null);
+    // The field keeps its name for people and password managers.
+    expect(await page.getByRole('textbox', { name: 'Password', exact: true }).count()).to.equal(1);
+
+    await field.fill(' two spaces around ');
+    await field.focus();
+    await toggle.click();
+    expect(await field.getAttribute('type')).to.equal('text');
+    const hide = page.getByRole('button', { name: 'Hide', exact: true });
+    expect(await hide.getAttribute('aria-pressed')).to.equal('true');
+    expect(await field.getAttribute('autocomplete')).to.equal('current-password');
+    expect(await focusedId(), 'a click leaves the focus in the field').to.equal('gh-PASSWORD-password');
+    expect(await field.inputValue()).to.equal(' two spaces around ');
+
+    // By keyboard: Tab from the field reaches the button; Space toggles it back.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.className')).to.equal('reveal-toggle');
+    await page.keyboard.press('Space');
+    expect(await field.getAttribute('type')).to.equal('password');
+    expect(await toggle.getAttribute('aria-pressed')).to.equal('false');
+    await page.keyboard.press('Enter');
+    expect(await field.getAttribute('type')).to.equal('text');
+
+    // Sent while shown: the field is a password again first, and the button is not sent.
+    await page.getByRole('textbox', { name: 'Username, email or phone' }).fill(alice.username);
+    const [sent] = await Promise.all([
+      page.waitForRequest((r) => r.url().endsWith('/PASSWORD/verification')),
+      page.getByRole('button', { name: 'Continue' }).click(),
+    ]);
+    expect(await field.getAttribute('type')).to.equal('password');
+    expect(await toggle.innerText()).to.equal('Show');
+    const body = JSON.parse(sent.postData() ?? '{}') as Record<string, string>;
+    expect(body.password, 'read untrimmed, as a password').to.equal(' two spaces around ');
+    expect(Object.keys(body).sort()).to.deep.equal(['exchange_id', 'password']);
+    await page.locator('#gh-message.error').waitFor();
   });
 
   it('after EXCHANGE_EXPIRED it says so in the page’s words (not the API’s) and initiates again on the next try', async () => {
@@ -685,12 +739,51 @@ describe('hosted login page (Chromium)', function () {
     expect(await page.locator('#gh-identifier').count()).to.equal(0);
     const code = page.getByRole('textbox', { name: 'Code from the text message' });
     expect(await code.count()).to.equal(0);
-    await page.getByRole('button', { name: 'Send code' }).click();
+    const [initiated] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/SMS/initiation')),
+      page.getByRole('button', { name: 'Send code' }).click(),
+    ]);
+    const sentAt = Date.now();
+    // The server says when it sends again; the page counts that down, disabled, then enables.
+    expect(((await initiated.json()) as { data: Record<string, unknown> }).data).to.include({
+      resend_after: RESEND_SECONDS,
+    });
     await page.locator('#gh-message.info').waitFor();
     expect(await text('#gh-message')).to.equal('We sent a code to +1******0000.');
     expect(await focusedId()).to.equal('gh-SMS-pass_code');
     expect(await code.getAttribute('inputmode')).to.equal('numeric');
-    expect(await page.getByRole('button', { name: 'Send a new code' }).count()).to.equal(1);
+    const resend = page.locator('#gh-send');
+    expect(await resend.isDisabled()).to.equal(true);
+    expect(await resend.innerText()).to.match(/^Send a new code in [12] s$/);
+    await page.locator('#gh-send:enabled').waitFor({ timeout: 5_000 });
+    expect(Date.now() - sentAt).to.be.at.least(RESEND_SECONDS * 1000 - 300);
+    expect(await resend.innerText()).to.equal('Send a new code');
+    // Sent again: a new code, and a new countdown.
+    const before = (await import(CAPTURE_CHANNEL)) as { sent: unknown[] };
+    const count = before.sent.length;
+    await page.getByRole('button', { name: 'Send a new code' }).click();
+    await page.locator('#gh-send:disabled', { hasText: /^Send a new code in [12] s$/ }).waitFor();
+    expect(await resend.isDisabled()).to.equal(true);
+    expect(before.sent.length).to.equal(count + 1);
+
+    // Reloaded, the page knows no wait: the server refuses (429 RESEND_TOO_SOON) and names the
+    // seconds left, which the page says and counts down.
+    await page.reload();
+    const [refused] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/SMS/initiation')),
+      page.getByRole('button', { name: 'Send code' }).click(),
+    ]);
+    expect(refused.status()).to.equal(429);
+    const wait = Number(refused.headers()['retry-after']);
+    expect(wait).to.be.within(1, RESEND_SECONDS);
+    await page.locator('#gh-message.error').waitFor();
+    expect(await text('#gh-message')).to.match(/^A new code was sent moments ago\. Try again in [12] seconds?\.$/);
+    await page.locator('#gh-send:disabled', { hasText: /^Send a new code in [12] s$/ }).waitFor();
+    expect(before.sent.length).to.equal(count + 1);
+    await page.locator('#gh-send:enabled', { hasText: 'Send code' }).waitFor({ timeout: 5_000 });
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.locator('#gh-message.info').waitFor();
+    expect(before.sent.length).to.equal(count + 2);
 
     const { sent } = (await import(CAPTURE_CHANNEL)) as { sent: { to: string; text: string }[] };
     const right = /\b(\d{6})\b/.exec(sent.filter((m) => m.to === PHONE).at(-1)!.text)![1]!;

@@ -3,7 +3,8 @@
  * config behind it. What the user sees is German — the title, the methods the plugins describe
  * in English, the messages login.js says (an empty field, a wrong password), the second stage
  * and the passkey offer after it — the `login_hint` fills the field in, and the page's CSP
- * (no inline script) reports no violation while the scripts read their messages.
+ * (no inline script) reports no violation while the scripts read their messages. Also German:
+ * the password field's Show / Hide button and the SMS send button's countdown (issue 29).
  */
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -98,6 +99,19 @@ describe('a German login page (Chromium, issue 13)', function () {
     await page.getByRole('button', { name: 'Weiter' }).click();
     expect(await message().innerText()).to.equal('Bitte geben Sie „Passwort“ ein.');
 
+    // The password field's Show / Hide button, in German (issue 29).
+    const field = page.locator('#gh-PASSWORD-password');
+    const show = page.getByRole('button', { name: 'Anzeigen', exact: true });
+    expect(await show.getAttribute('aria-pressed')).to.equal('false');
+    expect(await show.getAttribute('aria-controls')).to.equal('gh-PASSWORD-password');
+    await show.click();
+    expect(await field.getAttribute('type')).to.equal('text');
+    const hide = page.getByRole('button', { name: 'Verbergen', exact: true });
+    expect(await hide.getAttribute('aria-pressed')).to.equal('true');
+    await hide.click();
+    expect(await field.getAttribute('type')).to.equal('password');
+    expect(await show.getAttribute('aria-pressed')).to.equal('false');
+
     // A wrong password: the server says VERIFICATION_FAILED, the page its German generic message
     // and the attempts left (5 per attempt by default).
     await page.getByRole('textbox', { name: 'Passwort' }).fill('not the password');
@@ -118,6 +132,13 @@ describe('a German login page (Chromium, issue 13)', function () {
     for (const label of ['Authenticator-App', 'Backup-Code', 'SMS']) {
       expect(await page.getByRole('radio', { name: label }).count(), label).to.equal(1);
     }
+
+    // A code by SMS: the send button counts the demo's 30 s down in German, disabled (issue 29).
+    await page.getByRole('radio', { name: 'SMS' }).check();
+    await page.locator('#gh-send').click();
+    await page.locator('#gh-send:disabled', { hasText: /^Neuen Code in (30|29|28) s senden$/ }).waitFor();
+    await page.locator('#gh-message.info').waitFor();
+    await page.getByRole('radio', { name: 'Authenticator-App' }).check();
 
     expect(await cspViolations(), 'the second stage').to.deep.equal([]);
 

@@ -14,6 +14,7 @@ import * as oauth from 'oauth4webapi';
 import type { BrowserContext, Page } from 'playwright-core';
 import { buildApp, createLogger, listen, parseConfig, type Gatehouse, type RunningServer } from '@gatehouse-auth/core';
 import { openChromium, requireChromium, type Chromium } from '../../../test/support/chromium.js';
+import { expectRevealButtons } from '../../../test/support/password-reveal.js';
 import { watchPage } from '../../../test/browser/site-support.js';
 import { freePort } from '../../../test/oauth/support.js';
 
@@ -157,6 +158,9 @@ describe('registration (Chromium)', function () {
 
     await page.getByRole('textbox', { name: texts.email }).fill(email);
     await page.getByRole('textbox', { name: texts.given }).fill('Magnus');
+    // Both password fields have their Show / Hide button, in the page's language (issue 29).
+    const [show, hide] = uiLocales === 'de' ? ['Anzeigen', 'Verbergen'] : ['Show', 'Hide'];
+    expect(await expectRevealButtons(page, show, hide)).to.equal(2);
     await page.getByLabel(texts.password, { exact: true }).fill(PASSWORD);
     await page.getByLabel(texts.repeat, { exact: true }).fill(PASSWORD);
     await page.getByRole('checkbox').check();

@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { html, type DeviceListing, type SafeHtml, type WebApi } from '@gatehouse-auth/core';
+import { html, passwordReveal, type DeviceListing, type SafeHtml, type WebApi } from '@gatehouse-auth/core';
 
 /** The messages a page is written with (`web.messages(req)`). */
 export type Messages = ReturnType<WebApi['messages']>;
 
 /**
- * The style of the console and the account page. They have no script at all: every action is
- * a plain form, so they work by keyboard and under the login pages' CSP unchanged.
+ * The style of the console and the account page. Every action is a plain form, so they work by
+ * keyboard and under the login pages' CSP unchanged. A password field gets the core's Show / Hide
+ * button (`passwordReveal`, same origin), which the form does not need.
  */
 const CSS = readFileSync(new URL('../assets/site.css', import.meta.url), 'utf8');
 export const SITE_CSS = { body: CSS, version: createHash('sha256').update(CSS).digest('hex').slice(0, 16) };
@@ -103,6 +104,7 @@ export function sitePage(page: SitePage, title: string, body: SafeHtml): string 
         <meta name="robots" content="noindex" />
         <title>${title} – ${t.t(page.titleKey)}</title>
         <link rel="stylesheet" href="${base}${root}${CSS_PATH}?v=${SITE_CSS.version}" />
+        ${passwordReveal({ base, t }, body)}
       </head>
       <body>
         <a class="skip" href="#main">${t.t('site.skip')}</a>
