@@ -196,6 +196,20 @@ describe('FAPI 2.0 Security Profile (security_profile: fapi2)', function () {
         ),
       );
       expect(refreshed.token_type).to.equal('dpop');
+      // §5.3.2.1 (9): no rotation: the same refresh token serves again (a lost response is retried).
+      expect(refreshed.refresh_token).to.equal(undefined);
+      const again = await withNonce(async () =>
+        oauth.processRefreshTokenResponse(
+          as,
+          client,
+          await oauth.refreshTokenGrantRequest(as, client, auth(), tokens.refresh_token!, { DPoP: dpop, ...insecure }),
+        ),
+      );
+      expect(again.access_token).to.not.equal(refreshed.access_token);
+      // A refresh is a token request like any: without a proof it is refused.
+      const bare = await oauth.refreshTokenGrantRequest(as, client, auth(), tokens.refresh_token!, insecure);
+      expect(bare.status).to.equal(400);
+      expect(((await bare.json()) as { error: string }).error).to.equal('invalid_request');
       const sub = oauth.getValidatedIdTokenClaims(tokens)!.sub;
       const info = await withNonce(async () =>
         oauth.processUserInfoResponse(
