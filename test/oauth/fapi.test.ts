@@ -36,6 +36,8 @@ function fapiApp(jwks: JWK[], extra: Record<string, unknown> = {}): Record<strin
     grant_types: ['authorization_code', 'refresh_token'],
     scopes: ['openid', 'profile', 'offline_access'],
     login_stages: [['PASSWORD']],
+    // §5.4.1: PS256, ES256 or EdDSA (the ID token's default is RS256).
+    id_token_signed_response_alg: 'ES256',
     ...extra,
   };
 }
@@ -390,7 +392,7 @@ describe('FAPI 2.0 Security Profile (security_profile: fapi2)', function () {
       throw new Error('the config was accepted');
     }
 
-    it('refuses a public FAPI app, a secret, implicit, password, a long code and an http redirect URI', async function () {
+    it('refuses a public FAPI app, a secret, implicit, password, a long code, an http redirect URI and RS256 ID tokens', async function () {
       const publicApp = configProblems({
         client_id: 'p',
         security_profile: 'fapi2',
@@ -407,6 +409,9 @@ describe('FAPI 2.0 Security Profile (security_profile: fapi2)', function () {
       expect(publicApp).to.include('apps[0].grant_types[1]: password: FAPI 2.0 forbids this grant');
       expect(publicApp).to.include('apps[0].code_ttl: must be at most 60 seconds for a FAPI 2.0 app');
       expect(publicApp).to.include('apps[0].redirect_uris[0]: must be https for a FAPI 2.0 app');
+      expect(publicApp).to.include(
+        "apps[0].id_token_signed_response_alg: is RS256; a FAPI 2.0 app's tokens are signed PS256, ES256 or EdDSA",
+      );
       const secret = configProblems({
         client_id: 's',
         security_profile: 'fapi2',

@@ -12,7 +12,7 @@ export type SecurityProfile = (typeof SECURITY_PROFILES)[number];
 /** §5.3.2.1 (6), §5.3.3.4: client authentication by private_key_jwt or mutual TLS (RFC 8705). */
 export const FAPI2_AUTH_METHODS: readonly string[] = ['private_key_jwt', 'tls_client_auth'];
 
-/** §5.4.1: the JWS algorithms of client assertions (RSA keys of 2048 bits at least). */
+/** §5.4.1: the JWS algorithms, of client assertions and of what the server signs (RSA keys: 2048 bits at least). */
 export const FAPI2_SIGNING_ALGS = ['PS256', 'ES256', 'EdDSA'];
 
 /** §5.3.2.1 (11): authorization codes live 60 seconds at most. */
@@ -49,6 +49,8 @@ interface FapiAppFields {
   response_types: string[];
   redirect_uris: string[];
   code_ttl: number;
+  id_token_signed_response_alg: string;
+  access_token_signed_response_alg: string;
 }
 
 /** An app entry's breaches of FAPI 2.0, each with the key it is about: the config check refuses each. */
@@ -75,6 +77,11 @@ export function fapi2AppIssues(app: FapiAppFields): { path: (string | number)[];
       issues.push({ path: ['grant_types', i], message: `${grant}: FAPI 2.0 forbids this grant` });
     }
   });
+  for (const key of ['id_token_signed_response_alg', 'access_token_signed_response_alg'] as const) {
+    if (!FAPI2_SIGNING_ALGS.includes(app[key])) {
+      issues.push({ path: [key], message: `is ${app[key]}; a FAPI 2.0 app's tokens are signed PS256, ES256 or EdDSA` });
+    }
+  }
   if (app.code_ttl > FAPI2_MAX_CODE_TTL) {
     issues.push({ path: ['code_ttl'], message: `must be at most ${FAPI2_MAX_CODE_TTL} seconds for a FAPI 2.0 app` });
   }
