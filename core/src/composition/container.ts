@@ -166,7 +166,12 @@ export function createGatehouseContainer(
     ),
     clients: single(
       ({ config, appSettings, extensions }) =>
-        new ClientRegistry(config.apps, appSettings, extensions.prompts.values()),
+        new ClientRegistry(
+          config.apps,
+          appSettings,
+          extensions.prompts.values(),
+          config.oauth.jwks_uri_refetch_seconds * 1000,
+        ),
     ),
     appCheck: single(({ config, extensions }) =>
       appChecker(config, [], extensions, appComposition(config, extensions)),
@@ -223,6 +228,7 @@ export function createGatehouseContainer(
           events,
           history: events,
           clock,
+          issuer: config.issuer,
           audiences: assertionAudiences(config.issuer),
           blocks: clientBlocks,
         }),

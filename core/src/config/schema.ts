@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fapi2AppIssues, SECURITY_PROFILES } from '../oauth/fapi.js';
 import { SIGNING_ALGS } from '../oauth/jws.js';
 import { deadEndStage } from '../verification/stages.js';
 
@@ -233,6 +234,11 @@ export const appSchema = z
     /** Authorization code lifetime: "a few seconds" in the spec; RFC 6749 allows at most 10 minutes. */
     code_ttl: z.number().int().positive().max(600).default(30),
     /**
+     * A security profile the app is held to: `fapi2`, the FAPI 2.0 Security Profile (PAR, PKCE
+     * S256, sender-constrained tokens, private_key_jwt; decision 0053, docs/oauth.md).
+     */
+    security_profile: z.enum(SECURITY_PROFILES).optional(),
+    /**
      * Per-app options of methods, by method id (`methods: { SECURITYQUESTION: {...} }`), each
      * checked against the method's `appOptions` schema once plugins are loaded.
      */
@@ -309,6 +315,9 @@ export const appSchema = z
     });
     if (method === 'private_key_jwt' && !hasKeys) {
       ctx.addIssue({ code: 'custom', path: ['jwks'], message: '(or jwks_uri) is required for private_key_jwt' });
+    }
+    if (app.security_profile === 'fapi2') {
+      for (const issue of fapi2AppIssues(app)) ctx.addIssue({ code: 'custom', ...issue });
     }
   });
 
@@ -391,6 +400,11 @@ const oauthSchema = z.strictObject({
    * same staged rotation. Every app's algorithms must be among them.
    */
   signing_algs: z.array(z.enum(SIGNING_ALGS)).min(1).default(['RS256', 'ES256']),
+  /**
+   * An app's `jwks_uri` is fetched again for a `kid` it does not know (a rotated key) at most
+   * once in this many seconds; its keys are otherwise kept 10 minutes.
+   */
+  jwks_uri_refetch_seconds: z.number().int().min(0).max(600).default(30),
   /** Authorization requests one client IP may start per minute, across nodes (0 = no limit). */
   authorize_per_ip_per_minute: z.number().int().min(0).default(300),
   /**

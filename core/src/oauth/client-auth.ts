@@ -6,6 +6,7 @@ import { safeEqual, safeEqualDigest, sha256 } from '../util/crypto.js';
 import type { AssertionReplayStore } from './assertions.js';
 import type { ClientRegistry, ClientSecrets, OAuthClient } from './clients.js';
 import { OAuthError } from './errors.js';
+import { FAPI2_SIGNING_ALGS, isFapi2 } from './fapi.js';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const HMAC_ALGS = ['HS256', 'HS384', 'HS512'];
@@ -40,6 +41,8 @@ export class ClientAuthenticator {
       clock: Clock;
       /** Acceptable `aud` values of a client assertion: the issuer and the endpoint URLs. */
       audiences: string[];
+      /** The issuer: a FAPI 2.0 app's assertions name it alone as `aud` (FAPI 2.0 §5.3.2.1 (8)). */
+      issuer?: string;
       /** Blocks every node holds (the container's); without it, this node's only. */
       blocks?: ClientBlocks;
     },
@@ -138,9 +141,10 @@ export class ClientAuthenticator {
           algorithms: HMAC_ALGS,
         }));
       } else if (client.authMethod === 'private_key_jwt' && secrets.keys) {
+        // jose refuses RSA keys under 2048 bits for RS* and PS* (FAPI 2.0 §5.4.1 asks as much).
         ({ payload } = await jwtVerify(params.client_assertion, secrets.keys, {
           ...options,
-          algorithms: ASYMMETRIC_ALGS,
+          algorithms: isFapi2(client) ? FAPI2_SIGNING_ALGS : ASYMMETRIC_ALGS,
         }));
       } else {
         return this.fail(clientId, ip, `this client authenticates with ${client.authMethod}`);
@@ -148,6 +152,15 @@ export class ClientAuthenticator {
     } catch (err) {
       const why = err instanceof joseErrors.JOSEError ? err.message : 'invalid client_assertion';
       return this.fail(clientId, ip, `client_assertion rejected: ${why}`);
+    }
+    // FAPI 2.0 §5.3.2.1 (8): the issuer, as a string, is the only audience (no audience injection).
+    const issuer = this.deps.issuer ?? this.deps.audiences[0];
+    if (isFapi2(client) && payload.aud !== issuer) {
+      return this.fail(clientId, ip, `client_assertion aud must be the issuer ${issuer}, as a string`);
+    }
+    // §5.3.2.1 (13): iat, like nbf (jose checks that), at most the clock tolerance in the future.
+    if (isFapi2(client) && (payload.iat ?? 0) * 1000 - this.deps.clock.now().getTime() > 30_000) {
+      return this.fail(clientId, ip, 'client_assertion iat is in the future');
     }
     if (payload.exp! * 1000 - this.deps.clock.now().getTime() > 3600_000) {
       return this.fail(clientId, ip, 'client_assertion expires too far in the future');

@@ -2,6 +2,7 @@ import type { SigningAlg } from './jws.js';
 import { createLocalJWKSet, createRemoteJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { DEFAULT_GRANT_TYPES, type AppConfig } from '../config/schema.js';
 import { sha256 } from '../util/crypto.js';
+import type { SecurityProfile } from './fapi.js';
 import type { AppSettings, AppSettingsLookup } from '../plugins/values.js';
 
 export type ClientAuthMethod =
@@ -43,6 +44,8 @@ export interface OAuthClient {
   codeTtl: number;
   /** `state` required on /authorize: true, false, or null for "unless the request uses PKCE". */
   requireState: boolean | null;
+  /** Since 1.3: the security profile the app is held to (`fapi2`: FAPI 2.0, decision 0053), or null. */
+  securityProfile?: SecurityProfile | null;
   /**
    * What plugins added to this app's config (`appConfig` keys), parsed, by key: a grant reads
    * its own, e.g. `client.settings.assertion_issuers`.
@@ -93,9 +96,11 @@ export class ClientRegistry {
     settings: AppSettingsLookup = new Map<string, AppSettings>(),
     /** Plugins' prompt values (`api.prompt`), each with the apps it is on for. */
     private readonly prompts: readonly PromptOf[] = [],
+    /** How soon an app's jwks_uri may be fetched again for a kid it does not know (ms). */
+    private readonly refetchMs = 30_000,
   ) {
     for (const app of apps) {
-      this.clients.set(app.client_id, entryOf(app, settings.get(app.client_id)?.settings ?? {}, prompts));
+      this.clients.set(app.client_id, entryOf(app, settings.get(app.client_id)?.settings ?? {}, prompts, refetchMs));
     }
   }
 
@@ -149,7 +154,7 @@ export class ClientRegistry {
         shadowed.push(stored.app.client_id);
         continue;
       }
-      const entry = entryOf(stored.app, stored.settings.settings, this.prompts);
+      const entry = entryOf(stored.app, stored.settings.settings, this.prompts, this.refetchMs);
       if (stored.previousSecret) entry.secrets.previous = stored.previousSecret;
       next.set(stored.app.client_id, { ...entry, appSettings: stored.settings });
     }
@@ -171,7 +176,12 @@ export interface StoredClient {
 /** A plugin's prompt value (`api.prompt`) and the apps it is on for. */
 type PromptOf = { prompt: string; enabled(client: OAuthClient): boolean };
 
-function entryOf(app: AppConfig, settings: Readonly<Record<string, unknown>>, prompts: readonly PromptOf[]): Entry {
+function entryOf(
+  app: AppConfig,
+  settings: Readonly<Record<string, unknown>>,
+  prompts: readonly PromptOf[],
+  refetchMs: number,
+): Entry {
   const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
   const authMethod: ClientAuthMethod =
     app.token_endpoint_auth_method ??
@@ -204,12 +214,13 @@ function entryOf(app: AppConfig, settings: Readonly<Record<string, unknown>>, pr
       idTokenTtl: app.id_token_ttl,
       codeTtl: app.code_ttl,
       requireState: app.require_state ?? null,
+      securityProfile: app.security_profile ?? null,
       settings,
     },
     secrets: {
       secretDigest: app.client_secret ? sha256(app.client_secret) : (app.client_secret_sha256 ?? null),
       secret: app.client_secret ?? null,
-      keys: keySet(app),
+      keys: keySet(app, refetchMs),
       methodPinned: app.token_endpoint_auth_method !== undefined,
     },
   };
@@ -217,9 +228,19 @@ function entryOf(app: AppConfig, settings: Readonly<Record<string, unknown>>, pr
   return entry;
 }
 
-/** An app's public keys: its `jwks`, or its `jwks_uri` fetched (5 s at most) and cached 10 minutes. */
-function keySet(app: AppConfig): JWTVerifyGetKey | null {
+/**
+ * An app's public keys: its `jwks`, or its `jwks_uri` fetched (5 s at most) and cached 10
+ * minutes; a kid the cached set lacks fetches it again, at most once per `refetchMs`
+ * (`oauth.jwks_uri_refetch_seconds`), so a rotated key is picked up and a removed one refused.
+ */
+function keySet(app: AppConfig, refetchMs: number): JWTVerifyGetKey | null {
   if (app.jwks) return createLocalJWKSet(app.jwks as JSONWebKeySet);
-  if (app.jwks_uri) return createRemoteJWKSet(new URL(app.jwks_uri), { timeoutDuration: 5000, cacheMaxAge: 600_000 });
+  if (app.jwks_uri) {
+    return createRemoteJWKSet(new URL(app.jwks_uri), {
+      timeoutDuration: 5000,
+      cacheMaxAge: 600_000,
+      cooldownDuration: refetchMs,
+    });
+  }
   return null;
 }

@@ -19,6 +19,7 @@ import type { ClientRegistry, OAuthClient } from './clients.js';
 import { routeInput } from '../http/api-spec.js';
 import { INTROSPECT_PATHS, oauthApi, REVOKE_PATHS, TOKEN_PATHS, USERINFO_PATHS } from './api.js';
 import { OAuthError } from './errors.js';
+import { isFapi2, senderConstrained } from './fapi.js';
 import { readForm } from './form.js';
 import type { KeyStore } from './keys.js';
 import { namedClaims, scopeClaims, USER_CLAIMS, type ClaimRequest, type UserClaims } from './claims.js';
@@ -137,6 +138,13 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
     }
     // Proof of possession (DPoP), checked before the grant runs: the tokens it issues are bound to its key.
     const proof = binding ? await binding.tokenRequest({ ...bindingRequest(deps.config.issuer, req), client }) : null;
+    // FAPI 2.0 §5.3.2.1 (4): only sender-constrained tokens; refused before the grant spends a code.
+    if (isFapi2(client) && !senderConstrained({ proofKey: proof?.jkt ?? null })) {
+      throw new OAuthError(
+        'invalid_request',
+        'this app (FAPI 2.0) gets sender-constrained tokens only: send a DPoP proof',
+      );
+    }
     const request = requestFacts(req, ip);
     // The request's child logger is made only if the grant logs (making one costs more than a grant).
     const logger = lazyLogger(() => req.log);

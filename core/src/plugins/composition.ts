@@ -106,6 +106,7 @@ export function appComposition(
         `${label} (${app.client_id}): no plugin serves the hosted login page (${HOSTED_LOGIN_PATH}) and the app has no login_page_url; add @gatehouse-auth/page-login to plugins, or give the app a login_page_url`,
       );
     }
+    if (app.security_profile === 'fapi2') checkFapi2(app, label, extensions);
     // Grant types the operator wrote must have a plugin.
     const grants = extensions.grants.ids();
     app.grant_types?.forEach((grant, j) => {
@@ -117,4 +118,23 @@ export function appComposition(
       }
     });
   };
+}
+
+/**
+ * A FAPI 2.0 app (decision 0053) needs what the profile builds on: pushed authorization requests
+ * (§5.3.2.2 (2)) and sender-constrained tokens (§5.3.2.1 (4)), each a plugin's.
+ */
+function checkFapi2(app: AppConfig, label: string, extensions: Extensions): void {
+  if (extensions.requestResolvers.values().length === 0) {
+    throw new BootError(
+      'CONFIG_INVALID',
+      `${label}.security_profile: the FAPI 2.0 app "${app.client_id}" needs pushed authorization requests; add @gatehouse-auth/oauth-par to plugins`,
+    );
+  }
+  if (extensions.tokenBinding.values().length === 0) {
+    throw new BootError(
+      'CONFIG_INVALID',
+      `${label}.security_profile: the FAPI 2.0 app "${app.client_id}" needs sender-constrained tokens; add @gatehouse-auth/oauth-dpop to plugins`,
+    );
+  }
 }

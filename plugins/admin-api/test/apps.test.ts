@@ -173,6 +173,17 @@ describe('@gatehouse-auth/admin-api: apps at run time', function () {
       [serviceApp('bad-7', { id_token_signed_response_alg: 'HS256' }), /id_token_signed_response_alg/],
       [serviceApp('bad-8', { token_endpoint_auth_method: 'private_key_jwt' }), /jwks/],
       [{ client_id: 'x'.repeat(256) }, /client_id/],
+      // FAPI 2.0 (decision 0053): the profile's config rules, and the plugins it needs (none loaded here).
+      [serviceApp('bad-9', { security_profile: 'fapi2', token_endpoint_auth_method: 'none' }), /FAPI 2\.0/],
+      [
+        serviceApp('bad-10', {
+          security_profile: 'fapi2',
+          token_endpoint_auth_method: 'private_key_jwt',
+          jwks: { keys: [{ kty: 'EC', kid: 'k' }] },
+          id_token_signed_response_alg: 'ES256',
+        }),
+        /^app\.security_profile: the FAPI 2\.0 app "bad-10" needs pushed authorization requests; add @gatehouse-auth\/oauth-par/,
+      ],
     ];
     for (const [entry, message] of cases) {
       const res = await admin(server, 'POST', '/apps', entry);

@@ -125,6 +125,20 @@ export function refreshTokenGrant(deps: RefreshGrantDeps): GrantHandler {
           throw invalidGrant('the user of this grant is no longer active');
         }
       }
+      // FAPI 2.0 §5.3.2.1 (9): no rotation, so a client that lost a response simply retries with
+      // the same token (decision 0053). A new access token (and ID token) under the same grant.
+      if (client.securityProfile === 'fapi2') {
+        return oauth.issue({
+          client,
+          subject: token.subject,
+          scope,
+          grantType: REFRESH_TOKEN,
+          grantId: token.grantId,
+          grant,
+          refreshToken: false,
+          idToken: authenticationOf(grant.data),
+        });
+      }
       // The rotation and the successor commit together: a failure between them spends nothing.
       const response = await oauth.refreshTokens.rotateAndIssue(token, {
         client,

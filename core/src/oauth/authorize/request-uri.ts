@@ -1,6 +1,7 @@
 import type { AuthorizationRequestResolver, RequestObjectVerifier } from '../../plugins/extensions.js';
 import type { ClientRegistry, OAuthClient } from '../clients.js';
 import { OAuthError } from '../errors.js';
+import { isFapi2 } from '../fapi.js';
 import { ErrorPage, RedirectError, validate } from './request.js';
 
 /** What plugins registered for authorization requests (plugin API 1.3), each at most one. */
@@ -30,13 +31,22 @@ export async function resolveRequestUri(
   clients: Pick<ClientRegistry, 'get'>,
   { resolver, verifier }: RequestSources,
 ): Promise<string> {
-  if (!resolver && !verifier) return query;
   const q = new URLSearchParams(query.includes('?') ? query.slice(query.indexOf('?') + 1) : query);
   const requestUri = q.getAll('request_uri').filter(Boolean);
   const request = q.getAll('request').filter(Boolean);
   const clientIds = q.getAll('client_id').filter(Boolean);
   const byReference = requestUri.length > 0 && resolver;
   const byValue = request.length > 0 && verifier;
+  // FAPI 2.0 §5.3.2.2 (3): a FAPI app's requests come pushed (PAR), and only so.
+  const named = clientIds.length === 1 ? clients.get(clientIds[0]!) : undefined;
+  if (named && isFapi2(named) && !byReference) {
+    throw new ErrorPage(
+      400,
+      'invalid_request',
+      'This app (FAPI 2.0) must push its authorization requests (PAR) and send the request_uri.',
+    );
+  }
+  if (!resolver && !verifier) return query;
   if (!byReference && !byValue) {
     // A repeated or unknown client_id, or a request or request_uri nobody resolves, is validate()'s to refuse.
     const client = clientIds.length === 1 ? clients.get(clientIds[0]!) : undefined;
