@@ -504,7 +504,10 @@ function checkMetrics(
 
 /** A logo file of the config (global or an app's) must be there and small. */
 function checkLogoFiles(
-  config: { branding?: { logo?: string | undefined } | undefined; apps: { branding?: { logo?: string | undefined } }[] },
+  config: {
+    branding?: { logo?: string | undefined } | undefined;
+    apps: { branding?: { logo?: string | undefined } }[];
+  },
   ctx: z.RefinementCtx,
 ): void {
   const check = (logo: string | undefined, path: (string | number)[]) => {

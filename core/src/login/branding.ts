@@ -94,6 +94,7 @@ export type BrandingConfig = z.output<typeof brandingSchema>;
 
 /** A logo file's problem (missing, too big), or null: checked for the config's logos only. */
 export function logoFileProblem(logo: string): string | null {
+  if (!LOGO_TYPES[path.extname(logo).toLowerCase()]) return null; // the schema says why
   try {
     const stat = statSync(path.resolve(logo));
     if (!stat.isFile()) return `${logo} is not a file`;

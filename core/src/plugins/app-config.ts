@@ -148,7 +148,10 @@ export function appChecker(
     }
     // A file path from the admin API would let its caller have any file of the server served.
     if (app.branding?.logo && !isLogoUrl(app.branding.logo))
-      throw new BootError('CONFIG_INVALID', `${label}.branding.logo: an app stored in the database takes an https URL, not a file`);
+      throw new BootError(
+        'CONFIG_INVALID',
+        `${label}.branding.logo: an app stored in the database takes an https URL, not a file`,
+      );
     const settings = settingsOf(app, label, owners, extensions);
     checkApp(app, label);
     return { app, settings };
