@@ -32,6 +32,17 @@ function imageLoaded(page: Page, selector: string): Promise<boolean> {
   ) as Promise<boolean>;
 }
 
+/** An authorization request of the branded app (a public client with PKCE). */
+const SHOP_REQUEST = {
+  response_type: 'code',
+  client_id: 'shop',
+  redirect_uri: WEB_CB,
+  scope: 'openid',
+  state: 'st-1234567890',
+  code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+  code_challenge_method: 'S256',
+};
+
 describe('branding (Chromium)', function () {
   this.timeout(90_000);
 
@@ -80,16 +91,7 @@ describe('branding (Chromium)', function () {
   });
 
   it("shows a branded app's logo, title, color and the support link on its login page", async () => {
-    const params = {
-      response_type: 'code',
-      client_id: 'shop',
-      redirect_uri: WEB_CB,
-      scope: 'openid',
-      state: 'st-1234567890',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-      code_challenge_method: 'S256',
-    };
-    await page.goto(server.url(authorizePath(params)));
+    await page.goto(server.url(authorizePath(SHOP_REQUEST)));
     await page.waitForURL(/\/login\?request_id=/);
     expect(await page.title()).to.equal('Sign in to Acme Shop – Acme Shop');
     expect(await page.locator('#gh-brand-logo').getAttribute('src')).to.match(/^\/branding\/apps\/shop\/logo\?v=/);
@@ -101,6 +103,11 @@ describe('branding (Chromium)', function () {
     expect(await support.isVisible()).to.equal(true);
     expect(await watch.problems()).to.deep.equal([]);
     await shot('01-login-shop');
+    // At a phone's width the logo and the footer fit: nothing scrolls sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(390);
+    await shot('01-login-shop-390');
+    await page.setViewportSize({ width: 1280, height: 720 });
   });
 
   it('shows the global brand on the account page and its sign-in', async () => {
@@ -122,6 +129,27 @@ describe('branding (Chromium)', function () {
     );
     expect(await watch.problems()).to.deep.equal([]);
     await shot('02-account');
+  });
+
+  it("in German: the branded app's login page and the account page keep their brands", async () => {
+    await page.setExtraHTTPHeaders({ 'Accept-Language': 'de' });
+    // Signed in already (the account page): prompt=login shows the login page anyway.
+    await page.goto(server.url(authorizePath({ ...SHOP_REQUEST, state: 'st-de-1234567890', prompt: 'login' })));
+    await page.waitForURL(/\/login\?request_id=/);
+    expect(await page.title()).to.equal('Bei Acme Shop anmelden – Acme Shop');
+    expect(await imageLoaded(page, '#gh-brand-logo')).to.equal(true);
+    expect(await computed(page, '#gh-submit', 'background-color')).to.equal('rgb(91, 42, 134)');
+    expect(await page.getByRole('link', { name: 'Hilfe und Support' }).getAttribute('href')).to.equal(
+      'https://help.acme.example/',
+    );
+    await shot('04-login-shop-de');
+    await page.goto(server.url('/account'));
+    expect(await page.title()).to.equal(`Konto von ${user.username} – Acme · Ihr Konto`);
+    expect(await imageLoaded(page, '#gh-brand-logo')).to.equal(true);
+    expect(await computed(page, '#gh-support', 'color')).to.equal('rgb(11, 93, 59)');
+    expect(await page.getByRole('link', { name: 'Hilfe und Support' }).count()).to.equal(1);
+    expect(await watch.problems()).to.deep.equal([]);
+    await shot('05-account-de');
   });
 
   for (const [lang, texts] of [

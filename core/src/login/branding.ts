@@ -212,8 +212,10 @@ export class Branding {
   }
 
   private load(route: string, file: string): void {
+    // Config files were checked (checkLogoFiles); a plugin's app (`api.app`) was not: no logo then.
+    const contentType = LOGO_TYPES[path.extname(file).toLowerCase()];
+    if (!contentType || logoFileProblem(file)) return;
     const body = readFileSync(path.resolve(file));
-    const contentType = LOGO_TYPES[path.extname(file).toLowerCase()]!;
     this.logos.set(route, { body, contentType, version: createHash('sha256').update(body).digest('hex').slice(0, 16) });
   }
 
