@@ -89,7 +89,7 @@ describe('branding: config check', () => {
     expect(message.split('\n')).to.have.members([
       'branding.logo: must be an https URL or a file path',
       'branding.primary_color: must be a color as #rgb or #rrggbb',
-      'branding.support_url: support_url must be an https URL',
+      'branding.support_url: must be an https URL',
       'apps[0].branding.colour: is not a known key',
       `apps[0].branding.logo: cannot read ${missing} (a path is relative to the working directory)`,
     ]);
@@ -237,7 +237,7 @@ describe('branding: pages and headers', function () {
     for (const [branding, message] of [
       [{ logo: logoFile }, 'app.branding.logo: an app stored in the database takes an https URL, not a file'],
       [{ primary_color: '#ffcc00' }, /^app\.branding\.primary_color: #ffcc00 has a contrast of 1\.\d\d:1/],
-      [{ support_url: 'javascript:alert(1)' }, 'app.branding.support_url: support_url must be an https URL'],
+      [{ support_url: 'javascript:alert(1)' }, 'app.branding.support_url: must be an https URL'],
     ] as const) {
       const res = await post(entry(branding));
       expect(res.status).to.equal(400);

@@ -45,8 +45,8 @@ export function isLogoUrl(logo: string): boolean {
   return /^[a-z][a-z0-9+.-]*:/i.test(logo) && URL.canParse(logo);
 }
 
-const https = (what: string) =>
-  z.string().refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:', `${what} must be an https URL`);
+const httpsUrl = () =>
+  z.string().refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:', 'must be an https URL');
 
 /** `branding:` globally and in an app (where every key overrides the global one). */
 export const brandingSchema = z.strictObject({
@@ -85,9 +85,9 @@ export const brandingSchema = z.strictObject({
     })
     .optional(),
   /** Where people get help: a link in every page's footer and on error pages. */
-  support_url: https('support_url').optional(),
+  support_url: httpsUrl().optional(),
   /** The documentation the landing page links to (default: the discovery document). */
-  docs_url: https('docs_url').optional(),
+  docs_url: httpsUrl().optional(),
 });
 
 export type BrandingConfig = z.output<typeof brandingSchema>;
