@@ -140,6 +140,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             loginFlows: () => c.loginFlows,
             setup: () => c.setupWeb,
             adminGuard: () => c.adminGuard,
+            branding: () => c.branding,
+            locales: () => c.locales,
           },
           catalogs,
         ),

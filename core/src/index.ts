@@ -27,6 +27,8 @@ export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js'
 export { html, type SafeHtml } from './login/html.js';
 // Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
 export { layout as pageLayout, passwordReveal, renderErrorPage, type PageContext } from './login/layout.js';
+// Since 1.3: what a page shows of the configured branding (`api.web.brand`).
+export { NO_BRAND, type Brand } from './login/branding.js';
 export { readCookie } from './http/cookies.js';
 export { pickLocale } from './i18n/negotiate.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).

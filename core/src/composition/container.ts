@@ -18,6 +18,7 @@ import { LoginUi } from '../login/custom-ui.js';
 import { DeviceCookie } from '../http/device.js';
 import { JobQueue } from '../jobs/queue.js';
 import { Locales } from '../i18n/locales.js';
+import { Branding } from '../login/branding.js';
 import { AssertionReplayStore } from '../oauth/assertions.js';
 import { browserBinding, RESUME_PATH } from '../oauth/authorize/index.js';
 import { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
@@ -172,6 +173,10 @@ export function createGatehouseContainer(
           extensions.prompts.values(),
           config.oauth.jwks_uri_refetch_seconds * 1000,
         ),
+    ),
+    branding: single(
+      ({ config, clients, issuerPath }) =>
+        new Branding({ config, app: (clientId) => clients.app(clientId), issuerPath }),
     ),
     appCheck: single(({ config, extensions }) =>
       appChecker(config, [], extensions, appComposition(config, extensions)),

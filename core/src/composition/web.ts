@@ -15,6 +15,7 @@ import { metricsFromPrimary } from '../observability/cluster.js';
 import { metricsRoutes, observeExpress, registrySource, requestObserver } from '../observability/http.js';
 import { isClusterWorker } from '../observability/metrics.js';
 import { assetRoutes } from '../login/assets.js';
+import { landingRoutes } from '../login/landing.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
 import { endSessionRoutes } from '../oauth/end-session.js';
 import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints.js';
@@ -56,6 +57,7 @@ export function buildWeb(c: Cradle): {
   app.use(deviceRoutes(c));
   app.use(verificationRoutes(c));
   app.use(assetRoutes());
+  app.use(c.branding.routes());
   app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
   app.use(endSessionRoutes(c));
@@ -67,6 +69,14 @@ export function buildWeb(c: Cradle): {
     }),
   );
   for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
+  app.use(
+    landingRoutes({
+      issuerPath: c.issuerPath,
+      locales: c.locales,
+      branding: c.branding,
+      routePaths: () => c.extensions.routes.values().map((r) => r.path),
+    }),
+  );
   app.use(notFound);
   const logReply = replyLogger();
   app.use(errorHandler(logReply));

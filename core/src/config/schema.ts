@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { fapi2AppIssues, SECURITY_PROFILES } from '../oauth/fapi.js';
 import { SIGNING_ALGS } from '../oauth/jws.js';
 import { deadEndStage } from '../verification/stages.js';
+import { brandingSchema, isLogoUrl, logoFileProblem } from '../login/branding.js';
 
 /** An absolute http(s) URL; `noFragment` for redirect URIs (RFC 6749 §3.1.2). */
 export function absoluteUrl(opts: { noFragment?: boolean; privateUseScheme?: boolean } = {}) {
@@ -243,6 +244,8 @@ export const appSchema = z
      * checked against the method's `appOptions` schema once plugins are loaded.
      */
     methods: z.record(methodId, z.unknown()).default({}),
+    /** Its login pages' brand: each key over the global `branding` (a logo file in the config file only). */
+    branding: brandingSchema.optional(),
   })
   .superRefine((app, ctx) => {
     // Each stage needs its own method: a stage every method of which could already be used is
@@ -468,12 +471,15 @@ export const configSchema = z
     notifications: notificationsSchema.default(notificationsSchema.parse({})),
     locales: localesSchema.default({}),
     metrics: metricsSchema.default(metricsSchema.parse({})),
+    /** The product name, logo, primary color and links of the hosted pages (apps may override each). */
+    branding: brandingSchema.optional(),
     plugins: z.array(pluginEntrySchema).default([]),
     apps: z.array(appSchema).default([]),
   })
   .superRefine((config, ctx) => {
     if (!config.dev_mode) requireHttps(config, ctx);
     checkMetrics(config, ctx);
+    checkLogoFiles(config, ctx);
     const seen = new Map<string, number>();
     config.apps.forEach((app, i) => {
       const first = seen.get(app.client_id);
@@ -513,6 +519,22 @@ function checkMetrics(
       message: 'must differ from server.port (use expose: admin to serve metrics on the main port)',
     });
   }
+}
+
+/** A logo file of the config (global or an app's) must be there and small. */
+function checkLogoFiles(
+  config: {
+    branding?: { logo?: string | undefined } | undefined;
+    apps: { branding?: { logo?: string | undefined } }[];
+  },
+  ctx: z.RefinementCtx,
+): void {
+  const check = (logo: string | undefined, path: (string | number)[]) => {
+    const problem = logo && !isLogoUrl(logo) ? logoFileProblem(logo) : null;
+    if (problem) ctx.addIssue({ code: 'custom', path, message: problem });
+  };
+  check(config.branding?.logo, ['branding', 'logo']);
+  config.apps.forEach((app, i) => check(app.branding?.logo, ['apps', i, 'branding', 'logo']));
 }
 
 /** The URL-valued settings that carry codes, tokens or logins, by path. */

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import type { Brand } from './branding.js';
 
 const POLICY = [
   "default-src 'none'",
@@ -14,12 +15,15 @@ const POLICY = [
 /**
  * The Content-Security-Policy of the login pages. `formTargets` widens form-action: browsers
  * apply form-action to every redirect that follows a form POST, so the last stage's 303 back
- * to the client needs the client's redirect origins listed.
+ * to the client needs the client's redirect origins listed. `imageSource` is the origin of a
+ * brand's logo URL, the only addition img-src ever gets.
  */
-export function contentSecurityPolicy(formTargets: string[] = []): string {
-  return POLICY.map((d) =>
-    d.startsWith('form-action ') && formTargets.length ? `${d} ${formTargets.join(' ')}` : d,
-  ).join('; ');
+export function contentSecurityPolicy(formTargets: string[] = [], imageSource: string | null = null): string {
+  return POLICY.map((d) => {
+    if (d.startsWith('form-action ') && formTargets.length) return `${d} ${formTargets.join(' ')}`;
+    if (d.startsWith('img-src ') && imageSource && SAFE_SOURCE.test(imageSource)) return `${d} ${imageSource}`;
+    return d;
+  }).join('; ');
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
@@ -63,10 +67,11 @@ export function pageHeaders(
   res: Response,
   formTargets: string[] = [],
   referrer: 'no-referrer' | 'same-origin' = 'no-referrer',
+  brand: Pick<Brand, 'imageSource'> | null = null,
 ): void {
   res.set({
     'Content-Type': 'text/html; charset=utf-8',
-    'Content-Security-Policy': contentSecurityPolicy(formTargets),
+    'Content-Security-Policy': contentSecurityPolicy(formTargets, brand?.imageSource ?? null),
     'X-Frame-Options': 'DENY',
     'Referrer-Policy': referrer,
     'Cache-Control': 'no-store',

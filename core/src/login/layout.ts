@@ -1,6 +1,7 @@
 import { Locales } from '../i18n/locales.js';
 import type { Messages } from '../i18n/messages.js';
 import { FORM_POST_JS, LOGIN_CSS, PASSWORD_REVEAL_JS } from './assets.js';
+import type { Brand } from './branding.js';
 import { html, type SafeHtml } from './html.js';
 
 /** What every page is rendered with: the issuer's path and the messages of the page's locale. */
@@ -8,6 +9,27 @@ export interface PageContext {
   /** Path prefix of the issuer ('' at the root), for every URL the browser uses. */
   base: string;
   t: Messages;
+  /**
+   * Since 1.3: the page's brand (`api.web.brand`): its product name, logo, color and support
+   * link. Give the same brand to `web.headers`, whose CSP must allow a logo URL's origin.
+   */
+  brand?: Brand;
+}
+
+/** The product name and logo above the page, when a brand names either. */
+function brandBar(brand: Brand | undefined): SafeHtml | '' {
+  if (!brand?.title && !brand?.logo) return '';
+  return html`<header class="brand-bar">
+    ${brand.logo ? html`<img class="brand-logo" id="gh-brand-logo" src="${brand.logo}" alt="${brand.title ?? ''}" />` : ''}
+    ${brand.title ? html`<span class="brand-title" id="gh-brand-title" ${brand.logo ? html`aria-hidden="true"` : ''}>${brand.title}</span>` : ''}
+  </header>`;
+}
+
+/** Where to get help, below the page, when the brand has a support link. */
+function brandFooter(page: PageContext): SafeHtml | '' {
+  const url = page.brand?.supportUrl;
+  if (!url) return '';
+  return html`<footer class="brand-footer"><a href="${url}" id="gh-support">${page.t.t('brand.support')}</a></footer>`;
 }
 
 /**
@@ -23,19 +45,22 @@ export function layout(
   head: SafeHtml | '' = '',
 ): string {
   const base = page.base;
+  const brand = page.brand;
+  const branded = brand && (brand.title || brand.logo || brand.supportUrl);
   return html`<!doctype html>
     <html lang="${page.t.locale}">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="robots" content="noindex" />
-        <title>${title}</title>
+        <title>${title}${brand?.title ? ` – ${brand.title}` : ''}</title>
         <link rel="stylesheet" href="${base}/login/assets/login.css?v=${LOGIN_CSS.version}" />
+        ${brand?.stylesheet ? html`<link rel="stylesheet" href="${brand.stylesheet}" />` : ''}
         ${script === 'form-post' ? html`<script src="${base}/login/assets/form-post.js?v=${FORM_POST_JS.version}" defer></script>` : ''}
         ${passwordReveal(page, body)} ${head}
       </head>
-      <body>
-        ${body}
+      <body${branded ? html` class="branded"` : ''}>
+        ${brandBar(brand)} ${body} ${brandFooter(page)}
       </body>
     </html> `.value;
 }
@@ -72,7 +97,13 @@ export function passwordReveal(page: PageContext, body: SafeHtml): SafeHtml | ''
  */
 export function renderErrorPage(page: PageContext, title: string, text: string, reference?: string): string {
   // The request id, as the logs have it: something to quote to support.
-  const ref = reference ? html`<p class="note reference">${page.t.t('error.reference', { id: reference })}</p>` : '';
+  const support = page.brand?.supportUrl;
+  const ref = reference
+    ? html`<p class="note reference">
+        ${page.t.t('error.reference', { id: reference })}
+        ${support ? html`<a href="${support}" id="gh-error-support">${page.t.t('error.support')}</a>` : ''}
+      </p>`
+    : '';
   const body = html`<main class="card">
     <h1>${title}</h1>
     <p>${text}</p>

@@ -13,6 +13,7 @@ import { linkFactsOf } from '../verification/link-facts.js';
 import { pageHeaders } from './headers.js';
 import { linkDetails } from './link-details.js';
 import { html } from './html.js';
+import type { Branding } from './branding.js';
 import { layout, renderErrorPage, renderNoticePage, type PageContext } from './layout.js';
 import type { Locales } from '../i18n/locales.js';
 import type { LoginFlow } from '../verification/flows.js';
@@ -28,6 +29,8 @@ export interface MagicLinkDeps {
   issuerPath: string;
   clock: Clock;
   locales: Locales;
+  /** The link's pages show its app's brand. */
+  branding: Pick<Branding, 'of'>;
 }
 
 /** Why a link does not work: its message is `link.problem.<reason>`. */
@@ -52,13 +55,17 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
   /** In the sign-in request's language where the link's flow is known, else the browser's. */
   const pageOf = (req: Request, flow?: LoginFlow | null): PageContext => {
     const oauth = flow?.params.oauth as { ui_locales?: unknown } | undefined;
-    return { base, t: deps.locales.for(req, typeof oauth?.ui_locales === 'string' ? oauth.ui_locales : null) };
+    return {
+      base,
+      t: deps.locales.for(req, typeof oauth?.ui_locales === 'string' ? oauth.ui_locales : null),
+      brand: deps.branding.of(flow?.clientId),
+    };
   };
 
   /** A notice (status < 400) or an error page: a title and a sentence, by their message keys. */
   const page = (req: Request, res: Response, status: number, keys: [string, string], flow?: LoginFlow | null) => {
     const ctx = pageOf(req, flow);
-    pageHeaders(res);
+    pageHeaders(res, [], undefined, ctx.brand);
     const [title, text] = keys.map((key) => ctx.t.t(key)) as [string, string];
     res.status(status).send((status < 400 ? renderNoticePage : renderErrorPage)(ctx, title, text));
   };
@@ -114,7 +121,7 @@ export function magicLinkRoutes(deps: MagicLinkDeps): Router {
       const ctx = pageOf(req, flow);
       const { t } = ctx;
       const facts = linkFactsOf(exchange.state);
-      pageHeaders(res);
+      pageHeaders(res, [], undefined, ctx.brand);
       const body = html`<main class="card">
         <h1>${t.t('link.confirm.title', { app })}</h1>
         <p>${t.t('link.confirm.text', { app })}</p>

@@ -13,6 +13,7 @@ import {
 import type { ClientRegistry, OAuthClient } from './clients.js';
 import { parseStrictQuery } from './form.js';
 import type { IdTokenHint, LogoutService } from './logout.js';
+import type { Branding } from '../login/branding.js';
 import { errorPage, logoutConfirmPage, signedOutPage, type PageContext } from './pages.js';
 import { queryUiLocales, type Locales } from '../i18n/locales.js';
 import type { SessionStore } from './sessions.js';
@@ -53,6 +54,8 @@ export interface EndSessionDeps {
   flows: LoginFlowStore;
   binding: BrowserBinding;
   locales: Locales;
+  /** The logout pages show the global brand. */
+  branding: Pick<Branding, 'of'>;
 }
 
 export function endSessionRoutes(deps: EndSessionDeps): Router {
@@ -64,6 +67,7 @@ export function endSessionRoutes(deps: EndSessionDeps): Router {
   const pageOf = (req: Request, params: Record<string, string> = {}): PageContext => ({
     base,
     t: deps.locales.for(req, params.ui_locales ?? queryUiLocales(req)),
+    brand: deps.branding.of(null),
   });
 
   const handle = async (req: Request, res: Response, params: Record<string, string>, confirmed: boolean) => {

@@ -16,7 +16,7 @@ export type { PageContext } from '../login/layout.js';
  * whoever builds the app, the sentence around it for the user.
  */
 export function errorPage(res: Response, ctx: PageContext, status: number, error: string, description: string): void {
-  pageHeaders(res);
+  pageHeaders(res, [], undefined, ctx.brand);
   res
     .status(status)
     .send(
@@ -36,7 +36,7 @@ export function consentPage(
 ): void {
   const { t } = ctx;
   // The form posts here; the answer then redirects to the client, so its origins are form targets.
-  pageHeaders(res, redirectSources(input.redirectUris));
+  pageHeaders(res, redirectSources(input.redirectUris), undefined, ctx.brand);
   const body = html`<main class="card">
     <h1>${t.t('consent.heading', { app: input.clientName })}</h1>
     <p>${t.t('consent.asks')}</p>
@@ -63,7 +63,7 @@ export function accountPage(
   input: { action: string; appName: string; userName: string; requestId: string; csrf: string; formTargets: string[] },
 ): void {
   const { t } = ctx;
-  pageHeaders(res, redirectSources(input.formTargets));
+  pageHeaders(res, redirectSources(input.formTargets), undefined, ctx.brand);
   const body = html`<main class="card" id="gh-account">
     <h1>${t.t('account.heading', { app: input.appName })}</h1>
     <p>${t.html('account.signed_in_as', { name: html`<strong>${input.userName}</strong>` })}</p>
@@ -81,7 +81,7 @@ export function accountPage(
 
 /** OAuth 2.0 Form Post Response Mode: a form the served script submits (a button without script). */
 export function formPostPage(res: Response, ctx: PageContext, action: string, fields: Record<string, string>): void {
-  pageHeaders(res, redirectSources([action]));
+  pageHeaders(res, redirectSources([action]), undefined, ctx.brand);
   const body = html`<main class="card">
     <form method="post" action="${action}">
       ${Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
@@ -98,7 +98,7 @@ export function logoutConfirmPage(
   input: { appName: string | null; fields: Record<string, string>; redirectUris: string[] },
 ): void {
   const { t } = ctx;
-  pageHeaders(res, redirectSources(input.redirectUris));
+  pageHeaders(res, redirectSources(input.redirectUris), undefined, ctx.brand);
   const body = html`<main class="card">
     <h1>${t.t('logout.title')}</h1>
     <p>${input.appName ? t.t('logout.asked_by', { app: input.appName }) : t.t('logout.about_to')}</p>
@@ -114,7 +114,7 @@ export function logoutConfirmPage(
 /** After a logout that has nowhere to go back to. */
 export function signedOutPage(res: Response, ctx: PageContext, appName: string | null): void {
   const { t } = ctx;
-  pageHeaders(res);
+  pageHeaders(res, [], undefined, ctx.brand);
   const body = html`<main class="card">
     <h1>${t.t('logout.done.heading')}</h1>
     <p>${appName ? t.t('logout.done.app', { app: appName }) : t.t('logout.done.all')}</p>

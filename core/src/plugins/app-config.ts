@@ -2,6 +2,7 @@ import type { ZodType } from 'zod';
 import { describeIssue } from '../config/load.js';
 import type { AppConfig, GatehouseConfig } from '../config/schema.js';
 import { APP_URL_KEYS, appSchema, appSchemaKeys, insecureUrl } from '../config/schema.js';
+import { isLogoUrl } from '../login/branding.js';
 import { BootError } from '../errors.js';
 import type { Extensions, ResolvedPlugin } from './loader.js';
 
@@ -145,6 +146,12 @@ export function appChecker(
           );
       }
     }
+    // A file path from the admin API would let its caller have any file of the server served.
+    if (app.branding?.logo && !isLogoUrl(app.branding.logo))
+      throw new BootError(
+        'CONFIG_INVALID',
+        `${label}.branding.logo: an app stored in the database takes an https URL, not a file`,
+      );
     const settings = settingsOf(app, label, owners, extensions);
     checkApp(app, label);
     return { app, settings };

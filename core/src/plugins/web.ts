@@ -8,6 +8,7 @@ import { readCookie } from '../http/cookies.js';
 import { Locales } from '../i18n/locales.js';
 import type { Messages } from '../i18n/messages.js';
 import { SharedLimit, type SharedCounters } from '../limits/shared-counters.js';
+import type { Brand, Branding } from '../login/branding.js';
 import { pageHeaders } from '../login/headers.js';
 import type { SafeHtml } from '../login/html.js';
 import { layout } from '../login/layout.js';
@@ -53,6 +54,8 @@ export interface PluginPage {
   formTargets?: string[];
   /** Since 1.3: the page's language from these first (a login's `ui_locales`), then the browser's (`lang`). */
   uiLocales?: string | null;
+  /** Since 1.3: the app whose brand the page shows (a step of its login); else the global brand. */
+  app?: string | null;
 }
 
 /** Since plugin API 1.3: a login flow as a plugin sees it (read-only). */
@@ -355,9 +358,15 @@ export interface WebApi {
    * own layout. `same-origin` referrer for a page whose forms move a login on (decision 40's
    * `Origin` check refuses the `null` a `no-referrer` page's form sends).
    */
-  headers(res: Response, formTargets?: string[], referrer?: 'no-referrer' | 'same-origin'): void;
+  headers(res: Response, formTargets?: string[], referrer?: 'no-referrer' | 'same-origin', brand?: Brand): void;
   /** Sends a page in the hosted pages' layout, with their headers (CSP, no framing, no caching). */
   page(req: IncomingMessage, res: Response, page: PluginPage): void;
+  /**
+   * Since 1.3: the brand of an app's pages (its `branding` over the global one), or with no app
+   * the global brand (`branding:`), for `PageContext.brand` and `headers`. Nothing configured:
+   * every member null.
+   */
+  brand(clientId?: string | null): Brand;
   /**
    * Form CSRF protection: a token for the form (sets a cookie), checked on its POST with the
    * cookie and an `Origin` that must be Gatehouse's own (a missing or `null` one is refused).
@@ -410,7 +419,13 @@ export interface WebDeps {
   loginFlows: () => LoginFlowsApi;
   setup: () => SetupApi;
   adminGuard: () => Pick<AdminGuard, 'check'>;
+  branding: () => Pick<Branding, 'of'>;
+  /** The core's catalogs: the layout's texts under a plugin's. */
+  locales: () => Pick<Locales, 'messages'>;
 }
+
+/** Keys of the core's catalogs the layout itself shows on a plugin's page. */
+const LAYOUT_MESSAGES = ['brand.'];
 
 /** The web API one plugin gets: its limits, catalogs and CSRF tokens are its own. */
 export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginCatalogs): WebApi {
@@ -420,7 +435,16 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
   const csrfCookie = `${secure ? '__Host-' : ''}gh_form`;
   const ownOrigin = new URL(issuer).origin;
   let locales: Locales | null = null;
-  const localesOf = () => (locales ??= new Locales(new Map(Object.entries(catalogs()))));
+  // The layout's own texts (the brand's support link) read through from the core's catalogs.
+  const localesOf = () =>
+    (locales ??= new Locales(
+      new Map(
+        Object.entries(catalogs()).map(([locale, own]) => [
+          locale,
+          { ...deps.locales().messages(locale).under(LAYOUT_MESSAGES), ...own },
+        ]),
+      ),
+    ));
   const tokenOf = (value: string) => deps.services.secrets.mac(`plugin-csrf:${plugin}:${value}`);
 
   return {
@@ -456,14 +480,16 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
       result: (req, res, requestId) => deps.hostedLogin().result(req, res, requestId),
     },
     messages: (req, uiLocales) => localesOf().for(req, uiLocales),
-    headers: (res, formTargets = [], referrer) => pageHeaders(res, formTargets, referrer),
+    headers: (res, formTargets = [], referrer, brand) => pageHeaders(res, formTargets, referrer, brand),
+    brand: (clientId) => deps.branding().of(clientId),
     loginFlows: lazy(deps.loginFlows),
     setup: lazy(deps.setup),
     requestFacts: (req) => requestFacts(req),
     requireAdmin: (req) => deps.adminGuard().check(req),
     page(req, res, page) {
-      pageHeaders(res, page.formTargets ?? [], 'same-origin');
-      const context = { base, t: localesOf().for(req, page.uiLocales ?? null) };
+      const brand = deps.branding().of(page.app);
+      pageHeaders(res, page.formTargets ?? [], 'same-origin', brand);
+      const context = { base, t: localesOf().for(req, page.uiLocales ?? null), brand };
       res.status(page.status ?? 200).send(layout(context, page.title, page.body, null));
     },
     csrf: {

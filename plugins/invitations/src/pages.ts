@@ -30,11 +30,12 @@ export function invitationPages(api: PluginApi, router: Router, invitations: Inv
   function send(req: Request, res: Response, title: string, body: SafeHtml, status = 200, script = false): void {
     const t = web.messages(req);
     // same-origin: the forms' POSTs carry this site's Origin (the CSRF check wants it).
-    web.headers(res, [], 'same-origin');
+    const brand = web.brand();
+    web.headers(res, [], 'same-origin', brand);
     const head = script
       ? html`<script src="${base}/invitations/assets/accept-page.js?v=${ACCEPT_JS_VERSION}" defer></script>`
       : '';
-    res.status(status).send(pageLayout({ base, t }, title, html`<main class="card">${body}</main>`, null, head));
+    res.status(status).send(pageLayout({ base, t, brand }, title, html`<main class="card">${body}</main>`, null, head));
   }
 
   function gone(req: Request, res: Response, reason: keyof typeof GONE): void {

@@ -85,15 +85,19 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
     return links.loginLink(req, flow);
   };
 
-  /** The page's base and messages: by the sign-in request's `ui_locales`, then the browser's languages. */
+  /**
+   * The page's base, messages and brand: by the sign-in request's `ui_locales`, then the
+   * browser's languages; the app's brand (its `branding` over the global one).
+   */
   const pageOf = (req: Request, flow?: LoginFlowView | null): PageContext => ({
     base,
     t: web.loginFlows.messages(req, flow),
+    brand: web.brand(flow?.clientId),
   });
 
   const showError = (req: Request, res: Response, error: PageError, flow?: LoginFlowView | null) => {
     const page = pageOf(req, flow);
-    web.headers(res);
+    web.headers(res, [], undefined, page.brand);
     res
       .status(error.status)
       .send(
@@ -157,7 +161,7 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
         return res.redirect(303, `${base}/login${ENROLL_PATH}?request_id=${encodeURIComponent(flow.id)}`);
       }
       const problem = user ? ERRORS.noneSetUp : ERRORS.noMethod;
-      web.headers(res, web.loginFlows.formTargets(flow));
+      web.headers(res, web.loginFlows.formTargets(flow), undefined, page.brand);
       return res
         .status(problem.status)
         .send(
@@ -179,7 +183,7 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
     }));
     const loginHint = flow.oauth?.login_hint;
 
-    web.headers(res, web.loginFlows.formTargets(flow), 'same-origin');
+    web.headers(res, web.loginFlows.formTargets(flow), 'same-origin', page.brand);
     web.loginFlows.markDevice(req, res);
     const view: LoginView = {
       ...page,
@@ -221,7 +225,7 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
     if (!method?.page?.offer) return res.redirect(303, web.loginFlows.completedLocation(flow));
     const page = pageOf(req, flow);
     // The continue form's POST ends at the app's redirect URI: CSP form-action must allow it.
-    web.headers(res, web.loginFlows.formTargets(flow));
+    web.headers(res, web.loginFlows.formTargets(flow), undefined, page.brand);
     res.send(
       renderOfferPage({
         ...page,

@@ -161,12 +161,13 @@ export function setupPages(input: SetupPagesInput): void {
     script = false,
   ) {
     const t = messages(req, s.flow);
-    web.headers(res, web.loginFlows.formTargets(s.flow), 'same-origin');
+    const brand = web.brand(s.flow.clientId);
+    web.headers(res, web.loginFlows.formTargets(s.flow), 'same-origin', brand);
     const head = script
       ? html`<script src="${base}/login/assets/messages.js?v=${MESSAGES_JS.version}" defer></script>
           <script src="${base}/login/assets/enroll.js?v=${ENROLL_JS.version}" defer></script>`
       : '';
-    const page = { base, t };
+    const page = { base, t, brand };
     res.status(status).send(pageLayout(page, title, body, null, head));
   }
 

@@ -55,6 +55,7 @@ export function registrationPages(api: PluginApi, service: RegistrationService) 
       status: err.status,
       title: t.t('reg.error.title'),
       uiLocales: uiLocales(flow),
+      app: flow?.clientId ?? null,
       body: html`<main class="card" id="gh-registration">
         <h1>${t.t('reg.error.title')}</h1>
         <p class="message error" role="alert" id="gh-error" data-error="${err.code}">
@@ -105,6 +106,7 @@ export function registrationPages(api: PluginApi, service: RegistrationService) 
       title: t.t('reg.title', { app: flow.clientName }),
       formTargets: web.loginFlows.formTargets(flow),
       uiLocales: uiLocales(flow),
+      app: flow.clientId,
       body: html`<main class="card" id="gh-registration">
         <h1>${t.t('reg.title', { app: flow.clientName })}</h1>
         ${errorLine(t, err)}
@@ -149,6 +151,7 @@ export function registrationPages(api: PluginApi, service: RegistrationService) 
       title: t.t('reg.code.title'),
       formTargets: web.loginFlows.formTargets(flow),
       uiLocales: uiLocales(flow),
+      app: flow.clientId,
       body: html`<main class="card" id="gh-registration">
         <h1>${t.t('reg.code.title')}</h1>
         <p id="gh-sent">${t.t('reg.code.sent', { address: pending.masked, minutes: pending.minutes })}</p>

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { html, passwordReveal, type DeviceListing, type SafeHtml, type WebApi } from '@gatehouse-auth/core';
+import { html, passwordReveal, type Brand, type DeviceListing, type SafeHtml, type WebApi } from '@gatehouse-auth/core';
 
 /** The messages a page is written with (`web.messages(req)`). */
 export type Messages = ReturnType<WebApi['messages']>;
@@ -31,6 +31,8 @@ export interface SitePage {
   current?: string;
   /** Who is signed in, with the sign-out form's token. */
   who?: { name: string; csrf: string } | null;
+  /** The global brand (`web.brand()`): logo and product name in the bar, color, support link. */
+  brand?: Brand;
 }
 
 /** A hidden field with the sign-in's CSRF token: every POST form has one. */
@@ -67,9 +69,11 @@ export function when(date: Date | number | null | undefined): string {
 
 /** The page: the bar (site name, sections, who and sign-out), a skip link, then `body`. */
 export function sitePage(page: SitePage, title: string, body: SafeHtml): string {
-  const { base, root, t } = page;
+  const { base, root, t, brand } = page;
+  const product = brand?.title ? `${brand.title} · ` : '';
+  const logo = brand?.logo ? html`<img class="brand-logo" id="gh-brand-logo" src="${brand.logo}" alt="" />` : '';
   const bar = html`<header class="bar">
-    <a class="brand" href="${base}${root}">${t.t(page.titleKey)}</a>
+    <a class="brand" href="${base}${root}">${logo}${product}${t.t(page.titleKey)}</a>
     ${
       page.nav.length
         ? html`<nav aria-label="${t.t('site.sections')}">
@@ -102,9 +106,10 @@ export function sitePage(page: SitePage, title: string, body: SafeHtml): string 
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="robots" content="noindex" />
-        <title>${title} – ${t.t(page.titleKey)}</title>
+        <title>${title} – ${product}${t.t(page.titleKey)}</title>
         <link rel="stylesheet" href="${base}${root}${CSS_PATH}?v=${SITE_CSS.version}" />
         ${passwordReveal({ base, t }, body)}
+        ${brand?.stylesheet ? html`<link rel="stylesheet" href="${brand.stylesheet}" />` : ''}
       </head>
       <body>
         <a class="skip" href="#main">${t.t('site.skip')}</a>
@@ -113,6 +118,7 @@ export function sitePage(page: SitePage, title: string, body: SafeHtml): string 
           <h1>${title}</h1>
           ${body}
         </main>
+        ${brand?.supportUrl ? html`<footer class="site-footer"><a href="${brand.supportUrl}" id="gh-support">${t.t('brand.support')}</a></footer>` : ''}
       </body>
     </html>`.value;
 }

@@ -83,11 +83,18 @@ export class Site {
 
   /** The frame of a page without anyone signed in (no sections). */
   private bare(req: Request): SitePage {
-    return { base: this.issuerPath, root: this.root, t: this.messages(req), titleKey: this.opts.titleKey, nav: [] };
+    return {
+      base: this.issuerPath,
+      root: this.root,
+      t: this.messages(req),
+      titleKey: this.opts.titleKey,
+      nav: [],
+      brand: this.api.web.brand(),
+    };
   }
 
   private send(res: Response, status: number, body: string): void {
-    this.api.web.headers(res);
+    this.api.web.headers(res, [], undefined, this.api.web.brand());
     res.status(status).send(body);
   }
 

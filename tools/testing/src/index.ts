@@ -58,6 +58,7 @@ import {
   type VerifyContext,
   type EnrollmentContext,
   type ImportContext,
+  NO_BRAND,
 } from '@gatehouse-auth/core';
 import { FakeClock, fakeRequest, silentLogger } from './basics.js';
 
@@ -403,6 +404,8 @@ function webWithoutServer(): WebApi {
     messages: needsServer('messages'),
     headers: needsServer('headers'),
     page: needsServer('page'),
+    // No config without a server: the unbranded look.
+    brand: () => NO_BRAND,
     csrf: { token: needsServer('csrf.token'), valid: needsServer('csrf.valid') },
     loginFlows: needsServerAll<WebApi['loginFlows']>('loginFlows', needsServer),
     setup: needsServerAll<WebApi['setup']>('setup', needsServer),

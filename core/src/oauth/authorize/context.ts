@@ -22,6 +22,7 @@ import type { SingleSignOn } from '../sso.js';
 import type { TokenService } from '../tokens.js';
 import { sessionCookieName, type BrowserBinding } from './browser.js';
 import { ErrorPage, type AuthorizationRequest } from './request.js';
+import type { Branding } from '../../login/branding.js';
 import { resolveRequestUri } from './request-uri.js';
 
 export const AUTHORIZE_PATHS = ['/api/oauth2/authorize', '/api/oauth2/authorize/'];
@@ -49,6 +50,8 @@ export interface AuthorizeDeps {
   loginUi: LoginUi;
   /** The pages' messages. */
   locales: Locales;
+  /** The pages' brand: the request's app's, else the global one. */
+  branding: Pick<Branding, 'of'>;
   /** Who a session is, for the account choice (`prompt=select_account`). */
   users: { findById(id: string): Promise<UserRecord | null> };
   /** Counters every node shares (the per-address limit). */
@@ -87,8 +90,12 @@ export class AuthorizeContext {
    * A page's base and messages: in the language of the sign-in request's `ui_locales` (or the
    * page URL's own, before a request is valid), then of the browser.
    */
-  pageFor(req: Request, request?: Pick<AuthorizationRequest, 'ui_locales'> | null): PageContext {
-    return { base: this.page.base, t: this.deps.locales.for(req, request?.ui_locales ?? queryUiLocales(req)) };
+  pageFor(req: Request, request?: Pick<AuthorizationRequest, 'ui_locales' | 'client_id'> | null): PageContext {
+    return {
+      base: this.page.base,
+      t: this.deps.locales.for(req, request?.ui_locales ?? queryUiLocales(req)),
+      brand: this.deps.branding.of(request?.client_id),
+    };
   }
 
   /**
