@@ -75,6 +75,7 @@ export {
   requestObjectVerifierProblems,
   routeProblems,
   tokenBindingProblems,
+  clientAuthenticationProblems,
   REPLACEABLE_SERVICES,
 } from './plugins/contract.js';
 export { cryptoHelpers, httpHelpers } from './services.js';

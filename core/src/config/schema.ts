@@ -122,6 +122,8 @@ const AUTH_METHODS = [
   'client_secret_jwt',
   'private_key_jwt',
   'none',
+  // Mutual TLS (RFC 8705 §2.1): a plugin authenticates it (`api.clientAuthentication`).
+  'tls_client_auth',
 ] as const;
 
 const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional(), alg: z.string().optional() });

@@ -199,6 +199,7 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
     assertionAudiences: [issuer, `${issuer}/oauth/token`],
     // No proof of possession: the fake issues bearer tokens.
     proofKey: null,
+    confirmation: null,
     grantRows,
     codeRows,
     tokenRows,
