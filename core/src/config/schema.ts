@@ -278,6 +278,13 @@ export const appSchema = z
         message: 'give client_secret or client_secret_sha256, not both',
       });
     }
+    if (method === 'tls_client_auth' && hasSecret) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['token_endpoint_auth_method'],
+        message: 'a tls_client_auth app authenticates with its certificate and has no secret',
+      });
+    }
     if (method === 'none' && hasSecret) {
       ctx.addIssue({
         code: 'custom',

@@ -4,7 +4,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { expect } from 'chai';
-import { OAuthError } from '@gatehouse-auth/core';
+import { OAuthError, parseConfig } from '@gatehouse-auth/core';
 import { matches, parseDn, parseForwardedCertificate, thumbprint } from '../src/index.js';
 import { makePki, type Pki } from './pki.js';
 
@@ -93,5 +93,22 @@ describe('@gatehouse-auth/oauth-mtls: the forwarded certificate and its match', 
     expect(
       matches(cert, { tls_client_auth_san_dns: 'pay.example.test', tls_client_auth_san_email: 'ops@example.test' }),
     ).to.match(/names 2 of/);
+  });
+
+  it('config: a tls_client_auth app with a secret stops start-up', function () {
+    const config = (app: Record<string, unknown>) => () =>
+      parseConfig(
+        {
+          issuer: 'https://id.example.test',
+          database: { url: 'sqlite::memory:' },
+          secrets: { encryption_key: Buffer.alloc(32, 1).toString('base64') },
+          apps: [{ client_id: 'payments', token_endpoint_auth_method: 'tls_client_auth', ...app }],
+        },
+        {},
+      );
+    expect(config({ client_secret: 's'.repeat(40) })).to.throw(
+      'apps[0].token_endpoint_auth_method: a tls_client_auth app authenticates with its certificate and has no secret',
+    );
+    expect(config({})).not.to.throw();
   });
 });
