@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { definePlugin, OAuthError, z, type ClientAuthentication, type TokenBinding } from '@gatehouse-auth/core';
 import { parseForwardedCertificate, thumbprint } from './certificate.js';
 import { EXPECTATIONS, matches, type ExpectedCertificate } from './match.js';
@@ -18,8 +18,14 @@ export const mtlsOptions = z
       .regex(/^[A-Za-z0-9-]+$/, 'must be a header name')
       .default('x-ssl-client-cert')
       .transform((h) => h.toLowerCase()),
+    /**
+     * CA certificates (PEM) that must have issued a `tls_client_auth` certificate, checked here
+     * as well as by the proxy: for a proxy that forwards certificates it did not verify (nginx
+     * `optional_no_ca`). Empty (the default): the proxy's verification is relied on.
+     */
+    trusted_ca_certificates: z.array(z.string().includes('-----BEGIN CERTIFICATE-----')).default([]),
   })
-  .default({ certificate_header: 'x-ssl-client-cert' });
+  .default({ certificate_header: 'x-ssl-client-cert', trusted_ca_certificates: [] });
 
 export type MtlsOptions = z.infer<typeof mtlsOptions>;
 
@@ -62,6 +68,15 @@ export default definePlugin({
   appConfig: mtlsAppConfig,
   register(api, options) {
     const header = options.certificate_header;
+    const cas = options.trusted_ca_certificates.map((pem, i) => {
+      try {
+        return new X509Certificate(pem);
+      } catch {
+        throw new Error(`options.trusted_ca_certificates[${i}] is not a PEM certificate`);
+      }
+    });
+    const trustedIssuer = (certificate: X509Certificate) =>
+      cas.some((ca) => certificate.checkIssued(ca) && certificate.verify(ca.publicKey));
     const read = new WeakMap<IncomingMessage, X509Certificate | null>();
 
     /** The request's client certificate: only a trusted proxy's header counts; anyone else's is ignored. */
@@ -92,6 +107,8 @@ export default definePlugin({
         const now = Date.now();
         if (now < Date.parse(certificate.validFrom) || now > Date.parse(certificate.validTo))
           return 'the client certificate is not valid now';
+        if (cas.length > 0 && !trustedIssuer(certificate))
+          return 'the client certificate is not issued by a trusted CA (trusted_ca_certificates)';
         const expected: ExpectedCertificate = {};
         for (const key of EXPECTATIONS) {
           const value = client.settings[key];

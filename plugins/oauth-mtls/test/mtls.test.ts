@@ -22,6 +22,8 @@ const ADMIN_TOKEN = 'mtls-suite-admin-token-0123456789abcdef012345';
 const PASSWORD = 'correct horse battery staple 42';
 /** The proxy connects from this address; the test's direct requests come from 127.0.0.1. */
 const PROXY_ADDRESS = '127.0.0.2';
+/** A second proxy that forwards certificates it did not verify (nginx `optional_no_ca`). */
+const NO_CA_PROXY_ADDRESS = '127.0.0.3';
 
 const PAYMENTS_DN = 'CN=payments,OU=Treasury\\, Europe,O=Example,C=DE';
 const SECRET_BOUND = { id: 'secret-bound', secret: 'secret-bound-secret-0123456789abcdef0123456' };
@@ -46,6 +48,7 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
   let stranger: Issued;
   let selfSigned: Issued;
   let proxy: Proxy;
+  let noCaProxy: Proxy;
   let running: RunningServer;
   let internal: string;
   let user: { username: string };
@@ -102,11 +105,18 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
       target: { host: '127.0.0.1', port },
       localAddress: PROXY_ADDRESS,
     });
+    noCaProxy = await startProxy({
+      server: pki.server,
+      ca: pki.ca.cert,
+      target: { host: '127.0.0.1', port },
+      localAddress: NO_CA_PROXY_ADDRESS,
+      noCa: true,
+    });
     internal = `http://127.0.0.1:${port}`;
     const config = parseConfig(
       {
         issuer: proxy.url,
-        server: { host: '127.0.0.1', port, trust_proxy: PROXY_ADDRESS },
+        server: { host: '127.0.0.1', port, trust_proxy: `${PROXY_ADDRESS}, ${NO_CA_PROXY_ADDRESS}` },
         database: { url: 'sqlite::memory:' },
         log: { level: 'silent' },
         secrets: { encryption_key: Buffer.alloc(32, 5).toString('base64') },
@@ -116,9 +126,11 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
           { name: '@gatehouse-auth/grant-client-credentials' },
           { name: '@gatehouse-auth/grant-password' },
           { name: '@gatehouse-auth/grant-refresh-token' },
+          { name: '@gatehouse-auth/grant-authorization-code' },
+          { name: '@gatehouse-auth/oauth-par' },
           { name: '@gatehouse-auth/admin-api' },
           { name: '@gatehouse-auth/page-login' },
-          { path: PLUGIN },
+          { path: PLUGIN, options: { trusted_ca_certificates: [pki.ca.cert] } },
           { path: DPOP },
         ],
         apps: [
@@ -129,6 +141,15 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
             tls_client_certificate_bound_access_tokens: true,
             grant_types: ['client_credentials'],
             scopes: ['payments', 'introspection'],
+          },
+          {
+            client_id: 'payments-web',
+            token_endpoint_auth_method: 'tls_client_auth',
+            tls_client_auth_subject_dn: PAYMENTS_DN,
+            grant_types: ['authorization_code'],
+            redirect_uris: ['https://payments.example.test/cb'],
+            scopes: ['openid'],
+            login_stages: [['PASSWORD']],
           },
           {
             client_id: 'payments-san',
@@ -175,6 +196,7 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
   after(async function () {
     await running?.shutdown();
     await proxy?.close();
+    await noCaProxy?.close();
     pki?.remove();
   });
 
@@ -201,6 +223,27 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
     expect(seen.token_type).to.equal('bearer');
     await oidc.tokenRevocation(config, tokens.access_token);
     expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).to.equal(false);
+  });
+
+  it('openid-client: a pushed authorization request (RFC 9126) authenticated with tls_client_auth; none is 401 invalid_client', async function () {
+    const config = await oidc.discovery(
+      new URL(proxy.url),
+      'payments-web',
+      { use_mtls_endpoint_aliases: false },
+      oidc.TlsClientAuth(),
+      { [oidc.customFetch]: mtlsFetch(pki.ca.cert, payments) },
+    );
+    const params = {
+      redirect_uri: 'https://payments.example.test/cb',
+      scope: 'openid',
+      code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    };
+    const url = await oidc.buildAuthorizationUrlWithPAR(config, params);
+    expect(url.searchParams.get('request_uri')).to.match(/^urn:ietf:params:oauth:request_uri:/);
+    const refused = await post('/oauth/par', { client_id: 'payments-web', response_type: 'code', ...params });
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(401);
+    expect(refused.body.error).to.equal('invalid_client');
   });
 
   it('a certificate-bound token is no bearer token for introspection: 401 invalid_token', async function () {
@@ -276,6 +319,21 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
       });
       expect(res.status).to.equal(400);
       expect(await res.text()).to.equal('The SSL certificate error');
+    });
+
+    it('trusted_ca_certificates: a self-signed certificate with the right DN, forwarded unverified, is 401 invalid_client', async function () {
+      const via = (cert: Issued) =>
+        mtlsFetch(pki.ca.cert, cert)(`${noCaProxy.url}/oauth/token`, {
+          method: 'POST',
+          body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'payments' }),
+        }).then(answer);
+      const forged = await via(selfSigned);
+      expectError(forged, 401, 'invalid_client');
+      expect(forged.body.error_description).to.equal(
+        'the client certificate is not issued by a trusted CA (trusted_ca_certificates)',
+      );
+      const genuine = await via(payments);
+      expect(genuine.status, JSON.stringify(genuine.body)).to.equal(200);
     });
 
     it('the header from an untrusted address (a client reaching Gatehouse directly) is ignored: 401 invalid_client', async function () {

@@ -3,6 +3,7 @@
  * certificate, refuses one the CA did not sign (400), and forwards the request over HTTP with
  * the verified certificate URL-encoded in `X-SSL-Client-Cert` (nginx `$ssl_client_escaped_cert`),
  * replacing any such header the client sent. Its connections to Gatehouse come from `localAddress`.
+ * With `noCa` it forwards any certificate unverified (nginx `optional_no_ca`).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -22,6 +23,8 @@ export async function startProxy(opts: {
   target: { host: string; port: number };
   /** The address the proxy connects from (the one Gatehouse's `trust_proxy` names). */
   localAddress: string;
+  /** As nginx's `ssl_verify_client optional_no_ca`: any certificate is forwarded, verified or not. */
+  noCa?: boolean;
 }): Promise<Proxy> {
   const proxy = https.createServer(
     { cert: opts.server.cert, key: opts.server.key, ca: opts.ca, requestCert: true, rejectUnauthorized: false },
@@ -29,7 +32,7 @@ export async function startProxy(opts: {
       const socket = req.socket as TLSSocket;
       const peer = socket.getPeerCertificate();
       const hasCert = peer && Object.keys(peer).length > 0;
-      if (hasCert && !socket.authorized) {
+      if (hasCert && !socket.authorized && !opts.noCa) {
         res.writeHead(400, { 'Content-Type': 'text/plain' }).end('The SSL certificate error');
         return;
       }
