@@ -255,8 +255,8 @@ export interface TokenBinding {
   resourceRequest(req: BindingRequest & { accessToken: string }): Promise<string | null>;
 }
 
-/** The client authentication methods plugins may provide (`api.clientAuthentication`): RFC 8705 §2.1's. */
-export const PLUGGABLE_AUTH_METHODS = ['tls_client_auth'] as const;
+/** The client authentication methods plugins may provide (`api.clientAuthentication`): RFC 8705 §2's. */
+export const PLUGGABLE_AUTH_METHODS = ['tls_client_auth', 'self_signed_tls_client_auth'] as const;
 
 /**
  * Since plugin API 1.3 (`api.clientAuthentication`, one plugin per method): a client

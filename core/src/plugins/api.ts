@@ -139,7 +139,7 @@ export interface PluginApi {
   tokenBinding(binding: TokenBinding): void;
   /**
    * Since 1.3: a client authentication method the core leaves to plugins (RFC 8705's
-   * `tls_client_auth`): apps naming it in
+   * `tls_client_auth`, `self_signed_tls_client_auth`): apps naming it in
    * `token_endpoint_auth_method` are authenticated by `method.authenticate` wherever clients
    * authenticate. One plugin per method: a second stops start-up.
    */

@@ -3,6 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { definePlugin, OAuthError, z, type ClientAuthentication, type TokenBinding } from '@gatehouse-auth/core';
 import { parseForwardedCertificate, thumbprint } from './certificate.js';
 import { EXPECTATIONS, matches, type ExpectedCertificate } from './match.js';
+import { registeredKey } from './self-signed.js';
 
 export { parseForwardedCertificate, thumbprint } from './certificate.js';
 export { matches, parseDn, type ExpectedCertificate } from './match.js';
@@ -98,15 +99,22 @@ export default definePlugin({
       return certificate;
     };
 
+    /** The request's certificate if it is valid now; else why not. */
+    const presented = (req: IncomingMessage, method: string): X509Certificate | string => {
+      const certificate = certificateOf(req);
+      if (!certificate) return `${method} needs a client certificate`;
+      const now = api.services.clock.now().getTime();
+      if (now < Date.parse(certificate.validFrom) || now > Date.parse(certificate.validTo))
+        return 'the client certificate is not valid now';
+      return certificate;
+    };
+
     const clientAuth: ClientAuthentication = {
       method: 'tls_client_auth',
       async authenticate(req, client) {
-        const certificate = certificateOf(req);
-        if (!certificate) return 'tls_client_auth needs a client certificate';
-        // The proxy checked the chain (PKI); the validity period is checked here too.
-        const now = Date.now();
-        if (now < Date.parse(certificate.validFrom) || now > Date.parse(certificate.validTo))
-          return 'the client certificate is not valid now';
+        // The proxy checked the chain (PKI), and the plugin too with trusted_ca_certificates.
+        const certificate = presented(req, 'tls_client_auth');
+        if (typeof certificate === 'string') return certificate;
         if (cas.length > 0 && !trustedIssuer(certificate))
           return 'the client certificate is not issued by a trusted CA (trusted_ca_certificates)';
         const expected: ExpectedCertificate = {};
@@ -138,7 +146,20 @@ export default definePlugin({
       },
     };
 
+    const selfSigned: ClientAuthentication = {
+      method: 'self_signed_tls_client_auth',
+      async authenticate(req, client) {
+        // RFC 8705 §2.2: no chain; the certificate's key must be one the app registered.
+        const certificate = presented(req, 'self_signed_tls_client_auth');
+        if (typeof certificate === 'string') return certificate;
+        const keys = api.web.clientKeys(client);
+        if (keys && (await registeredKey(certificate, keys))) return true;
+        return "the client certificate's key is not one of the app's keys (jwks)";
+      },
+    };
+
     api.clientAuthentication(clientAuth);
+    api.clientAuthentication(selfSigned);
     api.tokenBinding(binding);
     api.discovery({ tls_client_certificate_bound_access_tokens: true });
   },

@@ -5,7 +5,7 @@
  * the certificate through its custom fetch. Gatehouse trusts the proxy's address only
  * (`trust_proxy: 127.0.0.2`): a client reaching it directly with the header is not believed.
  */
-import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
@@ -47,6 +47,7 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
   let payments: Issued;
   let stranger: Issued;
   let selfSigned: Issued;
+  let selfSignedOther: Issued;
   let proxy: Proxy;
   let noCaProxy: Proxy;
   let running: RunningServer;
@@ -97,6 +98,9 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
     payments = pki.client('/C=DE/O=Example/OU=Treasury, Europe/CN=payments', 'DNS:payments.example.test');
     stranger = pki.client('/C=DE/O=Example/CN=stranger', 'DNS:stranger.example.test');
     selfSigned = pki.selfSigned('/C=DE/O=Example/OU=Treasury, Europe/CN=payments');
+    selfSignedOther = pki.selfSigned('/CN=device');
+    const registered = createPublicKey(selfSigned.cert).export({ format: 'jwk' });
+    const otherJwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
     const port = await freePort();
     // The proxy needs Gatehouse's port, Gatehouse the proxy's URL (its issuer): the port is chosen first.
     proxy = await startProxy({
@@ -150,6 +154,20 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
             redirect_uris: ['https://payments.example.test/cb'],
             scopes: ['openid'],
             login_stages: [['PASSWORD']],
+          },
+          {
+            // RFC 8705 §2.2: its certificate's key is in its jwks (beside an RSA key of another use).
+            client_id: 'device',
+            token_endpoint_auth_method: 'self_signed_tls_client_auth',
+            jwks: {
+              keys: [
+                { ...registered, kid: 'device-cert' },
+                { ...otherJwk, kid: 'other' },
+              ],
+            },
+            tls_client_certificate_bound_access_tokens: true,
+            grant_types: ['client_credentials'],
+            scopes: ['payments'],
           },
           {
             client_id: 'payments-san',
@@ -244,6 +262,29 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
     const refused = await post('/oauth/par', { client_id: 'payments-web', response_type: 'code', ...params });
     expect(refused.status, JSON.stringify(refused.body)).to.equal(401);
     expect(refused.body.error).to.equal('invalid_client');
+  });
+
+  it('self_signed_tls_client_auth: the certificate whose key the app registered (through a proxy that does not verify); another is 401 invalid_client', async function () {
+    const via = (cert?: Issued) =>
+      mtlsFetch(pki.ca.cert, cert)(`${noCaProxy.url}/oauth/token`, {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'device' }),
+      }).then(answer);
+    const ok = await via(selfSigned);
+    expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+    expect(decodeJwt(String(ok.body.access_token)).cnf).to.deep.equal({ 'x5t#S256': x5t(selfSigned.cert) });
+    for (const [cert, why] of [
+      [selfSignedOther, "the client certificate's key is not one of the app's keys (jwks)"],
+      [payments, "the client certificate's key is not one of the app's keys (jwks)"],
+      [undefined, 'self_signed_tls_client_auth needs a client certificate'],
+    ] as const) {
+      const refused = await via(cert);
+      expect(refused.status, why).to.equal(401);
+      expect(refused.body.error).to.equal('invalid_client');
+      expect(refused.body.error_description).to.equal(why);
+    }
+    const meta = (await paymentsClient(payments)).serverMetadata();
+    expect(meta.token_endpoint_auth_methods_supported).to.include('self_signed_tls_client_auth');
   });
 
   it('a certificate-bound token is no bearer token for introspection: 401 invalid_token', async function () {

@@ -95,7 +95,7 @@ describe('@gatehouse-auth/oauth-mtls: the forwarded certificate and its match', 
     ).to.match(/names 2 of/);
   });
 
-  it('config: a tls_client_auth app with a secret stops start-up', function () {
+  it('config: a tls_client_auth app with a secret, a self_signed_tls_client_auth app without keys stop start-up', function () {
     const config = (app: Record<string, unknown>) => () =>
       parseConfig(
         {
@@ -110,5 +110,8 @@ describe('@gatehouse-auth/oauth-mtls: the forwarded certificate and its match', 
       'apps[0].token_endpoint_auth_method: a tls_client_auth app authenticates with its certificate and has no secret',
     );
     expect(config({})).not.to.throw();
+    expect(config({ token_endpoint_auth_method: 'self_signed_tls_client_auth' })).to.throw(
+      'apps[0].jwks: (or jwks_uri) is required for self_signed_tls_client_auth',
+    );
   });
 });
