@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { DEFAULT_GRANT_TYPES, type AppConfig, type GatehouseConfig } from '../config/schema.js';
 import { BootError } from '../errors.js';
 import type { Extensions } from './loader.js';
+import { PLUGGABLE_AUTH_METHODS } from '../oauth/types.js';
 
 /** The path a plugin mounts its routes at to be the hosted login page (`@gatehouse-auth/page-login`). */
 export const HOSTED_LOGIN_PATH = '/login';
@@ -104,6 +105,17 @@ export function appComposition(
       throw new BootError(
         'CONFIG_INVALID',
         `${label} (${app.client_id}): no plugin serves the hosted login page (${HOSTED_LOGIN_PATH}) and the app has no login_page_url; add @gatehouse-auth/page-login to plugins, or give the app a login_page_url`,
+      );
+    }
+    // A client authentication method the core leaves to plugins (RFC 8705's) must have one.
+    const method = app.token_endpoint_auth_method;
+    if (
+      (PLUGGABLE_AUTH_METHODS as readonly string[]).includes(method ?? '') &&
+      !extensions.clientAuthentications.has(method!)
+    ) {
+      throw new BootError(
+        'CONFIG_INVALID',
+        `${label}.token_endpoint_auth_method: no plugin provides ${method} (add @gatehouse-auth/oauth-mtls to plugins)`,
       );
     }
     // Grant types the operator wrote must have a plugin.

@@ -218,6 +218,37 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
     pki?.remove();
   });
 
+  it('an app naming tls_client_auth without the plugin stops start-up', async function () {
+    let failure: unknown = null;
+    try {
+      await buildApp(
+        parseConfig(
+          {
+            issuer: 'https://id.example.test',
+            database: { url: 'sqlite::memory:' },
+            secrets: { encryption_key: Buffer.alloc(32, 5).toString('base64') },
+            log: { level: 'silent' },
+            plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }],
+            apps: [
+              {
+                client_id: 'payments',
+                token_endpoint_auth_method: 'tls_client_auth',
+                grant_types: ['client_credentials'],
+              },
+            ],
+          },
+          {},
+        ),
+        { logger: createLogger('silent') },
+      );
+    } catch (err) {
+      failure = err;
+    }
+    expect(String(failure)).to.equal(
+      'BootError: apps[0].token_endpoint_auth_method: no plugin provides tls_client_auth (add @gatehouse-auth/oauth-mtls to plugins)',
+    );
+  });
+
   it('discovery names tls_client_auth and certificate-bound tokens, and no mTLS aliases', async function () {
     const config = await paymentsClient(payments);
     const meta = config.serverMetadata();
@@ -442,6 +473,7 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
         expect(refused.body.error_description).to.equal(
           'the token is bound to a client certificate the request does not present',
         );
+        expect(refused.headers.get('www-authenticate')).to.match(/^Bearer error="invalid_token"/);
       }
       // Straight to Gatehouse with the certificate in the header: not believed either.
       const direct = await answer(
