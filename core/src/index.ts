@@ -77,6 +77,7 @@ export {
   requestObjectVerifierProblems,
   routeProblems,
   tokenBindingProblems,
+  clientAuthenticationProblems,
   REPLACEABLE_SERVICES,
 } from './plugins/contract.js';
 export { cryptoHelpers, httpHelpers } from './services.js';

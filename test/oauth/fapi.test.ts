@@ -302,7 +302,8 @@ describe('FAPI 2.0 Security Profile (security_profile: fapi2)', function () {
       expect(bare.status).to.equal(400);
       expect(await bare.json()).to.deep.equal({
         error: 'invalid_request',
-        error_description: 'this app (FAPI 2.0) gets sender-constrained tokens only: send a DPoP proof',
+        error_description:
+          'this app (FAPI 2.0) gets sender-constrained tokens only: send a DPoP proof or a client certificate',
       });
       const dpop = oauth.DPoP(client, await oauth.generateKeyPair('ES256'));
       const tokens = await withNonce(async () =>
@@ -376,9 +377,9 @@ describe('FAPI 2.0 Security Profile (security_profile: fapi2)', function () {
       );
     });
 
-    it('no token binding plugin: start-up refuses, naming @gatehouse-auth/oauth-dpop', async function () {
+    it('no token binding plugin: start-up refuses, naming @gatehouse-auth/oauth-dpop and oauth-mtls', async function () {
       expect(await bootError([{ name: '@gatehouse-auth/oauth-par' }])).to.match(
-        /security_profile: the FAPI 2\.0 app "fapi" needs sender-constrained tokens; add @gatehouse-auth\/oauth-dpop to plugins$/,
+        /security_profile: the FAPI 2\.0 app "fapi" needs sender-constrained tokens; add @gatehouse-auth\/oauth-dpop or @gatehouse-auth\/oauth-mtls to plugins$/,
       );
     });
 

@@ -226,7 +226,7 @@ export function createGatehouseContainer(
         new SingleSignOn({ users, verifier: verification, clock, idleSeconds: config.oauth.session_idle_ttl }),
     ),
     clientAuth: single(
-      ({ clients, replay, events, clock, config, clientBlocks }) =>
+      ({ clients, replay, events, clock, config, clientBlocks, extensions }) =>
         new ClientAuthenticator({
           clients,
           replay,
@@ -236,6 +236,7 @@ export function createGatehouseContainer(
           issuer: config.issuer,
           audiences: assertionAudiences(config.issuer),
           blocks: clientBlocks,
+          plugged: (method) => extensions.clientAuthentications.get(method),
         }),
     ),
     clientBlocks: single(({ peers }) => new ClientBlocks(peers)),

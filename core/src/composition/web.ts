@@ -22,6 +22,7 @@ import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints
 import { verificationFastRoutes, verificationRoutes } from '../verification/routes.js';
 import { verificationApi } from '../verification/api.js';
 import type { Cradle } from './cradle.js';
+import { TOKEN_BINDING } from '../plugins/loader.js';
 
 /**
  * The HTTP side: an express app with every route group (each takes what it needs from the
@@ -105,7 +106,9 @@ export function apiRoutes(c: Cradle): RouteSpec[] {
   );
   return [
     ...Object.values(HEALTH_API),
-    ...Object.values(oauthApi(c.extensions.grants.values(), c.extensions.tokenBinding.ids().length > 0)),
+    ...Object.values(
+      oauthApi(c.extensions.grants.values(), c.extensions.tokenBinding.get(TOKEN_BINDING) !== undefined),
+    ),
     ...Object.values(verificationApi(c.verification.methods())),
     ...Object.values(DEVICE_API),
     ...contributed,

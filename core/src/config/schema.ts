@@ -124,6 +124,9 @@ const AUTH_METHODS = [
   'client_secret_jwt',
   'private_key_jwt',
   'none',
+  // Mutual TLS (RFC 8705 §2): a plugin authenticates these (`api.clientAuthentication`).
+  'tls_client_auth',
+  'self_signed_tls_client_auth',
 ] as const;
 
 const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional(), alg: z.string().optional() });
@@ -285,6 +288,13 @@ export const appSchema = z
         message: 'give client_secret or client_secret_sha256, not both',
       });
     }
+    if ((method === 'tls_client_auth' || method === 'self_signed_tls_client_auth') && hasSecret) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['token_endpoint_auth_method'],
+        message: `a ${method} app authenticates with its certificate and has no secret`,
+      });
+    }
     if (method === 'none' && hasSecret) {
       ctx.addIssue({
         code: 'custom',
@@ -316,8 +326,8 @@ export const appSchema = z
         });
       }
     });
-    if (method === 'private_key_jwt' && !hasKeys) {
-      ctx.addIssue({ code: 'custom', path: ['jwks'], message: '(or jwks_uri) is required for private_key_jwt' });
+    if ((method === 'private_key_jwt' || method === 'self_signed_tls_client_auth') && !hasKeys) {
+      ctx.addIssue({ code: 'custom', path: ['jwks'], message: `(or jwks_uri) is required for ${method}` });
     }
     if (app.security_profile === 'fapi2') {
       for (const issue of fapi2AppIssues(app)) ctx.addIssue({ code: 'custom', ...issue });

@@ -7,6 +7,8 @@ import type { AssertionReplayStore } from './assertions.js';
 import type { ClientRegistry, ClientSecrets, OAuthClient } from './clients.js';
 import { OAuthError } from './errors.js';
 import { FAPI2_SIGNING_ALGS, isFapi2 } from './fapi.js';
+import { PLUGGABLE_AUTH_METHODS, type ClientAuthentication } from './types.js';
+import type { IncomingMessage } from 'node:http';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const HMAC_ALGS = ['HS256', 'HS384', 'HS512'];
@@ -23,6 +25,8 @@ export const FAILURE_WINDOW_MS = 5 * 60_000;
 export interface ClientAuthInput {
   params: Record<string, string>;
   authorization: string | undefined;
+  /** The request, for a method a plugin provides (a client certificate); without it those fail. */
+  request?: IncomingMessage;
 }
 
 const invalidClient = (why: string) => new OAuthError('invalid_client', why, 401);
@@ -45,6 +49,8 @@ export class ClientAuthenticator {
       issuer?: string;
       /** Blocks every node holds (the container's); without it, this node's only. */
       blocks?: ClientBlocks;
+      /** The plugin that provides a method (`api.clientAuthentication`), if any. */
+      plugged?: (method: string) => ClientAuthentication | undefined;
     },
   ) {
     this.blocks = deps.blocks ?? new ClientBlocks();
@@ -73,6 +79,7 @@ export class ClientAuthenticator {
       safeEqual(sha256(presented ?? ''), sha256('unknown-client'));
       return this.unknownClient(ip);
     }
+    if (isPluggable(client.authMethod)) return this.byPlugin(client, input, presented, ip);
     if (client.authMethod === 'none') {
       // Not counted: a public client has no secret to guess, and counting would let anyone lock it out.
       if (presented !== undefined) throw invalidClient('a public client has no secret');
@@ -102,6 +109,21 @@ export class ClientAuthenticator {
       safeEqualDigest(digest, previous.digest) &&
       this.deps.clock.now().getTime() < previous.until;
     return current || old;
+  }
+
+  /** A method a plugin provides (mutual TLS): the request alone proves the client; no secret beside it. */
+  private async byPlugin(
+    client: OAuthClient,
+    input: ClientAuthInput,
+    presented: string | undefined,
+    ip: string,
+  ): Promise<OAuthClient> {
+    const method = client.authMethod;
+    if (presented !== undefined) return this.fail(client.clientId, ip, `this client authenticates with ${method}`);
+    const plugin = this.deps.plugged?.(method);
+    const verdict =
+      plugin && input.request ? await plugin.authenticate(input.request, client) : `no plugin provides ${method}`;
+    return verdict === true ? client : this.fail(client.clientId, ip, verdict);
   }
 
   private async byAssertion(params: Record<string, string>, ip: string): Promise<OAuthClient> {
@@ -227,6 +249,8 @@ export class ClientAuthenticator {
     throw invalidClient(why);
   }
 }
+
+const isPluggable = (method: string): boolean => (PLUGGABLE_AUTH_METHODS as readonly string[]).includes(method);
 
 function clientKey(clientId: string, ip: string): string {
   return `client:${sha256(`${clientId}\n${ip}`)}`;

@@ -6,7 +6,14 @@ import type { SecurityProfile } from './fapi.js';
 import type { AppSettings, AppSettingsLookup } from '../plugins/values.js';
 
 export type ClientAuthMethod =
-  'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt' | 'none';
+  | 'client_secret_basic'
+  | 'client_secret_post'
+  | 'client_secret_jwt'
+  | 'private_key_jwt'
+  | 'none'
+  // Since 1.3: mutual TLS (RFC 8705 §2), authenticated by a plugin (`api.clientAuthentication`).
+  | 'tls_client_auth'
+  | 'self_signed_tls_client_auth';
 
 /** A registered client (an `apps[]` entry), as the OAuth code and grant plugins see it. */
 export interface OAuthClient {

@@ -26,7 +26,7 @@ import { namedClaims, scopeClaims, USER_CLAIMS, type ClaimRequest, type UserClai
 import { oauthServices } from './services.js';
 import type { TokenService } from './tokens.js';
 import { bindingRequest } from './binding-request.js';
-import { boundKey, type TokenInfo } from './types.js';
+import { boundKey, confirmationOf, type Confirmation, type TokenBinding, type TokenInfo } from './types.js';
 import { TOKEN_BINDING, type Extensions } from '../plugins/loader.js';
 import type { RequestObjectVerifier } from '../plugins/extensions.js';
 
@@ -109,10 +109,10 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
   const urls = endpointUrls(deps.config.issuer);
   const api = oauthApi(deps.extensions.grants.values());
   const audiences = assertionAudiences(deps.config.issuer);
-  const binding = deps.extensions.tokenBinding.get(TOKEN_BINDING);
+  const bindings = deps.extensions.tokenBinding.values();
 
   const authenticate = (req: IncomingMessage, params: Record<string, string>, ip: string): Promise<OAuthClient> =>
-    deps.clientAuth.authenticate({ params, authorization: req.headers.authorization }, ip);
+    deps.clientAuth.authenticate({ params, authorization: req.headers.authorization, request: req }, ip);
 
   // ── token endpoint (RFC 6749 §3.2) ──
   const token: Endpoint = async (req, ip) => {
@@ -136,13 +136,13 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
     if (!client.grantTypes.includes(grantType)) {
       throw new OAuthError('unauthorized_client', `this client may not use ${grantType}`);
     }
-    // Proof of possession (DPoP), checked before the grant runs: the tokens it issues are bound to its key.
-    const proof = binding ? await binding.tokenRequest({ ...bindingRequest(deps.config.issuer, req), client }) : null;
+    // Proof of possession (DPoP, a client certificate), checked before the grant runs: the tokens it issues are bound to it.
+    const proof = await proofOf(bindings, { ...bindingRequest(deps.config.issuer, req), client });
     // FAPI 2.0 §5.3.2.1 (4): only sender-constrained tokens; refused before the grant spends a code.
-    if (isFapi2(client) && !senderConstrained({ proofKey: proof?.jkt ?? null })) {
+    if (isFapi2(client) && !senderConstrained(proof.confirmation)) {
       throw new OAuthError(
         'invalid_request',
-        'this app (FAPI 2.0) gets sender-constrained tokens only: send a DPoP proof',
+        'this app (FAPI 2.0) gets sender-constrained tokens only: send a DPoP proof or a client certificate',
       );
     }
     const request = requestFacts(req, ip);
@@ -169,11 +169,11 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
           clock: deps.clock,
           request,
           logger,
-          proofKey: proof?.jkt ?? null,
+          confirmation: proof.confirmation,
         }),
       }),
     );
-    return proof?.headers ? { ...json(result), headers: { ...NO_STORE, ...proof.headers } } : json(result);
+    return proof.headers ? { ...json(result), headers: { ...NO_STORE, ...proof.headers } } : json(result);
   };
 
   // ── introspection (RFC 7662) ──
@@ -195,9 +195,9 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
     const header = req.headers.authorization ?? '';
     if (/^Bearer /i.test(header)) {
       const info = await deps.tokens.inspect(header.slice(7).trim());
-      // A token bound to a key (DPoP) is no bearer token.
+      // A bound token (DPoP, mutual TLS) is no bearer token.
       const t = info.token;
-      if (!info.active || t?.kind !== 'access' || !t.scope.includes('introspection') || boundKey(t)) {
+      if (!info.active || t?.kind !== 'access' || !t.scope.includes('introspection') || confirmationOf(t)) {
         throw new OAuthError('invalid_token', 'the bearer token is invalid or lacks the introspection scope');
       }
       return 'bearer';
@@ -318,6 +318,15 @@ export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router 
       if (!jkt || proven !== jkt)
         throw refuse(dpop ? 'the token is not bound to the key of the proof' : 'a DPoP-bound token needs a DPoP proof');
     }
+    // RFC 8705 §3: a certificate-bound token is used over a connection with that certificate.
+    // Every other `cnf` member needs its binding's word (none, when its plugin is gone: refused).
+    for (const [member, bound] of Object.entries(confirmationOf(info.token) ?? {})) {
+      const other = member === 'jkt' ? null : deps.extensions.tokenBinding.get(member);
+      if (other === null) continue;
+      const request = { ...bindingRequest(deps.config.issuer, req), accessToken: presented };
+      if (!other || (await other.resourceRequest(request)) !== bound)
+        throw refuse('the token is bound to a client certificate the request does not present');
+    }
     if (!info.token.scope.includes('openid'))
       throw new OAuthError('insufficient_scope', 'the token lacks the openid scope');
     const client = deps.clients.get(info.token.clientId);
@@ -345,6 +354,25 @@ export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router 
   router.get('/.well-known/oauth-authorization-server', metadata);
   router.get('/.well-known/openid-configuration', metadata);
   return router;
+}
+
+/**
+ * What a token request proves, by every token binding (DPoP, a client certificate): the `cnf`
+ * its tokens get (null: bearer tokens) and the headers to answer with (a fresh `DPoP-Nonce`).
+ */
+async function proofOf(
+  bindings: readonly TokenBinding[],
+  req: Parameters<TokenBinding['tokenRequest']>[0],
+): Promise<{ confirmation: Confirmation | null; headers?: Record<string, string> }> {
+  let confirmation: Confirmation | null = null;
+  let headers: Record<string, string> | undefined;
+  for (const binding of bindings) {
+    const proof = await binding.tokenRequest(req);
+    if (!proof) continue;
+    confirmation = { ...(confirmation ?? {}), [binding.confirmation ?? 'jkt']: proof.value };
+    if (proof.headers) headers = { ...headers, ...proof.headers };
+  }
+  return { confirmation, ...(headers ? { headers } : {}) };
 }
 
 /** Who may see a token: the client it was issued to or names in its audience; a bearer caller sees all. */

@@ -31,11 +31,11 @@ export function isFapi2(client: { securityProfile?: SecurityProfile | null }): b
 
 /**
  * Whether a token request binds the tokens it gets to a key the client proved (§5.3.2.1 (4):
- * sender-constrained access tokens). Today: a DPoP proof (`proofKey`, RFC 9449); a client
- * certificate (RFC 8705) is the other way FAPI 2.0 allows, for a plugin that adds it.
+ * sender-constrained access tokens): a DPoP proof (`cnf.jkt`, RFC 9449) or a client
+ * certificate (`cnf.x5t#S256`, RFC 8705), whichever binding plugins are loaded.
  */
-export function senderConstrained(ctx: { proofKey: string | null }): boolean {
-  return ctx.proofKey !== null;
+export function senderConstrained(confirmation: { jkt?: string; 'x5t#S256'?: string } | null): boolean {
+  return confirmation?.jkt !== undefined || confirmation?.['x5t#S256'] !== undefined;
 }
 
 /** What the FAPI 2.0 checks of an app entry read (the config schema's output has all of it). */

@@ -8,15 +8,15 @@ import type { VerificationService } from '../verification/service.js';
 import type { AssertionReplayStore } from './assertions.js';
 import { OAuthError } from './errors.js';
 import type { TokenService } from './tokens.js';
-import { boundKey, type OAuthServices, type StoredToken } from './types.js';
+import { boundToAnother, unprovenBinding, type Confirmation, type OAuthServices, type StoredToken } from './types.js';
 
 /** Scope strings: space-separated printable ASCII without `"` or `\` (RFC 6749 §3.3). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
-/** A bound refresh token refreshes only with a proof of its key (RFC 9449 §5). */
-function refusedWithoutItsKey(token: StoredToken, proofKey: string | null): void {
-  if (boundKey(token) && boundKey(token) !== proofKey)
-    throw new OAuthError('invalid_grant', 'the refresh token is bound to another key (DPoP)');
+/** A bound refresh token refreshes only with proof of what it is bound to (RFC 9449 §5, RFC 8705 §3). */
+function refusedWithoutItsKey(token: StoredToken, proven: Confirmation | null): void {
+  const unproven = unprovenBinding(token, proven);
+  if (unproven) throw new OAuthError('invalid_grant', boundToAnother(unproven));
 }
 
 export function resolveScope(requested: string | undefined, allowed: string[], fallback: string[]): string[] {
@@ -42,27 +42,28 @@ export function oauthServices(deps: {
   clock: Clock;
   request: RequestFacts;
   logger: Logger;
-  /** The key the request's proof showed (DPoP): the tokens are bound to it. */
-  proofKey?: string | null;
+  /** What the request proved (a DPoP key, a client certificate): the tokens are bound to it. */
+  confirmation?: Confirmation | null;
 }): OAuthServices {
   const { tokens } = deps;
-  const proofKey = deps.proofKey ?? null;
+  const confirmation = deps.confirmation ?? null;
   return {
     issuer: deps.issuer,
     tokenEndpoint: deps.tokenEndpoint,
     assertionAudiences: deps.assertionAudiences,
-    proofKey,
-    issue: (input) => tokens.issue(input, proofKey),
+    proofKey: confirmation?.jkt ?? null,
+    confirmation,
+    issue: (input) => tokens.issue(input, confirmation),
     inspect: (token) => tokens.inspect(token),
     codes: { find: (code) => tokens.findCode(code), consume: (code) => tokens.consumeCode(code) },
     refreshTokens: {
       async rotate(token) {
-        refusedWithoutItsKey(token, proofKey);
+        refusedWithoutItsKey(token, confirmation);
         return tokens.rotateRefresh(token);
       },
       async rotateAndIssue(token, input) {
-        refusedWithoutItsKey(token, proofKey);
-        return tokens.issue(input, proofKey, token);
+        refusedWithoutItsKey(token, confirmation);
+        return tokens.issue(input, confirmation, token);
       },
     },
     grants: { get: (id) => tokens.getGrant(id), revoke: (id, reason) => tokens.revokeGrant(id, reason) },

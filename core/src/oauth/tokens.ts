@@ -15,6 +15,7 @@ import {
   type GrantRecord,
   type IssueInput,
   type StoredToken,
+  type Confirmation,
   type TokenInfo,
   type TokenResponse,
 } from './types.js';
@@ -382,15 +383,25 @@ export class TokenService {
   // ─────────── tokens ───────────
 
   /**
-   * Issues the tokens; with `jkt`, bound to that key (RFC 9449: `cnf.jkt`, refresh tokens of
-   * public clients too). With `rotates`, that refresh token is marked rotated in the same
-   * transaction as the new tokens are stored: null, and nothing stored, when it already was.
+   * Issues the tokens; with `confirmation`, bound to it (`cnf`: a DPoP key's `jkt`, RFC 9449; a
+   * certificate's `x5t#S256`, RFC 8705; refresh tokens of public clients too). With `rotates`,
+   * that refresh token is marked rotated in the same transaction as the new tokens are stored:
+   * null, and nothing stored, when it already was.
    */
-  async issue(input: IssueInput, jkt?: string | null): Promise<TokenResponse>;
-  async issue(input: IssueInput, jkt: string | null, rotates: StoredToken): Promise<TokenResponse | null>;
-  async issue(input: IssueInput, jkt: string | null = null, rotates?: StoredToken): Promise<TokenResponse | null> {
+  async issue(input: IssueInput, confirmation?: Confirmation | null): Promise<TokenResponse>;
+  async issue(
+    input: IssueInput,
+    confirmation: Confirmation | null,
+    rotates: StoredToken,
+  ): Promise<TokenResponse | null>;
+  async issue(
+    input: IssueInput,
+    confirmation: Confirmation | null = null,
+    rotates?: StoredToken,
+  ): Promise<TokenResponse | null> {
     const { client } = input;
-    const cnf: JsonObject = jkt ? { cnf: { jkt } } : {};
+    const cnf: JsonObject = confirmation ? { cnf: { ...confirmation } } : {};
+    const jkt = confirmation?.jkt;
     const now = this.clock.now();
     const iat = Math.floor(now.getTime() / 1000);
     // A grant row is needed only for a family of tokens (refresh tokens, codes). A token that

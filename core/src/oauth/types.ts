@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { JsonObject, UserRecord } from '../plugins/values.js';
 import type { OAuthClient } from './clients.js';
 
@@ -172,39 +173,104 @@ export interface OAuthServices {
   assertionAudiences: string[];
   /** Since 1.3: the JWK thumbprint the request proved (DPoP), which `issue` binds the tokens to; else null. */
   proofKey: string | null;
+  /**
+   * Since 1.3: what the token request is sender-constrained by, which `issue` binds the tokens to
+   * (their `cnf`): a DPoP key's `jkt`, a client certificate's `x5t#S256` (RFC 8705), or both;
+   * null for bearer tokens. Non-null exactly when the request is sender-constrained.
+   */
+  confirmation: Confirmation | null;
 }
 
+/**
+ * Since 1.3: what a token is bound to (RFC 7800 `cnf`): a DPoP key's JWK SHA-256 thumbprint
+ * (`jkt`, RFC 9449) and/or a client certificate's SHA-256 thumbprint (`x5t#S256`, RFC 8705 §3.1).
+ */
+export interface Confirmation {
+  jkt?: string;
+  'x5t#S256'?: string;
+}
+
+/** The `cnf` members a token binding may fill (`TokenBinding.confirmation`). */
+export const CONFIRMATION_MEMBERS = ['jkt', 'x5t#S256'] as const;
+
+/** What a token is bound to (`cnf`), or null for a bearer token. */
+export const confirmationOf = (token: StoredToken): Confirmation | null =>
+  (token.data.cnf as Confirmation | undefined) ?? null;
+
+/**
+ * Since 1.3: the first `cnf` member of `token` that `proven` (what the request proves, the grant
+ * context's `oauth.confirmation`) does not match, or null when it matches them all or the token
+ * is a bearer token.
+ */
+export function unprovenBinding(token: StoredToken, proven: Confirmation | null): keyof Confirmation | null {
+  for (const [member, value] of Object.entries(confirmationOf(token) ?? {})) {
+    if (proven?.[member as keyof Confirmation] !== value) return member as keyof Confirmation;
+  }
+  return null;
+}
+
+/** Why a bound refresh token is refused: what it is bound to. */
+export const boundToAnother = (member: keyof Confirmation): string =>
+  `the refresh token is bound to another ${member === 'jkt' ? 'key (DPoP)' : 'client certificate (mutual TLS)'}`;
+
 /** The JWK SHA-256 thumbprint (RFC 7638) a token is bound to (`cnf.jkt`), or null for a bearer token. */
-export const boundKey = (token: StoredToken): string | null =>
-  (token.data.cnf as { jkt?: string } | undefined)?.jkt ?? null;
+export const boundKey = (token: StoredToken): string | null => confirmationOf(token)?.jkt ?? null;
 
 /** An HTTP request as the token binding sees it: `url` is the issuer's URL of the path, without query. */
 export interface BindingRequest {
   method: string;
   url: string;
   headers: Record<string, string | string[] | undefined>;
+  /** Since 1.3: the request itself, e.g. for `web.fromTrustedProxy` before a header a proxy sets is believed. */
+  request: IncomingMessage;
 }
 
 /**
- * Since plugin API 1.3 (`api.tokenBinding`, one plugin only): proof of possession of a key
- * (DPoP, RFC 9449). The core stores the key's thumbprint with the tokens (`cnf.jkt`), answers
- * `token_type: DPoP`, and at userinfo refuses a bound token without a proof of its key.
+ * Since plugin API 1.3 (`api.tokenBinding`, one plugin per `cnf` member): proof of possession
+ * for tokens. For `jkt` (DPoP, RFC 9449) the core stores the key's thumbprint with the tokens
+ * (`cnf.jkt`), answers `token_type: DPoP`, and at userinfo refuses a bound token without a proof
+ * of its key; for `x5t#S256` (mutual TLS, RFC 8705) it stores the certificate's thumbprint and
+ * refuses the token at userinfo unless the request presents that certificate.
  */
 export interface TokenBinding {
-  /** The `alg`s proofs may use: userinfo's `WWW-Authenticate: DPoP algs="..."`. */
+  /** Since 1.3: the `cnf` member it fills, `jkt` when left out. One binding per member. */
+  confirmation?: (typeof CONFIRMATION_MEMBERS)[number];
+  /** The `alg`s proofs may use: userinfo's `WWW-Authenticate: DPoP algs="..."` (`jkt` only). */
   algorithms: readonly string[];
   /**
-   * At the token endpoint, before the grant runs: the key the request's proof shows (the tokens
-   * are bound to its `jkt`, and may answer `headers`, e.g. a fresh `DPoP-Nonce`), or null for
-   * bearer tokens. Refuse by throwing an OAuthError (`invalid_dpop_proof`, `use_dpop_nonce`).
+   * At the token endpoint, before the grant runs: the value the request proves for the member
+   * (the key's `jkt`, the certificate's `x5t#S256`; the tokens are bound to it, and may answer
+   * `headers`, e.g. a fresh `DPoP-Nonce`), or null for no binding. Refuse by throwing an
+   * OAuthError (`invalid_dpop_proof`, `use_dpop_nonce`, …).
    */
   tokenRequest(
     req: BindingRequest & { client: OAuthClient },
-  ): Promise<{ jkt: string; headers?: Record<string, string> } | null>;
+  ): Promise<{ value: string; headers?: Record<string, string> } | null>;
   /**
-   * At userinfo, for a token sent with `Authorization: DPoP`: checks the proof (its `ath` the
-   * hash of `accessToken`) and returns its key's `jkt`; the core compares it with the token's.
+   * At userinfo, for a token sent with `Authorization: DPoP` (`jkt`), or any token whose `cnf`
+   * has the member (others): the value the request proves (checking the proof, its `ath` the
+   * hash of `accessToken`), or null if it proves none; the core compares it with the token's.
    * Refuse by throwing an OAuthError with status 401 and its `WWW-Authenticate`.
    */
-  resourceRequest(req: BindingRequest & { accessToken: string }): Promise<string>;
+  resourceRequest(req: BindingRequest & { accessToken: string }): Promise<string | null>;
+}
+
+/** The client authentication methods plugins may provide (`api.clientAuthentication`): RFC 8705 §2's. */
+export const PLUGGABLE_AUTH_METHODS = ['tls_client_auth', 'self_signed_tls_client_auth'] as const;
+
+/**
+ * Since plugin API 1.3 (`api.clientAuthentication`, one plugin per method): a client
+ * authentication method the core does not know itself, for apps whose `token_endpoint_auth_method`
+ * names it (mutual TLS, RFC 8705 §2). Used wherever the core and plugins authenticate clients:
+ * token, introspection, revocation, PAR, device authorization (`web.authenticateClient`).
+ */
+export interface ClientAuthentication {
+  /** The `token_endpoint_auth_method` it serves. */
+  method: (typeof PLUGGABLE_AUTH_METHODS)[number];
+  /**
+   * Whether the request proves it is `client` (an app of this method, whose `client_id` the
+   * request names, and which sent no secret or assertion): true, or why not. A "why not" is a
+   * failed authentication, answered 401 `invalid_client` and counted like a wrong secret.
+   */
+  authenticate(req: IncomingMessage, client: OAuthClient): Promise<true | string>;
 }

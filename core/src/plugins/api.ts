@@ -4,7 +4,7 @@ import type { ZodType } from 'zod';
 import type { RouteSpec } from '../http/api-spec.js';
 import type { DependencyCheck } from '../observability/dependencies.js';
 import type { Services } from '../services.js';
-import type { TokenBinding } from '../oauth/types.js';
+import type { ClientAuthentication, TokenBinding } from '../oauth/types.js';
 import type {
   AuthMethod,
   AuthorizationRequestResolver,
@@ -131,11 +131,19 @@ export interface PluginApi {
    */
   messages(catalogs: PluginCatalogs): void;
   /**
-   * Since 1.3: proof of possession for tokens (DPoP): the core binds the tokens of a request
-   * whose proof `binding.tokenRequest` accepts to its key, and checks that key at userinfo
-   * (docs/decisions/0042). One plugin only: a second stops start-up.
+   * Since 1.3: proof of possession for tokens (DPoP; since 1.3 also mutual TLS): the core binds
+   * the tokens of a request whose proof `binding.tokenRequest` accepts to it (`cnf`), and checks
+   * it at userinfo (docs/decisions/0042, 0052). One plugin per `cnf` member
+   * (`binding.confirmation`): a second stops start-up.
    */
   tokenBinding(binding: TokenBinding): void;
+  /**
+   * Since 1.3: a client authentication method the core leaves to plugins (RFC 8705's
+   * `tls_client_auth`, `self_signed_tls_client_auth`): apps naming it in
+   * `token_endpoint_auth_method` are authenticated by `method.authenticate` wherever clients
+   * authenticate. One plugin per method: a second stops start-up.
+   */
+  clientAuthentication(method: ClientAuthentication): void;
   /**
    * Since 1.3: resolves the `request_uri` of authorization requests (RFC 9126 pushed requests):
    * /authorize hands it to `resolver.resolve`, whose parameters are then the request, and

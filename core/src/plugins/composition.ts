@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { DEFAULT_GRANT_TYPES, type AppConfig, type GatehouseConfig } from '../config/schema.js';
 import { BootError } from '../errors.js';
 import type { Extensions } from './loader.js';
+import { PLUGGABLE_AUTH_METHODS } from '../oauth/types.js';
 
 /** The path a plugin mounts its routes at to be the hosted login page (`@gatehouse-auth/page-login`). */
 export const HOSTED_LOGIN_PATH = '/login';
@@ -107,6 +108,17 @@ export function appComposition(
       );
     }
     if (app.security_profile === 'fapi2') checkFapi2(app, label, extensions);
+    // A client authentication method the core leaves to plugins (RFC 8705's) must have one.
+    const method = app.token_endpoint_auth_method;
+    if (
+      (PLUGGABLE_AUTH_METHODS as readonly string[]).includes(method ?? '') &&
+      !extensions.clientAuthentications.has(method!)
+    ) {
+      throw new BootError(
+        'CONFIG_INVALID',
+        `${label}.token_endpoint_auth_method: no plugin provides ${method} (add @gatehouse-auth/oauth-mtls to plugins)`,
+      );
+    }
     // Grant types the operator wrote must have a plugin.
     const grants = extensions.grants.ids();
     app.grant_types?.forEach((grant, j) => {
@@ -134,7 +146,7 @@ function checkFapi2(app: AppConfig, label: string, extensions: Extensions): void
   if (extensions.tokenBinding.values().length === 0) {
     throw new BootError(
       'CONFIG_INVALID',
-      `${label}.security_profile: the FAPI 2.0 app "${app.client_id}" needs sender-constrained tokens; add @gatehouse-auth/oauth-dpop to plugins`,
+      `${label}.security_profile: the FAPI 2.0 app "${app.client_id}" needs sender-constrained tokens; add @gatehouse-auth/oauth-dpop or @gatehouse-auth/oauth-mtls to plugins`,
     );
   }
 }

@@ -6,6 +6,7 @@ import { OAUTH_ERROR_STATUS } from '../oauth/errors.js';
 
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
+import { CONFIRMATION_MEMBERS, PLUGGABLE_AUTH_METHODS } from '../oauth/types.js';
 
 type Shape = Record<string, unknown>;
 
@@ -100,7 +101,22 @@ export function channelProblems(c: Shape): string[] {
 
 /** What is wrong with a token binding (`api.tokenBinding`). */
 export function tokenBindingProblems(b: Shape): string[] {
-  return [...strings(b, 'algorithms'), ...fn(b, 'tokenRequest'), ...fn(b, 'resourceRequest')];
+  const member = b.confirmation === undefined || (CONFIRMATION_MEMBERS as readonly unknown[]).includes(b.confirmation);
+  return [
+    ...(member ? [] : [`has a confirmation that is not one of ${CONFIRMATION_MEMBERS.join(', ')}`]),
+    ...strings(b, 'algorithms'),
+    ...fn(b, 'tokenRequest'),
+    ...fn(b, 'resourceRequest'),
+  ];
+}
+
+/** What is wrong with a client authentication method (`api.clientAuthentication`). */
+export function clientAuthenticationProblems(m: Shape): string[] {
+  const known = (PLUGGABLE_AUTH_METHODS as readonly unknown[]).includes(m.method);
+  return [
+    ...(known ? [] : [`has a method that is not one of ${PLUGGABLE_AUTH_METHODS.join(', ')}`]),
+    ...fn(m, 'authenticate'),
+  ];
 }
 
 /** What is wrong with a route contribution (`api.routes.add`). */

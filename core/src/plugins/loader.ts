@@ -38,8 +38,9 @@ import {
   requestResolverProblems,
   routeProblems,
   tokenBindingProblems,
+  clientAuthenticationProblems,
 } from './contract.js';
-import type { TokenBinding } from '../oauth/types.js';
+import type { ClientAuthentication, TokenBinding } from '../oauth/types.js';
 import { Registry } from './registry.js';
 
 /** Everything plugins can add, one registry per kind. */
@@ -51,8 +52,10 @@ export interface Extensions {
   routes: Registry<RouteContribution>;
   /** Discovery document members plugins add (since plugin API 1.2). */
   metadata: Registry<MetadataMember>;
-  /** At most one token binding, under the id `TOKEN_BINDING` (since plugin API 1.3). */
+  /** Token bindings by the `cnf` member they fill (DPoP's `jkt` under `TOKEN_BINDING`; since plugin API 1.3). */
   tokenBinding: Registry<TokenBinding>;
+  /** Client authentication methods plugins provide, by method (mutual TLS; since plugin API 1.3). */
+  clientAuthentications: Registry<ClientAuthentication>;
   /** The resolver of /authorize's `request_uri` (since plugin API 1.3): one per server. */
   requestResolvers: Registry<AuthorizationRequestResolver>;
   /** The verifier of signed request objects, `request` (since plugin API 1.3): one per server. */
@@ -65,7 +68,11 @@ export interface Extensions {
   prompts: Registry<PromptHandler>;
 }
 
-export const TOKEN_BINDING = 'DPoP';
+/** The id of the DPoP binding: its `cnf` member. */
+export const TOKEN_BINDING = 'jkt';
+
+/** The id of a token binding: the `cnf` member it fills. */
+const bindingId = (b: TokenBinding): string => b.confirmation ?? TOKEN_BINDING;
 
 /** The one id a request resolver registers under: a second resolver is a duplicate. */
 export const REQUEST_RESOLVER_ID = 'request_uri';
@@ -81,7 +88,12 @@ export function createExtensions(): Extensions {
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
     routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
     metadata: new Registry<MetadataMember>('discovery member', (m) => m.name),
-    tokenBinding: new Registry<TokenBinding>('token binding', () => TOKEN_BINDING, tokenBindingProblems),
+    tokenBinding: new Registry<TokenBinding>('token binding', bindingId, tokenBindingProblems),
+    clientAuthentications: new Registry<ClientAuthentication>(
+      'client authentication method',
+      (m) => m.method,
+      clientAuthenticationProblems,
+    ),
     requestResolvers: new Registry<AuthorizationRequestResolver>(
       'authorization request resolver',
       () => REQUEST_RESOLVER_ID,
@@ -274,7 +286,8 @@ export async function registerPlugins(
         if (!given.en) throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: messages need an "en" catalog`);
         catalogs = given;
       },
-      tokenBinding: point('tokenBinding', extensions.tokenBinding, () => TOKEN_BINDING).add,
+      tokenBinding: point('tokenBinding', extensions.tokenBinding, bindingId).add,
+      clientAuthentication: point('clientAuthentications', extensions.clientAuthentications, (m) => m.method).add,
     };
     const promised = new Set(plugin.provides ?? []);
     try {

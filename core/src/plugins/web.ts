@@ -1,5 +1,6 @@
 import type { JWTVerifyGetKey } from 'jose';
 import { bindingRequest } from '../oauth/binding-request.js';
+import { fromTrustedProxy, trustFunction } from '../http/trust-proxy.js';
 import type { TokenBinding } from '../oauth/types.js';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
@@ -339,6 +340,11 @@ export interface WebApi {
   ): Promise<{ jkt: string; headers?: Record<string, string> } | null>;
   /** The client address of a request (`server.trust_proxy` honoured), for limits and events. */
   clientIp(req: IncomingMessage): string;
+  /**
+   * Since 1.3: whether the request's connection comes from a trusted proxy (`server.trust_proxy`),
+   * so that a header only that proxy sets (a client certificate it forwards) may be believed.
+   */
+  fromTrustedProxy(req: IncomingMessage): boolean;
   /** A login on the hosted page for one of the apps, started and read by a plugin's page. */
   readonly login: {
     /**
@@ -408,7 +414,7 @@ export interface WebDeps {
   authorizationParameters: (client: OAuthClient, params: Record<string, string>) => Promise<Record<string, string>>;
   /** The app's public keys, from the client registry. */
   clientKeys: (client: OAuthClient) => JWTVerifyGetKey | null;
-  /** The token binding a plugin registered (DPoP), if any. */
+  /** The DPoP token binding a plugin registered (`cnf.jkt`), if any. */
   tokenBinding: () => TokenBinding | undefined;
   sessions: () => Pick<SessionStore, 'get'>;
   /** Ends a browser session everywhere and drops its cookie (the end-session endpoint's way). */
@@ -446,12 +452,13 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
       ),
     ));
   const tokenOf = (value: string) => deps.services.secrets.mac(`plugin-csrf:${plugin}:${value}`);
+  const trust = trustFunction(deps.config.server.trust_proxy);
 
   return {
     issuer,
     url: (path) => `${issuer}${path.startsWith('/') ? path : `/${path}`}`,
     authenticateClient: (req, params) =>
-      deps.clientAuth().authenticate({ params, authorization: req.headers.authorization }, clientIp(req)),
+      deps.clientAuth().authenticate({ params, authorization: req.headers.authorization, request: req }, clientIp(req)),
     async session(req) {
       const session = await deps.sessions().get(readCookie(req, sessionCookieName(deps.config.issuer)));
       if (!session || !(await deps.sso().live(session))) return null;
@@ -472,9 +479,11 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
     async proofOfPossession(req, client) {
       const binding = deps.tokenBinding();
       if (!binding || req.headers.dpop === undefined) return null;
-      return binding.tokenRequest({ ...bindingRequest(issuer, req), client });
+      const proof = await binding.tokenRequest({ ...bindingRequest(issuer, req), client });
+      return proof && { jkt: proof.value, ...(proof.headers ? { headers: proof.headers } : {}) };
     },
     clientIp: (req) => clientIp(req),
+    fromTrustedProxy: (req) => fromTrustedProxy(req, trust),
     login: {
       start: (req, res, input) => deps.hostedLogin().start(req, res, input),
       result: (req, res, requestId) => deps.hostedLogin().result(req, res, requestId),

@@ -1,5 +1,6 @@
 import {
-  boundKey,
+  boundToAnother,
+  unprovenBinding,
   OAuthError,
   z,
   type GrantContext,
@@ -109,10 +110,9 @@ export function refreshTokenGrant(deps: RefreshGrantDeps): GrantHandler {
       if (!token || token.kind !== 'refresh' || token.clientId !== client.clientId) {
         throw invalidGrant('invalid refresh token');
       }
-      // Bound to a key (DPoP, public clients): only a proof of that key may use it, nor revoke anything.
-      if (boundKey(token) && boundKey(token) !== oauth.proofKey) {
-        throw invalidGrant('the refresh token is bound to another key (DPoP)');
-      }
+      // Bound (DPoP key, client certificate; public clients): only with its proof may it be used, or revoke anything.
+      const unproven = unprovenBinding(token, oauth.confirmation);
+      if (unproven) throw invalidGrant(boundToAnother(unproven));
       if (token.rotatedAt) return (await replay(ctx, token, false)) ?? refuseReuse(ctx, token);
       const grant: GrantRecord | undefined = info.grant;
       if (!info.active || !grant) throw invalidGrant('refresh token expired or revoked');

@@ -1,5 +1,5 @@
 import {
-  boundKey,
+  unprovenBinding,
   OAuthError,
   type Clock,
   type GrantRecord,
@@ -47,10 +47,9 @@ export async function acceptSubjectToken(
   const info = await oauth.inspect(value);
   const token = info.token;
   if (!info.active || !token || token.kind !== 'access' || !isBoundTo(token, client)) throw invalidSubject();
-  // A token bound to a key (DPoP) is exchanged by its own client only with a proof of that key: a
-  // copy of it must not buy an unbound one. A resource server in its `aud` received it as such.
-  if (token.clientId === client.clientId && boundKey(token) && boundKey(token) !== oauth.proofKey)
-    throw invalidSubject();
+  // A bound token (DPoP key, client certificate) is exchanged by its own client only with its
+  // proof: a copy of it must not buy an unbound one. A resource server in its `aud` received it as such.
+  if (token.clientId === client.clientId && unprovenBinding(token, oauth.confirmation)) throw invalidSubject();
   const remainingSeconds = Math.floor((token.expiresAt.getTime() - clock.now().getTime()) / 1000);
   if (remainingSeconds < 1) throw invalidSubject();
   if (token.subject !== null) {

@@ -78,7 +78,8 @@ export default definePlugin({
           }
           return null;
         }
-        return check(req, 'token');
+        const proof = await check(req, 'token');
+        return { value: proof.jkt, headers: proof.headers };
       },
       async resourceRequest(req) {
         return (await check(req, 'resource', req.accessToken)).jkt;

@@ -440,9 +440,7 @@ describe('@gatehouse-auth/oauth-dpop (RFC 9449)', function () {
     } catch (err) {
       failure = err;
     }
-    expect(String(failure)).to.match(
-      /token binding "DPoP" is already registered by plugin @gatehouse-auth\/oauth-dpop/,
-    );
+    expect(String(failure)).to.match(/token binding "jkt" is already registered by plugin @gatehouse-auth\/oauth-dpop/);
   });
 });
 

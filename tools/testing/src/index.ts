@@ -17,6 +17,7 @@ import {
   requestObjectVerifierProblems,
   routeProblems,
   tokenBindingProblems,
+  clientAuthenticationProblems,
   SecretBox,
   sendQueued,
   storedEvent,
@@ -31,6 +32,7 @@ import {
   type PluginCatalogs,
   type RouteContribution,
   type TokenBinding,
+  type ClientAuthentication,
   type WebApi,
   type AuthMethod,
   type AuthorizationRequestResolver,
@@ -364,6 +366,8 @@ export interface Registered {
   catalogs: PluginCatalogs;
   /** `api.tokenBinding`, if the plugin made one. */
   tokenBinding: TokenBinding | null;
+  /** `api.clientAuthentication` methods, by method (since plugin API 1.3). */
+  clientAuthentications: Map<string, ClientAuthentication>;
   /** `api.authorizationRequests`: the request_uri resolver, if the plugin registered one. */
   requestResolver: AuthorizationRequestResolver | null;
   /** `api.requestObjects`: the request object verifier, if the plugin registered one. */
@@ -391,6 +395,7 @@ function webWithoutServer(): WebApi {
     issuer: FAKE_ISSUER,
     url: (path) => `${FAKE_ISSUER}${path.startsWith('/') ? path : `/${path}`}`,
     authenticateClient: needsServer('authenticateClient'),
+    fromTrustedProxy: needsServer('fromTrustedProxy'),
     session: needsServer('session'),
     endSession: needsServer('endSession'),
     // A limit is made in `register`; only counting needs the server.
@@ -436,6 +441,7 @@ export async function registerWithFakes<O>(
     metadata: new Map(),
     catalogs: { en: {} },
     tokenBinding: null,
+    clientAuthentications: new Map(),
     requestResolver: null,
     requestObjectVerifier: null,
     apps: new Map(),
@@ -494,6 +500,12 @@ export async function registerWithFakes<O>(
       const problems = tokenBindingProblems(binding as unknown as Record<string, unknown>);
       if (problems.length || out.tokenBinding) throw new Error(`token binding ${problems.join(', ') || 'added twice'}`);
       out.tokenBinding = binding;
+    },
+    clientAuthentication: (method) => {
+      const problems = clientAuthenticationProblems(method as unknown as Record<string, unknown>);
+      if (problems.length || out.clientAuthentications.has(method.method))
+        throw new Error(`client authentication method ${problems.join(', ') || 'added twice'}`);
+      out.clientAuthentications.set(method.method, method);
     },
     authorizationRequests: (resolver) => {
       const problems = requestResolverProblems(resolver as unknown as Record<string, unknown>);

@@ -12,6 +12,7 @@ import {
   isProtocolError,
   resolveScope,
   type AuthorizationCode,
+  type Confirmation,
   type GrantContext,
   type GrantRecord,
   type IssueInput,
@@ -192,6 +193,7 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
     return { ok: true, userId: user.userId, amr: user.amr ?? ['pwd'] };
   };
 
+  let confirmation: Confirmation | null | undefined;
   const fake: FakeOAuth = {
     clock,
     issuer,
@@ -199,6 +201,13 @@ export function fakeOAuth(opts: FakeOAuthOptions = {}): FakeOAuth {
     assertionAudiences: [issuer, `${issuer}/oauth/token`],
     // No proof of possession: the fake issues bearer tokens.
     proofKey: null,
+    // What the request proves: a test's `proofKey` as DPoP's `jkt`, unless it sets this itself.
+    get confirmation() {
+      return confirmation !== undefined ? confirmation : this.proofKey ? { jkt: this.proofKey } : null;
+    },
+    set confirmation(value) {
+      confirmation = value;
+    },
     grantRows,
     codeRows,
     tokenRows,

@@ -1,0 +1,17 @@
+import type { IncomingMessage } from 'node:http';
+import proxyaddr from 'proxy-addr';
+
+/** A compiled `trust proxy` setting: whether the address `addr`, `i` hops away, is a trusted proxy. */
+export type TrustFunction = (addr: string, i: number) => boolean;
+
+/** `server.trust_proxy` compiled as express compiles its `trust proxy` setting. */
+export function trustFunction(setting: boolean | number | string): TrustFunction {
+  if (setting === true) return () => true;
+  if (typeof setting === 'number') return (_addr, i) => i < setting;
+  if (typeof setting === 'string') return proxyaddr.compile(setting.split(',').map((s) => s.trim()));
+  return () => false;
+}
+
+/** Whether the request's connection comes from a trusted proxy (whose headers may then be believed). */
+export const fromTrustedProxy = (req: IncomingMessage, trust: TrustFunction): boolean =>
+  trust(req.socket.remoteAddress ?? '', 0);
