@@ -170,6 +170,17 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
             scopes: ['payments'],
           },
           {
+            // FAPI 2.0 with mutual TLS: tls_client_auth, and the certificate is the sender constraint.
+            client_id: 'payments-fapi',
+            security_profile: 'fapi2',
+            token_endpoint_auth_method: 'tls_client_auth',
+            tls_client_auth_subject_dn: PAYMENTS_DN,
+            grant_types: ['client_credentials'],
+            scopes: ['payments'],
+            id_token_signed_response_alg: 'ES256',
+            access_token_signed_response_alg: 'ES256',
+          },
+          {
             client_id: 'payments-san',
             token_endpoint_auth_method: 'tls_client_auth',
             tls_client_auth_san_dns: 'PAYMENTS.example.test',
@@ -316,6 +327,27 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
     }
     const meta = (await paymentsClient(payments)).serverMetadata();
     expect(meta.token_endpoint_auth_methods_supported).to.include('self_signed_tls_client_auth');
+  });
+
+  it('a FAPI 2.0 app (security_profile fapi2) with tls_client_auth: its certificate makes the tokens sender-constrained', async function () {
+    const config = await oidc.discovery(
+      new URL(proxy.url),
+      'payments-fapi',
+      { use_mtls_endpoint_aliases: false },
+      oidc.TlsClientAuth(),
+      { [oidc.customFetch]: mtlsFetch(pki.ca.cert, payments) },
+    );
+    const tokens = await oidc.clientCredentialsGrant(config, { scope: 'payments' });
+    const claims = decodeJwt(tokens.access_token);
+    expect(claims.cnf).to.deep.equal({ 'x5t#S256': x5t(payments.cert) });
+    // The same app through the header of an untrusted address authenticates with nothing.
+    const direct = await postDirect(
+      '/oauth/token',
+      { grant_type: 'client_credentials', client_id: 'payments-fapi' },
+      payments,
+    );
+    expect(direct.status, JSON.stringify(direct.body)).to.equal(401);
+    expect(direct.body.error).to.equal('invalid_client');
   });
 
   it('a certificate-bound token is no bearer token for introspection: 401 invalid_token', async function () {
