@@ -150,6 +150,12 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
     return text('#gh-message');
   }
 
+  /** The methods the login page's current stage offers (its radio buttons). */
+  async function methodsOffered(): Promise<string[]> {
+    const radios = await page.locator('input[name="method"]').all();
+    return Promise.all(radios.map(async (radio) => (await radio.getAttribute('value'))!));
+  }
+
   /** A form's field is styled as the page's others: as wide as the form's submit button. */
   async function styledField(field: string): Promise<void> {
     const box = await page.locator(field).boundingBox();
@@ -183,6 +189,13 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
       expect(path()).to.equal('/login');
       expect(await text('.step')).to.equal(T.step(1));
       await shot('login-password');
+      // The first stage's other ways in (a passkey), each as the page shows it before it starts.
+      for (const method of await methodsOffered()) {
+        if (method === 'PASSWORD') continue;
+        await choose(method);
+        await shot(`login-1-${method}`);
+      }
+      await choose('PASSWORD');
       await passwordStage(target, 'not the password');
       expect(await nextMessage('')).to.equal(T.wrong(4));
       await shot('login-wrong-password');
@@ -265,8 +278,7 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
       await page.locator('input[name="method"][value="TOTP"]').waitFor({ state: 'attached' });
       expect(await text('.step')).to.equal(T.step(2));
       // The second stage's methods this person has, each as the page shows it.
-      const radios = await page.locator('input[name="method"]').all();
-      const methods = await Promise.all(radios.map((radio) => radio.getAttribute('value') as Promise<string>));
+      const methods = await methodsOffered();
       expect(methods).to.include.members(['TOTP', 'SMS', 'BACKUPCODE']);
       for (const method of methods) {
         await choose(method);
@@ -306,7 +318,14 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
       // The backup codes' renewal in the page's language (German showed the plugin's English).
       expect(await text('#gh-m-BACKUPCODE-text')).to.equal(T.renewBackupCodes);
       await shot('account');
-      for (const sub of ['password', 'delete', 'address/email', 'add/TOTP']) {
+      // Every "Add" the page links to (a method's setup page), and the account's own pages.
+      const adds = await page.locator('a[href*="/account/add/"]').all();
+      const addPaths = await Promise.all(
+        adds.map(async (a) => new URL((await a.getAttribute('href'))!, url('/')).pathname),
+      );
+      expect(addPaths).to.include('/account/add/SMS');
+      const subs = [...addPaths.map((p) => p.slice('/account/'.length)), 'password', 'delete', 'address/email'];
+      for (const sub of subs) {
         const response = (await page.goto(url(`/account/${sub}`)))!;
         expect(response.status(), sub).to.equal(200);
         await shot(`account-${sub.replace('/', '-')}`);
