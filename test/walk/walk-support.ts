@@ -13,8 +13,13 @@ import { DemoClient, SIGNED_OUT_PATH } from '../../tools/demo/src/client.js';
 import { ALICE_PASSWORD, DEMO_ADMIN_TOKEN, DEMO_APP, startDemoServer, type DemoServer } from '../oauth/demo-server.js';
 import { REPO_ROOT } from '../support/paths.js';
 
-/** Where the walk writes its screenshots (git-ignored): `<locale>-<page>-<width>.png`. */
-export const SCREENSHOTS = process.env.GATEHOUSE_SCREENSHOTS ?? path.join(REPO_ROOT, 'test-output', 'screenshots');
+/**
+ * Where the walk writes its screenshots, `<locale>-<page>-<width>.png`: test-output/screenshots
+ * (git-ignored), or GATEHOUSE_SCREENSHOTS/walk as the console and account suites do.
+ */
+export const SCREENSHOTS = process.env.GATEHOUSE_SCREENSHOTS
+  ? path.join(process.env.GATEHOUSE_SCREENSHOTS, 'walk')
+  : path.join(REPO_ROOT, 'test-output', 'screenshots');
 
 /** The widths every hosted page is saved at: a desktop and a phone. */
 export const WIDTHS = [
