@@ -112,6 +112,23 @@ describe('locales: the built-in catalogs', () => {
     for (const id of methods) expect(de[`method.${id}.label`], `method.${id}.label`).to.be.a('string');
   });
 
+  it("German words the account page's renewal of every bundled method that offers one (issue 29 walk)", () => {
+    const de = builtin('de');
+    const renewable = readdirSync(path.join(REPO_ROOT, 'plugins'))
+      .filter((dir) => dir.startsWith('method-'))
+      .filter((dir) => {
+        const src = path.join(REPO_ROOT, 'plugins', dir, 'src');
+        const files = readdirSync(src).filter((f) => f.endsWith('.ts'));
+        return files.some((f) => /\brenew: \{/.test(readFileSync(path.join(src, f), 'utf8')));
+      })
+      .map((dir) => dir.slice('method-'.length).toUpperCase());
+    expect(renewable).to.include('BACKUPCODE');
+    for (const id of renewable) {
+      for (const key of [`method.${id}.renew.text`, `method.${id}.renew.button`])
+        expect(de[key], key).to.be.a('string');
+    }
+  });
+
   it('every message key the core names in its source is in en.json', () => {
     const used = new Set<string>();
     const scan = (dir: string) => {

@@ -122,6 +122,7 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
             <input
               id="gh-identifier"
               name="identifier"
+              type="text"
               autocomplete="username"
               autocapitalize="off"
               spellcheck="false"
@@ -145,7 +146,15 @@ export function recoveryPages(api: PluginApi, recovery: PasswordRecovery, option
           <input type="hidden" name="csrf" value="${web.csrf.token(req, res)}" />
           <div class="field">
             <label for="gh-code">${m.t('recovery.code')}</label>
-            <input id="gh-code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="6" required />
+            <input
+              id="gh-code"
+              name="code"
+              type="text"
+              inputmode="numeric"
+              autocomplete="one-time-code"
+              maxlength="6"
+              required
+            />
           </div>
           <button class="primary" type="submit">${m.t('recovery.check')}</button>
         </form>

@@ -41,6 +41,7 @@ export function devicePages(
           <input
             id="gh-user-code"
             name="user_code"
+            type="text"
             value="${input.code ?? ''}"
             autocomplete="off"
             autocapitalize="characters"

@@ -35,7 +35,9 @@
       if (wait > 0) {
         const minutes = wait >= 120;
         const count = Math.ceil(minutes ? wait / 60 : wait);
-        notes.push(t(minutes ? 'js.retry_in_minutes' : 'js.retry_in_seconds', null, { count }));
+        // Minutes start at 2 (from 120 s): only a wait in seconds has a singular.
+        const key = minutes ? 'js.retry_in_minutes' : count === 1 ? 'js.retry_in_seconds_one' : 'js.retry_in_seconds';
+        notes.push(t(key, null, { count }));
       }
       const yours = ['VERIFICATION_FAILED', 'FIELD_MISSING', 'INVALID_FIELD', 'NETWORK', 'RESEND_TOO_SOON'];
       if (err && err.referenceNumber && !yours.includes(err.code)) {
