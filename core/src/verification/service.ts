@@ -631,8 +631,9 @@ export class VerificationService {
         flow.clientId,
         context,
         input.logger,
-        // At the first stage a refusal ends as an outcome for no user: the user's is this event.
-        { history, step },
+        // At the first stage a refusal must cost what an unknown identifier's does (no extra
+        // write): it records no blocked event, and its verdicts are a step of their own.
+        { history, step, outcomeFollows: !flow.userId },
       );
       if (guard.action === 'deny') {
         if (flow.userId) throw fdsBlocked(guard.retryAfter);
@@ -1095,7 +1096,10 @@ export class VerificationService {
       history?: UserHistorySnapshot;
       /** The step's id, on its verdicts and on the event it ends with (a new one if absent). */
       step?: string;
-      /** The caller records a deny as the step's outcome itself: no `verification.blocked`. */
+      /**
+       * No `verification.blocked` on a deny: the caller records the refusal as the step's
+       * outcome (a first stage, where a refusal looks and costs like a wrong proof).
+       */
       outcomeFollows?: boolean;
     } = {},
   ) {
