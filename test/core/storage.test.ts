@@ -444,6 +444,29 @@ function storageSuite(dialect: 'sqlite' | 'postgres', databaseUrl: () => string)
       expect(await history().count({ key, since: new Date('2026-03-01T11:01:00Z') })).to.equal(1);
     });
 
+    it('events of one millisecond list newest first in the order they were written (issue 29)', async () => {
+      const userId = randomUUID();
+      // Many runs: with a random tiebreak each would pass half the time at best.
+      for (let run = 0; run < 20; run++) {
+        clock.advance(1000);
+        const step = `run-${run}`;
+        await events().recordMany!(
+          ['a', 'b', 'c'].map((rule) => ({ type: 'fds.verdict', userId, outcome: 'allow', data: { rule, step } })),
+        );
+        await events().record({ type: 'verification.success', userId, data: { step } });
+        await events().record({ type: 'login.stage_completed', userId, data: { step } });
+        const rows = await history().recent({ userId, since: clock.now() });
+        expect(rows.map((e) => [e.type, e.data.rule ?? null])).to.deep.equal([
+          ['login.stage_completed', null],
+          ['verification.success', null],
+          ['fds.verdict', 'c'],
+          ['fds.verdict', 'b'],
+          ['fds.verdict', 'a'],
+        ]);
+        expect(new Set(rows.map((e) => e.at.getTime()))).to.have.property('size', 1);
+      }
+    });
+
     it('counts and filters by type, user, method, ip, key and time; limits', async () => {
       const userId = randomUUID();
       const ip = `10.9.${Math.floor(Math.random() * 255)}.${Math.floor(Math.random() * 255)}`;

@@ -29,7 +29,10 @@ export const ACCOUNT_PLUGIN = {
   options: { login_stages: [['PASSWORD'], ['TOTP', 'BACKUPCODE']] },
 };
 
-/** A server with the console (PASSWORD then TOTP) and the account page (PASSWORD then TOTP or BACKUPCODE). */
+/**
+ * A server with the console (PASSWORD then TOTP) and the account page (PASSWORD then TOTP or
+ * BACKUPCODE), and any `opts.plugins` after them.
+ */
 export function startConsoleServer(opts: ServerOptions = {}): Promise<OAuthServer> {
   return startServer({
     ...opts,
@@ -37,6 +40,7 @@ export function startConsoleServer(opts: ServerOptions = {}): Promise<OAuthServe
       { name: '@gatehouse-auth/method-backupcode', options: { memory_cost: 1024, time_cost: 2 } },
       CONSOLE_PLUGIN,
       ACCOUNT_PLUGIN,
+      ...(opts.plugins ?? []),
     ],
   });
 }

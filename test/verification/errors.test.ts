@@ -367,6 +367,21 @@ describe('verification errors (SQLite)', () => {
       verdict.next = { action: 'deny', reason: 'test' };
       expectError(await verify(v, 'SMS', { exchange_id: exchangeId, pass_code: code }), 403, 'FDS_BLOCKED');
       expect(verdict.calls.at(-1)).to.deep.equal({ phase: 'verification', method: 'SMS', userId: user.id });
+      // The step's verdicts and its verification.blocked event share the step's id (issue 29).
+      const history = v.gatehouse.container.cradle.services.history;
+      const [blocked] = await history.recent({ userId: user.id, types: ['verification.blocked'], limit: 5 });
+      expect(blocked).to.deep.include({ method: 'SMS', outcome: 'deny', reason: 'fds:test' });
+      expect(blocked!.data).to.include({ phase: 'verification' });
+      const verdicts = await history.recent({ userId: user.id, types: ['fds.verdict'], limit: 50 });
+      const ofStep = verdicts.filter((e) => e.data.step === blocked!.data.step);
+      expect(ofStep.map((e) => [e.data.phase, e.outcome])).to.deep.equal([['verification', 'deny']]);
+      // The earlier steps' verdicts each name a step that ended with its own event.
+      const ended = await history.recent({ userId: user.id, limit: 100 });
+      for (const e of verdicts) {
+        expect(e.data.step, 'every verdict names its step').to.be.a('string');
+      }
+      const owners = ended.filter((e) => e.type !== 'fds.verdict' && typeof e.data.step === 'string');
+      expect(owners.map((e) => e.type)).to.include.members(['verification.blocked', 'verification.initiated']);
     });
 
     it('deny at initiation (second stage) → 403 FDS_BLOCKED', async () => {

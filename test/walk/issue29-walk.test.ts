@@ -22,7 +22,8 @@ const TEXTS = {
     acceptLanguage: 'en-US,en;q=0.9',
     wrong: (left: number) => `That did not work. Check and try again. ${left} attempts left.`,
     wrongOne: 'That did not work. Check and try again. 1 attempt left.',
-    lastAttempt: 'That did not work. Check and try again. That was the last attempt: start again with a new one.',
+    lastAttempt:
+      'That did not work. Check and try again. That was the last attempt this way. Choose another way to sign in if one is offered, or start the sign-in again from the app.',
     blocked: 'This sign-in was blocked for security reasons.',
     retrySeconds: /Try again in (\d+) seconds?\./,
     retryMinutes: (n: number) => `Try again in ${n} minutes.`,
@@ -49,7 +50,7 @@ const TEXTS = {
     wrongOne: 'Das hat nicht funktioniert. Bitte prüfen Sie Ihre Eingabe und versuchen Sie es erneut. Noch 1 Versuch.',
     lastAttempt:
       'Das hat nicht funktioniert. Bitte prüfen Sie Ihre Eingabe und versuchen Sie es erneut. ' +
-      'Das war der letzte Versuch: Beginnen Sie mit einem neuen.',
+      'Das war der letzte Versuch auf diesem Weg. Wählen Sie einen anderen Weg, falls einer angeboten wird, oder starten Sie die Anmeldung erneut in der App.',
     blocked: 'Diese Anmeldung wurde aus Sicherheitsgründen blockiert.',
     retrySeconds: /Versuchen Sie es in (\d+) Sekunden? erneut\./,
     retryMinutes: (n: number) => `Versuchen Sie es in ${n} Minuten erneut.`,
@@ -398,13 +399,26 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
     });
 
     it('the console: folded FDS verdicts, the Apps table on a phone, and "Sign out" ends the session', async () => {
-      // The target's refused sign-ins have their rules' verdicts under each verification.
+      // The target's refused sign-ins have their rules' verdicts under each step: a verification,
+      // a blocked step (verification.blocked), or a step with no event of its own.
       await page.goto(url(`/console/users/${target.id}`));
-      // (A blocked step, with no verification event of its own, keeps its verdicts as rows: see
-      // the report of issue 29's walk; the verifications' own verdicts are folded.)
       const events = page.locator('section[aria-labelledby="gh-events"]');
       const folds = events.locator('details.verdicts');
       expect(await folds.count()).to.be.greaterThan(0);
+      // Every fds.verdict is folded: no row is a lone verdict, and the folds list every one.
+      const rows = events.locator('tbody > tr');
+      for (const row of await rows.all()) {
+        if ((await row.locator('td').nth(1).locator('> code').innerText()) !== 'fds.verdict') continue;
+        expect(await row.locator('details.verdicts').count(), 'a verdict row heads its step').to.equal(1);
+      }
+      // The page lists the 25 newest events: their verdicts are all in the folds.
+      const newest = await walk.server.gatehouse.container.cradle.events.recent({ userId: target.id, limit: 25 });
+      const verdicts = newest.filter((e) => e.type === 'fds.verdict');
+      expect(verdicts.length).to.be.greaterThan(0);
+      expect(await folds.locator('li').count()).to.equal(verdicts.length);
+      const blocked = events.locator('tbody > tr', { has: page.locator('code', { hasText: 'verification.blocked' }) });
+      expect(await blocked.count(), 'the blocked steps have rows').to.be.greaterThan(0);
+      for (const row of await blocked.all()) expect(await row.locator('details.verdicts').count()).to.equal(1);
       for (const fold of await folds.all()) {
         expect(await fold.getAttribute('open'), 'folded: closed until opened').to.equal(null);
         const summary = (await fold.locator('summary').innerText()).trim();

@@ -14,6 +14,7 @@ import type {
 } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
 import { sha256 } from '../util/crypto.js';
+import { eventId } from './event-ids.js';
 import { dateOrNull, num, parseJson, type Params, type Sql } from './sql.js';
 
 interface CredentialRow {
@@ -188,7 +189,7 @@ export class EventStore implements EventLog, History {
     // An aggregated event's id is its fields and time window: a repeat lands on the same row.
     const id = e.aggregateSeconds
       ? sha256(JSON.stringify([...Object.values(columns), Math.floor(at / (e.aggregateSeconds * 1000))])).slice(0, 36)
-      : randomUUID();
+      : eventId(at);
     await this.sql.exec(
       `INSERT INTO events (id, at, type, key, user_id, method, client_id, ip, outcome, reason, data, count)
        VALUES (:id, :at, :type, :key, :userId, :method, :clientId, :ip, :outcome, :reason, :data, 1)
@@ -205,7 +206,7 @@ export class EventStore implements EventLog, History {
     const at = this.clock.now().getTime();
     const params: Params = { at };
     const values = plain.map((e, i) => {
-      const row = { id: randomUUID(), ...eventColumns(e), data: JSON.stringify(e.data ?? {}) };
+      const row = { id: eventId(at), ...eventColumns(e), data: JSON.stringify(e.data ?? {}) };
       for (const [name, value] of Object.entries(row)) params[`${name}${i}`] = value;
       return `(:id${i}, :at, :type${i}, :key${i}, :userId${i}, :method${i}, :clientId${i}, :ip${i}, :outcome${i}, :reason${i}, :data${i}, 1)`;
     });
@@ -259,6 +260,7 @@ export class EventStore implements EventLog, History {
 
   async recent(q: EventQuery): Promise<StoredEvent[]> {
     const { clause, params } = this.where(q);
+    // Within a millisecond the id, time-ordered (event-ids.ts), keeps the order of writing.
     const rows = await this.sql.select<EventRow>(
       `SELECT * FROM events ${clause} ORDER BY at DESC, id DESC LIMIT :limit`,
       {

@@ -34,14 +34,21 @@ async function verdictOf(
 
 /**
  * Runs the FDS rules in their configured order. Every verdict is stored as an event (all of a
- * phase in one statement, after the rules ran); a rule that throws or exceeds the time limit
- * counts as deny (fail closed). The first deny stops.
+ * phase in one statement, after the rules ran), with the step's id (`data.step`) when given: the
+ * event the step ends with carries it too, so the console folds the verdicts under it. A rule
+ * that throws or exceeds the time limit counts as deny (fail closed). The first deny stops.
  */
 export async function runFdsRules(
   rules: FdsRule[],
   ctx: FdsContext,
   events: EventLog,
-  opts: { timeoutMs: number; logger: Logger; metrics?: Pick<Metrics, 'fdsVerdict'>; tracing?: Tracing },
+  opts: {
+    timeoutMs: number;
+    logger: Logger;
+    metrics?: Pick<Metrics, 'fdsVerdict'>;
+    tracing?: Tracing;
+    step?: string;
+  },
 ): Promise<FdsResult> {
   const result: FdsResult = { action: 'allow', reasons: [] };
   const tracing = opts.tracing ?? NO_TRACING;
@@ -62,7 +69,12 @@ export async function runFdsRules(
       ip: ctx.request.ip,
       outcome: verdict.action,
       reason: verdict.reason ?? null,
-      data: { rule: rule.id, phase: ctx.phase, ...(verdict.retryAfter ? { retryAfter: verdict.retryAfter } : {}) },
+      data: {
+        rule: rule.id,
+        phase: ctx.phase,
+        ...(opts.step ? { step: opts.step } : {}),
+        ...(verdict.retryAfter ? { retryAfter: verdict.retryAfter } : {}),
+      },
     });
     if (SEVERITY[verdict.action] > SEVERITY[result.action]) result.action = verdict.action;
     if (verdict.action !== 'allow') result.reasons.push(verdict.reason ?? rule.id);

@@ -1,4 +1,5 @@
 import type { ClientRegistry } from '../oauth/clients.js';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { appMethods, type AppConfig, type GatehouseConfig } from '../config/schema.js';
 import { ApiError, isProtocolError } from '../errors.js';
@@ -331,7 +332,10 @@ export class VerificationService {
   private async initiateKnown(fields: Record<string, string>, facts: InitiationFacts): Promise<JsonObject> {
     const { method, flow, request, logger, expiresAt } = facts;
     const user = await this.flowUser(flow, fields, method, request, logger);
-    const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger);
+    const step = randomUUID();
+    const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger, {
+      step,
+    });
     if (fds.action === 'deny') throw fdsBlocked(fds.retryAfter);
     // A device method's push goes to one of the user's devices, picked before anything is stored.
     const device = method.device
@@ -375,7 +379,7 @@ export class VerificationService {
       if (facts.singleFactor) state = { ...state, [SINGLE_FACTOR_KEY]: true };
       if (state) await this.deps.exchanges.setState(exchange.key, { ...linkState(facts.linkFacts), ...state });
     }
-    await this.recordInitiated(user, facts);
+    await this.recordInitiated(user, facts, step);
     return {
       exchange_id: { exchange_id: exchangeId, expires_at: expiresAt.toISOString() },
       sub: user.id,
@@ -490,8 +494,11 @@ export class VerificationService {
     return { exchangeId, statusId, exchange };
   }
 
-  /** The initiation as an event; before the user is known it names none (one row a minute). */
-  private recordInitiated(user: UserRecord | null, facts: InitiationFacts): Promise<void> {
+  /**
+   * The initiation as an event, with the step of its FDS verdicts; before the user is known it
+   * names none (one row a minute).
+   */
+  private recordInitiated(user: UserRecord | null, facts: InitiationFacts, step?: string): Promise<void> {
     return this.deps.services.events.record({
       type: 'verification.initiated',
       userId: user?.id ?? null,
@@ -499,6 +506,7 @@ export class VerificationService {
       clientId: facts.flow.clientId,
       ip: facts.request.ip,
       ...(user ? {} : { aggregateSeconds: 60 }),
+      ...(step ? { data: { step } } : {}),
     });
   }
 
@@ -598,8 +606,10 @@ export class VerificationService {
     const id = input.fields.exchange_id;
     if (id && this.background.size) await this.background.get(sha256(id));
     const state: VerifyState = { method, ...input };
-    for (const step of VERIFY_STEPS) await step(state, this.stepDeps(method));
+    for (const check of VERIFY_STEPS) await check(state, this.stepDeps(method));
     const exchange = state.exchange!;
+    // The request's FDS verdicts (both phases) and its outcome share this id: one step.
+    const step = randomUUID();
     if (exchange.state[SINGLE_FACTOR_KEY] === true) state.singleFactor = true;
     const flow = state.flow!;
     const user = state.user ?? phantomUser(flow.id);
@@ -621,7 +631,9 @@ export class VerificationService {
         flow.clientId,
         context,
         input.logger,
-        history,
+        // At the first stage a refusal must cost what an unknown identifier's does (no extra
+        // write): it records no blocked event, and its verdicts are a step of their own.
+        { history, step, outcomeFollows: !flow.userId },
       );
       if (guard.action === 'deny') {
         if (flow.userId) throw fdsBlocked(guard.retryAfter);
@@ -657,7 +669,7 @@ export class VerificationService {
         if (method.device) await this.deps.pushes.deniedAtVerification(exchange, input.request, outcome.reason);
       }
       await this.deps.exchanges.burnIfSpent(exchange.key);
-      await this.outcomeOf('verification.failure', state, context, outcome.ok ? 'unknown_user' : outcome.reason);
+      await this.outcomeOf('verification.failure', step, state, context, outcome.ok ? 'unknown_user' : outcome.reason);
       throw wrongProof(outcome.ok || !outcome.final ? attemptsLeft : 0);
     }
 
@@ -670,13 +682,14 @@ export class VerificationService {
       flow.clientId,
       context,
       input.logger,
-      history,
+      // A first stage records the refusal as a failure (below): no blocked event of its own.
+      { history, step, outcomeFollows: !flow.userId },
     );
     if (fds.action === 'deny') {
       if (!flow.userId) {
         // First stage: a refused right proof must look like a wrong one (no oracle for guesses).
         await this.deps.exchanges.burnIfSpent(exchange.key);
-        await this.outcomeOf('verification.failure', state, context, `fds:${fds.reasons.join(',')}`);
+        await this.outcomeOf('verification.failure', step, state, context, `fds:${fds.reasons.join(',')}`);
         throw wrongProof(attemptsLeft);
       }
       await this.deps.exchanges.revoke(exchange.key, 'fds');
@@ -686,7 +699,7 @@ export class VerificationService {
     // Single use: the conditional update picks exactly one winner among concurrent requests.
     if (!(await this.deps.exchanges.consume(exchange.key))) throw verificationError('EXCHANGE_USED');
     if (outcome.commit && !(await outcome.commit())) {
-      await this.outcomeOf('verification.failure', state, context, 'already_consumed');
+      await this.outcomeOf('verification.failure', step, state, context, 'already_consumed');
       throw verificationError('VERIFICATION_FAILED');
     }
     await this.deps.statuses.authenticate(exchange.statusKey, outcome.amr ?? method.amr, {
@@ -697,7 +710,7 @@ export class VerificationService {
       ttlSeconds: this.deps.config.verification.status_ttl,
       from: method.device ? ['ALLOWED'] : ['INITIATED'],
     });
-    await this.outcomeOf('verification.success', state, context, fds.action === 'step_up' ? 'step_up' : null);
+    await this.outcomeOf('verification.success', step, state, context, fds.action === 'step_up' ? 'step_up' : null);
     const statusId = exchange.statusSeal
       ? this.deps.secretBox.decrypt(exchange.statusSeal)
       : this.statusIdOf(input.fields.exchange_id!);
@@ -847,7 +860,9 @@ export class VerificationService {
       clientId: input.clientId,
       request: input.request,
     };
-    const event = (type: string, reason: string | null) => this.recordOutcome(type, who, reason, { grant: 'password' });
+    const step = randomUUID();
+    const event = (type: string, reason: string | null) =>
+      this.recordOutcome(type, who, reason, { grant: 'password', step });
     if (!outcome.ok || !usable) {
       if (usable)
         this.noticeReplay(outcome, user, { method: method.id, request: input.request, clientId: input.clientId });
@@ -862,8 +877,13 @@ export class VerificationService {
       input.clientId,
       input.request,
       input.logger,
+      { step },
     );
-    if (fds.action !== 'allow') return { ok: false, reason: `fds:${fds.reasons.join(',')}` };
+    if (fds.action !== 'allow') {
+      // A grant cannot step up: a step-up refuses it too (a deny was recorded by runRules).
+      if (fds.action === 'step_up') await this.recordBlocked(step, 'verification', user, method.id, input, fds);
+      return { ok: false, reason: `fds:${fds.reasons.join(',')}` };
+    }
     if (outcome.commit && !(await outcome.commit())) {
       await event('verification.failure', 'already_consumed');
       return { ok: false, reason: 'already_consumed' };
@@ -1011,7 +1031,13 @@ export class VerificationService {
   }
 
   /** The outcome of a verification request, from its pipeline state. */
-  private outcomeOf(type: string, state: VerifyState, request: RequestFacts, reason: string | null): Promise<void> {
+  private outcomeOf(
+    type: string,
+    step: string,
+    state: VerifyState,
+    request: RequestFacts,
+    reason: string | null,
+  ): Promise<void> {
     return this.recordOutcome(
       type,
       {
@@ -1021,10 +1047,36 @@ export class VerificationService {
         request,
       },
       reason,
+      { step },
     );
   }
 
   /** Runs FDS rules (all, or the attempt guards) for one user and method. */
+  /**
+   * A step the FDS rules refused with no outcome event of its own (a blocked initiation, attempt
+   * or session; a refused grant): its verdicts are folded under this event (`data.step`).
+   */
+  private recordBlocked(
+    step: string,
+    phase: FdsContext['phase'],
+    user: UserRecord,
+    method: string,
+    at: { clientId: string; request: RequestFacts },
+    result: FdsResult,
+  ): Promise<void> {
+    return this.deps.services.events.record({
+      type: 'verification.blocked',
+      key: at.request.deviceKey,
+      userId: user.id,
+      method,
+      clientId: at.clientId,
+      ip: at.request.ip,
+      outcome: result.action,
+      reason: `fds:${result.reasons.join(',')}`.slice(0, 255),
+      data: { step, phase, requestId: at.request.requestId },
+    });
+  }
+
   /** A right code of a spent step (the method's reason `replay`) is told to its user. */
   private noticeReplay(outcome: VerifyOutcome, user: UserRecord, facts: NoticeFacts): void {
     if (!outcome.ok && outcome.reason === 'replay') void this.deps.notifier.notify(user, 'code_reuse', facts);
@@ -1039,9 +1091,20 @@ export class VerificationService {
     clientId: string,
     request: RequestFacts,
     logger: Logger,
-    /** Shared by the phases of one request (the attempt guard, then the verification). */
-    history = new UserHistorySnapshot(this.deps.services.history, user.id, this.deps.clock.now()),
+    opts: {
+      /** Shared by the phases of one request (the attempt guard, then the verification). */
+      history?: UserHistorySnapshot;
+      /** The step's id, on its verdicts and on the event it ends with (a new one if absent). */
+      step?: string;
+      /**
+       * No `verification.blocked` on a deny: the caller records the refusal as the step's
+       * outcome (a first stage, where a refusal looks and costs like a wrong proof).
+       */
+      outcomeFollows?: boolean;
+    } = {},
   ) {
+    const history = opts.history ?? new UserHistorySnapshot(this.deps.services.history, user.id, this.deps.clock.now());
+    const step = opts.step ?? randomUUID();
     const result = await runFdsRules(
       rules,
       {
@@ -1064,8 +1127,11 @@ export class VerificationService {
         logger,
         metrics: this.deps.metrics,
         tracing: this.deps.tracing,
+        step,
       },
     );
+    if (result.action === 'deny' && !opts.outcomeFollows && user.id !== PHANTOM_USER_ID)
+      await this.recordBlocked(step, phase, user, method, { clientId, request }, result);
     // A deny blocked a sign-in attempt in any phase. A step-up takes effect only after a right
     // proof, so only then is the user told of one (else anyone knowing a username could send it).
     const notice =

@@ -1,37 +1,61 @@
 import type { StoredEvent } from '@gatehouse-auth/core';
 
-/** An event as the console lists it: with the FDS rule verdicts that came just before it. */
+/** An event as the console lists it: with the FDS rule verdicts of its step. */
 export interface EventRow extends StoredEvent {
   verdicts: StoredEvent[];
 }
 
-/** Verdicts belong to the event they led to when they are this close to it (ms). */
-const SAME_STEP_MS = 5_000;
+const VERDICT = 'fds.verdict';
+
+/** Verdicts stored before they named their step: folded by time when this close (ms). */
+const LEGACY_SAME_STEP_MS = 5_000;
 
 /**
- * Folds each run of `fds.verdict` events under the event they led to (newest first: the
- * verification step comes before its verdicts in the list): one row per verification with its
- * rules' verdicts, instead of one row per rule (issue 29). A verdict of another method, app or
- * address, or too far apart, stays a row of its own.
+ * One row per step instead of one per FDS rule (issue 29). The verdicts of a step (the same
+ * `data.step`) fold under the event the step ended with (a verification's success or failure,
+ * an initiation, `verification.blocked`), wherever the list has them. A step with no such event
+ * listed (an allowed first-stage initiation, a session check) is one row: its newest verdict,
+ * with all of its verdicts under it. Verdicts stored before steps were named fold by the old
+ * rule: under the event just above them, of the same method, app and address, close in time.
  */
 export function foldVerdicts(events: readonly StoredEvent[]): EventRow[] {
+  const ended = new Map<string, EventRow>();
+  for (const event of events) {
+    const step = stepOf(event);
+    if (step && event.type !== VERDICT && !ended.has(step)) ended.set(step, { ...event, verdicts: [] });
+  }
   const rows: EventRow[] = [];
   for (const event of events) {
-    const owner = rows.at(-1);
-    if (event.type === 'fds.verdict' && owner && owner.type !== 'fds.verdict' && sameStep(owner, event)) {
+    const step = stepOf(event);
+    if (event.type !== VERDICT) {
+      const row = step ? ended.get(step) : undefined;
+      rows.push(row?.id === event.id ? row : { ...event, verdicts: [] });
+    } else if (step) {
+      let owner = ended.get(step);
+      if (!owner) {
+        owner = { ...event, verdicts: [] };
+        ended.set(step, owner);
+        rows.push(owner);
+      }
       owner.verdicts.push(event);
     } else {
-      rows.push({ ...event, verdicts: [] });
+      const above = rows.at(-1);
+      if (above && above.type !== VERDICT && !stepOf(above) && legacySameStep(above, event)) above.verdicts.push(event);
+      else rows.push({ ...event, verdicts: [] });
     }
   }
   return rows;
 }
 
-function sameStep(owner: StoredEvent, verdict: StoredEvent): boolean {
+function stepOf(event: StoredEvent): string | null {
+  return typeof event.data.step === 'string' ? event.data.step : null;
+}
+
+function legacySameStep(owner: StoredEvent, verdict: StoredEvent): boolean {
   return (
     owner.method === verdict.method &&
     owner.clientId === verdict.clientId &&
     owner.ip === verdict.ip &&
-    Math.abs(owner.at.getTime() - verdict.at.getTime()) <= SAME_STEP_MS
+    Math.abs(owner.at.getTime() - verdict.at.getTime()) <= LEGACY_SAME_STEP_MS
   );
 }

@@ -19,6 +19,7 @@ import {
   startConsoleServer,
   userWithTotp,
 } from '../../../test/oauth/console-support.js';
+import { resetVerdict, SCRIPTED_FDS } from '../../../test/verification/steps.js';
 import {
   ADMIN_TOKEN,
   authorize,
@@ -26,6 +27,7 @@ import {
   enrolTotp,
   locationOf,
   loginRequestId,
+  passwordStage,
   startServer,
   WEB,
   WEB_CB,
@@ -533,5 +535,68 @@ describe('@gatehouse-auth/page-console with @gatehouse-auth/invitations', functi
     const bare = await cradle.users.create({ username: 'no-address' });
     expect(await (await browser.get(`/console/users/${bare.id}`)).text()).not.to.contain('Send an invitation');
     expect((await browser.postForm(`/console/users/${bare.id}/invite`, { csrf })).status).to.equal(409);
+  });
+});
+
+describe('@gatehouse-auth/page-console: a blocked step folds its FDS verdicts (issue 29)', function () {
+  this.timeout(20_000);
+  let server: OAuthServer;
+  let browser: Browser;
+
+  before(async () => {
+    server = await startConsoleServer({ plugins: [{ path: SCRIPTED_FDS }] });
+    const admin = await userWithTotp(server, ADMINS[0]);
+    browser = new Browser(server);
+    expect((await signInToSite(browser, server, '/console/users', admin)).status).to.equal(200);
+  });
+  after(async () => {
+    await resetVerdict();
+    await server.close();
+  });
+
+  it('a second stage the rules refuse: its verdicts under verification.blocked, no verdict a row of its own', async () => {
+    const target = await userWithTotp(server);
+    const person = new Browser(server);
+    // The console's own sign-in: PASSWORD, then TOTP.
+    const requestId = loginRequestId(locationOf(await person.get('/console/users'), server));
+    expect((await passwordStage(person, server, requestId, target)).pathname).to.equal('/login');
+    const verdict = await resetVerdict();
+    verdict.next = { action: 'deny', reason: 'scripted_block' };
+    const res = await fetch(server.url('/verification-srv/authentication/TOTP/initiation'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ request_id: requestId, usage_type: 'MULTIFACTOR_AUTHENTICATION', sub: target.id }),
+    });
+    expect(res.status).to.equal(403);
+    expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('FDS_BLOCKED');
+    verdict.next = { action: 'allow' };
+
+    const cradle = server.gatehouse.container.cradle;
+    const [blocked] = await cradle.events.recent({ userId: target.id, types: ['verification.blocked'], limit: 5 });
+    expect(blocked).to.deep.include({
+      method: 'TOTP',
+      clientId: 'gatehouse-console',
+      outcome: 'deny',
+      reason: 'fds:scripted_block',
+    });
+    expect(blocked!.data).to.include({ phase: 'initiation' });
+    const verdicts = await cradle.events.recent({ userId: target.id, types: ['fds.verdict'], limit: 50 });
+    const mine = verdicts.filter((v) => v.data.step === blocked!.data.step);
+    expect(mine.map((v) => [v.data.rule, v.outcome, v.reason])).to.deep.equal([['scripted', 'deny', 'scripted_block']]);
+
+    const html = await (await browser.get(`/console/users/${target.id}`)).text();
+    const rows = html.split('<tr>').slice(2);
+    const blockedRow = rows.find((r) => r.includes('<code>verification.blocked</code>'));
+    expect(blockedRow, 'a row for the blocked step').to.be.a('string');
+    expect(blockedRow)
+      .to.contain('<details class="verdicts">')
+      .and.to.contain('<code>scripted</code> deny: scripted_block');
+    // Every verdict (the first stage's too) is folded: no row is a lone verdict.
+    const verdictRows = rows.filter((r) => r.includes('<code>fds.verdict</code>'));
+    for (const row of verdictRows) expect(row).to.contain('<details class="verdicts">');
+    const folded = rows.join('').match(/<li>/g) ?? [];
+    expect(folded.length, 'every verdict is listed under a row').to.equal(
+      (await cradle.events.recent({ userId: target.id, limit: 100 })).filter((e) => e.type === 'fds.verdict').length,
+    );
   });
 });
