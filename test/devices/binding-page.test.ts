@@ -45,8 +45,9 @@ describe('device binding page: the QR code and the link (Chromium, issue 29)', f
   async function qrImage() {
     const img = page.locator('#gh-qr');
     const src = await img.getAttribute('src');
-    const drawn = await img.evaluate(
-      (el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth,
+    // The image's natural width: 0 when the browser did not draw it.
+    const drawn = await img.evaluate((el: { complete: boolean; naturalWidth: number }) =>
+      el.complete ? el.naturalWidth : 0,
     );
     return { src, drawn, alt: await img.getAttribute('alt') };
   }

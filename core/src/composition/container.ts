@@ -246,7 +246,7 @@ export function createGatehouseContainer(
         }),
     ),
     pushes: single(
-      ({ config, devices, exchanges, statuses, replay, services, clock, extensions }) =>
+      ({ config, devices, exchanges, statuses, replay, services, clock, extensions, flows }) =>
         new DevicePushes({
           issuer: config.issuer,
           devices,
@@ -256,6 +256,7 @@ export function createGatehouseContainer(
           services,
           clock,
           methods: (id) => extensions.methods.get(id),
+          flows,
         }),
     ),
     accounts: single(
