@@ -80,7 +80,9 @@ describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
   it('shows the number, follows the device without a reload, and continues by itself once approved', async function () {
     const number = await startPush();
     await message()
-      .filter({ hasText: "We sent a request to Alice's phone. Open it in your authenticator app and type the number" })
+      .filter({
+        hasText: "We sent a request to Alice's phone. Waiting for you to approve it there with the number shown here.",
+      })
       .waitFor({ timeout: 10_000 });
     const push = await onlyPush(device);
     await device.acknowledge(push);
@@ -126,7 +128,7 @@ describe('hosted page: waiting on a PUSH (Chromium, issue 10)', function () {
     );
     expect(await hint.getAttribute('id')).to.equal(await shown.getAttribute('aria-describedby'));
     await message()
-      .filter({ hasText: 'Öffnen Sie sie in Ihrer Authenticator-App und geben Sie die hier angezeigte Zahl ein.' })
+      .filter({ hasText: 'Wir warten, bis Sie sie dort mit der hier angezeigten Zahl bestätigen.' })
       .waitFor({ timeout: 10_000 });
     // Leaves no push behind for the next test's device.
     await device.deny(await onlyPush(device), 'not_me');
