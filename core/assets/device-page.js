@@ -21,14 +21,20 @@ const ENDED = {
   CONSUMED: 'consumed',
 };
 
-/** The number and, above it, what to do with it; made once per section. */
+/**
+ * The number and, above it, what to do with it, made once per section. The instruction is
+ * visible text (not a tooltip) and describes the number for screen readers (aria-describedby).
+ */
 function numberBox(section) {
   let box = section.querySelector('.push-number');
   if (!box) {
     const hint = document.createElement('p');
     hint.className = 'push-number-hint';
+    hint.id = 'gh-' + method + '-number-hint';
     box = document.createElement('p');
     box.className = 'push-number';
+    box.id = 'gh-' + method + '-number';
+    box.setAttribute('aria-describedby', hint.id);
     box.setAttribute('aria-live', 'polite');
     section.append(hint, box);
   }
@@ -37,7 +43,6 @@ function numberBox(section) {
     show(number, text) {
       hint.textContent = text;
       box.textContent = String(number);
-      box.title = text;
       hint.hidden = box.hidden = false;
     },
     hide() {
@@ -48,12 +53,15 @@ function numberBox(section) {
 
 window.GatehouseLogin.register(method, {
   async start(ctx) {
-    const message = (name, vars) => ctx.t('js.device.' + name, null, vars);
+    // A method may say it its own way (`method.<ID>.js.<name>`: "unlock it with your fingerprint").
+    const message = (name, vars) =>
+      ctx.t('method.' + method + '.js.' + name, ctx.t('js.device.' + name, null, vars), vars);
     const data = await ctx.initiate();
     const box = numberBox(ctx.section);
     const device = data.medium_text || message('yours');
     // The user types it on the device: a reflex tap on a stray request cannot approve it.
-    if (data.push_selected_number !== undefined) box.show(data.push_selected_number, message('type', { device }));
+    if (data.push_selected_number !== undefined)
+      box.show(data.push_selected_number, message('type', { device, number: data.push_selected_number }));
     else box.hide();
     let state = 'INITIATED';
     ctx.say(message(SAID.INITIATED, { device }), false);

@@ -140,12 +140,12 @@ describe('hosted pages: locales, login_hint, prompt=select_account and prompt=cr
       expect(langOf(logoutPage)).to.equal('de');
       expect(logoutPage).to.include('(invalid_request)');
 
-      // The device binding link, opened in a browser instead of the authenticator app.
+      // A device binding link with no live code, opened in a browser instead of the authenticator app.
       const binding = await browser.get('/devices/bind', { 'Accept-Language': 'de-DE,de;q=0.9,en;q=0.5' });
-      expect(binding.status).to.equal(200);
+      expect(binding.status).to.equal(410);
       const bindingPage = await binding.text();
       expect(langOf(bindingPage)).to.equal('de');
-      expect(titleOf(bindingPage)).to.equal('Öffnen Sie diesen Link in Ihrer Authenticator-App');
+      expect(titleOf(bindingPage)).to.equal('Dieser Link ist nicht mehr gültig');
     });
 
     it('discovery lists the locales (built-in and the deployment’s) and the prompt values that work', async function () {

@@ -165,6 +165,13 @@ describe('locales: the built-in catalogs', () => {
     for (const state of ['initiated', 'acknowledged', 'allowed', 'denied', 'cancelled', 'expired', 'consumed']) {
       expect(en[`js.device.${state}`], state).to.be.a('string');
     }
+    // While a device method waits, the page says what to do on the device in the method's words.
+    for (const method of ['PUSH', 'PATTERN', 'TOUCHID', 'FACE']) {
+      for (const state of ['initiated', 'acknowledged']) {
+        expect(en[`method.${method}.js.${state}`], `${method} ${state}`).to.be.a('string');
+      }
+    }
+    expect(en['js.device.type']).to.include('{number}');
   });
 });
 

@@ -258,7 +258,7 @@ export function createGatehouseContainer(
         }),
     ),
     pushes: single(
-      ({ config, devices, exchanges, statuses, replay, services, clock, extensions }) =>
+      ({ config, devices, exchanges, statuses, replay, services, clock, extensions, flows }) =>
         new DevicePushes({
           issuer: config.issuer,
           devices,
@@ -268,6 +268,7 @@ export function createGatehouseContainer(
           services,
           clock,
           methods: (id) => extensions.methods.get(id),
+          flows,
         }),
     ),
     accounts: single(

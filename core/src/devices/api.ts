@@ -79,7 +79,11 @@ export const DEVICE_API = {
     security: ['deviceProof'],
     body: z.object(deviceFields).loose(),
     invalid,
-    response: { description: 'the pushes', schema: z.object({ pushes: z.array(json) }) },
+    response: {
+      description:
+        'the pushes whose login still waits on them (not those of a login that ended or went on), oldest first, each with context.requested_at',
+      schema: z.object({ pushes: z.array(json) }),
+    },
     errors: ['INVALID_FIELD', 'DEVICE_NOT_FOUND', 'DEVICE_MISMATCH', 'DEVICE_PROOF_INVALID'],
   }),
   pushStep: defineRoute({
@@ -115,6 +119,7 @@ export const DEVICE_API = {
       'DEVICE_PROOF_INVALID',
       'PUSH_STATE',
       'PUSH_NOT_ALLOWED',
+      { code: 'WRONG_FLOW_STAGE', status: 400, description: 'the push’s login is over or went on to another stage' },
     ],
   }),
   list: defineRoute({

@@ -44,7 +44,7 @@ export class DeviceBinding {
       { user_id: user.id, biometric: opts.biometric, expires_at: expiresAt.getTime() },
       { ttlSeconds: BINDING_TTL_SECONDS * 6 },
     );
-    const link = `${this.deps.issuer}${BINDING_LINK_PATH}?code=${encodeURIComponent(code)}`;
+    const link = this.linkFor(code);
     return {
       binding_code: code,
       binding_url: link,
@@ -52,6 +52,22 @@ export class DeviceBinding {
       expires_at: expiresAt.toISOString(),
       biometric_required: opts.biometric,
     };
+  }
+
+  /**
+   * The link of a live binding code and its QR code, for the page the link opens in a browser
+   * (scanned from there by the app); null for a code that is unknown, used or expired.
+   */
+  async linkOf(code: unknown): Promise<{ link: string; qr: string } | null> {
+    if (typeof code !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(code)) return null;
+    const pending = await this.deps.pending.get(sha256(code));
+    if (!pending || Number(pending.data.expires_at) <= this.deps.clock.now().getTime()) return null;
+    const link = this.linkFor(code);
+    return { link, qr: await QRCode.toDataURL(link) };
+  }
+
+  private linkFor(code: string): string {
+    return `${this.deps.issuer}${BINDING_LINK_PATH}?code=${encodeURIComponent(code)}`;
   }
 
   /** The app's call: checks the code, the key and the proof made with it, then binds the device. */

@@ -14,6 +14,7 @@ import type { Clock, Services } from '../services.js';
 import { MATCH_NUMBER_DIGITS, matchNumber, safeEqual } from '../util/crypto.js';
 import { verificationError } from '../verification/errors.js';
 import type { Exchange, ExchangeStore } from '../verification/exchanges.js';
+import { flowClosedReason, type LoginFlow } from '../verification/flows.js';
 import { LIVE_STATES, type StatusState, type StatusStore } from '../verification/statuses.js';
 import { SINGLE_FACTOR_KEY } from '../verification/pipeline.js';
 import { canonicalBody, checkDeviceProof } from './proof.js';
@@ -120,6 +121,8 @@ export class DevicePushes {
       services: Services;
       clock: Clock;
       methods: (id: string) => AuthMethod | undefined;
+      /** The login flows: a push whose login ended or moved on is over, whatever its exchange says. */
+      flows: { get(id: string): Promise<LoginFlow | null> };
     },
   ) {}
 
@@ -206,7 +209,8 @@ export class DevicePushes {
 
   /**
    * The inbox: the device's live pushes, each with a new exchange_id (reading retires the ids
-   * answered before). Signed with no nonce.
+   * answered before). Signed with no nonce. A push whose login ended (completed, cancelled,
+   * expired) or went on to another stage is not listed: nobody waits on it any more.
    */
   async inbox(req: DeviceRequest): Promise<JsonObject> {
     const device = await this.signedDevice(req, null);
@@ -215,7 +219,7 @@ export class DevicePushes {
       const push = pushStateOf(exchange);
       const status = await this.deps.statuses.findByKey(exchange.statusKey);
       if (!push || push.device_id !== device.deviceId || !status) continue;
-      if (!LIVE_STATES.includes(status.state)) continue;
+      if (!LIVE_STATES.includes(status.state) || (await this.loginOver(exchange))) continue;
       const exchangeId = this.deps.services.crypto.randomToken(32);
       if (!(await this.deps.exchanges.rotate(exchange.key, exchangeId))) continue;
       out.push({
@@ -306,6 +310,16 @@ export class DevicePushes {
   }
 
   // ─────────────── helpers ───────────────
+
+  /**
+   * Whether the login a push belongs to no longer waits on it: its flow is over (complete,
+   * cancelled, expired) or at another stage. The push steps refuse such a push already
+   * (WRONG_FLOW_STAGE, the exchange checks); the inbox does not list it.
+   */
+  private async loginOver(exchange: Exchange): Promise<boolean> {
+    const flow = await this.deps.flows.get(exchange.flowId);
+    return !flow || flowClosedReason(flow, this.deps.clock.now()) !== null || flow.stage !== exchange.stage;
+  }
 
   private pushOf(exchange: Exchange, fields: Record<string, string>): PushState {
     const push = pushStateOf(exchange);

@@ -4,7 +4,6 @@ import { ok } from '../http/envelope.js';
 import { jsonBody } from '../http/parsers.js';
 import { pageHeaders } from '../login/headers.js';
 import type { Locales } from '../i18n/locales.js';
-import { renderNoticePage } from '../login/layout.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
@@ -15,6 +14,7 @@ import type { VerificationService } from '../verification/service.js';
 import { setupAccess } from '../verification/setup-access.js';
 import type { AdminGuard } from '../http/admin-guard.js';
 import { BIND_PATH, BINDING_LINK_PATH, type DeviceBinding } from './binding.js';
+import { renderBindingLinkPage } from './link-page.js';
 import { PROOF_HEADER } from './proof.js';
 import { routeInput } from '../http/api-spec.js';
 import { DEVICE_API, DEVICES_PATH, INBOX_PATH } from './api.js';
@@ -67,11 +67,13 @@ export function deviceRoutes(deps: DeviceRouteDeps): Router {
     ok(res, await deps.deviceBinding.complete(body, req.get(PROOF_HEADER), path, requestFacts(req)));
   });
 
-  // The link in the QR code, opened in a browser instead of the app: say what it is for.
-  router.get(BINDING_LINK_PATH, (req, res) => {
+  // The link in the QR code, opened in a browser instead of the app: say what it is for, and
+  // show its QR code to scan from here (a live code only: a dead one says so, 410).
+  router.get(BINDING_LINK_PATH, async (req, res) => {
     const page = { base: deps.issuerPath, t: deps.locales.for(req) };
+    const live = await deps.deviceBinding.linkOf(req.query.code);
     pageHeaders(res);
-    res.send(renderNoticePage(page, page.t.t('device_link.title'), page.t.t('device_link.text')));
+    res.status(live ? 200 : 410).send(renderBindingLinkPage(page, live));
   });
 
   router.post(INBOX_PATH, json, async (req, res) => {

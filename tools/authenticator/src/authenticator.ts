@@ -32,6 +32,10 @@ export interface Push {
   exchangeId: string;
   challenge: string;
   context: Record<string, unknown>;
+  /** When the sign-in asked for it (the server's `context.requested_at`); null if it did not say. */
+  requestedAt: Date | null;
+  /** When the server stops taking it (its exchange's `expires_at`). */
+  expiresAt: Date;
 }
 
 /** The server's error answer, as thrown by every call. */
@@ -141,14 +145,21 @@ export class Authenticator {
   /** The pending sign-in requests (each gets a new exchange id from the server). */
   async pushes(): Promise<Push[]> {
     const data = await this.call(INBOX_PATH, this.ids());
-    return (data.pushes as Record<string, unknown>[]).map((p) => ({
-      pushId: String(p.push_id),
-      method: String(p.method),
-      state: String(p.state),
-      exchangeId: String((p.exchange_id as { exchange_id: string }).exchange_id),
-      challenge: String(p.challenge),
-      context: (p.context ?? {}) as Record<string, unknown>,
-    }));
+    return (data.pushes as Record<string, unknown>[]).map((p) => {
+      const exchange = p.exchange_id as { exchange_id: string; expires_at: string };
+      const context = (p.context ?? {}) as Record<string, unknown>;
+      const requested = typeof context.requested_at === 'string' ? new Date(context.requested_at) : null;
+      return {
+        pushId: String(p.push_id),
+        method: String(p.method),
+        state: String(p.state),
+        exchangeId: String(exchange.exchange_id),
+        challenge: String(p.challenge),
+        context,
+        requestedAt: requested && !Number.isNaN(requested.getTime()) ? requested : null,
+        expiresAt: new Date(exchange.expires_at),
+      };
+    });
   }
 
   /** The user opened the request: the answer says which app, browser and place it came from. */

@@ -6,13 +6,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Authenticator, DeviceCallError, type DeviceState, type Push } from './authenticator.js';
+import { describePush } from './describe.js';
 
 const USAGE = `Usage: gatehouse-authenticator <command> [options]
 
 Commands:
   bind <binding_url>     bind a new device to the account that showed the link (QR code)
                          [--name NAME] [--biometric] [--alg ES256|EdDSA] [--client-id ID]
-  pushes                 list the pending sign-in requests
+  pushes                 list the pending sign-in requests, with when each was asked for
   approve <push_id>      acknowledge, allow and complete a request in one go:
                          PUSH --number N · PATTERN --pattern 'RED[1,5,9,6]' · FACE --photo FILE
   ack <push_id>          open a request (prints where it comes from)
@@ -86,12 +87,6 @@ function proofOptions() {
   };
 }
 
-function describe(push: Push): string {
-  const c = push.context;
-  const where = [c.browser, c.ip].filter(Boolean).join(', ');
-  return `${push.pushId}  ${push.method}  ${push.state}  ${String(c.app ?? '')}${where ? `  (${where})` : ''}`;
-}
-
 async function main(): Promise<void> {
   if (values.help || !command) {
     process.stdout.write(USAGE);
@@ -116,7 +111,8 @@ async function main(): Promise<void> {
     }
     case 'pushes': {
       const pushes = await load().pushes();
-      console.log(pushes.length ? pushes.map(describe).join('\n') : 'no pending requests');
+      const now = new Date();
+      console.log(pushes.length ? pushes.map((p) => describePush(p, now)).join('\n') : 'no pending requests');
       return;
     }
     case 'ack': {

@@ -4,5 +4,6 @@
  */
 export { Authenticator, DeviceCallError } from './authenticator.js';
 export type { CreateOptions, DeviceState, Photo, Push } from './authenticator.js';
+export { absoluteTime, describePush, relativeTime } from './describe.js';
 export { canonicalBody, deviceProof } from './proof.js';
 export type { DeviceAlg, FilePart, ProofInput } from './proof.js';

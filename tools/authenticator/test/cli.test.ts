@@ -48,6 +48,10 @@ describe('gatehouse-authenticator (the simulator CLI)', function () {
     const listed = await cli('pushes');
     const line = listed.stdout.trim().split('\n')[0]!;
     expect(line).to.include('PUSH').and.include('INITIATED').and.include('Gatehouse demo app');
+    // When it was asked for, relative and absolute (the server's time), and how long it still lasts.
+    expect(line).to.match(
+      / {2}requested (now|\d+ seconds? ago) \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\), expires in (9|10) minutes$/,
+    );
     const pushId = line.split(/\s+/)[0]!;
 
     const approved = await cli('approve', pushId, '--number', String(started.push_selected_number));
