@@ -3,7 +3,10 @@
  * that say what to do (attempts left, when to try again, the reference to quote), sign-out from
  * the console, the account page and the demo client ending the Gatehouse session (the next
  * sign-in shows the login page), the console's 403 page and its way out, the passkey offer's
- * "Not now", the console's folded FDS verdicts and its Apps table on a phone. Every hosted page
+ * "Not now", the console's folded FDS verdicts and its Apps table on a phone, the brand from the
+ * config (the app's on its login pages, the deployment's elsewhere) and the landing page, the
+ * password's Show button, the resend countdown, the binding page's QR code and the PUSH number's
+ * instruction. Every hosted page
  * reached is saved at 1280 and 390 px (test-output/screenshots/<locale>-<page>-<width>.png, to
  * be looked at by eye), and none may scroll sideways at 390 px.
  *
@@ -12,9 +15,11 @@
  */
 import { expect } from 'chai';
 import type { BrowserContext, Page, Response as PageResponse } from 'playwright-core';
+import { Authenticator } from '@gatehouse-auth/authenticator';
 import { openChromium, requireChromium, type Chromium } from '../support/chromium.js';
 import { DEMO_SPA } from '../oauth/demo-server.js';
-import { capture, newWalker, startWalkServer, totpNow, type WalkServer, type Walker } from './walk-support.js';
+import { bindingFor, onlyPush } from '../devices/support.js';
+import { BRAND, capture, newWalker, startWalkServer, totpNow, type WalkServer, type Walker } from './walk-support.js';
 
 /** What the pages say, per language. */
 const TEXTS = {
@@ -42,6 +47,15 @@ const TEXTS = {
     verdicts: (n: number) => `${n} FDS rule verdicts`,
     step: (n: number) => `Step ${n} of 2`,
     renewBackupCodes: 'You get a new set to save; the codes you have now stop working.',
+    landingIntro: 'This is the sign-in service of Walkway. Apps send you here to sign in.',
+    landingAccount: 'Manage your account: sign-in methods, devices and sessions',
+    support: 'Help and support',
+    contactSupport: 'Contact support',
+    show: 'Show',
+    hide: 'Hide',
+    resendIn: /^Send a new code in \d+ s$/,
+    pushHint: (device: string, n: string) =>
+      `Open your authenticator app on ${device} and type ${n} there, the number shown here.`,
   },
   de: {
     acceptLanguage: 'de-DE,de;q=0.9',
@@ -69,6 +83,15 @@ const TEXTS = {
     verdicts: (n: number) => `${n} FDS-Regelentscheidungen`,
     step: (n: number) => `Schritt ${n} von 2`,
     renewBackupCodes: 'Sie erhalten neue Codes zum Aufbewahren; die bisherigen gelten dann nicht mehr.',
+    landingIntro: 'Dies ist der Anmeldedienst von Walkway. Apps schicken Sie hierher, damit Sie sich anmelden.',
+    landingAccount: 'Ihr Konto verwalten: Anmeldemethoden, Geräte und Sitzungen',
+    support: 'Hilfe und Support',
+    contactSupport: 'Support kontaktieren',
+    show: 'Anzeigen',
+    hide: 'Verbergen',
+    resendIn: /^Neuen Code in \d+ s senden$/,
+    pushHint: (device: string, n: string) =>
+      `Öffnen Sie Ihre Authenticator-App (${device}) und geben Sie dort ${n} ein, die hier angezeigte Zahl.`,
   },
 } as const;
 type Locale = keyof typeof TEXTS;
@@ -171,6 +194,36 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
     expect(await page.locator('#gh-identifier').count()).to.equal(1);
   }
 
+  /** A computed style of the first element a selector finds. */
+  async function style(selector: string, property: 'color' | 'backgroundColor'): Promise<string> {
+    return page
+      .locator(selector)
+      .first()
+      .evaluate(
+        (el, p) =>
+          (globalThis as unknown as { getComputedStyle(e: unknown): Record<string, string> }).getComputedStyle(el)[p]!,
+        property,
+      );
+  }
+
+  /**
+   * The page shows a brand: its logo file drawn (served by Gatehouse under the strict CSP) with
+   * its alternative text (the product name, or none where the name follows as text), the support
+   * link below the page and the brand's color on `colored`.
+   */
+  async function brandShown(logoPath: string, alt: string, colored: string, color: string): Promise<void> {
+    const logo = page.locator('#gh-brand-logo');
+    expect(new URL((await logo.getAttribute('src'))!, url('/')).pathname).to.equal(logoPath);
+    expect(await logo.getAttribute('alt')).to.equal(alt);
+    // The image's natural width: 0 when the browser did not draw it (a CSP block leaves it so).
+    const drawn = await logo.evaluate((el: { complete: boolean; naturalWidth: number }) =>
+      el.complete ? el.naturalWidth : 0,
+    );
+    expect(drawn, 'the logo is drawn').to.be.greaterThan(0);
+    expect(await page.locator('#gh-support').getAttribute('href')).to.equal(BRAND.global.support_url);
+    expect(await style(colored, colored.startsWith('a') ? 'color' : 'backgroundColor')).to.equal(color);
+  }
+
   function walkIn(locale: Locale): void {
     const T = TEXTS[locale];
     const shot = (name: string) => capture(page, locale, name);
@@ -183,6 +236,43 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
       target = await newWalker(walk.server, `target-${locale}`, theirs);
       await context.clearCookies();
       await context.setExtraHTTPHeaders({ 'Accept-Language': T.acceptLanguage });
+    });
+
+    it("the brand from the config: the landing page and the account link; the app's brand on its login page; Show on the password", async () => {
+      await context.clearCookies();
+      // An API client at / keeps the JSON 404 it always got; a browser gets the landing page.
+      const api = await fetch(url('/'), { headers: { Accept: 'application/json' } });
+      expect(api.status).to.equal(404);
+      expect(((await api.json()) as { error: { code: string } }).error.code).to.equal('NOT_FOUND');
+      const landing = (await page.goto(url('/')))!;
+      expect(landing.status()).to.equal(200);
+      expect(await text('h1')).to.equal(BRAND.global.title);
+      expect(await text('main > p')).to.equal(T.landingIntro);
+      expect(await text('#gh-account')).to.equal(T.landingAccount);
+      expect(await page.locator('#gh-docs').getAttribute('href')).to.equal(BRAND.global.docs_url);
+      expect(await text('#gh-support')).to.equal(T.support);
+      await brandShown('/branding/logo', BRAND.global.title, 'a#gh-account', BRAND.global.button);
+      await shot('landing');
+
+      // The demo app's login page: its own title, logo and color, the deployment's support link.
+      await page.goto(walk.clientUrl);
+      expect(path()).to.equal('/login');
+      expect(await page.title()).to.match(new RegExp(` – ${BRAND.app.title}$`));
+      await brandShown('/branding/apps/demo-app/logo', BRAND.app.title, 'button#gh-submit', BRAND.app.button);
+      // Show / Hide on the password: the field becomes text and back, the button says which.
+      const password = page.locator('#gh-PASSWORD-password');
+      await password.fill('what I typed');
+      const toggle = page.locator('button.reveal-toggle').first();
+      expect(await toggle.innerText()).to.equal(T.show);
+      await toggle.click();
+      expect(await password.getAttribute('type')).to.equal('text');
+      expect(await toggle.innerText()).to.equal(T.hide);
+      expect(await toggle.getAttribute('aria-pressed')).to.equal('true');
+      await shot('login-password-shown');
+      await toggle.click();
+      expect(await password.getAttribute('type')).to.equal('password');
+      expect(await toggle.innerText()).to.equal(T.show);
+      expect(await password.inputValue()).to.equal('what I typed');
     });
 
     it('a wrong password or code says how many attempts are left; a back-off says when to try again, with the reference', async () => {
@@ -267,7 +357,10 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
         expect(await text('h1')).to.equal(c.title);
         const id = response.headers()['x-request-id']!;
         expect(id).to.be.a('string').and.not.equal('');
-        expect(await text('.reference')).to.equal(T.errorReference(id));
+        // The brand's support link follows the reference.
+        expect(await text('.reference')).to.equal(`${T.errorReference(id)} ${T.contactSupport}`);
+        const support = page.locator('.reference a');
+        expect(await support.getAttribute('href')).to.equal(BRAND.global.support_url);
         await shot(c.name);
       }
     });
@@ -288,6 +381,10 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
       await choose('SMS');
       await page.locator('#gh-send').click();
       await page.locator('#gh-SMS-pass_code').waitFor();
+      // The resend button counts down the demo config's 30 s before it may send again.
+      const resend = page.locator('#gh-send');
+      expect(await resend.isDisabled()).to.equal(true);
+      expect((await resend.innerText()).trim()).to.match(T.resendIn);
       await shot('login-2-SMS-sent');
       await choose('TOTP');
       await page.locator('#gh-TOTP-pass_code').fill('000000');
@@ -316,6 +413,9 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
       await page.goto(url('/account'));
       await signIn(walker);
       expect(path()).to.equal('/account');
+      // The account page belongs to the deployment: the global brand, not the app's it came from.
+      expect(await text('header a.brand')).to.match(new RegExp(`^${BRAND.global.title} · `));
+      await brandShown('/branding/logo', '', 'a#gh-support', BRAND.global.button);
       // The backup codes' renewal in the page's language (German showed the plugin's English).
       expect(await text('#gh-m-BACKUPCODE-text')).to.equal(T.renewBackupCodes);
       await shot('account');
@@ -447,6 +547,47 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
       await demoClientAsksAgain();
       await page.goto(url('/console'));
       expect(path()).to.equal('/login');
+    });
+
+    it("the device binding page shows the link's QR code; PUSH shows the number with its instruction and goes on once approved", async () => {
+      await context.clearCookies();
+      // The setup API's binding link, opened in the browser as on a computer: its QR code drawn.
+      const { binding_url } = await bindingFor(walk.server, 'PUSH', walker.id);
+      expect((await page.goto(binding_url))!.status()).to.equal(200);
+      const qr = page.locator('#gh-qr');
+      const drawn = await qr.evaluate((el: { complete: boolean; naturalWidth: number }) =>
+        el.complete ? el.naturalWidth : 0,
+      );
+      expect(drawn, 'the QR code is drawn').to.be.greaterThan(0);
+      await shot('device-binding');
+      // The phone scans it: a simulated authenticator binds itself with that link.
+      const name = `${walker.username}'s phone`;
+      const device = await Authenticator.create({ now: () => walk.server.clock.now(), name });
+      expect((await device.bind(binding_url)).sub).to.equal(walker.id);
+
+      await page.goto(walk.clientUrl);
+      await passwordStage(walker, walker.password);
+      await page.locator('input[name="method"][value="PUSH"]').waitFor({ state: 'attached' });
+      await choose('PUSH');
+      await page.locator('#gh-submit').click();
+      const shown = page.locator('#gh-PUSH-number');
+      const number = (await shown.textContent({ timeout: 10_000 }))!;
+      expect(number).to.match(/^\d\d$/);
+      // The instruction is visible text tied to the number, not a tooltip.
+      const hint = page.locator('#gh-PUSH-number-hint');
+      expect(await hint.isVisible()).to.equal(true);
+      expect(await hint.textContent()).to.equal(T.pushHint(name, number));
+      expect(await shown.getAttribute('aria-describedby')).to.equal('gh-PUSH-number-hint');
+      await shot('login-2-PUSH');
+      const push = await onlyPush(device);
+      await device.acknowledge(push);
+      await device.allow(push);
+      await Promise.all([
+        page.waitForURL(/\/callback/, { timeout: 15_000 }),
+        device.verify(push, { passCode: number }),
+      ]);
+      expect(await text('h1')).to.equal(`Signed in as ${walker.username}`);
+      await Promise.all([page.waitForURL(/\/signed-out$/), page.locator('#sign-out').click()]);
     });
   }
 

@@ -4,7 +4,8 @@
  * front of it, people to sign in, and a screenshot taker that saves every page at 1280 and
  * 390 px and fails a page that scrolls sideways on a phone.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { generate } from 'otplib';
@@ -27,6 +28,34 @@ export const WIDTHS = [
   { width: 390, height: 844 },
 ] as const;
 
+/**
+ * The brand the walk's config gives (issue 29): the deployment's, and the demo app's own over
+ * it on its login pages. `button` is the primary color as the browser computes a background.
+ */
+export const BRAND = {
+  global: {
+    title: 'Walkway',
+    primary_color: '#0b5d3b',
+    support_url: 'https://help.walkway.example/',
+    docs_url: 'https://docs.walkway.example/',
+    button: 'rgb(11, 93, 59)',
+  },
+  app: { title: 'Demo Shop', primary_color: '#5b2a86', button: 'rgb(91, 42, 134)' },
+} as const;
+
+/** A small SVG logo: a colored square with the brand's initial, as an operator's file would be. */
+function logoFile(dir: string, name: string, color: string, letter: string): string {
+  const file = path.join(dir, `${name}.svg`);
+  writeFileSync(
+    file,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32" viewBox="0 0 32 32">` +
+      `<rect width="32" height="32" rx="6" fill="${color}"/>` +
+      `<text x="16" y="22" font-family="sans-serif" font-size="18" fill="#fff" text-anchor="middle">${letter}</text>` +
+      `</svg>`,
+  );
+  return file;
+}
+
 /** The demo config's server and the demo client signing in to it. */
 export interface WalkServer {
   server: DemoServer;
@@ -35,7 +64,10 @@ export interface WalkServer {
   close(): Promise<void>;
 }
 
-/** Gatehouse on the demo config, and the demo client on a port of its own as its demo-app. */
+/**
+ * Gatehouse on the demo config with the walk's brand (logo files, colors, a support link), and
+ * the demo client on a port of its own as its demo-app.
+ */
 export async function startWalkServer(): Promise<WalkServer> {
   const client = new DemoClient();
   const clientPort = await client.listen('127.0.0.1', 0);
@@ -44,12 +76,17 @@ export async function startWalkServer(): Promise<WalkServer> {
   let server: DemoServer;
   try {
     // `localhost`, as the demo runs: the passkey method's relying party is a domain name.
+    const logos = mkdtempSync(path.join(tmpdir(), 'gatehouse-walk-'));
     server = await startDemoServer({
       host: 'localhost',
       configure(config) {
         const app = config.apps.find((a) => a.client_id === DEMO_APP.id)!;
         app.redirect_uris = [redirectUri];
         app.post_logout_redirect_uris = [`${clientOrigin}${SIGNED_OUT_PATH}`];
+        const { button: _global, ...global } = BRAND.global;
+        config.branding = { ...global, logo: logoFile(logos, 'walkway', global.primary_color, 'W') };
+        const { button: _app, ...own } = BRAND.app;
+        app.branding = { ...own, logo: logoFile(logos, 'demo-shop', own.primary_color, 'S') };
       },
     });
   } catch (err) {
