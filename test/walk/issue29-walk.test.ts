@@ -559,6 +559,8 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
         el.complete ? el.naturalWidth : 0,
       );
       expect(drawn, 'the QR code is drawn').to.be.greaterThan(0);
+      // It belongs to the deployment, not to an app: the global brand.
+      await brandShown('/branding/logo', BRAND.global.title, 'a#gh-support', BRAND.global.button);
       await shot('device-binding');
       // The phone scans it: a simulated authenticator binds itself with that link.
       const name = `${walker.username}'s phone`;

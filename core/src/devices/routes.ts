@@ -3,6 +3,7 @@ import type { GatehouseConfig } from '../config/schema.js';
 import { ok } from '../http/envelope.js';
 import { jsonBody } from '../http/parsers.js';
 import { pageHeaders } from '../login/headers.js';
+import type { Branding } from '../login/branding.js';
 import type { Locales } from '../i18n/locales.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { Clock } from '../services.js';
@@ -36,6 +37,8 @@ export interface DeviceRouteDeps {
   users: UserService;
   clock: Clock;
   locales: Locales;
+  /** The deployment's brand on the binding link's page (it belongs to no one app). */
+  branding: Pick<Branding, 'of'>;
 }
 
 const json = jsonBody('16kb');
@@ -70,9 +73,10 @@ export function deviceRoutes(deps: DeviceRouteDeps): Router {
   // The link in the QR code, opened in a browser instead of the app: say what it is for, and
   // show its QR code to scan from here (a live code only: a dead one says so, 410).
   router.get(BINDING_LINK_PATH, async (req, res) => {
-    const page = { base: deps.issuerPath, t: deps.locales.for(req) };
+    const brand = deps.branding.of(null);
+    const page = { base: deps.issuerPath, t: deps.locales.for(req), brand };
     const live = await deps.deviceBinding.linkOf(req.query.code);
-    pageHeaders(res);
+    pageHeaders(res, [], 'no-referrer', brand);
     res.status(live ? 200 : 410).send(renderBindingLinkPage(page, live));
   });
 
