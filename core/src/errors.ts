@@ -75,6 +75,20 @@ export class ApiError extends ProtocolError {
   }
 }
 
+/** A method's refusal as the API answers it; a wait it names is `details.retry_after` and `Retry-After`. */
+export function methodRefusalError(refusal: {
+  status: number;
+  code: string;
+  message: string;
+  retryAfter?: number;
+}): ApiError {
+  const wait = refusal.retryAfter;
+  if (wait === undefined) return new ApiError(refusal.status, refusal.code, refusal.message);
+  const err = new ApiError(refusal.status, refusal.code, refusal.message, { retry_after: wait });
+  err.headers = () => ({ 'Retry-After': String(wait) });
+  return err;
+}
+
 export function apiErrorBody(
   status: number,
   code: string,

@@ -248,14 +248,21 @@ describe('createCodeMethod', () => {
     it('answers 429 once max_sends codes went to one destination within the window', async () => {
       const { method, services, channel } = setup({ max_sends: 3, send_window_seconds: 600 });
       const phone = '+15551230000';
-      for (let i = 0; i < 3; i++) await initiateOk(method, services, fakeUser({ phone }));
+      for (let i = 0; i < 3; i++) {
+        await initiateOk(method, services, fakeUser({ phone }));
+        services.clock.advance(100);
+      }
 
+      // The first of the three leaves the window 600 s after it was sent: 300 s from now.
       const user = fakeUser({ phone });
       const refused = await method.initiate(initiateContext({ services, user, method: METHOD }));
-      expect(refused).to.deep.include({ ok: false, code: 'TOO_MANY_SENDS', status: 429 });
+      expect(refused).to.deep.include({ ok: false, code: 'TOO_MANY_SENDS', status: 429, retryAfter: 300 });
       expect(channel.sent).to.have.length(3);
 
-      services.clock.advance(601);
+      services.clock.advance(299);
+      const still = await method.initiate(initiateContext({ services, user, method: METHOD }));
+      expect(still).to.deep.include({ ok: false, code: 'TOO_MANY_SENDS', retryAfter: 1 });
+      services.clock.advance(1);
       await initiateOk(method, services, user);
       expect(channel.sent).to.have.length(4);
     });

@@ -2,11 +2,12 @@
  * Issue 29: a method that sends a code sends again in the same stage only after
  * `verification.resend_interval_seconds`; the initiation says when (`resend_after`), a resend
  * too soon gets 429 RESEND_TOO_SOON with the wait, in `retry_after` and Retry-After. The
- * interval counts by the flow: at the first stage, real and unknown identifiers alike.
+ * interval counts by the flow: at the first stage, real and unknown identifiers alike. A send
+ * limit (`max_sends` per window) says when too: 429 TOO_MANY_SENDS with the wait.
  */
 import { expect } from 'chai';
 import { FakeClock } from '@gatehouse-auth/testing';
-import { startVerificationApp, type VerificationApp } from './support.js';
+import { defaultPlugins, startVerificationApp, type VerificationApp } from './support.js';
 import { atStageTwo, dataOf, enrolBackupCodes, expectError, passwordUser } from './steps.js';
 
 describe('verification: the resend interval of code methods (issue 29)', () => {
@@ -68,6 +69,41 @@ describe('verification: the resend interval of code methods (issue 29)', () => {
       }
     } finally {
       await plain.close();
+    }
+  });
+
+  it('a send limit says when a code may be sent again: 429 TOO_MANY_SENDS with retry_after and Retry-After', async () => {
+    const own = new FakeClock(new Date());
+    const limited = await startVerificationApp({
+      clock: own,
+      plugins: defaultPlugins().map((p) =>
+        p.name === '@gatehouse-auth/method-sms'
+          ? { ...p, options: { ...p.options, max_sends: 2, send_window_seconds: 600 } }
+          : p,
+      ),
+    });
+    try {
+      const user = await passwordUser(limited, 'send-limit');
+      const requestId = await atStageTwo(limited, user);
+      const sms = () =>
+        limited.http
+          .post('/verification-srv/authentication/SMS/initiation')
+          .send({ request_id: requestId, usage_type: 'MULTIFACTOR_AUTHENTICATION', sub: user.id });
+      expect((await sms()).status).to.equal(200);
+      own.advance(100);
+      expect((await sms()).status).to.equal(200);
+      own.advance(50);
+      // Two sends in the window: the first leaves it 600 s after it was sent, 450 s from now.
+      const refused = await sms();
+      expectError(refused, 429, 'TOO_MANY_SENDS');
+      expect(refused.body.error.details).to.deep.equal({ retry_after: 450 });
+      expect(refused.headers['retry-after']).to.equal('450');
+      own.advance(449);
+      expect((await sms()).body.error.details).to.deep.equal({ retry_after: 1 });
+      own.advance(1);
+      expect((await sms()).status).to.equal(200);
+    } finally {
+      await limited.close();
     }
   });
 });

@@ -14,6 +14,7 @@ import type {
   JsonObject,
   MessageKind,
   MethodContext,
+  MethodRefusal,
   UserRecord,
   VerifyContext,
   VerifyOutcome,
@@ -122,7 +123,7 @@ interface IssuedCode {
   link?: boolean;
 }
 
-type Failure = { ok: false; code: string; status: number; message: string };
+type Failure = MethodRefusal;
 
 const fail = (code: string, status: number, message: string): Failure => ({ ok: false, code, status, message });
 
@@ -180,15 +181,25 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
     return typeof address === 'string' ? address : null;
   };
 
-  /** Too many sends to this destination or this user within the window (pumping, bombing). */
-  const throttled = async (address: string, userId: string): Promise<boolean> => {
-    const since = new Date(services.clock.now().getTime() - options.send_window_seconds * 1000);
-    const types = ['delivery.sent'];
+  /**
+   * Seconds until this destination and this user may be sent a code again (0: now): at most
+   * `max_sends` within the window each (pumping, bombing). The wait ends when the oldest send
+   * that counts leaves the window.
+   */
+  const sendWait = async (address: string, userId: string): Promise<number> => {
+    const now = services.clock.now().getTime();
+    const window = options.send_window_seconds * 1000;
+    // A send counts for `window` ms after it: from `at` to just before `at + window`.
+    const query = { types: ['delivery.sent'], since: new Date(now - window + 1), limit: options.max_sends };
+    const waitFor = (sends: { at: Date }[]): number => {
+      const oldest = sends[options.max_sends - 1];
+      return oldest ? Math.max(1, Math.ceil((oldest.at.getTime() + window - now) / 1000)) : 0;
+    };
     const [toDestination, toUser] = await Promise.all([
-      services.history.count({ types, key: destinationKey(address), since }),
-      services.history.count({ types, userId, since }),
+      services.history.recent({ ...query, key: destinationKey(address) }),
+      services.history.recent({ ...query, userId }),
     ]);
-    return toDestination >= options.max_sends || toUser >= options.max_sends;
+    return Math.max(waitFor(toDestination), waitFor(toUser));
   };
 
   /**
@@ -205,8 +216,12 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
     queued: boolean,
     link?: (token: string) => string,
   ): Promise<IssuedCode | Failure> => {
-    if (await throttled(address, ctx.user.id)) {
-      return fail('TOO_MANY_SENDS', 429, 'Too many codes were sent; try again later');
+    const wait = await sendWait(address, ctx.user.id);
+    if (wait > 0) {
+      return {
+        ...fail('TOO_MANY_SENDS', 429, 'Too many codes were sent; try again after retry_after seconds'),
+        retryAfter: wait,
+      };
     }
     // A link carries a long random token (nobody types it); a code is short digits.
     const code = link ? services.crypto.randomToken(32) : services.crypto.randomDigits(options.code_length);

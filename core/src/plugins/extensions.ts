@@ -112,6 +112,20 @@ export interface InitiateContext extends MethodContext {
   link?: (token: string) => string;
 }
 
+/** A method's refusal: the API answers `status` with the error `code` and `message`. */
+export interface MethodRefusal {
+  ok: false;
+  code: string;
+  status: number;
+  message: string;
+  /**
+   * Since 1.3: seconds until the same request may succeed (a send limit's window): the API
+   * answers it as `details.retry_after` and the `Retry-After` header, and the hosted page says
+   * when to try again.
+   */
+  retryAfter?: number;
+}
+
 export type InitiateOutcome =
   | {
       ok: true;
@@ -120,7 +134,7 @@ export type InitiateOutcome =
       /** Extra response members, e.g. `medium_text` (a masked destination). */
       response?: JsonObject;
     }
-  | { ok: false; code: string; status: number; message: string };
+  | MethodRefusal;
 
 export interface UploadedFile {
   fieldName: string;
@@ -181,7 +195,7 @@ export type EnrollmentOutcome =
        */
       replaced?: boolean;
     }
-  | { ok: false; code: string; status: number; message: string };
+  | MethodRefusal;
 
 export interface EnrollmentHandlers {
   initiate(ctx: EnrollmentContext): Promise<EnrollmentOutcome>;

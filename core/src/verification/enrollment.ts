@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { appMethods, type AppConfig } from '../config/schema.js';
-import { ApiError } from '../errors.js';
+import { methodRefusalError } from '../errors.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { AppSettingsLookup } from '../plugins/values.js';
 import type {
@@ -102,7 +102,7 @@ export class EnrollmentService {
         }
         await this.deps.pending.put(key, { ...pending, _attempts: attempts }, { ttlSeconds: PENDING_TTL_SECONDS });
       }
-      throw new ApiError(outcome.status, outcome.code, outcome.message);
+      throw methodRefusalError(outcome);
     }
     // A replaced credential (a new password): whoever held the old one loses sessions and tokens,
     // and the user is told, with what was set up meanwhile (it outlives the old password).

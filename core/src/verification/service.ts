@@ -2,7 +2,7 @@ import type { ClientRegistry } from '../oauth/clients.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { appMethods, type AppConfig, type GatehouseConfig } from '../config/schema.js';
-import { ApiError, isProtocolError } from '../errors.js';
+import { isProtocolError, methodRefusalError, type ApiError } from '../errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Tracing } from '../observability/tracing.js';
 import type { Extensions } from '../plugins/loader.js';
@@ -302,7 +302,7 @@ export class VerificationService {
     const outcome = await method.discoverable!.initiate(
       this.discoverableContext(method, flow.clientId, request, logger, expiresAt),
     );
-    if (!outcome.ok) throw new ApiError(outcome.status, outcome.code, outcome.message);
+    if (!outcome.ok) throw methodRefusalError(outcome);
     const { exchangeId, statusId, exchange } = await this.newExchange(null, facts, null);
     await this.deps.exchanges.setState(exchange.key, { ...outcome.state, [DISCOVERABLE_KEY]: true });
     await this.recordInitiated(null, facts);
@@ -359,7 +359,7 @@ export class VerificationService {
       });
       if (!outcome.ok) {
         await this.deps.exchanges.revoke(exchange.key, 'initiation_failed');
-        throw new ApiError(outcome.status, outcome.code, outcome.message);
+        throw methodRefusalError(outcome);
       }
       extra = outcome.response ?? {};
       let state = outcome.state;
