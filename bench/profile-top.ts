@@ -158,17 +158,21 @@ console.log('\nInclusive time by package (a sample counts for every package on i
 for (const [pkg, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${pct(us)}  ${pkg}`);
 
 /**
- * The stage of a token request a stack belongs to: its innermost frame that a rule names (so a
- * JSON.stringify under sendReply counts as the reply, an INSERT under the group commit as SQL).
+ * The stage of a token request a stack belongs to. First the anchors, anywhere on the stack (an
+ * INSERT's native call under the group commit is the group commit's; a postMessage under the
+ * signing threads' flush is the signature hand-off), then the innermost frame that a rule names
+ * (a JSON.stringify under sendReply counts as the reply).
  */
+const ANCHORS: [string, (f: ProfileNode['callFrame']) => boolean][] = [
+  ['SQL: group commit (the INSERTs/UPDATEs, BEGIN, COMMIT)', (f) => f.functionName === 'flushWrites'],
+  ['SQL: the code and its grant (SELECT)', (f) => f.functionName === 'findCode'],
+  ['signature: batches posted to the signing threads', (f) => /signing-threads/.test(f.url)],
+];
 const STAGES: [string, (f: ProfileNode['callFrame']) => boolean][] = [
   ['GC (main thread)', (f) => f.functionName === '(garbage collector)'],
   ['idle', (f) => f.functionName === '(idle)'],
   ['V8 (program: outside JS, not attributed)', (f) => f.functionName === '(program)'],
-  ['SQL: group commit (the INSERT/UPDATE, BEGIN, COMMIT)', (f) => f.functionName === 'flushWrites'],
-  ['SQL: the code and its grant (SELECT)', (f) => f.functionName === 'findCode'],
-  ['SQL: statement lookup and binding', (f) => /\/storage\/|better-sqlite3/.test(f.url)],
-  ['signature: batches to and from the signing thread', (f) => /signing-threads/.test(f.url)],
+  ['SQL: statement lookup and binding, other statements', (f) => /\/storage\/|better-sqlite3/.test(f.url)],
   ['JWT: header and payload encoding', (f) => /\/oauth\/jws/.test(f.url)],
   ['token mint (TokenService: values, rows, hashes)', (f) => /\/oauth\/tokens\.|\/util\/crypto/.test(f.url)],
   ['client authentication', (f) => /\/oauth\/client-auth/.test(f.url)],
@@ -187,12 +191,19 @@ const STAGES: [string, (f: ProfileNode['callFrame']) => boolean][] = [
     'node: sockets and streams (reads, the socket write)',
     (f) => /node:net|node:internal\/stream|node:stream|node:internal\/streams/.test(f.url),
   ],
-  ['worker messages (node:worker_threads)', (f) => /worker|node:internal\/per_context\/messageport/.test(f.url)],
+  [
+    'signature: answers from the signing threads (message events)',
+    (f) => /worker|node:internal\/per_context\/messageport/.test(f.url),
+  ],
   ['timers and immediates', (f) => /node:internal\/timers/.test(f.url)],
   ['promises and microtasks', (f) => /task_queues/.test(f.url) || f.functionName === 'runMicrotasks'],
 ];
 
 function stageOf(sampleId: number): string {
+  for (let at: number | undefined = sampleId; at !== undefined; at = parentOf.get(at)) {
+    const f = nodeById.get(at)!.callFrame;
+    for (const [name, test] of ANCHORS) if (test(f)) return name;
+  }
   for (let at: number | undefined = sampleId; at !== undefined; at = parentOf.get(at)) {
     const f = nodeById.get(at)!.callFrame;
     for (const [name, test] of STAGES) if (test(f)) return name;
