@@ -4,9 +4,17 @@
  * own process. Reports `{ type: 'ready', port, issuer }` over IPC. For the authorization-code
  * scenario it mints codes on request (`{ type: 'mint', … }` → `{ type: 'minted', codes }`)
  * through its own models, since its login needs a browser interaction: bench-only, over IPC,
- * never over HTTP. Its default adapter is an LRU of 1,000 entries; it is raised to 500,000 here
- * so that a run's codes, minted before it as Gatehouse's are, are not evicted before use (a
- * larger in-memory store costs the peer nothing per request).
+ * never over HTTP.
+ *
+ * Two configurations (BENCH_PEER_CONFIG, `--peer` of bench/run.ts; both described by
+ * PEER_CONFIGURATIONS in lib/peer-config.ts, which the table's notes print):
+ * - `bench` (the default): its memory adapter on a store of 500,000 entries instead of the
+ *   shipped 1,000, so that a run's codes, minted before it as Gatehouse's are, are not evicted
+ *   before use; resource indicators, so that each client's tokens are JWT (ES256) or opaque.
+ * - `default`: as its README's quick start runs it: the shipped memory adapter (1,000 entries),
+ *   no resource indicators (so every access token is opaque), the default introspection policy;
+ *   only what the scenarios need is added (the clients, client credentials, introspection, the
+ *   scope, the ES256 key). e cannot run on it: its store evicts a run's pre-minted codes.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -35,7 +43,8 @@ if (!process.send) {
   process.exit(2);
 }
 
-// Its own in-memory adapter, on a store of 500,000 entries instead of the default 1,000.
+const mode = process.env.BENCH_PEER_CONFIG === 'default' ? 'default' : 'bench';
+// `bench`: its own in-memory adapter, on a store of 500,000 entries instead of the default 1,000.
 const store = new LRU({ maxSize: 500_000 });
 const adapter = (model: string) => new MemoryAdapter(model, store);
 
@@ -51,8 +60,35 @@ const confidential = (client: { id: string; secret: string }) => ({
   id_token_signed_response_alg: 'ES256',
 });
 
-const provider = new Provider(issuer, {
+/** The bench's additions: the raised store, the introspection rule, resource indicators. */
+const benchOnly = {
   adapter,
+  pkce: { required: () => true },
+  ttl: { AuthorizationCode: 600, AccessToken: 3600, ClientCredentials: 3600, IdToken: 3600, Grant: 86_400 },
+};
+const benchFeatures = {
+  devInteractions: { enabled: false },
+  introspection: {
+    enabled: true,
+    // Gatehouse's rule: a client sees the tokens issued to it.
+    allowedPolicy: (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) =>
+      token.clientId === client.clientId,
+  },
+  resourceIndicators: {
+    enabled: true,
+    // Each client's tokens go to the resource server of its format, without a `resource` parameter.
+    defaultResource: (_ctx: unknown, client: { clientId: string }, oneOf?: string) =>
+      oneOf ?? (client.clientId === OPAQUE_CLIENT.id ? OPAQUE_RESOURCE : JWT_RESOURCE),
+    useGrantedResource: () => true,
+    getResourceServerInfo: (_ctx: unknown, resource: string) =>
+      resource === JWT_RESOURCE
+        ? { scope: API_SCOPE, audience: resource, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }
+        : { scope: API_SCOPE, audience: resource, accessTokenFormat: 'opaque' },
+  },
+};
+
+const provider = new Provider(issuer, {
+  ...(mode === 'bench' ? benchOnly : {}),
   clients: [
     { ...confidential(JWT_CLIENT), grant_types: ['client_credentials'], response_types: [], redirect_uris: [] },
     { ...confidential(OPAQUE_CLIENT), grant_types: ['client_credentials'], response_types: [], redirect_uris: [] },
@@ -67,28 +103,9 @@ const provider = new Provider(issuer, {
   scopes: ['openid', API_SCOPE],
   cookies: { keys: [randomBytes(32).toString('base64url')] },
   findAccount: (_ctx: unknown, accountId: string) => ({ accountId, claims: async () => ({ sub: accountId }) }),
-  pkce: { required: () => true },
-  ttl: { AuthorizationCode: 600, AccessToken: 3600, ClientCredentials: 3600, IdToken: 3600, Grant: 86_400 },
   features: {
-    devInteractions: { enabled: false },
     clientCredentials: { enabled: true },
-    introspection: {
-      enabled: true,
-      // Gatehouse's rule: a client sees the tokens issued to it.
-      allowedPolicy: (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) =>
-        token.clientId === client.clientId,
-    },
-    resourceIndicators: {
-      enabled: true,
-      // Each client's tokens go to the resource server of its format, without a `resource` parameter.
-      defaultResource: (_ctx: unknown, client: { clientId: string }, oneOf?: string) =>
-        oneOf ?? (client.clientId === OPAQUE_CLIENT.id ? OPAQUE_RESOURCE : JWT_RESOURCE),
-      useGrantedResource: () => true,
-      getResourceServerInfo: (_ctx: unknown, resource: string) =>
-        resource === JWT_RESOURCE
-          ? { scope: API_SCOPE, audience: resource, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }
-          : { scope: API_SCOPE, audience: resource, accessTokenFormat: 'opaque' },
-    },
+    ...(mode === 'bench' ? benchFeatures : { introspection: { enabled: true } }),
   },
 });
 provider.on('server_error', (_ctx: unknown, err: unknown) => console.error('peer-server: server_error', err));
@@ -137,4 +154,4 @@ process.on('message', (message: { type?: string } & Partial<MintRequest>) => {
   }
 });
 process.on('disconnect', () => process.exit(0));
-process.send({ type: 'ready', port, issuer });
+process.send({ type: 'ready', port, issuer, mode });

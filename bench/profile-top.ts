@@ -3,7 +3,9 @@
  * `node --import tsx bench/profile-top.ts <file.cpuprofile> [count]`. Only the bench's timed runs
  * count (from `<file>.windows.json`, written by the bench), else the longest run of busy seconds.
  * Also sums self and inclusive time per package (node_modules/<name>) and for Gatehouse's own
- * code, to see where a request's time goes.
+ * code, to see where a request's time goes. With the bench's windows, it also splits each timed
+ * scenario's main-thread time into the stages of a token request (body, client authentication,
+ * mint, signature hand-off, SQL, reply, node:http, GC…), in µs per request: see `stageOf`.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -21,7 +23,7 @@ interface Profile {
   endTime: number;
 }
 
-const [file, countArg] = process.argv.slice(2);
+const [file, countArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 if (!file) {
   console.error('usage: node --import tsx bench/profile-top.ts <file.cpuprofile> [count]');
   process.exit(2);
@@ -42,6 +44,8 @@ interface Window {
   label: string;
   startUs: number;
   endUs: number;
+  /** Requests answered in the run (bench runs since issue 30). */
+  requests?: number;
 }
 const windowsFile = `${file}.windows.json`;
 const windows: Window[] = existsSync(windowsFile) ? (JSON.parse(readFileSync(windowsFile, 'utf8')) as Window[]) : [];
@@ -152,3 +156,85 @@ console.log('\nSelf time by package:');
 for (const [pkg, us] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`${pct(us)}  ${pkg}`);
 console.log('\nInclusive time by package (a sample counts for every package on its stack):');
 for (const [pkg, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${pct(us)}  ${pkg}`);
+
+/**
+ * The stage of a token request a stack belongs to. First the anchors, anywhere on the stack (an
+ * INSERT's native call under the group commit is the group commit's; a postMessage under the
+ * signing threads' flush is the signature hand-off), then the innermost frame that a rule names
+ * (a JSON.stringify under sendReply counts as the reply).
+ */
+const ANCHORS: [string, (f: ProfileNode['callFrame']) => boolean][] = [
+  ['SQL: group commit (the INSERTs/UPDATEs, BEGIN, COMMIT)', (f) => f.functionName === 'flushWrites'],
+  ['SQL: the code and its grant (SELECT)', (f) => f.functionName === 'findCode'],
+  ['signature: batches posted to the signing threads', (f) => /signing-threads/.test(f.url)],
+];
+const STAGES: [string, (f: ProfileNode['callFrame']) => boolean][] = [
+  ['GC (main thread)', (f) => f.functionName === '(garbage collector)'],
+  ['idle', (f) => f.functionName === '(idle)'],
+  ['V8 (program: outside JS, not attributed)', (f) => f.functionName === '(program)'],
+  ['SQL: statement lookup and binding, other statements', (f) => /\/storage\/|better-sqlite3/.test(f.url)],
+  ['JWT: header and payload encoding', (f) => /\/oauth\/jws/.test(f.url)],
+  ['token mint (TokenService: values, rows, hashes)', (f) => /\/oauth\/tokens\.|\/util\/crypto/.test(f.url)],
+  ['client authentication', (f) => /\/oauth\/client-auth/.test(f.url)],
+  ['body read and form parse', (f) => /\/oauth\/form|\/http\/body/.test(f.url)],
+  ['parameter schema (zod)', (f) => /api-spec|node_modules\/zod/.test(f.url)],
+  ['reply: JSON and headers object (sendReply)', (f) => f.functionName === 'sendReply'],
+  ['request id and access log', (f) => /\/http\/logging/.test(f.url)],
+  ['fast-path dispatch, client address', (f) => /fast-routes|proxy-addr|forwarded/.test(f.url)],
+  ['grant handler (plugin)', (f) => /plugins\/grant-|\/oauth\/services/.test(f.url)],
+  [
+    'token endpoint (endpoints.ts: proof, facts, logger)',
+    (f) => /\/oauth\/endpoints|\/verification\/context/.test(f.url),
+  ],
+  ['node:http: parse the request, write the response head', (f) => /node:_http_|node:internal\/http/.test(f.url)],
+  [
+    'node: sockets and streams (reads, the socket write)',
+    (f) => /node:net|node:internal\/stream|node:stream|node:internal\/streams/.test(f.url),
+  ],
+  [
+    'signature: answers from the signing threads (message events)',
+    (f) => /worker|node:internal\/per_context\/messageport/.test(f.url),
+  ],
+  ['timers and immediates', (f) => /node:internal\/timers/.test(f.url)],
+  ['promises and microtasks', (f) => /task_queues/.test(f.url) || f.functionName === 'runMicrotasks'],
+];
+
+function stageOf(sampleId: number): string {
+  for (let at: number | undefined = sampleId; at !== undefined; at = parentOf.get(at)) {
+    const f = nodeById.get(at)!.callFrame;
+    for (const [name, test] of ANCHORS) if (test(f)) return name;
+  }
+  for (let at: number | undefined = sampleId; at !== undefined; at = parentOf.get(at)) {
+    const f = nodeById.get(at)!.callFrame;
+    for (const [name, test] of STAGES) if (test(f)) return name;
+  }
+  return 'other';
+}
+
+if (windows.length && windows.some((w) => w.requests)) {
+  const labels = [...new Set(windows.map((w) => w.label))];
+  for (const label of labels) {
+    const mine = windows.filter((w) => w.label === label);
+    const requests = mine.reduce((sum, w) => sum + (w.requests ?? 0), 0);
+    if (!requests) continue;
+    const stageUs = new Map<string, number>();
+    let sampled = 0;
+    profile.samples.forEach((id, i) => {
+      const at = profile.startTime + times[i]!;
+      if (!mine.some((w) => at >= w.startUs && at < w.endUs)) return;
+      const us = profile.timeDeltas[i] ?? 0;
+      sampled += us;
+      const stage = stageOf(id);
+      stageUs.set(stage, (stageUs.get(stage) ?? 0) + us);
+    });
+    const busy = sampled - (stageUs.get('idle') ?? 0);
+    console.log(
+      `\nStages of ${label}: ${requests} requests, main thread ${(busy / requests || 0).toFixed(1)} µs busy per request ` +
+        `(profiled: the profiler's own cost included), ${(((stageUs.get('idle') ?? 0) / Math.max(sampled, 1)) * 100).toFixed(1)}% idle`,
+    );
+    for (const [stage, us] of [...stageUs].filter(([name]) => name !== 'idle').sort((a, b) => b[1] - a[1]))
+      console.log(
+        `${(us / requests).toFixed(1).padStart(7)} µs  ${((us / Math.max(busy, 1)) * 100).toFixed(1).padStart(5)}%  ${stage}`,
+      );
+  }
+}

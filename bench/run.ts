@@ -10,6 +10,11 @@
  * Scenario h (growth: introspection with 1,000 stored tokens, then with 1,000,000) is opt-in,
  * `--only h`, because seeding the rows takes a minute or more; --growth-rows N (1,000,000) and
  * --seed-budget S (300) bound it.
+ *
+ * --peer bench|default|none picks the peer's configuration (lib/peer-config.ts; `default` is its
+ * README's quick start) or leaves it out (Gatehouse alone, for comparing Gatehouse builds). With
+ * a, b or e, the physical limit (bench/limit-server.ts: node:http answering a fixed token) is
+ * measured too, and each scenario is reported as a fraction of it.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,6 +40,7 @@ import {
 import { runLoad, type LoadOptions, type LoadSummary } from './lib/load.js';
 import { createBenchDatabase, POSTGRES_ADMIN_URL, type BenchDatabase } from './lib/postgres.js';
 import { mintCodes } from './lib/mint-codes.js';
+import { PEER_CONFIGURATIONS, type PeerMode } from './lib/peer-config.js';
 import { failures, machine, ratio, table, type ScenarioResult } from './lib/report.js';
 import type { SeedReply, SeedRequest } from './lib/seed-tokens.js';
 import {
@@ -65,6 +71,7 @@ const { values: flags } = parseArgs({
     load: { type: 'string', default: 'both' },
     only: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
+    peer: { type: 'string', default: 'bench' },
     'growth-rows': { type: 'string', default: '1000000' },
     'seed-budget': { type: 'string', default: '300' },
     help: { type: 'boolean', default: false },
@@ -76,6 +83,9 @@ if (flags.help) {
   --rounds N   a–c, e: N alternating rounds per side (Gatehouse, peer, Gatehouse, peer…; 1 with --quick),
                the ratio of every round and their spread printed
   --load       a–c, e with autocannon, wrk (1 thread), or both (the default when wrk is installed)
+  --peer       bench (default): oidc-provider as configured for the bench (a raised store, resource
+               indicators); default: as its README's quick start runs it (opaque tokens, no e);
+               none: Gatehouse alone (to compare builds by their CPU per request)
   scenarios (default a,b,c,d,e,f,g,i,j):
     a  client credentials, JWT (ES256)       b  client credentials, opaque
     c  introspection of an opaque token      d  TOTP initiation + verification pairs
@@ -95,6 +105,8 @@ if (!(duration > 0 && duration <= 300)) throw new Error('--duration: seconds, at
 const rounds = flags.quick ? 1 : Number(flags.rounds);
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10) throw new Error('--rounds: 1..10');
 if (!['autocannon', 'wrk', 'both'].includes(String(flags.load))) throw new Error('--load: autocannon, wrk or both');
+if (!['bench', 'default', 'none'].includes(String(flags.peer))) throw new Error('--peer: bench, default or none');
+const peerMode = flags.peer === 'none' ? null : (flags.peer as PeerMode);
 if (flags.load === 'wrk' && !wrkInstalled()) throw new Error('--load wrk: wrk is not installed (Debian package wrk)');
 // Both generators by default when wrk is installed (a–c, e; the other scenarios are autocannon's).
 const generators: ('autocannon' | 'wrk')[] =
@@ -130,6 +142,7 @@ const params = {
   warmupSeconds: 1,
   rounds,
   generators,
+  peer: peerMode ? { mode: peerMode, configuration: PEER_CONFIGURATIONS[peerMode] } : null,
   /** h: stored tokens for the small measurement, the large one, and the time allowed for seeding. */
   growthSmallRows: GROWTH_SMALL,
   growthRows,
@@ -192,7 +205,7 @@ async function measure(
  * The timed runs on the monotonic clock, which V8's CPU profiles use too: `--cpu-prof` writes
  * them next to the profile so bench/profile-top.ts reads exactly the loaded seconds.
  */
-const timedRuns: { url: string; label: string; startUs: number; endUs: number }[] = [];
+const timedRuns: { url: string; label: string; startUs: number; endUs: number; requests: number }[] = [];
 let currentLabel = '';
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
@@ -237,15 +250,69 @@ function peakRssMiB(pid: number | undefined): number | null {
   }
 }
 
+/**
+ * The CPU time of each thread of a process (ms, by thread id), from /proc/<pid>/task; empty off
+ * Linux. Node names all its threads `node`, so they are told apart by when they started: see
+ * `threadsAtStart`.
+ */
+function threadCpuMs(pid: number | undefined): Map<number, number> {
+  const out = new Map<number, number>();
+  if (pid === undefined) return out;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        out.set(Number(tid), ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S);
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
+
+/**
+ * The threads each server had when it reported ready: besides the main thread, V8's platform
+ * threads (GC helpers, the optimizing compiler) and libuv's pool (and tsx's loader, idle). The
+ * threads started later are worker threads: Gatehouse's signing threads and its checkpointer.
+ */
+const threadsAtStart = new Map<number, Set<number>>();
+function rememberThreads(server: ServerChild): void {
+  const pid = server.process.pid;
+  if (pid !== undefined) threadsAtStart.set(pid, new Set(threadCpuMs(pid).keys()));
+}
+
+/** ms of CPU between two snapshots: the main thread, the threads there at start, those started later. */
+function threadSplit(pid: number, before: Map<number, number>, after: Map<number, number>) {
+  const early = threadsAtStart.get(pid) ?? new Set<number>();
+  const split = { main: 0, helpers: 0, workers: 0 };
+  for (const [tid, ms] of after) {
+    const spent = ms - (before.get(tid) ?? 0);
+    if (tid === pid) split.main += spent;
+    else if (early.has(tid)) split.helpers += spent;
+    else split.workers += spent;
+  }
+  return split;
+}
+
 async function timed(url: string, run: () => Promise<LoadSummary>): Promise<LoadSummary> {
   const startUs = monotonicUs();
-  const cpuBefore = processCpuMs(currentPid);
-  resetPeakRss(currentPid);
+  const pid = currentPid;
+  const cpuBefore = processCpuMs(pid);
+  const threadsBefore = threadCpuMs(pid);
+  resetPeakRss(pid);
   const result = await run();
-  timedRuns.push({ url, label: currentLabel, startUs, endUs: monotonicUs() });
-  const cpuAfter = processCpuMs(currentPid);
+  timedRuns.push({ url, label: currentLabel, startUs, endUs: monotonicUs(), requests: result.requests });
+  const cpuAfter = processCpuMs(pid);
   if (cpuBefore !== null && cpuAfter !== null && result.requests > 0)
     result.cpuUsPerRequest = ((cpuAfter - cpuBefore) * 1000) / result.requests;
+  if (pid !== undefined && threadsBefore.size && result.requests > 0) {
+    const split = threadSplit(pid, threadsBefore, threadCpuMs(pid));
+    const per = (ms: number) => Number(((ms * 1000) / result.requests).toFixed(1));
+    result.cpuSplitUs = { main: per(split.main), helpers: per(split.helpers), workers: per(split.workers) };
+  }
   const peak = peakRssMiB(currentPid);
   if (peak !== null) result.peakRssMiB = peak;
   return result;
@@ -337,7 +404,13 @@ async function inRounds(
     const list = results[kind];
     if (list.length === 0) continue;
     const median = [...list].sort((x, y) => x.rps - y.rps)[Math.floor(list.length / 2)]!;
-    r[kind] = { ...median, rps: Math.round(list.reduce((sum, x) => sum + x.rps, 0) / list.length) };
+    const cpus = list.map((x) => x.cpuUsPerRequest).filter((x) => x !== undefined);
+    r[kind] = {
+      ...median,
+      rps: Math.round(list.reduce((sum, x) => sum + x.rps, 0) / list.length),
+      // The mean over the rounds, as the note prints it (the latencies stay the median round's).
+      ...(cpus.length ? { cpuUsPerRequest: cpus.reduce((a, b) => a + b, 0) / cpus.length } : {}),
+    };
   }
   const cpu = (list: LoadSummary[]) => list.map((x) => x.cpuUsPerRequest).filter((x) => x !== undefined);
   const [gCpu, pCpu] = [cpu(results.gatehouse), cpu(results.peer)];
@@ -345,6 +418,20 @@ async function inRounds(
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     r.notes.push(
       `server CPU per request (all its threads): gatehouse ${mean(gCpu).toFixed(0)} µs, peer ${mean(pCpu).toFixed(0)} µs: ${(mean(pCpu) / mean(gCpu)).toFixed(2)}× less`,
+    );
+  } else if (gCpu.length) {
+    r.notes.push(
+      `server CPU per request (all its threads): ${gCpu.map((x) => x.toFixed(1)).join(', ')} µs by round (mean ${(gCpu.reduce((a, b) => a + b, 0) / gCpu.length).toFixed(1)})`,
+    );
+  }
+  for (const kind of ['gatehouse', 'peer'] as const) {
+    const splits = results[kind].map((x) => x.cpuSplitUs).filter((x) => x !== undefined);
+    if (!splits.length) continue;
+    const avg = (pick: (x: (typeof splits)[0]) => number) =>
+      (splits.reduce((sum, x) => sum + pick(x), 0) / splits.length).toFixed(1);
+    r.notes.push(
+      `${kind}: CPU per request by thread: main ${avg((x) => x.main)} µs, V8 platform and libuv threads ` +
+        `(GC helpers, compiler, pool) ${avg((x) => x.helpers)} µs, worker threads (signing, checkpoints) ${avg((x) => x.workers)} µs`,
     );
   }
   const peak = (list: LoadSummary[]) => Math.max(0, ...list.map((x) => x.peakRssMiB ?? 0));
@@ -501,7 +588,7 @@ async function totpScenario(gatehouse: ServerChild) {
  * are used up or the time is over. Gatehouse's user signs in through the front channel once and
  * redeems that code first, so the minted codes are the ones a real login leaves.
  */
-async function codeScenario(gatehouse: ServerChild, peer: ServerChild) {
+async function codeScenario(gatehouse: ServerChild, peer: ServerChild | null) {
   const { verifier, challenge } = pkcePair();
   const subjects = new Map<ServerKind, string>([['peer', 'bench-user']]);
   const mintSeconds: number[] = [];
@@ -531,35 +618,75 @@ async function codeScenario(gatehouse: ServerChild, peer: ServerChild) {
   for (const generator of generators) {
     const tag = generator === 'wrk' ? ' [wrk]' : '';
     const r = row(`e${generator === 'wrk' ? '-wrk' : ''}`, `e. authorization code + PKCE exchange${tag}`);
-    await inRounds(
-      r,
-      [
-        ['gatehouse', gatehouse],
-        ['peer', peer],
-      ],
-      async (server, kind) => {
-        const warm = await bodiesFor(server, kind, params.warmupCodes);
-        check();
-        await runLoad({ ...codeExchange(server, kind, warm), amount: warm.length, connections, durationSeconds: 5 });
-        const bodies = await bodiesFor(server, kind, params.codesPerRun);
-        check();
-        return timed(server.issuer, () =>
-          generator === 'wrk'
-            ? runWrk(codeExchange(server, kind, bodies), { connections, durationSeconds: duration, bodies })
-            : runLoad({
-                ...codeExchange(server, kind, bodies),
-                // A few spare codes: autocannon may prepare a request per connection it never sends.
-                amount: Math.max(1, bodies.length - connections),
-                connections,
-                durationSeconds: duration,
-              }),
-        );
-      },
-    );
+    if (peer && peerMode === 'default')
+      r.notes.push("peer: not run: the quick start's store (1,000 entries) evicts the codes minted before a run");
+    const servers: [ServerKind, ServerChild][] = [['gatehouse', gatehouse]];
+    if (peer && peerMode !== 'default') servers.push(['peer', peer]);
+    await inRounds(r, servers, async (server, kind) => {
+      const warm = await bodiesFor(server, kind, params.warmupCodes);
+      check();
+      await runLoad({ ...codeExchange(server, kind, warm), amount: warm.length, connections, durationSeconds: 5 });
+      const bodies = await bodiesFor(server, kind, params.codesPerRun);
+      check();
+      return timed(server.issuer, () =>
+        generator === 'wrk'
+          ? runWrk(codeExchange(server, kind, bodies), { connections, durationSeconds: duration, bodies })
+          : runLoad({
+              ...codeExchange(server, kind, bodies),
+              // A few spare codes: autocannon may prepare a request per connection it never sends.
+              amount: Math.max(1, bodies.length - connections),
+              connections,
+              durationSeconds: duration,
+            }),
+      );
+    });
     r.notes.push(
       `${params.codesPerRun} codes minted per run by each server through its own models, before the run; ` +
         `minting took ${Math.min(...mintSeconds).toFixed(1)}–${Math.max(...mintSeconds).toFixed(1)} s (untimed)`,
     );
+  }
+}
+
+/**
+ * The physical limit (bench/limit-server.ts): a node:http server answering b's request with a
+ * fixed token, nothing else, under the same load and generators. a, b and e are then reported as
+ * a fraction of it: their throughput, and its CPU per request over theirs.
+ */
+async function limitScenario(): Promise<void> {
+  check();
+  const limit = await startServer('limit', 'limit-server.ts');
+  rememberThreads(limit);
+  try {
+    for (const generator of generators) {
+      const tag = generator === 'wrk' ? ' [wrk]' : '';
+      const r = row(
+        `limit${generator === 'wrk' ? '-wrk' : ''}`,
+        `L. physical limit: node:http answering a fixed token${tag}`,
+      );
+      r.notes.push("not Gatehouse: b's request, read and answered with a fixed token (Gatehouse's headers, b's size)");
+      await inRounds(r, [['gatehouse', limit]], async (server, kind) =>
+        measureWith(generator, clientCredentials(server, kind, OPAQUE_CLIENT)),
+      );
+      const cpu = r.gatehouse?.cpuUsPerRequest;
+      if (!r.gatehouse) continue;
+      for (const letter of ['a', 'b', 'e']) {
+        const scenario = rows.find((x) => x.id === `${letter}${generator === 'wrk' ? '-wrk' : ''}`);
+        if (!scenario) continue;
+        const parts = (['gatehouse', 'peer'] as const).flatMap((kind) => {
+          const s = scenario[kind];
+          if (!s) return [];
+          const rate = `${((s.rps / r.gatehouse!.rps) * 100).toFixed(0)}% of its req/s`;
+          const perRequest =
+            cpu !== undefined && s.cpuUsPerRequest !== undefined
+              ? `, ${((cpu / s.cpuUsPerRequest) * 100).toFixed(0)}% of its CPU per request (${cpu.toFixed(0)} / ${s.cpuUsPerRequest.toFixed(0)} µs)`
+              : '';
+          return [`${kind} ${rate}${perRequest}`];
+        });
+        if (parts.length) scenario.notes.push(`against the physical limit (L): ${parts.join('; ')}`);
+      }
+    }
+  } finally {
+    await limit.stop();
   }
 }
 
@@ -784,17 +911,24 @@ async function main(): Promise<void> {
         env: { BENCH_DATABASE_URL: `sqlite:${path.join(tmp, 'gatehouse.db')}` },
         execArgv: flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
       });
-      const peer = await startServer('peer', 'peer-server.ts');
-      log(`Gatehouse (SQLite) at ${sqlite.issuer}, node-oidc-provider at ${peer.issuer}`);
+      rememberThreads(sqlite);
+      const peer = peerMode
+        ? await startServer('peer', 'peer-server.ts', { env: { BENCH_PEER_CONFIG: peerMode } })
+        : null;
+      if (peer) rememberThreads(peer);
+      log(
+        `Gatehouse (SQLite) at ${sqlite.issuer}, ${peer ? `node-oidc-provider (${peerMode}) at ${peer.issuer}` : 'no peer'}`,
+      );
       await warmUp(sqlite);
 
       await tokenScenarios(sqlite, peer, only, '', '');
       if (only.has('d')) await totpScenario(sqlite);
       if (only.has('e')) await codeScenario(sqlite, peer);
+      if (['a', 'b', 'e'].some((s) => only.has(s))) await limitScenario();
       if (only.has('g')) await isolationScenario(sqlite);
       if (only.has('j')) await loginsScenario(sqlite);
       await sqlite.stop();
-      await peer.stop();
+      await peer?.stop();
       if (flags['cpu-prof']) reportProfile(profileDir, sqlite);
     }
 
@@ -841,6 +975,7 @@ async function main(): Promise<void> {
     console.log(`${connections} connections, ${duration} s per run; latency over every response of the run\n`);
     console.log(table(rows));
     const notes = rows.flatMap((r) => r.notes.map((n) => `- ${r.title}: ${n}`));
+    if (params.peer) notes.unshift(`- the peer: ${params.peer.configuration}`);
     if (notes.length) console.log(`\n${notes.join('\n')}`);
     if (isolation) {
       const i = isolation as { idleP99: number; loadedP99: number; ratio: number; met: boolean };

@@ -20,6 +20,8 @@ export interface LoadSummary {
   connections: number;
   /** The server's CPU time (all its threads) per request over the run, when the bench could read it. */
   cpuUsPerRequest?: number;
+  /** The same split by thread (µs per request): the main thread, V8's and libuv's threads, worker threads. */
+  cpuSplitUs?: { main: number; helpers: number; workers: number };
   /** The server's peak resident memory during the run, MiB (Linux). */
   peakRssMiB?: number;
 }

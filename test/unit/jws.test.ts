@@ -98,4 +98,32 @@ describe('signing threads', () => {
       await threads.close();
     }
   });
+
+  it('while every thread is busy, the signatures of later turns wait and go as one batch (issue 30)', async () => {
+    const threads = new SigningThreads(1);
+    try {
+      await signJwtOffThread(es256, {}, { sub: 'warm' }, threads);
+      const [thread] = (threads as unknown as { threads: { worker: Worker }[] }).threads;
+      const batches: number[] = [];
+      const post = thread!.worker.postMessage.bind(thread!.worker);
+      thread!.worker.postMessage = (message: { type: string; items?: unknown[] }) => {
+        if (message.type === 'sign') batches.push(message.items!.length);
+        post(message);
+      };
+      // A batch of RSA signatures keeps the thread busy for tens of ms…
+      const slow = Array.from({ length: 20 }, (_, i) => signJwtOffThread(rs256, {}, { n: i }, threads));
+      await new Promise((resolve) => setImmediate(resolve));
+      // …while ten more turns each ask for three signatures.
+      const later: Promise<string>[] = [];
+      for (let turn = 0; turn < 10; turn++) {
+        for (let i = 0; i < 3; i++) later.push(signJwtOffThread(es256, {}, { turn, i }, threads));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const tokens = await Promise.all([...slow, ...later]);
+      expect(batches).to.deep.equal([20, 30]);
+      for (const token of tokens.slice(20)) await jwtVerify(token, createPublicKey(es256.key));
+    } finally {
+      await threads.close();
+    }
+  });
 });

@@ -236,10 +236,12 @@ export class TokenService {
       `UPDATE oauth_grants SET revoked_at = :now, revoked_reason = :reason WHERE id = :id AND revoked_at IS NULL`,
       { id, now, reason: reason.slice(0, 64) },
     );
-    await this.sql.exec(`UPDATE oauth_tokens SET revoked_at = :now WHERE grant_id = :id AND revoked_at IS NULL`, {
-      id,
-      now,
-    });
+    // `grant_id <> id`: the condition of the partial index (migration 013); a standalone token,
+    // its own grant, is never in a grant row's family.
+    await this.sql.exec(
+      `UPDATE oauth_tokens SET revoked_at = :now WHERE grant_id = :id AND grant_id <> id AND revoked_at IS NULL`,
+      { id, now },
+    );
     await this.revoked({ grants: [id] });
   }
 

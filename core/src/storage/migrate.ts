@@ -16,6 +16,7 @@ import { m009Logout } from './migrations/009-logout.js';
 import { m010Devices } from './migrations/010-devices.js';
 import { m011RateWindows } from './migrations/011-rate-windows.js';
 import { m012Clients } from './migrations/012-clients.js';
+import { m013StandaloneTokenIndex } from './migrations/013-standalone-token-index.js';
 
 /**
  * Every migration, in order. An explicit list rather than a glob: a stale file in dist/
@@ -34,6 +35,7 @@ export const MIGRATIONS: Migration[] = [
   m010Devices,
   m011RateWindows,
   m012Clients,
+  m013StandaloneTokenIndex,
 ];
 
 function migrator(sequelize: Sequelize, logger: Logger): Umzug<QueryInterface> {
