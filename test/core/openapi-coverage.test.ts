@@ -193,6 +193,8 @@ describe('OpenAPI coverage', function () {
       trustProxy: true,
       plugins: [
         { name: '@gatehouse-auth/channel-outbox', options: { expose_route: true } },
+        // A code method's own codes (TOO_MANY_SENDS) are documented on the steps that run it.
+        { name: '@gatehouse-auth/method-sms', options: { channel: 'outbox' } },
         { path: fixturePlugin('documented-route.js') },
         { path: path.join(REPO_ROOT, 'plugins', 'grant-device-code') },
         // The token binding's codes (DPoP) are documented when a plugin registers one.

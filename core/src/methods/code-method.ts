@@ -319,6 +319,12 @@ export function createCodeMethod(spec: CodeMethodSpec, services: Services, optio
     id: spec.id,
     amr: spec.amr,
     verifyFields: ['pass_code'],
+    errors: {
+      TOO_MANY_SENDS: [
+        429,
+        'max_sends codes went to this destination or user within the window; retry after retry_after',
+      ],
+    },
     ...(spec.renderLink ? { links: true } : {}),
     page: {
       label: spec.page.label,
