@@ -73,9 +73,14 @@ export class ApiError extends ProtocolError {
   body(requestId: string): unknown {
     return apiErrorBody(this.status, this.code, this.message, requestId, this.details);
   }
+  /** A wait in `details.retry_after` (seconds) is also the `Retry-After` header. */
+  override headers(): Record<string, string> {
+    const wait = this.details?.['retry_after'];
+    return typeof wait === 'number' && wait > 0 ? { 'Retry-After': String(wait) } : {};
+  }
 }
 
-/** A method's refusal as the API answers it; a wait it names is `details.retry_after` and `Retry-After`. */
+/** A method's refusal as the API answers it; a wait it names is `details.retry_after` (and so `Retry-After`). */
 export function methodRefusalError(refusal: {
   status: number;
   code: string;
@@ -83,10 +88,12 @@ export function methodRefusalError(refusal: {
   retryAfter?: number;
 }): ApiError {
   const wait = refusal.retryAfter;
-  if (wait === undefined) return new ApiError(refusal.status, refusal.code, refusal.message);
-  const err = new ApiError(refusal.status, refusal.code, refusal.message, { retry_after: wait });
-  err.headers = () => ({ 'Retry-After': String(wait) });
-  return err;
+  return new ApiError(
+    refusal.status,
+    refusal.code,
+    refusal.message,
+    wait === undefined ? undefined : { retry_after: wait },
+  );
 }
 
 export function apiErrorBody(

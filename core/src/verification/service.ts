@@ -270,9 +270,7 @@ export class VerificationService {
     const last = await this.deps.exchanges.lastCreatedAt(flow.id, flow.stage, method.id);
     const wait = last === null ? 0 : Math.ceil((last + interval * 1000 - this.deps.clock.now().getTime()) / 1000);
     if (wait <= 0) return;
-    const err = verificationError('RESEND_TOO_SOON', undefined, { retry_after: wait });
-    err.headers = () => ({ 'Retry-After': String(wait) });
-    throw err;
+    throw verificationError('RESEND_TOO_SOON', undefined, { retry_after: wait });
   }
 
   /** `processingType` (cidaas): CODE, the default, or LINK for a method that can send one. */
@@ -1165,9 +1163,7 @@ function wrongProof(attemptsLeft: number): ApiError {
 export const REGISTRATION_PSEUDO_METHOD = 'REGISTRATION';
 
 function fdsBlocked(retryAfter?: number): ApiError {
-  const err = verificationError('FDS_BLOCKED', undefined, retryAfter ? { retry_after: retryAfter } : undefined);
-  if (retryAfter) err.headers = () => ({ 'Retry-After': String(retryAfter) });
-  return err;
+  return verificationError('FDS_BLOCKED', undefined, retryAfter ? { retry_after: retryAfter } : undefined);
 }
 
 /**
