@@ -206,6 +206,13 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
       );
   }
 
+  /** An image's natural width: 0 when the browser did not draw it (a CSP block leaves it so). */
+  function drawnWidth(selector: string): Promise<number> {
+    return page
+      .locator(selector)
+      .evaluate((el: { complete: boolean; naturalWidth: number }) => (el.complete ? el.naturalWidth : 0));
+  }
+
   /**
    * The page shows a brand: its logo file drawn (served by Gatehouse under the strict CSP) with
    * its alternative text (the product name, or none where the name follows as text), the support
@@ -215,11 +222,7 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
     const logo = page.locator('#gh-brand-logo');
     expect(new URL((await logo.getAttribute('src'))!, url('/')).pathname).to.equal(logoPath);
     expect(await logo.getAttribute('alt')).to.equal(alt);
-    // The image's natural width: 0 when the browser did not draw it (a CSP block leaves it so).
-    const drawn = await logo.evaluate((el: { complete: boolean; naturalWidth: number }) =>
-      el.complete ? el.naturalWidth : 0,
-    );
-    expect(drawn, 'the logo is drawn').to.be.greaterThan(0);
+    expect(await drawnWidth('#gh-brand-logo'), 'the logo is drawn').to.be.greaterThan(0);
     expect(await page.locator('#gh-support').getAttribute('href')).to.equal(BRAND.global.support_url);
     expect(await style(colored, colored.startsWith('a') ? 'color' : 'backgroundColor')).to.equal(color);
   }
@@ -554,11 +557,7 @@ describe('issue 29 walk: the hosted pages as people meet them (Chromium, demo co
       // The setup API's binding link, opened in the browser as on a computer: its QR code drawn.
       const { binding_url } = await bindingFor(walk.server, 'PUSH', walker.id);
       expect((await page.goto(binding_url))!.status()).to.equal(200);
-      const qr = page.locator('#gh-qr');
-      const drawn = await qr.evaluate((el: { complete: boolean; naturalWidth: number }) =>
-        el.complete ? el.naturalWidth : 0,
-      );
-      expect(drawn, 'the QR code is drawn').to.be.greaterThan(0);
+      expect(await drawnWidth('#gh-qr'), 'the QR code is drawn').to.be.greaterThan(0);
       // It belongs to the deployment, not to an app: the global brand.
       await brandShown('/branding/logo', BRAND.global.title, 'a#gh-support', BRAND.global.button);
       await shot('device-binding');
