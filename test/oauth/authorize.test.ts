@@ -719,6 +719,22 @@ describe('OAuth authorization endpoint (checklist §1)', function () {
       return { requestId, csrf };
     }
 
+    it('names the standard scopes in words, in the page’s language, and an app’s own scope by its name', async function () {
+      const who = await server.user('words');
+      for (const [locale, openid, email] of [
+        ['en', 'Know who you are', 'Your email address'],
+        ['de', 'Wissen, wer Sie sind', 'Ihre E-Mail-Adresse'],
+      ] as const) {
+        const browser = new Browser(server);
+        const scope = 'openid email orders:read';
+        const res = await authorize(browser, server, consentParams({ scope, ui_locales: locale }), who);
+        const page = locationOf(res, server);
+        const html = await (await browser.get(page.pathname + page.search)).text();
+        expect(html).to.include(`<li>${openid} (`).and.include(`<li>${email} <code>email</code></li>`);
+        expect(html, 'a scope the core has no words for').to.include('<li><code>orders:read</code></li>');
+      }
+    });
+
     it('deny → access_denied with the state', async function () {
       const who = await server.user('deny');
       const browser = new Browser(server);

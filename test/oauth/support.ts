@@ -109,7 +109,7 @@ export function suiteApps(key: ClientKey, opts: { minimal?: boolean } = {}): Rec
       client_secret: CONSENT.secret,
       redirect_uris: ['https://consent.example.test/cb'],
       grant_types: ['authorization_code'],
-      scopes: ['openid', 'profile', 'email'],
+      scopes: ['openid', 'profile', 'email', 'orders:read'],
       consent_required: true,
       login_stages: stages,
     },

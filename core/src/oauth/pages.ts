@@ -41,7 +41,11 @@ export function consentPage(
     <h1>${t.t('consent.heading', { app: input.clientName })}</h1>
     <p>${t.t('consent.asks')}</p>
     <ul>
-      ${input.scopes.map((s) => html`<li><code>${s}</code></li>`)}
+      ${input.scopes.map((s) => {
+        // The standard scopes in the user's words; an app's own scope by its name.
+        const words = t.optional(`consent.scope.${s}`, null);
+        return words ? html`<li>${words} <code>${s}</code></li>` : html`<li><code>${s}</code></li>`;
+      })}
     </ul>
     <form method="post" action="${ctx.base}/login/consent">
       <input type="hidden" name="request_id" value="${input.requestId}" />
