@@ -134,6 +134,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             tokenBinding: () => c.extensions.tokenBinding.get(TOKEN_BINDING),
             sessions: () => c.sessions,
             logout: () => c.logout,
+            clients: () => c.clients,
             binding: () => c.binding,
             sso: () => c.sso,
             hostedLogin: () => c.hostedLogin,

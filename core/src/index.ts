@@ -19,6 +19,8 @@ export type { HostedLoginInput, HostedLoginResult } from './oauth/authorize/host
 export type { Actor, DeviceListing, MethodInfo, ServerOverview, UserAccounts } from './users/accounts.js';
 export type { AppListing, AppWithSecret, ClientAdmin } from './oauth/client-admin.js';
 export type { Session } from './oauth/sessions.js';
+// Since 1.3: what `web.logout.idTokenHint` reads of an ID token (an end-session endpoint's hint).
+export type { IdTokenHint } from './oauth/logout.js';
 export type { LoadedPluginInfo } from './plugins/loader.js';
 export type { DependencyState } from './observability/dependencies.js';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).

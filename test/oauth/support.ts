@@ -240,6 +240,8 @@ export interface ServerOptions {
   key?: ClientKey;
   /** More plugins after the suite's, by package name or path (e.g. a grant only one suite needs). */
   plugins?: { name?: string; path?: string; options?: Record<string, unknown> }[];
+  /** Plugins of the suite's to leave out, by package name (a plugin's test without it). */
+  without?: string[];
   /** More apps after the suite's. */
   apps?: Record<string, unknown>[];
   /** The server's clock (the system clock by default). */
@@ -275,8 +277,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         { name: '@gatehouse-auth/grant-password' },
         { name: '@gatehouse-auth/admin-api' },
         { name: '@gatehouse-auth/page-login' },
+        { name: '@gatehouse-auth/oauth-end-session' },
         ...(opts.plugins ?? []),
-      ],
+      ].filter((p) => !p.name || !opts.without?.includes(p.name)),
       apps: [...suiteApps(key, opts), ...(opts.apps ?? [])],
       ...(opts.config ?? {}),
     },

@@ -17,7 +17,6 @@ import { isClusterWorker } from '../observability/metrics.js';
 import { assetRoutes } from '../login/assets.js';
 import { landingRoutes } from '../login/landing.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
-import { endSessionRoutes } from '../oauth/end-session.js';
 import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints.js';
 import { verificationFastRoutes, verificationRoutes } from '../verification/routes.js';
 import { verificationApi } from '../verification/api.js';
@@ -61,7 +60,6 @@ export function buildWeb(c: Cradle): {
   app.use(c.branding.routes());
   app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
-  app.use(endSessionRoutes(c));
   app.use(
     openApiRoutes({
       routes: apiRoutes(c),

@@ -27,7 +27,8 @@ import type { Locales } from '../i18n/locales.js';
 import type { Messages } from '../i18n/messages.js';
 import { flowFormToken, sessionCookieName } from '../oauth/authorize/browser.js';
 import { authorizeUrlOf, type AuthorizationRequest } from '../oauth/authorize/request.js';
-import { logoutCsrf } from '../oauth/end-session.js';
+import { logoutCsrf } from '../oauth/logout.js';
+import { END_SESSION_PATH } from '../plugins/composition.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { UserRecord } from '../plugins/extensions.js';
 import type { UserService } from '../users/users.js';
@@ -51,7 +52,7 @@ export interface LoginFlowsDeps {
   >;
   loginRedirects: LoginRedirects;
   loginUi: LoginUi;
-  extensions: Pick<Extensions, 'methods' | 'requestResolvers' | 'requestObjects' | 'prompts'>;
+  extensions: Pick<Extensions, 'methods' | 'requestResolvers' | 'requestObjects' | 'prompts' | 'metadata'>;
   counters: SharedCounters;
   clock: Clock;
   locales: Locales;
@@ -263,14 +264,24 @@ export class LoginFlows implements LoginFlowsApi {
     if (!user) return null;
     const cookie = readCookie(req, sessionCookieName(this.deps.config.issuer));
     const session = await this.deps.sessions.get(cookie);
-    const request = flow.oauth as unknown as AuthorizationRequest | null;
-    const base = new URL(this.deps.config.issuer).pathname.replace(/\/+$/, '');
+    const theirs = session?.userId === user.id;
+    const issuer = this.deps.config.issuer.replace(/\/+$/, '');
+    // The form posts to the end-session endpoint: only where a plugin serves it there.
+    const signOut = this.deps.extensions.metadata.get('end_session_endpoint')?.value === issuer + END_SESSION_PATH;
     return {
       name: user.username,
-      signOutCsrf: session?.userId === user.id ? logoutCsrf(cookie!) : null,
-      // Someone else signs in: the app's guess at who it is no longer helps.
-      restartUrl: request ? `${base}${authorizeUrlOf({ ...request, login_hint: null })}` : null,
+      signOutCsrf: theirs && signOut ? logoutCsrf(cookie!) : null,
+      // Starting over while still signed in as them would only sign them in again.
+      restartUrl: theirs && !signOut ? null : this.restartUrl(flow),
     };
+  }
+
+  restartUrl(flow: LoginFlowView): string | null {
+    const request = flow.oauth as unknown as AuthorizationRequest | null;
+    if (!request) return null;
+    const base = new URL(this.deps.config.issuer).pathname.replace(/\/+$/, '');
+    // Someone else signs in: the app's guess at who it is no longer helps.
+    return `${base}${authorizeUrlOf({ ...request, login_hint: null })}`;
   }
 
   markDevice(req: IncomingMessage, res: Response): void {

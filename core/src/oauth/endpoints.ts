@@ -67,7 +67,6 @@ export function endpointUrls(issuer: string) {
     introspection_endpoint: `${base}/token/introspect`,
     revocation_endpoint: `${base}/oauth2/revoke/`,
     userinfo_endpoint: `${base}/userinfo`,
-    end_session_endpoint: `${base}/session/end_session`,
     jwks_uri: `${base}/.well-known/jwks.json`,
   };
 }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { JobHandler, JobQueue } from '../jobs/queue.js';
 import type { EventLog, JsonObject } from '../plugins/extensions.js';
 import type { Clock } from '../services.js';
-import { randomToken } from '../util/crypto.js';
+import { randomToken, sha256 } from '../util/crypto.js';
 import type { ClientRegistry } from './clients.js';
 import { signJwt } from './jws.js';
 import type { KeyStore } from './keys.js';
@@ -22,6 +22,14 @@ interface NoticeJob {
   client_id: string;
   sub: string;
   sid: string;
+}
+
+/**
+ * The token a sign-out form echoes (the end-session endpoint's confirmation, the hosted login
+ * page's "Not you?"): bound to this browser's session cookie, so no other site can post one.
+ */
+export function logoutCsrf(sessionCookie: string): string {
+  return sha256(`logout:${sessionCookie}`);
 }
 
 /** What an ID token we issued says, once its signature checked out. */

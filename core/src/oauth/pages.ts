@@ -4,9 +4,9 @@ import { html } from '../login/html.js';
 import { layout, renderErrorPage, type PageContext } from '../login/layout.js';
 
 /**
- * The authorization and logout endpoints' own pages (error, consent, account choice,
- * form_post, logout), built like the login page: escaped templates, the shared style sheet and
- * headers, no inline script, the messages of the request's locale.
+ * The authorization endpoint's own pages (error, consent, account choice, form_post), built
+ * like the login page: escaped templates, the shared style sheet and headers, no inline script,
+ * the messages of the request's locale.
  */
 export type { PageContext } from '../login/layout.js';
 
@@ -93,35 +93,4 @@ export function formPostPage(res: Response, ctx: PageContext, action: string, fi
     </form>
   </main>`;
   res.send(layout(ctx, ctx.t.t('form_post.title'), body, 'form-post'));
-}
-
-/** RP-Initiated Logout without proof of who asks: the user confirms (a CSRF-bound form). */
-export function logoutConfirmPage(
-  res: Response,
-  ctx: PageContext,
-  input: { appName: string | null; fields: Record<string, string>; redirectUris: string[] },
-): void {
-  const { t } = ctx;
-  pageHeaders(res, redirectSources(input.redirectUris), undefined, ctx.brand);
-  const body = html`<main class="card">
-    <h1>${t.t('logout.title')}</h1>
-    <p>${input.appName ? t.t('logout.asked_by', { app: input.appName }) : t.t('logout.about_to')}</p>
-    <form method="post" action="${ctx.base}/session/end_session">
-      ${Object.entries(input.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
-      <button class="primary" name="confirm" value="yes">${t.t('logout.confirm')}</button>
-    </form>
-    <p class="note">${t.t('logout.stay')}</p>
-  </main>`;
-  res.send(layout(ctx, t.t('logout.title'), body, null));
-}
-
-/** After a logout that has nowhere to go back to. */
-export function signedOutPage(res: Response, ctx: PageContext, appName: string | null): void {
-  const { t } = ctx;
-  pageHeaders(res, [], undefined, ctx.brand);
-  const body = html`<main class="card">
-    <h1>${t.t('logout.done.heading')}</h1>
-    <p>${appName ? t.t('logout.done.app', { app: appName }) : t.t('logout.done.all')}</p>
-  </main>`;
-  res.send(layout(ctx, t.t('logout.done.title'), body, null));
 }

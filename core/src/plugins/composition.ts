@@ -7,6 +7,12 @@ import { PLUGGABLE_AUTH_METHODS } from '../oauth/types.js';
 /** The path a plugin mounts its routes at to be the hosted login page (`@gatehouse-auth/page-login`). */
 export const HOSTED_LOGIN_PATH = '/login';
 
+/**
+ * Where the hosted login page's sign-out form posts: offered only while a plugin names it as
+ * discovery's `end_session_endpoint` (`@gatehouse-auth/oauth-end-session`).
+ */
+export const END_SESSION_PATH = '/session/end_session';
+
 const known = (ids: string[]) => (ids.length ? ids.join(', ') : 'none');
 
 /**

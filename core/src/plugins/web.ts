@@ -16,8 +16,8 @@ import { layout } from '../login/layout.js';
 import type { HostedLogin, HostedLoginInput, HostedLoginResult } from '../oauth/authorize/hosted-login.js';
 import { sessionCookieName, type BrowserBinding } from '../oauth/authorize/browser.js';
 import type { ClientAuthenticator } from '../oauth/client-auth.js';
-import type { OAuthClient } from '../oauth/clients.js';
-import type { LogoutService } from '../oauth/logout.js';
+import type { ClientRegistry, OAuthClient } from '../oauth/clients.js';
+import { logoutCsrf, type IdTokenHint, type LogoutService } from '../oauth/logout.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { SingleSignOn } from '../oauth/sso.js';
 import type { Clock, Services } from '../services.js';
@@ -158,13 +158,16 @@ export interface LoginFlowsApi {
   cancelToken(req: IncomingMessage, flow: LoginFlowView): string | null;
   /**
    * Who the flow is for, once a stage named them: the name to show, the token of the sign-out
-   * form (`POST /session/end_session`) when this browser's session is theirs, and the URL that
-   * starts the app's login over without its `login_hint`.
+   * form (`POST /session/end_session`) when this browser's session is theirs and a plugin serves
+   * that endpoint (discovery's `end_session_endpoint`), and the URL that starts the app's login
+   * over without its `login_hint` (null while the session is theirs and nothing signs it out).
    */
   signedInAs(
     req: IncomingMessage,
     flow: LoginFlowView,
   ): Promise<{ name: string; signOutCsrf: string | null; restartUrl: string | null } | null>;
+  /** The app's login started over from its first stage, without its `login_hint`; null for a flow no app started. */
+  restartUrl(flow: LoginFlowView): string | null;
   /** Gives the browser the device cookie failed sign-ins are told apart by (once). */
   markDevice(req: IncomingMessage, res: Response): void;
   /**
@@ -296,10 +299,28 @@ export interface WebApi {
   session(req: IncomingMessage): Promise<BrowserSession | null>;
   /**
    * Since 1.3: signs the browser out of Gatehouse: its session ends everywhere (every app's
-   * sign-in on it, with back-channel logout, as the end-session endpoint does) and its cookie is
-   * dropped. False when it had none. For a page's "Sign out", after a CSRF-checked POST.
+   * sign-in on it, with back-channel logout) and its cookie is dropped. False when it had none.
+   * For a page's "Sign out", after a CSRF-checked POST. `reason` goes into the `session.ended`
+   * event: `user` (the default), `rp_initiated` for an app's logout request with its ID token.
    */
-  endSession(req: IncomingMessage, res: Response): Promise<boolean>;
+  endSession(req: IncomingMessage, res: Response, reason?: 'user' | 'rp_initiated'): Promise<boolean>;
+  /** Since 1.3: a registered app (the config's and the database's), or null. */
+  client(clientId: string): OAuthClient | null;
+  /** Since 1.3: what an end-session endpoint (OpenID Connect RP-Initiated Logout 1.0) checks. */
+  readonly logout: {
+    /**
+     * The browser's session as signing out sees it: any the session cookie names that has not
+     * ended or expired (an idle one too: it still ends), its user and the token a
+     * sign-out form must echo (bound to the cookie, as the hosted login page's "Not you?" form
+     * is, `loginFlows.signedInAs`); null without one.
+     */
+    session(req: IncomingMessage): Promise<{ userId: string; csrf: string } | null>;
+    /**
+     * An `id_token_hint` (RP-Initiated Logout 1.0 §2): an ID token this server signed, expired or
+     * not: its subject, its audience, its `sid`; null when it is not one.
+     */
+    idTokenHint(token: string): Promise<IdTokenHint | null>;
+  };
   /**
    * A rate limit of this plugin (`name` unique within it), counted across nodes like the core's:
    * make it in `register`, count with `hit` in handlers. A refused hit counts too; the window is
@@ -417,8 +438,9 @@ export interface WebDeps {
   /** The DPoP token binding a plugin registered (`cnf.jkt`), if any. */
   tokenBinding: () => TokenBinding | undefined;
   sessions: () => Pick<SessionStore, 'get'>;
-  /** Ends a browser session everywhere and drops its cookie (the end-session endpoint's way). */
-  logout: () => Pick<LogoutService, 'endSession'>;
+  /** Ends a browser session everywhere (back-channel logout too); reads an `id_token_hint`. */
+  logout: () => Pick<LogoutService, 'endSession' | 'readIdTokenHint'>;
+  clients: () => Pick<ClientRegistry, 'get'>;
   binding: () => Pick<BrowserBinding, 'dropCookie'>;
   sso: () => Pick<SingleSignOn, 'live'>;
   hostedLogin: () => Pick<HostedLogin, 'start' | 'result'>;
@@ -464,11 +486,20 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
       if (!session || !(await deps.sso().live(session))) return null;
       return { sid: session.sid, userId: session.userId, authTime: session.authTime, methods: session.methods };
     },
-    async endSession(req, res) {
+    async endSession(req, res, reason = 'user') {
       const cookieName = sessionCookieName(deps.config.issuer);
       const session = await deps.sessions().get(readCookie(req, cookieName));
       deps.binding().dropCookie(res, cookieName);
-      return session ? deps.logout().endSession(session.sid, 'user') : false;
+      return session ? deps.logout().endSession(session.sid, reason) : false;
+    },
+    client: (clientId) => deps.clients().get(clientId) ?? null,
+    logout: {
+      async session(req) {
+        const cookie = readCookie(req, sessionCookieName(deps.config.issuer));
+        const session = await deps.sessions().get(cookie);
+        return session ? { userId: session.userId, csrf: logoutCsrf(cookie!) } : null;
+      },
+      idTokenHint: (token) => deps.logout().readIdTokenHint(token),
     },
     limit(name, max, windowSeconds) {
       return new SharedLimit(deps.counters, `plugin:${plugin}:${name}`, max, windowSeconds * 1000, deps.clock);

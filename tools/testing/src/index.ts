@@ -398,6 +398,8 @@ function webWithoutServer(): WebApi {
     fromTrustedProxy: needsServer('fromTrustedProxy'),
     session: needsServer('session'),
     endSession: needsServer('endSession'),
+    client: needsServer('client'),
+    logout: { session: needsServer('logout.session'), idTokenHint: needsServer('logout.idTokenHint') },
     // A limit is made in `register`; only counting needs the server.
     limit: (name) => ({ hit: needsServer(`limit('${name}').hit`) }),
     validateAuthorizationRequest: needsServer('validateAuthorizationRequest'),
