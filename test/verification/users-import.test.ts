@@ -84,7 +84,7 @@ function scenario(name: string, databaseUrl: (dir: string) => string) {
         expect(done.completed).to.equal(true);
 
         const after = await storedPassword(v, user.id);
-        expect(after.secret).to.match(/^\$argon2id\$v=19\$m=1024,p=1,t=2\$/);
+        expect(after.secret).to.match(/^\$argon2id\$v=19\$m=1024,t=2,p=1\$/);
         expect(after.data).to.equal('{}');
         // The new hash is of the same password.
         const again = await initiate(v, 'PASSWORD', await v.flow('app2'), { identifier: user.username });

@@ -80,7 +80,7 @@ describe('@gatehouse-auth/method-password', () => {
       const rows = storedRows(s.services, s.user.id);
       expect(rows).to.have.length(1);
       expect(rows[0]!.type).to.equal('password');
-      expect(rows[0]!.secret).to.match(/^\$argon2id\$v=19\$m=1024,p=1,t=2\$/);
+      expect(rows[0]!.secret).to.match(/^\$argon2id\$v=19\$m=1024,t=2,p=1\$/);
       expect(rows[0]!.secret).to.not.contain(GOOD);
       expect(await enrolled(s)).to.equal(true);
     });
@@ -180,7 +180,7 @@ describe('@gatehouse-auth/method-password', () => {
       const s = await setup();
       await enroll(s, { password: GOOD });
       const before = storedRows(s.services, s.user.id)[0]!.secret!;
-      expect(before).to.include('m=1024,p=1,t=2');
+      expect(before).to.include('m=1024,t=2,p=1');
       // The same users, the cost raised in the config.
       const { methods } = await registerWithFakes(plugin, { ...CHEAP, memory_cost: 2048 }, s.services);
       const raised = { ...s, method: methods[0] as AuthMethod };
@@ -191,7 +191,7 @@ describe('@gatehouse-auth/method-password', () => {
       expect(storedRows(s.services, s.user.id)[0]!.secret).to.equal(before); // not before the commit
       expect(await (out as { commit: () => Promise<boolean> }).commit()).to.equal(true);
       const after = storedRows(s.services, s.user.id)[0]!.secret!;
-      expect(after).to.include('m=2048,p=1,t=2');
+      expect(after).to.include('m=2048,t=2,p=1');
       expect(await check(raised, GOOD)).to.deep.equal({ ok: true }); // nothing left to rehash
     });
 
@@ -268,7 +268,7 @@ describe('@gatehouse-auth/method-password', () => {
       expect(checked).to.have.length(2);
       expect(checked[1]).to.not.equal(checked[0]);
       expect(params(checked[1]!)).to.equal(params(checked[0]!));
-      expect(params(checked[0]!)).to.equal('$argon2id$v=19$m=1024,p=1,t=2');
+      expect(params(checked[0]!)).to.equal('$argon2id$v=19$m=1024,t=2,p=1');
     });
   });
 });

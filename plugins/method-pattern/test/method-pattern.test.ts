@@ -153,7 +153,7 @@ describe('@gatehouse-auth/method-pattern', () => {
       const stored = rows(s.services, s.user.id);
       expect(stored).to.have.length(1);
       expect(stored[0]).to.deep.include({ type: 'pattern', deviceId: PHONE.deviceId, label: PHONE.name });
-      expect(stored[0]!.secret).to.match(/^\$argon2id\$v=19\$m=1024,p=1,t=2\$/);
+      expect(stored[0]!.secret).to.match(/^\$argon2id\$v=19\$m=1024,t=2,p=1\$/);
       const text = JSON.stringify(stored[0]);
       for (const part of [GOOD, 'RED', '1,5,9,6', '[1']) expect(text).to.not.contain(part);
       expect(await enrolled(s)).to.equal(true);
