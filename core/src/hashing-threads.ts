@@ -1,10 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { HashCost } from './hashing.js';
 
 /** One argon2id job for a thread: make a hash, or check a secret against one. */
-export type HashJob = { op: 'hash'; secret: string; cost: HashCost } | { op: 'verify'; secret: string; hash: string };
+export type HashJob =
+  | { op: 'hash'; secret: string; cost: { memoryCost: number; timeCost: number; parallelism: number } }
+  | { op: 'verify'; secret: string; hash: string };
 
 type Answer = { value: string | boolean } | { error: string };
 
