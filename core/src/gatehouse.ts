@@ -118,6 +118,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       recordsFor: (name) => recordStore(sql, c.clock, name),
       provide: provideService(container, provided),
       dependencies: c.dependencies,
+      securityEvents: c.securityEvents,
       webFor: (plugin, catalogs) =>
         pluginWeb(
           plugin,
@@ -160,7 +161,6 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     checkMetadataMembers(c);
     // The apps stored in the database, before the first request (decision 0051).
     await c.clientAdmin.start();
-    c.notifier.check();
     c.jobs.register(queuedDeliveries(c.extensions, c));
     c.jobs.register(c.logout.noticeJob());
 
@@ -193,7 +193,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         await purge?.stop();
         await settle(c);
         await c.jobs.stop();
-        await c.notifier.drain();
+        await c.securityEvents.drain();
         await container.dispose();
         await bus.close();
         await sql.close();
@@ -214,6 +214,7 @@ async function settle(c: Cradle): Promise<void> {
   do {
     await c.verification.idle();
     await c.jobs.idle();
+    await c.securityEvents.drain();
   } while (c.verification.busy);
 }
 

@@ -39,6 +39,8 @@ export { profilePatchSchema, type UserProfile } from './users/profile.js';
 export { REQUIRED_ACTIONS, REQUIRED_ACTIONS_PATH, type RequiredAction } from './users/required-actions.js';
 export { E164 as E164_PATTERN, EMAIL as EMAIL_PATTERN, USERNAME as USERNAME_PATTERN } from './users/users.js';
 export type { DependencyCheck } from './observability/dependencies.js';
+// Since 1.3: what `api.securityEvents` listeners hear of.
+export type { ListedCredential, SecurityEvent, SecurityEventListener } from './verification/security-events.js';
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './http/openapi.js';
 export type * from './plugins/extensions.js';

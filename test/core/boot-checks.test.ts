@@ -144,6 +144,11 @@ const CASES: { what: string; yaml: string; line: string }[] = [
     line: 'console: the admin console is now the plugin @gatehouse-auth/page-console; list it under plugins: with these keys (without enabled) as its options',
   },
   {
+    what: 'the security notices of before issue 26, a top-level key',
+    yaml: JSON.stringify({ ...JSON.parse(config([password])), notifications: { email_channel: 'outbox' } }),
+    line: 'notifications: the security notices to users are now the plugin @gatehouse-auth/notices-security; list it under plugins: with these keys as its options',
+  },
+  {
     what: 'two plugins register the same app',
     yaml: config([password, fixture('web-app.js'), fixture('web-app-twin.js')]),
     line: 'plugin @acme/portal-twin: app "acme-portal" is already registered by plugin @acme/portal',

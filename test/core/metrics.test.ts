@@ -171,7 +171,7 @@ describe('metrics on the main port (metrics.expose: admin)', function () {
     await initiate(v, 'SMS', await v.flow(), { identifier: user.username });
     await initiate(v, 'EMAIL', await v.flow(), { identifier: user.username });
     await v.gatehouse.idle();
-    await v.gatehouse.container.cradle.notifier.drain();
+    await v.gatehouse.container.cradle.securityEvents.drain();
 
     const after = await scrapeMain(v);
     const delta = (name: string, labels: Record<string, string>) =>
@@ -197,7 +197,7 @@ describe('metrics on the main port (metrics.expose: admin)', function () {
     ).to.equal(1);
     expect(delta('gatehouse_deliveries_total', { channel: 'capture', kind: 'sms', outcome: 'sent' })).to.equal(1);
     expect(delta('gatehouse_deliveries_total', { channel: 'broken', kind: 'email', outcome: 'failed' })).to.equal(1);
-    // The notice of the blocked sign-in, sent by the notifier rather than a job.
+    // The notice of the blocked sign-in, sent by @gatehouse-auth/notices-security rather than a job.
     expect(delta('gatehouse_deliveries_total', { channel: 'capture', kind: 'email', outcome: 'sent' })).to.equal(1);
     expect(
       delta('gatehouse_http_requests_total', {

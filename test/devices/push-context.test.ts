@@ -106,7 +106,7 @@ describe('a push is judged in the context of the browser that started the login'
 
   /** The security notices alice was sent (or that were recorded as failed or skipped). */
   async function notices(): Promise<(string | null)[]> {
-    await cradle().notifier.drain();
+    await cradle().securityEvents.drain();
     const events = await cradle().events.recent({
       types: ['notification.sent', 'notification.failed', 'notification.skipped'],
       userId: server.alice.id,

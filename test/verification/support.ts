@@ -26,7 +26,7 @@ export interface AppOptions {
   verification?: Record<string, unknown>;
   /** A controllable clock (e.g. FakeClock) for expiry tests; the system clock otherwise. */
   clock?: Clock;
-  /** The `notifications` config section (security notices to users). */
+  /** Options of @gatehouse-auth/notices-security (security notices to users), loaded when given. */
   notifications?: Record<string, unknown>;
 }
 
@@ -53,8 +53,10 @@ export async function startVerificationApp(opts: AppOptions = {}): Promise<Verif
       secrets: { encryption_key: KEY },
       admin: { token: ADMIN_TOKEN },
       verification: opts.verification ?? {},
-      ...(opts.notifications ? { notifications: opts.notifications } : {}),
-      plugins: withHostedPage(opts.plugins ?? defaultPlugins()),
+      plugins: withHostedPage([
+        ...(opts.plugins ?? defaultPlugins()),
+        ...(opts.notifications ? [{ name: '@gatehouse-auth/notices-security', options: opts.notifications }] : []),
+      ]),
       apps: [
         {
           client_id: 'app1',

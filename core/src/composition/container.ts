@@ -50,8 +50,8 @@ import { UserService } from '../users/users.js';
 import { EnrollmentService } from '../verification/enrollment.js';
 import { ExchangeStore } from '../verification/exchanges.js';
 import { LoginFlowStore } from '../verification/flows.js';
-import { SecurityNotifier } from '../verification/notifier.js';
-import { PasswordChangeNotice } from '../verification/password-notice.js';
+import { SecurityEvents } from '../verification/security-events.js';
+import { PasswordChanges } from '../verification/password-changed.js';
 import { HostedLogin } from '../oauth/authorize/hosted-login.js';
 import { defaultRedirects, type LoginRedirects } from '../verification/routes.js';
 import { VerificationService } from '../verification/service.js';
@@ -125,38 +125,26 @@ export function createGatehouseContainer(
     )
       .singleton()
       .disposer((counters) => counters.close()),
-    notifier: single(
-      ({ config, extensions, events, clock, logger, counters, metrics }) =>
-        new SecurityNotifier({
-          config: config.notifications,
-          channels: extensions.channels,
-          events,
-          history: events,
-          clock,
-          logger,
-          counters,
-          metrics,
-        }),
-    ),
+    securityEvents: single(({ logger }) => new SecurityEvents(logger)),
     verification: single((c) => new VerificationService(c)),
-    passwordNotice: single(
-      ({ extensions, services, devices, events, notifier, config }) =>
-        new PasswordChangeNotice({
+    passwordChanges: single(
+      ({ extensions, services, devices, events, securityEvents, config }) =>
+        new PasswordChanges({
           extensions,
           services,
           devices,
           history: events,
-          notifier,
+          securityEvents,
           flowTtlSeconds: config.verification.flow_ttl,
         }),
     ),
     enrollment: single(
-      ({ extensions, services, sql, clock, tokens, logout, appSettings, passwordNotice }) =>
+      ({ extensions, services, sql, clock, tokens, logout, appSettings, passwordChanges }) =>
         new EnrollmentService({
           extensions,
           services,
           appSettings,
-          passwordNotice,
+          passwordChanges,
           pending: recordStore(sql, clock, 'gatehouse:enrollment'),
           // Tokens and browser sessions: whoever held the old credential loses both.
           revokeGrants: async (userId, reason) => {

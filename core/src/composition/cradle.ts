@@ -47,8 +47,8 @@ import type { SecretBox } from '../util/crypto.js';
 import type { EnrollmentService } from '../verification/enrollment.js';
 import type { ExchangeStore } from '../verification/exchanges.js';
 import type { LoginFlowStore } from '../verification/flows.js';
-import type { SecurityNotifier } from '../verification/notifier.js';
-import type { PasswordChangeNotice } from '../verification/password-notice.js';
+import type { SecurityEvents } from '../verification/security-events.js';
+import type { PasswordChanges } from '../verification/password-changed.js';
 import type { HostedLogin } from '../oauth/authorize/hosted-login.js';
 import type { LoginRedirects } from '../verification/routes.js';
 import type { VerificationService } from '../verification/service.js';
@@ -89,8 +89,9 @@ export interface Cradle {
   flows: LoginFlowStore;
   exchanges: ExchangeStore;
   statuses: StatusStore;
-  notifier: SecurityNotifier;
-  passwordNotice: PasswordChangeNotice;
+  /** What plugins hear of with `api.securityEvents` (plugin API 1.3). */
+  securityEvents: SecurityEvents;
+  passwordChanges: PasswordChanges;
   /** A login on the hosted page a plugin's page starts (plugin API 1.2, `web.login`). */
   hostedLogin: HostedLogin;
   verification: VerificationService;

@@ -38,6 +38,20 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
   return { config, file, baseDir: path.dirname(file) };
 }
 
+/** Top-level sections that became plugins' options, and where each went. */
+const MOVED_SECTIONS: Record<string, string> = {
+  // Decision 37.
+  tracing: 'the OTLP exporter is now the plugin @gatehouse-auth/tracing-otlp; move these keys to its options under plugins:',
+  // Decision 39: the console and the account page are plugins, off unless listed.
+  console:
+    'the admin console is now the plugin @gatehouse-auth/page-console; list it under plugins: with these keys (without enabled) as its options',
+  account:
+    'the account page is now the plugin @gatehouse-auth/page-account; list it under plugins: with these keys (without enabled) as its options',
+  // Decision 35 (issue 26): the security notices to users.
+  notifications:
+    'the security notices to users are now the plugin @gatehouse-auth/notices-security; list it under plugins: with these keys as its options',
+};
+
 /**
  * Interpolates `${VAR}`, applies the twelve-factor overrides (PORT, DATABASE_URL, ISSUER,
  * LOG_LEVEL) and validates against the one schema. Throws a BootError whose message is one
@@ -51,19 +65,9 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
     throw new BootError('CONFIG_INVALID', '(root): must be a mapping of keys to values');
   }
   dropNulls(tree);
-  if ('tracing' in tree) {
-    // Decision 37: a deployment that traced must not start silently without its traces.
-    throw new BootError(
-      'CONFIG_INVALID',
-      'tracing: the OTLP exporter is now the plugin @gatehouse-auth/tracing-otlp; move these keys to its options under plugins:',
-    );
-  }
-  for (const key of ['console', 'account'].filter((k) => k in tree)) {
-    // Decision 39: the console and the account page are plugins, off unless listed.
-    throw new BootError(
-      'CONFIG_INVALID',
-      `${key}: the ${key === 'console' ? 'admin console' : 'account page'} is now the plugin @gatehouse-auth/page-${key}; list it under plugins: with these keys (without enabled) as its options`,
-    );
+  for (const [key, moved] of Object.entries(MOVED_SECTIONS)) {
+    // A deployment must not start silently without what it configured there.
+    if (key in tree) throw new BootError('CONFIG_INVALID', `${key}: ${moved}`);
   }
   applyEnvOverrides(tree, env);
   const result = configSchema.safeParse(tree, { reportInput: true });

@@ -363,15 +363,6 @@ const verificationSchema = z.strictObject({
   fds_timeout_ms: z.number().int().positive().default(2000),
 });
 
-const notificationsSchema = z.strictObject({
-  /** Delivery channel id for security notices by email (users with an address). */
-  email_channel: z.string().min(1).optional(),
-  /** Delivery channel id for security notices by SMS (users with a phone and no email route). */
-  sms_channel: z.string().min(1).optional(),
-  /** At most one notice of a kind per user in this many seconds. */
-  min_interval_seconds: z.number().int().min(0).default(900),
-});
-
 const maintenanceSchema = z.strictObject({
   /** How often expired rows are purged (0 turns the job off). */
   purge_interval_seconds: z.number().int().min(0).default(300),
@@ -471,7 +462,7 @@ export const configSchema = z
     verification: verificationSchema.default(verificationSchema.parse({})),
     oauth: oauthSchema.default(oauthSchema.parse({})),
     /**
-     * Limits that hold across nodes (the /authorize per-address limit, one notice per interval)
+     * Limits that hold across nodes (the /authorize per-address limit, plugins' `web.limit`)
      * count in the database, or in Redis at this URL (redis://host:6379/0).
      */
     limits: z
@@ -485,7 +476,6 @@ export const configSchema = z
       })
       .default({ redis_timeout_ms: 300 }),
     maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
-    notifications: notificationsSchema.default(notificationsSchema.parse({})),
     locales: localesSchema.default({}),
     metrics: metricsSchema.default(metricsSchema.parse({})),
     /** The product name, logo, primary color and links of the hosted pages (apps may override each). */

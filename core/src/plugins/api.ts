@@ -16,6 +16,7 @@ import type {
   RecordStore,
 } from './extensions.js';
 import type { PluginCatalogs, WebApi } from './web.js';
+import type { SecurityEventListener } from '../verification/security-events.js';
 
 /** The plugin API version this core implements. Plugins declare a semver range against it. */
 export const PLUGIN_API_VERSION = '1.3.0';
@@ -181,6 +182,13 @@ export interface PluginApi {
    * apps' `allowed_origins`, with credentials. Never for pages and navigations.
    */
   cors(prefixes: string[]): void;
+  /**
+   * Since 1.3: `listener` hears of every security event (`SecurityEvent`: a reused one-time
+   * code, a sign-in blocked or challenged by the FDS rules, a password changed), after the fact:
+   * the request that caused it has its answer already and never fails with the listener. A
+   * listener's failure is logged; shutdown waits for its promise, so bound its work.
+   */
+  securityEvents(listener: SecurityEventListener): void;
 }
 
 /** A member of the discovery document a plugin contributes. */

@@ -41,6 +41,7 @@ import {
   clientAuthenticationProblems,
 } from './contract.js';
 import type { ClientAuthentication, TokenBinding } from '../oauth/types.js';
+import type { SecurityEvents } from '../verification/security-events.js';
 import { Registry } from './registry.js';
 
 /** Everything plugins can add, one registry per kind. */
@@ -193,12 +194,14 @@ export interface RegistrationDeps {
   dependencies: DependencyChecks;
   /** The web API of one plugin, reading its catalogs when a page first needs them. */
   webFor: (plugin: string, catalogs: () => PluginCatalogs) => WebApi;
+  /** Where `api.securityEvents` listeners go. */
+  securityEvents: Pick<SecurityEvents, 'listen'>;
 }
 
 /** Calls each plugin's register with its own options, child logger and extension points. */
 export async function registerPlugins(
   plugins: ResolvedPlugin[],
-  { extensions, services, logger, recordsFor, provide, dependencies, webFor }: RegistrationDeps,
+  { extensions, services, logger, recordsFor, provide, dependencies, webFor, securityEvents }: RegistrationDeps,
 ): Promise<LoadedPluginInfo[]> {
   const infos: LoadedPluginInfo[] = [];
   const checks: { plugin: string; where: string; run: () => void | Promise<void> }[] = [];
@@ -285,6 +288,10 @@ export async function registerPlugins(
       messages: (given) => {
         if (!given.en) throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: messages need an "en" catalog`);
         catalogs = given;
+      },
+      securityEvents: (listener) => {
+        securityEvents.listen(plugin.name, listener);
+        contributes.securityEvents = ['listener'];
       },
       tokenBinding: point('tokenBinding', extensions.tokenBinding, bindingId).add,
       clientAuthentication: point('clientAuthentications', extensions.clientAuthentications, (m) => m.method).add,

@@ -45,8 +45,8 @@ export class EnrollmentService {
       pending: RecordStore;
       /** Ends the user's OAuth grants (refresh tokens) after a credential change (RFC 9700 §4.14.2). */
       revokeGrants?: (userId: string, reason: string) => Promise<unknown>;
-      /** Tells the user about a new password, with what was set up since their last sign-in. */
-      passwordNotice?: { send(user: UserRecord, methodId: string, request: RequestFacts): Promise<void> };
+      /** The event `password_changed`, with what was set up since the user's last sign-in. */
+      passwordChanges?: { changed(user: UserRecord, methodId: string, request: RequestFacts): void };
       /** Per-app method options, for what an app's overview asks of a method. */
       appSettings?: AppSettingsLookup;
     },
@@ -105,10 +105,10 @@ export class EnrollmentService {
       throw methodRefusalError(outcome);
     }
     // A replaced credential (a new password): whoever held the old one loses sessions and tokens,
-    // and the user is told, with what was set up meanwhile (it outlives the old password).
+    // and the security event tells what was set up meanwhile (it outlives the old password).
     if (outcome.done && outcome.replaced) {
       await this.deps.revokeGrants?.(user.id, 'credential_replaced');
-      await this.deps.passwordNotice?.send(user, method.id, request);
+      this.deps.passwordChanges?.changed(user, method.id, request);
     }
     if (outcome.done || outcome.pending === null) await this.deps.pending.delete(key);
     else if (outcome.pending) await this.deps.pending.put(key, outcome.pending, { ttlSeconds: PENDING_TTL_SECONDS });

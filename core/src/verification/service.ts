@@ -39,7 +39,7 @@ import {
   type StepDeps,
   type VerifyState,
 } from './pipeline.js';
-import type { NoticeFacts, SecurityNotifier } from './notifier.js';
+import type { SecurityEvents } from './security-events.js';
 import { offered } from './stages.js';
 import { sha256 } from '../util/crypto.js';
 import { LIVE_STATES, type StatusStore, type VerificationStatus } from './statuses.js';
@@ -115,7 +115,7 @@ export class VerificationService {
       flows: LoginFlowStore;
       exchanges: ExchangeStore;
       statuses: StatusStore;
-      notifier: SecurityNotifier;
+      securityEvents: Pick<SecurityEvents, 'emit'>;
       logger: Logger;
       pushes: DevicePushes;
       statusWatch: StatusWatch;
@@ -1075,9 +1075,14 @@ export class VerificationService {
     });
   }
 
-  /** A right code of a spent step (the method's reason `replay`) is told to its user. */
-  private noticeReplay(outcome: VerifyOutcome, user: UserRecord, facts: NoticeFacts): void {
-    if (!outcome.ok && outcome.reason === 'replay') void this.deps.notifier.notify(user, 'code_reuse', facts);
+  /** A right code of a spent step (the method's reason `replay`) is a security event. */
+  private noticeReplay(
+    outcome: VerifyOutcome,
+    user: UserRecord,
+    facts: { method: string; request: RequestFacts; clientId: string },
+  ): void {
+    if (!outcome.ok && outcome.reason === 'replay')
+      this.deps.securityEvents.emit({ type: 'code_reuse', user, ...facts, at: this.deps.clock.now() });
   }
 
   /** The FDS rules, and a notice to the user when they blocked or challenged a sign-in. */
@@ -1131,14 +1136,14 @@ export class VerificationService {
     if (result.action === 'deny' && !opts.outcomeFollows && user.id !== PHANTOM_USER_ID)
       await this.recordBlocked(step, phase, user, method, { clientId, request }, result);
     // A deny blocked a sign-in attempt in any phase. A step-up takes effect only after a right
-    // proof, so only then is the user told of one (else anyone knowing a username could send it).
-    const notice =
+    // proof, so only then is it an event (else anyone knowing a username could have them told).
+    const type =
       result.action === 'deny'
         ? 'sign_in_blocked'
         : result.action === 'step_up' && phase === 'verification'
           ? 'sign_in_challenged'
           : null;
-    if (notice) void this.deps.notifier.notify(user, notice, { method, request, clientId });
+    if (type) this.deps.securityEvents.emit({ type, user, method, clientId, request, at: this.deps.clock.now() });
     return result;
   }
 }

@@ -43,10 +43,10 @@ function accountServer(
   return startServer({
     clock,
     ...(databaseUrl ? { databaseUrl } : {}),
-    config: { notifications: { email_channel: 'outbox' } },
     plugins: [
       { name: '@gatehouse-auth/method-backupcode', options: { memory_cost: 1024, time_cost: 2 } },
       { name: '@gatehouse-auth/channel-outbox', options: { expose_route: true } },
+      { name: '@gatehouse-auth/notices-security', options: { email_channel: 'outbox' } },
       { name: '@gatehouse-auth/method-sms', options: { channel: 'outbox' } },
       { name: '@gatehouse-auth/method-push', options: {} },
       { name: '@gatehouse-auth/method-fido2', options: { rp_id: 'localhost', origins: ['http://localhost:1'] } },

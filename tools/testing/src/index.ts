@@ -38,6 +38,7 @@ import {
   type AuthorizationRequestResolver,
   type RequestObjectVerifier,
   type PromptHandler,
+  type SecurityEventListener,
   type BoundDevice,
   type Credential,
   type CredentialStore,
@@ -378,6 +379,8 @@ export interface Registered {
   cors: string[];
   /** `api.prompt` handlers, by prompt value (since plugin API 1.3). */
   prompts: Map<string, PromptHandler>;
+  /** `api.securityEvents` listeners (since plugin API 1.3): call one with a `SecurityEvent`. */
+  securityEvents: SecurityEventListener[];
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -449,6 +452,7 @@ export async function registerWithFakes<O>(
     apps: new Map(),
     cors: [],
     prompts: new Map(),
+    securityEvents: [],
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -531,6 +535,7 @@ export async function registerWithFakes<O>(
       if (out.apps.has(app.client_id)) throw new Error(`app "${app.client_id}" is added twice`);
       out.apps.set(app.client_id, app);
     },
+    securityEvents: (listener) => void out.securityEvents.push(listener),
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);
   await plugin.register(api, options);

@@ -2,11 +2,12 @@
  * Security notices to users (SECURITY-CHECKLIST §7 TOTP 1: "reuse is logged and the user
  * notified"; §8.6: FDS decisions notify the user): a reused TOTP code, a sign-in blocked or
  * challenged by FDS. Delivered through a real registered channel, throttled per user and kind,
- * never changing the answer of the request that triggered them.
+ * never changing the answer of the request that triggered them. The core's security events
+ * (`api.securityEvents`) heard by @gatehouse-auth/notices-security.
  */
 import path from 'node:path';
 import { expect } from 'chai';
-import { buildApp, createLogger, parseConfig, type StoredEvent } from '@gatehouse-auth/core';
+import { buildApp, createLogger, parseConfig, type SecurityEvent, type StoredEvent } from '@gatehouse-auth/core';
 import {
   CAPTURE_CHANNEL,
   SCRIPTED_FDS,
@@ -24,8 +25,15 @@ import {
   verify,
   type SentMessage,
   type TestUser,
-} from './steps.js';
-import { FIXTURES, defaultPlugins, startVerificationApp, type AppOptions, type VerificationApp } from './support.js';
+} from '../../../test/verification/steps.js';
+import {
+  FIXTURES,
+  defaultPlugins,
+  startVerificationApp,
+  type AppOptions,
+  type VerificationApp,
+} from '../../../test/verification/support.js';
+import { SecurityNotifier } from '../src/index.js';
 
 const FAILING_CHANNEL = path.join(FIXTURES, 'failing-channel.js');
 
@@ -45,7 +53,15 @@ describe('security notices to users', function () {
       limit: 20,
     });
 
-  const settled = (v: VerificationApp) => v.gatehouse.container.cradle.notifier.drain();
+  const settled = (v: VerificationApp) => v.gatehouse.container.cradle.securityEvents.drain();
+
+  /** The core's event, as the verification service emits it. */
+  const blocked = (user: SecurityEvent['user'], facts: Omit<SecurityEvent, 'type' | 'user' | 'at'>): SecurityEvent => ({
+    type: 'sign_in_blocked',
+    user,
+    ...facts,
+    at: new Date(),
+  });
 
   /** A login up to stage 2, then TOTP with `code`: the verification's answer. */
   async function totpAtStageTwo(v: VerificationApp, user: TestUser, code: string) {
@@ -202,7 +218,7 @@ describe('security notices to users', function () {
 
     it('a burst of concurrent triggers sends one notice', async () => {
       const user = await passwordUser(v, 'burst');
-      const { notifier, users } = v.gatehouse.container.cradle;
+      const { securityEvents, users } = v.gatehouse.container.cradle;
       const record = (await users.findById(user.id))!;
       const facts = {
         method: 'PASSWORD',
@@ -216,7 +232,8 @@ describe('security notices to users', function () {
           requestId: 'r',
         },
       };
-      await Promise.all(Array.from({ length: 10 }, () => notifier.notify(record, 'sign_in_blocked', facts)));
+      for (let i = 0; i < 10; i++) securityEvents.emit(blocked(record, facts));
+      await settled(v);
       expect(await noticesTo(user.email)).to.have.length(1);
       expect(await noticeEvents(v, user.id)).to.have.length(1);
     });
@@ -233,7 +250,7 @@ describe('security notices to users', function () {
     it('a user without an email gets the notice by SMS; one with neither is recorded as skipped', async () => {
       const phoneOnly = await v.user(`phone-only-${process.pid}`, { phone: '+15557770001' });
       const nothing = await v.user(`no-contact-${process.pid}`);
-      const { notifier } = v.gatehouse.container.cradle;
+      const { securityEvents } = v.gatehouse.container.cradle;
       const facts = {
         method: 'PASSWORD',
         clientId: 'app1',
@@ -247,8 +264,9 @@ describe('security notices to users', function () {
         },
       };
       const users = v.gatehouse.container.cradle.users;
-      await notifier.notify((await users.findById(phoneOnly))!, 'sign_in_blocked', facts);
-      await notifier.notify((await users.findById(nothing))!, 'sign_in_blocked', facts);
+      securityEvents.emit(blocked((await users.findById(phoneOnly))!, facts));
+      securityEvents.emit(blocked((await users.findById(nothing))!, facts));
+      await settled(v);
       const sms = (await sentMessages()).filter((m) => m.to === '+15557770001');
       expect(sms.map((m) => m.kind)).to.deep.equal(['sms']);
       expect(sms[0]!.text).to.match(/from 198\.51\.100\.9 was blocked/);
@@ -290,16 +308,16 @@ describe('security notices to users', function () {
   });
 
   it('a provider that never answers: the send gives up, notification.failed is recorded, drain ends', async () => {
-    const { SecurityNotifier } = await import('../../core/dist/verification/notifier.js');
     const { FakeClock } = await import('@gatehouse-auth/testing');
     const recorded: { type: string; reason?: string | null }[] = [];
     const notifier = new SecurityNotifier({
-      config: { email_channel: 'hang', min_interval_seconds: 900 },
-      channels: { get: () => ({ id: 'hang', kinds: ['email'], send: () => new Promise<void>(() => {}) }) } as never,
+      options: { email_channel: 'hang', min_interval_seconds: 900 },
+      channels: { deliver: () => new Promise<void>(() => {}) },
       events: { record: async (e: { type: string; reason?: string | null }) => void recorded.push(e) },
       history: { count: async () => 0, recent: async () => [] },
       clock: new FakeClock(new Date('2026-11-22T10:00:00Z')),
       logger: createLogger('silent'),
+      claims: { hit: async () => null },
       sendTimeoutMs: 50,
     });
     const user = { id: 'u-1', username: 'u', email: 'u@example.test', phone: null, status: 'active' as const };
@@ -308,8 +326,7 @@ describe('security notices to users', function () {
       clientId: 'app1',
       request: { ip: '', userAgent: '', acceptLanguage: '', deviceId: null, deviceKey: null, requestId: 'r' },
     };
-    void notifier.notify(user, 'code_reuse', facts);
-    await notifier.drain();
+    await notifier.notify(user, 'code_reuse', facts);
     expect(recorded.map((e) => [e.type, e.reason])).to.deep.equal([
       ['notification.failed', 'no answer from the provider within 50 ms'],
     ]);
@@ -323,8 +340,11 @@ describe('security notices to users', function () {
             database: { url: 'sqlite::memory:' },
             log: { level: 'silent' },
             secrets: { encryption_key: Buffer.alloc(32, 7).toString('base64') },
-            notifications,
-            plugins: [{ path: CAPTURE_CHANNEL }, { path: FAILING_CHANNEL }],
+            plugins: [
+              { path: CAPTURE_CHANNEL },
+              { path: FAILING_CHANNEL },
+              { name: '@gatehouse-auth/notices-security', options: notifications },
+            ],
           },
           {},
         ),
@@ -340,18 +360,50 @@ describe('security notices to users', function () {
     it('an unknown channel id stops start-up, naming the key', async () => {
       const err = await boot({ email_channel: 'nope' });
       expect([err?.code, err?.message]).to.deep.equal([
-        'CONFIG_INVALID',
-        'notifications.email_channel: no delivery channel "nope" is registered',
+        'PLUGIN_CHECK_FAILED',
+        'plugin @gatehouse-auth/notices-security (plugins[2]): options.email_channel: no delivery channel "nope" is registered',
       ]);
     });
 
     it('a channel that does not deliver the kind stops start-up; matching channels start', async () => {
       const err = await boot({ sms_channel: 'broken' }); // "broken" delivers email only
       expect([err?.code, err?.message]).to.deep.equal([
-        'CONFIG_INVALID',
-        'notifications.sms_channel: channel "broken" does not deliver sms',
+        'PLUGIN_CHECK_FAILED',
+        'plugin @gatehouse-auth/notices-security (plugins[2]): options.sms_channel: channel "broken" does not deliver sms',
       ]);
       expect(await boot({ email_channel: 'broken', sms_channel: 'capture' })).to.equal(null);
     });
+  });
+});
+
+describe('@gatehouse-auth/notices-security options (issue 26)', () => {
+  const config = (extra: Record<string, unknown>) => ({
+    database: { url: 'sqlite::memory:' },
+    log: { level: 'silent' },
+    secrets: { encryption_key: Buffer.alloc(32, 7).toString('base64') },
+    ...extra,
+  });
+
+  it('refuses the former core notifications: section at start-up, naming the plugin', () => {
+    expect(() => parseConfig(config({ notifications: { email_channel: 'outbox' } }), {})).to.throw(
+      'notifications: the security notices to users are now the plugin @gatehouse-auth/notices-security; list it under plugins: with these keys as its options',
+    );
+  });
+
+  it('refuses the plugin without a channel: it would tell nobody anything', async () => {
+    const err = await buildApp(
+      parseConfig(config({ plugins: [{ path: CAPTURE_CHANNEL }, { name: '@gatehouse-auth/notices-security' }] }), {}),
+      { logger: createLogger('silent') },
+    ).then(
+      async (g) => {
+        await g.close();
+        return null;
+      },
+      (e: Error & { code?: string }) => e,
+    );
+    expect([err?.code, err?.message]).to.deep.equal([
+      'PLUGIN_OPTIONS_INVALID',
+      'plugin @gatehouse-auth/notices-security: plugins[1].options: needs email_channel or sms_channel (or both)',
+    ]);
   });
 });

@@ -2,35 +2,41 @@ import type { DeviceStore } from '../devices/store.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { History, RequestFacts, UserRecord } from '../plugins/extensions.js';
 import type { Services } from '../services.js';
-import type { ListedCredential, SecurityNotifier } from './notifier.js';
+import type { ListedCredential, SecurityEvents } from './security-events.js';
 
 /**
- * Tells a user their password was replaced (every session and token of theirs has just ended),
- * with the ways to sign in set up since their last sign-in began: whoever had the old password,
- * or a leaked login URL, may have added one that the new password does not shut out. The last
- * sign-in began at most `flowTtlSeconds` before its last verified step.
+ * The event `password_changed`: a user's password was replaced (every session and token of
+ * theirs has just ended), with the ways to sign in set up since their last sign-in began:
+ * whoever had the old password, or a leaked login URL, may have added one that the new password
+ * does not shut out. The last sign-in began at most `flowTtlSeconds` before its last verified step.
  */
-export class PasswordChangeNotice {
+export class PasswordChanges {
   constructor(
     private readonly deps: {
       extensions: Extensions;
       services: Pick<Services, 'credentials' | 'clock'>;
       devices: Pick<DeviceStore, 'ofUser'>;
       history: History;
-      notifier: Pick<SecurityNotifier, 'notify'>;
+      securityEvents: Pick<SecurityEvents, 'emit'>;
       flowTtlSeconds: number;
     },
   ) {}
 
-  /** The notice for `user`, whose `methodId` credential was replaced; settles once it was handled. */
-  async send(user: UserRecord, methodId: string, request: RequestFacts): Promise<void> {
-    const since = await this.lastSignInBegan(user.id);
-    const credentials = await this.setUpSince(user.id, methodId, since);
-    await this.deps.notifier.notify(user, 'password_changed', {
-      method: methodId,
-      request,
-      clientId: 'enrollment',
-      setUpSince: { since, credentials },
+  /** Tells the listeners that `user`'s `methodId` credential was replaced; returns at once. */
+  changed(user: UserRecord, methodId: string, request: RequestFacts): void {
+    const at = this.deps.services.clock.now();
+    this.deps.securityEvents.emit(async () => {
+      const since = await this.lastSignInBegan(user.id);
+      const credentials = await this.setUpSince(user.id, methodId, since);
+      return {
+        type: 'password_changed',
+        user,
+        method: methodId,
+        clientId: 'enrollment',
+        request,
+        at,
+        setUpSince: { since, credentials },
+      };
     });
   }
 
