@@ -74,11 +74,14 @@ describe('metrics on the main port (metrics.expose: admin)', function () {
   before(async () => {
     // Security notices by email through the capturing channel: the FDS deny below sends one.
     v = await startObservedApp(
+      { metrics: { enabled: true, expose: 'admin' } },
       {
-        metrics: { enabled: true, expose: 'admin' },
-        notifications: { email_channel: 'capture' },
+        plugins: [
+          { path: fixturePlugin('valid') },
+          { name: '@gatehouse-auth/admin-api' },
+          { name: '@gatehouse-auth/notices-security', options: { email_channel: 'capture' } },
+        ],
       },
-      { plugins: [{ path: fixturePlugin('valid') }, { name: '@gatehouse-auth/admin-api' }] },
     );
     verdict = await resetVerdict();
   });

@@ -41,7 +41,8 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
 /** Top-level sections that became plugins' options, and where each went. */
 const MOVED_SECTIONS: Record<string, string> = {
   // Decision 37.
-  tracing: 'the OTLP exporter is now the plugin @gatehouse-auth/tracing-otlp; move these keys to its options under plugins:',
+  tracing:
+    'the OTLP exporter is now the plugin @gatehouse-auth/tracing-otlp; move these keys to its options under plugins:',
   // Decision 39: the console and the account page are plugins, off unless listed.
   console:
     'the admin console is now the plugin @gatehouse-auth/page-console; list it under plugins: with these keys (without enabled) as its options',
