@@ -36,9 +36,11 @@ const WORK_SIDE = 1024;
 
 /**
  * BlazeFace and faceres only, with every cache off: each photo is a different request (maybe of
- * another user), so nothing of the last one may be reused. maxDetected is over 1 so that a photo
- * of several people is seen as such: on face-api's six sample collages BlazeFace (minConfidence
- * 0.4) found 3, 3, 3, 4, 5 and 4 faces, all 22 that SSD found, so each is refused as several.
+ * another user), so nothing of the last one may be reused. maxDetected is 2: enough to see that
+ * a photo shows several people, and faceres then runs at most twice however many there are. On
+ * face-api's six sample collages BlazeFace (minConfidence 0.4, maxDetected 10) found 3, 3, 3, 4,
+ * 5 and 4 faces, all 22 that SSD found; with maxDetected 2 each is still refused as several, in
+ * 196–228 ms instead of 263–443 ms (growing with the faces).
  *
  * No retry with a grey border for close-ups (SSD needed one): BlazeFace found all 17 sample
  * faces cropped with a 5% margin, and 16 of 17 with none; the border recovered none of them.
@@ -59,7 +61,7 @@ const CONFIG: Partial<Config> = {
   filter: { enabled: false },
   face: {
     enabled: true,
-    detector: { rotation: false, maxDetected: 10, minConfidence: 0.4, skipFrames: 0, skipTime: 0, return: false },
+    detector: { rotation: false, maxDetected: 2, minConfidence: 0.4, skipFrames: 0, skipTime: 0, return: false },
     mesh: { enabled: false },
     attention: { enabled: false },
     iris: { enabled: false },
