@@ -16,7 +16,7 @@ import { FaceEngine, faceDistance, type DescribeResult } from '@gatehouse-auth/m
 import { faceFixtures, VARIANTS, type Person } from '../plugins/method-face/test/fixtures.js';
 
 const GOAL_MS = 200;
-const THRESHOLD = 0.45;
+const THRESHOLD = 0.65;
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' } } });
 const rounds = Math.max(1, Number(values.rounds) || 3);

@@ -42,9 +42,25 @@ const REFUSALS: Record<RefusalReason, Refusal> = {
   several_faces: refuse(422, 'FACE_SEVERAL', 'the photo shows several faces; it must show only the user'),
 };
 
+/** Only faces of an earlier pipeline: they cannot be compared, nor converted (see the README). */
+const ENROLL_AGAIN = [
+  409,
+  'FACE_ENROLL_AGAIN',
+  'faces enrolled before the engine changed must be enrolled again',
+] as const;
+
+/** The user's faces: those this version can compare, and those of an earlier pipeline. */
+async function facesOf(credentials: {
+  list(type: string): Promise<Credential[]>;
+}): Promise<{ current: Credential[]; stale: Credential[] }> {
+  const all = await credentials.list(FACE_CREDENTIAL);
+  const isCurrent = (c: Credential) => Boolean(c.secret) && c.data.version === DESCRIPTOR_VERSION;
+  return { current: all.filter(isCurrent), stale: all.filter((c) => !isCurrent(c)) };
+}
+
 /** Descriptors this version can compare (a credential of another pipeline is ignored). */
 async function enrolledFaces(credentials: { list(type: string): Promise<Credential[]> }): Promise<Credential[]> {
-  return (await credentials.list(FACE_CREDENTIAL)).filter((c) => c.secret && c.data.version === DESCRIPTOR_VERSION);
+  return (await facesOf(credentials)).current;
 }
 
 /** The FACE method's part of a device method: enrolment, isEnrolled and verify. */
@@ -72,8 +88,10 @@ export function faceDefinition(deps: FaceMethodDeps): Omit<DeviceMethodDefinitio
     files: [{ name: PHOTO_PART, maxBytes: maxPhotoBytes, mimeTypes: ['image/jpeg', 'image/png'] }],
 
     // A face alone proves nothing: it unlocks the key of a device bound to a biometric unlock.
+    // Faces of an earlier pipeline count here, so that verify can answer FACE_ENROLL_AGAIN (not
+    // a bare "not set up"); enrolment adds current faces beside them.
     async isEnrolled(ctx) {
-      if ((await enrolledFaces(ctx.credentials)).length === 0) return false;
+      if ((await ctx.credentials.list(FACE_CREDENTIAL)).length === 0) return false;
       return (await services.devices.ofUser(ctx.user.id, { biometric: true })).length > 0;
     },
 
@@ -81,7 +99,8 @@ export function faceDefinition(deps: FaceMethodDeps): Omit<DeviceMethodDefinitio
       async initiate(ctx): Promise<EnrollmentOutcome> {
         const full = () =>
           refuse(409, 'FACE_LIMIT', `at most ${maxFacesPerUser} faces per user; remove one before adding another`);
-        if ((await ctx.credentials.list(FACE_CREDENTIAL)).length >= maxFacesPerUser) return full();
+        // Faces of an earlier pipeline count for nothing: they are replaced, not added to.
+        if ((await enrolledFaces(ctx.credentials)).length >= maxFacesPerUser) return full();
         const described = await describe(ctx.files);
         if (!described.ok) return described;
         const added = await ctx.credentials.add({
@@ -90,7 +109,7 @@ export function faceDefinition(deps: FaceMethodDeps): Omit<DeviceMethodDefinitio
           data: { version: DESCRIPTOR_VERSION },
         });
         // Of setups that raced past the count above, the earliest ones stay.
-        const faces = (await ctx.credentials.list(FACE_CREDENTIAL)).sort(
+        const faces = (await enrolledFaces(ctx.credentials)).sort(
           (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id),
         );
         if (faces.findIndex((c) => c.id === added.id) >= maxFacesPerUser) {
@@ -105,7 +124,8 @@ export function faceDefinition(deps: FaceMethodDeps): Omit<DeviceMethodDefinitio
     // The core has checked the device, its proof over this request and the biometric unlock.
     async verify(ctx): Promise<VerifyOutcome> {
       if (!ctx.device?.biometric || !ctx.device.userVerified) return { ok: false, reason: 'no_user_verification' };
-      const enrolled = await enrolledFaces(ctx.credentials);
+      const { current: enrolled, stale } = await facesOf(ctx.credentials);
+      if (enrolled.length === 0 && stale.length > 0) throw new ApiError(...ENROLL_AGAIN);
       if (enrolled.length === 0) return { ok: false, reason: 'not_enrolled' };
       const described = await describe(ctx.files);
       if (!described.ok) throw new ApiError(described.status, described.code, described.message);

@@ -1,6 +1,6 @@
 /**
- * Test photos built at test time from the sample collages that ship with face-api (several
- * different women each): each face is cropped with a margin into a single-face JPEG, then varied
+ * Test photos built at test time from the sample collages that ship with face-api (a dev
+ * dependency, for them only; several different women each): each face is cropped with a margin into a single-face JPEG, then varied
  * to make more photos of the same person (mirrored, 15% brighter, PNG, stored sideways with an
  * EXIF orientation). Nothing derived is committed; the buffers are built once per process.
  */

@@ -45,7 +45,7 @@ export interface FaceEngineStats {
 }
 
 /**
- * Face descriptors computed in a worker thread, so the decoding and the ~200 ms of inference per
+ * Face descriptors computed in a worker thread, so the decoding and the ~100 ms of inference per
  * image never block the event loop. Images are described one at a time (tfjs runs one model at
  * a time per thread); at most `maxQueue` wait, more are refused at once. The worker is unref'd
  * while idle, so it never keeps the process alive. A worker that crashes, or takes longer than
@@ -77,7 +77,7 @@ export class FaceEngine {
     return { ...this.counts };
   }
 
-  /** A JPEG or PNG image to the 128-number descriptor of its only face. */
+  /** A JPEG or PNG image to the 1024-number descriptor of its only face. */
   describe(buffer: Uint8Array): Promise<DescribeResult> {
     if (this.closed) return Promise.reject(new Error('the face engine is closed'));
     if (this.queue.length >= this.options.maxQueue) return Promise.reject(new FaceEngineBusyError());

@@ -1,10 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-// The WASM build: the package's main entry needs @tensorflow/tfjs-node, whose install script
-// downloads libtensorflow.
-import faceapi from '@vladmandic/face-api/dist/face-api.node-wasm.js';
-// The same CommonJS instance face-api requires (there is no exports map), with complete types.
-import tf from '@tensorflow/tfjs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Config, Human } from '@vladmandic/human';
+import * as tf from '@tensorflow/tfjs-core';
 import type { RgbImage } from './decode.js';
 import type { DescribeResult } from './types.js';
 
@@ -13,70 +12,114 @@ export interface FaceModel {
   describe(image: RgbImage): Promise<DescribeResult>;
 }
 
-/** The weights ship inside the face-api package: loading them reads files, never the network. */
-const MODEL_DIR = path.join(
-  path.dirname(createRequire(import.meta.url).resolve('@vladmandic/face-api/package.json')),
-  'model',
-);
+const require = createRequire(import.meta.url);
+/** human's exports map reaches only dist/human.node.js (which needs tfjs-node): found from it. */
+const HUMAN_DIR = path.dirname(path.dirname(require.resolve('@vladmandic/human')));
+/**
+ * The WASM build: it requires tfjs-core, tfjs-converter and tfjs-backend-wasm, the instances
+ * imported here too (one tfjs per worker); the main entry needs @tensorflow/tfjs-node.
+ */
+const { Human: HumanClass } = require(path.join(HUMAN_DIR, 'dist', 'human.node-wasm.js')) as {
+  Human: new (config: Partial<Config>) => Human;
+};
+
+/** The weights ship inside the human package: loading them reads files, never the network. */
+const MODEL_DIR = `${pathToFileURL(path.join(HUMAN_DIR, 'models')).href}/`;
+/** The backend's .wasm files, read from disk too. */
+const WASM_DIR = `${path.join(path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist')}/`;
 
 /**
- * Longer side of the image the networks see. The detector sees 512 × 512 and the recognition
- * network a 150 × 150 chip of the face whatever the photo's size, so a larger photo only costs
- * time and memory (the close-up border below grows it by 1.6² more).
+ * Longer side of the image the networks see. BlazeFace sees 256 × 256 and faceres a chip of the
+ * face whatever the photo's size, so a larger photo only costs time and memory.
  */
 const WORK_SIDE = 1024;
 
-/** Grey border around a close-up, on every side, as a fraction of the longer side. */
-const CLOSE_UP_BORDER = 0.3;
+/**
+ * BlazeFace and faceres only, with every cache off: each photo is a different request (maybe of
+ * another user), so nothing of the last one may be reused. maxDetected is 2: enough to see that
+ * a photo shows several people, and faceres then runs at most twice however many there are. On
+ * face-api's six sample collages BlazeFace (minConfidence 0.4, maxDetected 10) found 3, 3, 3, 4,
+ * 5 and 4 faces, all 22 that SSD found; with maxDetected 2 each is still refused as several, in
+ * 196–228 ms instead of 263–443 ms (growing with the faces).
+ *
+ * No retry with a grey border for close-ups (SSD needed one): BlazeFace found all 17 sample
+ * faces cropped with a 5% margin, and 16 of 17 with none; the border recovered none of them.
+ * No mean with the mirror image either: it would run both networks twice (about 90 ms more a
+ * photo, against the 200 ms goal), and a mirrored photo is already 0.38–0.55 from the original
+ * (different women: 0.86 and more; see the threshold in ../index.ts).
+ */
+const CONFIG: Partial<Config> = {
+  backend: 'wasm',
+  wasmPath: WASM_DIR,
+  modelBasePath: MODEL_DIR,
+  cacheModels: false,
+  debug: false,
+  async: false,
+  warmup: 'none',
+  cacheSensitivity: 0,
+  skipAllowed: false,
+  filter: { enabled: false },
+  face: {
+    enabled: true,
+    detector: { rotation: false, maxDetected: 2, minConfidence: 0.4, skipFrames: 0, skipTime: 0, return: false },
+    mesh: { enabled: false },
+    attention: { enabled: false },
+    iris: { enabled: false },
+    emotion: { enabled: false },
+    description: { enabled: true, skipFrames: 0, skipTime: 0 },
+    antispoof: { enabled: false },
+    liveness: { enabled: false },
+    gear: { enabled: false },
+    ssrnet: { enabled: false },
+    mobilefacenet: { enabled: false },
+    insightface: { enabled: false },
+  },
+  body: { enabled: false },
+  hand: { enabled: false },
+  object: { enabled: false },
+  gesture: { enabled: false },
+  segmentation: { enabled: false },
+} as Partial<Config>;
 
 /**
- * Loads the WASM backend and the three networks of a describe. SSD, not the tiny detector,
- * because "exactly one face" is a check: on the package's sample collages the tiny detector
- * found 1 of 3 faces in sample2.jpg and 3 of 4 in sample4.jpg (so a photo of several people
- * could pass as one, and enrolment could pick any of them); SSD found all 22. It costs about
- * 190 ms per pass instead of about 50 ms, in the worker.
+ * human loads its models with the global fetch, which in Node reads no file:// URL. Replaced,
+ * in the worker thread that loads the models, by one that reads files of MODEL_DIR and nothing
+ * else: the models can never come from the network.
  */
+function fetchModelFiles(): void {
+  globalThis.fetch = async (input) => {
+    const url = String(input instanceof Request ? input.url : input);
+    if (!url.startsWith(MODEL_DIR)) throw new Error(`the face model may not fetch ${url}`);
+    return new Response(await readFile(fileURLToPath(url)));
+  };
+}
+
+/** Loads the WASM backend, BlazeFace and faceres. */
 export async function loadFaceModel(): Promise<FaceModel> {
-  if (!(await tf.setBackend('wasm'))) throw new Error('the tfjs wasm backend failed to start');
-  await tf.ready();
-  const { ssdMobilenetv1, faceLandmark68Net, faceRecognitionNet } = faceapi.nets;
-  await Promise.all([ssdMobilenetv1, faceLandmark68Net, faceRecognitionNet].map((net) => net.loadFromDisk(MODEL_DIR)));
-  const options = new faceapi.SsdMobilenetv1Options({ minConfidence: 0.5 });
-  const detect = (input: tf.Tensor3D) => faceapi.detectAllFaces(input, options);
+  fetchModelFiles();
+  const human = new HumanClass(CONFIG);
+  await human.init();
+  if (human.tf.getBackend() !== 'wasm') throw new Error('the tfjs wasm backend failed to start');
+  await human.load();
+
+  const detect = async (input: tf.Tensor3D) => {
+    const result = await human.detect(input as never);
+    if (result.error) throw new Error(`face detection failed: ${result.error}`);
+    return result.face;
+  };
 
   return {
     async describe(image) {
-      let input = tf.tidy(() => upright(fit(tf.tensor3d(image.data, [image.height, image.width, 3], 'int32')), image));
+      const input = tf.tidy(() =>
+        upright(fit(tf.tensor3d(image.data, [image.height, image.width, 3], 'int32')), image),
+      );
       try {
-        // Detection first, alone: landmarks and descriptors of a crowd would be wasted work.
-        let faces = await detect(input);
-        if (faces.length === 0) {
-          const padded = padForCloseUp(input);
-          input.dispose();
-          input = padded;
-          faces = await detect(input);
-        }
+        const faces = await detect(input);
         const [only] = faces;
         if (!only) return { ok: false, reason: 'no_face' };
         if (faces.length > 1) return { ok: false, reason: 'several_faces' };
-        const parent = Promise.resolve(faceapi.extendWithFaceDetection({}, only));
-        const found = await new faceapi.DetectSingleFaceLandmarksTask(parent, input, false);
-        if (!found) return { ok: false, reason: 'no_face' };
-        // The chip face-api's withFaceDescriptor() describes: the box around the landmarks.
-        const box = found.landmarks.align(null, { useDlibAlignment: true });
-        // face-api declares its own copy of the tfjs types: the same tensors at run time.
-        const [chip] = (await faceapi.extractFaceTensors(input as never, [box])) as unknown as tf.Tensor3D[];
-        if (!chip) return { ok: false, reason: 'no_face' };
-        const mirrored = tf.reverse(chip, 1);
-        try {
-          return {
-            ok: true,
-            descriptor: mean(await faceapi.nets.faceRecognitionNet.computeFaceDescriptor([chip, mirrored])),
-          };
-        } finally {
-          chip.dispose();
-          mirrored.dispose();
-        }
+        if (!only.embedding?.length) return { ok: false, reason: 'no_face' };
+        return { ok: true, descriptor: unit(only.embedding) };
       } finally {
         input.dispose();
       }
@@ -85,15 +128,14 @@ export async function loadFaceModel(): Promise<FaceModel> {
 }
 
 /**
- * The mean of the descriptors of the face and of its mirror image. A front camera may save the
- * photo mirrored or not: on the 17 sample faces a mirrored photo was 0.17–0.45 away from the
- * original with one descriptor (different women: 0.50 and more), and 0.04–0.39 with the mean
- * (different women: 0.48 and more). It costs one more run of the recognition network (~16 ms).
+ * The descriptor scaled to length 1, so that the euclidean distance of two lies in 0–2 whatever
+ * the lengths faceres gives (its raw distances on the samples: 3.8–6.5 for one face, 8.5 and more
+ * for two women).
  */
-function mean(descriptors: Float32Array | Float32Array[]): number[] {
-  const [a, b] = descriptors as Float32Array[];
-  if (!a || !b) throw new Error('the recognition network gave no descriptor');
-  return Array.from(a, (v, i) => (v + (b[i] as number)) / 2);
+function unit(embedding: number[]): number[] {
+  const length = Math.hypot(...embedding);
+  if (!(length > 0)) throw new Error('the description model gave an empty descriptor');
+  return embedding.map((v) => v / length);
 }
 
 /** Scaled down to WORK_SIDE when larger. */
@@ -112,26 +154,4 @@ function upright(input: tf.Tensor3D, { orientation }: RgbImage): tf.Tensor3D {
   const axes = ([[], [], [1], [0, 1], [0], [], [1], [0, 1], [0]] as number[][])[orientation] ?? [];
   const turned = orientation >= 5 ? tf.transpose(input, [1, 0, 2]) : input;
   return axes.length ? tf.reverse(turned, axes) : turned;
-}
-
-/**
- * The image centred on a grey square with a border. SSD misses faces that fill the frame (a
- * selfie, a tight crop): on tight crops of the package's 17 sample faces it found 11 without the
- * border and all 17 with it. Only a retry: the border shrinks the faces of a wide photo, and the
- * first pass must keep finding every one of them for the several-faces check.
- */
-function padForCloseUp(input: tf.Tensor3D): tf.Tensor3D {
-  const [height, width] = input.shape;
-  const side = Math.round(Math.max(width, height) * (1 + 2 * CLOSE_UP_BORDER));
-  const top = Math.floor((side - height) / 2);
-  const left = Math.floor((side - width) / 2);
-  return tf.pad(
-    input,
-    [
-      [top, side - height - top],
-      [left, side - width - left],
-      [0, 0],
-    ],
-    128,
-  );
 }

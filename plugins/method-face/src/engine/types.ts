@@ -16,14 +16,14 @@ export type ImageLimits = Pick<ResolvedOptions, 'maxSide' | 'maxPixels'>;
 
 export type RefusalReason = 'bad_image' | 'too_large' | 'no_face' | 'several_faces';
 
-/** A 128-number face descriptor of the image's only face, or why the image gave none. */
+/** A 1024-number face descriptor (length 1) of the image's only face, or why the image gave none. */
 export type DescribeResult = { ok: true; descriptor: number[] } | { ok: false; reason: RefusalReason };
 
 /**
  * The pipeline that makes descriptors: stored with each one, so that descriptors of another
  * pipeline (another model, detector or averaging) are never compared with these.
  */
-export const DESCRIPTOR_VERSION = 'face-api@1.7.15/ssd/landmark68/flip-mean';
+export const DESCRIPTOR_VERSION = 'human@3.3.6/blazeface/faceres/unit';
 
 export const DEFAULTS: ResolvedOptions = {
   maxSide: 4096,
