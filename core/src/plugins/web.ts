@@ -57,6 +57,11 @@ export interface PluginPage {
   uiLocales?: string | null;
   /** Since 1.3: the app whose brand the page shows (a step of its login); else the global brand. */
   app?: string | null;
+  /**
+   * Since 1.3: the page's Referrer-Policy; `same-origin` by default (a form on it that checks
+   * `Origin`, `csrf.valid`, needs that). `no-referrer` for a page whose URL carries a secret.
+   */
+  referrer?: 'no-referrer' | 'same-origin';
 }
 
 /** Since plugin API 1.3: a login flow as a plugin sees it (read-only). */
@@ -528,7 +533,7 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
     requireAdmin: (req) => deps.adminGuard().check(req),
     page(req, res, page) {
       const brand = deps.branding().of(page.app);
-      pageHeaders(res, page.formTargets ?? [], 'same-origin', brand);
+      pageHeaders(res, page.formTargets ?? [], page.referrer ?? 'same-origin', brand);
       const context = { base, t: localesOf().for(req, page.uiLocales ?? null), brand };
       res.status(page.status ?? 200).send(layout(context, page.title, page.body, null));
     },

@@ -65,12 +65,12 @@ export function endSession(api: Pick<PluginApi, 'web' | 'services' | 'logger'>) 
     pages.signedOut(req, res, uiLocales, client?.name ?? null);
   };
 
-  /** The app: the hint's audience, or `client_id` (which must agree with it). */
+  /** The app: the one the hint was issued to (its `azp`), or `client_id` (which must be that one). */
   function clientOf(params: Record<string, string>, hint: IdTokenHint | null): OAuthClient | null {
-    if (params.client_id && hint && !hint.clientIds.includes(params.client_id)) {
+    if (params.client_id && hint && params.client_id !== hint.clientId) {
       throw new LogoutRefused(400, 'The client_id does not match the id_token_hint.');
     }
-    const id = params.client_id ?? hint?.clientIds[0];
+    const id = params.client_id ?? hint?.clientId;
     const client = id ? web.client(id) : null;
     if (id && !client) throw new LogoutRefused(400, 'The app (client_id) is not registered.');
     return client;
