@@ -258,6 +258,25 @@ describe('oauth-end-session under attack (security review)', function () {
       expect(await alive(mallory.browser)).to.equal(true);
     });
 
+    it("a hint of the user's earlier session (its sid ended) asks first: an old token signs no new session out", async () => {
+      const { user, browser, tokens } = await signedIn('again');
+      const out = await end(browser, { id_token_hint: tokens.id_token });
+      expect(out.status).to.equal(200);
+      expect(await alive(browser)).to.equal(false);
+      // Signed in again in the same browser: a new session, a new sid.
+      const got = await obtainCode(server, user, { clientId: BYE.id, redirectUri: BYE_CB, scope: 'openid', browser });
+      const fresh = (await redeem(server, got, BYE)).body.id_token as string;
+      expect(decodeJwtParts(fresh).payload.sid).to.not.equal(decodeJwtParts(tokens.id_token).payload.sid);
+      const stale = await end(browser, { id_token_hint: tokens.id_token, post_logout_redirect_uri: BYE_OUT });
+      expect(stale.status).to.equal(200);
+      expect(await stale.text()).to.include('Sign out?');
+      expect(await alive(browser)).to.equal(true);
+      // The token of this session still signs out at once.
+      const now = await end(browser, { id_token_hint: fresh, post_logout_redirect_uri: BYE_OUT });
+      expect(locationOf(now, server).href).to.equal(BYE_OUT);
+      expect(await alive(browser)).to.equal(false);
+    });
+
     it("a hint for another user than the browser's asks first; the other user stays signed in too", async () => {
       const alice = await signedIn('alice');
       const bob = await signedIn('bob');
