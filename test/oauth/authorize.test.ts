@@ -482,6 +482,11 @@ describe('OAuth authorization endpoint (checklist §1)', function () {
       expect(fresh.pathname).to.equal('/login');
       const bogus = await hinted('eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.');
       expectErrorRedirect(bogus, server, WEB_CB, 'invalid_request', 'st-1');
+      // The user's own access token (typ at+jwt, aud the app, signed by the same keys) is no ID token.
+      expect(decodeJwtParts(mine.body.access_token as string).header.typ).to.equal('at+jwt');
+      const access = await hinted(mine.body.access_token as string, { prompt: 'none' });
+      const error = expectErrorRedirect(access, server, WEB_CB, 'invalid_request', 'st-1');
+      expect(error.get('error_description')).to.equal('id_token_hint is not an ID token of this server');
     });
 
     it('prompt=login forces a login despite the session', async function () {

@@ -287,6 +287,31 @@ describe('logout: RP-initiated, hosted, admin and back-channel (issue 8)', funct
     expect(await events.count({ types: ['backchannel_logout.done'], userId: alice.id })).to.equal(2);
   });
 
+  it('a confirmed sign-out without a hint (reason user) tells every app of the session too', async () => {
+    const browser = new Browser(site as OAuthServer);
+    const alice = await user();
+    const rpTokens = await signIn(browser, RP, alice);
+    await signIn(browser, OTHER, alice);
+    const sid = decodeJwtParts(rpTokens.id_token).payload.sid;
+    const before = sink.received.length;
+    const page = await (await browser.get(`/session/end_session?client_id=${RP.id}`)).text();
+    const done = await browser.postForm('/session/end_session', {
+      confirm: 'yes',
+      csrf: /name="csrf" value="([^"]+)"/.exec(page)![1]!,
+      client_id: RP.id,
+    });
+    expect(done.status).to.equal(200);
+    await sink.arrived(before + 2);
+    const notices = sink.received.slice(before);
+    expect(notices.map((n) => n.path).sort()).to.deep.equal(['/other/logout', '/rp/logout']);
+    for (const notice of notices) {
+      const payload = await verifyLogoutToken(notice.token, notice.path.startsWith('/rp') ? RP.id : OTHER.id);
+      expect(payload).to.include({ sub: alice.id, sid });
+    }
+    const ended = await gatehouse.container.cradle.events.recent({ types: ['session.ended'], userId: alice.id });
+    expect(ended.map((e) => e.reason)).to.deep.equal(['user']);
+  });
+
   it('a code issued before the logout and redeemed after it → 400 invalid_grant, no tokens', async () => {
     const browser = new Browser(site as OAuthServer);
     const rpTokens = await signIn(browser, RP, await user());

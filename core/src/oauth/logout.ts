@@ -35,6 +35,8 @@ export function logoutCsrf(sessionCookie: string): string {
 /** What an ID token we issued says, once its signature checked out. */
 export interface IdTokenHint {
   sub: string;
+  /** Since 1.3: the app the token was issued to (`azp`, else its one audience; OIDC Core §2). */
+  clientId: string;
   clientIds: string[];
   sid: string | null;
 }
@@ -95,22 +97,25 @@ export class LogoutService {
 
   /**
    * An `id_token_hint` (RP-Initiated Logout 1.0 §2): an ID token this server signed, possibly
-   * expired (the spec asks OPs to accept those); null when it is not one.
+   * expired (the spec asks OPs to accept those); null when it is not one. Our access tokens
+   * (`at+jwt`) and logout tokens (`logout+jwt`) are signed by the same keys: the `typ` header
+   * tells them apart, so neither can sign a user out without the confirmation.
    */
   async readIdTokenHint(token: string): Promise<IdTokenHint | null> {
     try {
-      const { kid } = decodeProtectedHeader(token);
+      const { kid, typ } = decodeProtectedHeader(token);
+      if (typ !== undefined && typ.toUpperCase() !== 'JWT') return null;
       const jwk = (await this.deps.keys.jwks()).keys.find((k) => k.kid === kid);
-      if (!jwk) return null;
-      const { payload } = await compactVerify(token, await importJWK(jwk, jwk.alg));
+      if (!jwk?.alg) return null;
+      const { payload } = await compactVerify(token, await importJWK(jwk, jwk.alg), { algorithms: [jwk.alg] });
       const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
       const aud = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
-      if (claims.iss !== this.deps.issuer || typeof claims.sub !== 'string' || !aud.length) return null;
-      return {
-        sub: claims.sub,
-        clientIds: aud.filter((a): a is string => typeof a === 'string'),
-        sid: typeof claims.sid === 'string' ? claims.sid : null,
-      };
+      const clientIds = aud.filter((a): a is string => typeof a === 'string');
+      // The party it was issued to: `azp` (one of the audience), else the only audience.
+      const azp = typeof claims.azp === 'string' ? claims.azp : clientIds.length === 1 ? clientIds[0] : undefined;
+      if (claims.iss !== this.deps.issuer || typeof claims.sub !== 'string' || !azp || !clientIds.includes(azp))
+        return null;
+      return { sub: claims.sub, clientId: azp, clientIds, sid: typeof claims.sid === 'string' ? claims.sid : null };
     } catch {
       return null;
     }

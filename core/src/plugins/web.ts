@@ -57,6 +57,11 @@ export interface PluginPage {
   uiLocales?: string | null;
   /** Since 1.3: the app whose brand the page shows (a step of its login); else the global brand. */
   app?: string | null;
+  /**
+   * Since 1.3: the page's Referrer-Policy; `same-origin` by default (a form on it that checks
+   * `Origin`, `csrf.valid`, needs that). `no-referrer` for a page whose URL carries a secret.
+   */
+  referrer?: 'no-referrer' | 'same-origin';
 }
 
 /** Since plugin API 1.3: a login flow as a plugin sees it (read-only). */
@@ -310,11 +315,12 @@ export interface WebApi {
   readonly logout: {
     /**
      * The browser's session as signing out sees it: any the session cookie names that has not
-     * ended or expired (an idle one too: it still ends), its user and the token a
+     * ended or expired (an idle one too: it still ends), its user, its id (an ID token's `sid`)
+     * and the token a
      * sign-out form must echo (bound to the cookie, as the hosted login page's "Not you?" form
      * is, `loginFlows.signedInAs`); null without one.
      */
-    session(req: IncomingMessage): Promise<{ userId: string; csrf: string } | null>;
+    session(req: IncomingMessage): Promise<{ userId: string; sid: string; csrf: string } | null>;
     /**
      * An `id_token_hint` (RP-Initiated Logout 1.0 §2): an ID token this server signed, expired or
      * not: its subject, its audience, its `sid`; null when it is not one.
@@ -497,7 +503,7 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
       async session(req) {
         const cookie = readCookie(req, sessionCookieName(deps.config.issuer));
         const session = await deps.sessions().get(cookie);
-        return session ? { userId: session.userId, csrf: logoutCsrf(cookie!) } : null;
+        return session ? { userId: session.userId, sid: session.sid, csrf: logoutCsrf(cookie!) } : null;
       },
       idTokenHint: (token) => deps.logout().readIdTokenHint(token),
     },
@@ -528,7 +534,7 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
     requireAdmin: (req) => deps.adminGuard().check(req),
     page(req, res, page) {
       const brand = deps.branding().of(page.app);
-      pageHeaders(res, page.formTargets ?? [], 'same-origin', brand);
+      pageHeaders(res, page.formTargets ?? [], page.referrer ?? 'same-origin', brand);
       const context = { base, t: localesOf().for(req, page.uiLocales ?? null), brand };
       res.status(page.status ?? 200).send(layout(context, page.title, page.body, null));
     },

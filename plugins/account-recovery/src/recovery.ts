@@ -303,9 +303,22 @@ export class PasswordRecovery {
     return user;
   }
 
-  /** "Your password was reset" to the user's email address (else phone), whoever asked. */
+  /**
+   * "Your password was reset" to the user's email address (else phone), whoever asked; unless
+   * the security notices (`securityNotices`, @gatehouse-auth/notices-security) tell them of the
+   * new password already: the setup's `password_changed` event, with what was set up meanwhile.
+   */
   private sendNotice(user: UserRecord, messages: MessagesFor): Promise<void> {
+    if (this.securityNotices()?.tells('password_changed', user)) return Promise.resolve();
     return this.notify(user, 'notice', {}, messages);
+  }
+
+  private securityNotices(): { tells(type: string, user: UserRecord): boolean } | null {
+    try {
+      return this.services.resolve<{ tells(type: string, user: UserRecord): boolean }>('securityNotices');
+    } catch {
+      return null; // the plugin is not loaded
+    }
   }
 
   /**

@@ -11,7 +11,7 @@
  *       email_channel: smtp
  *       sms_channel: sms-provider
  */
-import { definePlugin, type MessageKind } from '@gatehouse-auth/core';
+import { definePlugin, type MessageKind, type UserRecord } from '@gatehouse-auth/core';
 import { noticeOptions, type NoticeOptions } from './options.js';
 import { SecurityNotifier } from './notifier.js';
 
@@ -19,10 +19,21 @@ export { noticeOptions, type NoticeOptions } from './options.js';
 export { SecurityNotifier } from './notifier.js';
 export { SUBJECT, text, type NoticeFacts, type SecurityNotice } from './texts.js';
 
+/**
+ * The service `securityNotices` (`services.resolve('securityNotices')`): whether this plugin
+ * tells `user` of a security event of `type` (it has a route to them), so that a plugin with a
+ * notice of its own for the same change (account-recovery's reset) does not send a second one.
+ */
+export interface SecurityNotices {
+  tells(type: string, user: Pick<UserRecord, 'email' | 'phone'>): boolean;
+}
+const TOLD = new Set(['code_reuse', 'sign_in_blocked', 'sign_in_challenged', 'password_changed']);
+
 export default definePlugin<NoticeOptions>({
   name: '@gatehouse-auth/notices-security',
   apiVersion: '^1.3',
   options: noticeOptions,
+  provides: ['securityNotices'],
   register(api, options) {
     const { services } = api;
     const notifier = new SecurityNotifier({
@@ -35,6 +46,11 @@ export default definePlugin<NoticeOptions>({
       claims: api.web.limit('notice', 1, options.min_interval_seconds),
     });
     api.securityEvents((event) => notifier.notify(event.user, event.type, event));
+    const notices: SecurityNotices = {
+      tells: (type, user) =>
+        TOLD.has(type) && Boolean((options.email_channel && user.email) || (options.sms_channel && user.phone)),
+    };
+    api.provide('securityNotices', notices);
 
     api.check(() => {
       const need = (key: 'email_channel' | 'sms_channel', kind: MessageKind) => {

@@ -16,7 +16,7 @@ class LogoutRefused extends Error {
 
 /**
  * The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0). With an `id_token_hint`
- * naming the user of this browser's session, it signs out at once; otherwise the user confirms
+ * naming the user of this browser's session (and that session, by its `sid`), it signs out at once; otherwise the user confirms
  * with a form bound to the session cookie, so no other site can sign a user out by a link.
  * `post_logout_redirect_uri` must be registered for the app (exact match) or nothing redirects.
  * The hosted login page's "Not you?" posts here with its `request_id`: after signing out, the
@@ -38,8 +38,9 @@ export function endSession(api: Pick<PluginApi, 'web' | 'services' | 'logger'>) 
       throw new LogoutRefused(400, 'The post_logout_redirect_uri is not registered for this app.');
     }
     const session = await web.logout.session(req);
-    // A valid hint for this browser's user proves the app asks for this user's logout.
-    const hinted = Boolean(hint && session && hint.sub === session.userId);
+    // A valid hint for this browser's user, of this session when it names one, proves the app
+    // asks for this logout: an ID token of an earlier session (long expired, say) does not.
+    const hinted = Boolean(hint && session && hint.sub === session.userId && (!hint.sid || hint.sid === session.sid));
     if (session && !confirmed && !hinted) {
       const fields = Object.fromEntries(PARAMS.filter((k) => params[k] !== undefined).map((k) => [k, params[k]!]));
       return pages.confirm(req, res, uiLocales, {
@@ -65,12 +66,12 @@ export function endSession(api: Pick<PluginApi, 'web' | 'services' | 'logger'>) 
     pages.signedOut(req, res, uiLocales, client?.name ?? null);
   };
 
-  /** The app: the hint's audience, or `client_id` (which must agree with it). */
+  /** The app: the one the hint was issued to (its `azp`), or `client_id` (which must be that one). */
   function clientOf(params: Record<string, string>, hint: IdTokenHint | null): OAuthClient | null {
-    if (params.client_id && hint && !hint.clientIds.includes(params.client_id)) {
+    if (params.client_id && hint && params.client_id !== hint.clientId) {
       throw new LogoutRefused(400, 'The client_id does not match the id_token_hint.');
     }
-    const id = params.client_id ?? hint?.clientIds[0];
+    const id = params.client_id ?? hint?.clientId;
     const client = id ? web.client(id) : null;
     if (id && !client) throw new LogoutRefused(400, 'The app (client_id) is not registered.');
     return client;

@@ -20,7 +20,10 @@ export function redirectTargets(uris: string[]): string[] {
   return [...out];
 }
 
-/** The logout endpoint's pages, in the language of the request's `ui_locales`, then the browser's. */
+/**
+ * The logout endpoint's pages, in the language of the request's `ui_locales`, then the browser's;
+ * `no-referrer`, as the id_token_hint may be in their URL.
+ */
 export function logoutPages(web: WebApi) {
   const action = new URL(web.issuer).pathname.replace(/\/+$/, '') + END_SESSION_PATH;
   return {
@@ -35,6 +38,7 @@ export function logoutPages(web: WebApi) {
       web.page(req, res, {
         title: t.t('logout.title'),
         uiLocales,
+        referrer: 'no-referrer',
         formTargets: redirectTargets(input.redirectUris),
         body: html`<main class="card">
           <h1>${t.t('logout.title')}</h1>
@@ -54,6 +58,7 @@ export function logoutPages(web: WebApi) {
       web.page(req, res, {
         title: t.t('logout.done.title'),
         uiLocales,
+        referrer: 'no-referrer',
         body: html`<main class="card">
           <h1>${t.t('logout.done.heading')}</h1>
           <p>${appName ? t.t('logout.done.app', { app: appName }) : t.t('logout.done.all')}</p>
@@ -71,6 +76,7 @@ export function logoutPages(web: WebApi) {
         title: t.t('logout.error.title'),
         status,
         uiLocales,
+        referrer: 'no-referrer',
         body: html`<main class="card">
           <h1>${t.t('logout.error.title')}</h1>
           <p>${t.t('logout.error.text', { description, error })}</p>
