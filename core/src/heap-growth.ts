@@ -4,9 +4,9 @@ import vm from 'node:vm';
 /**
  * Caps how far V8 lets the old generation grow between full collections (decision 55), and runs
  * one full collection now (decision 60). V8 reads the flag when a full collection computes the
- * next limit; the limit in force until then was computed at start-up with V8's own factor (up to
- * 4×: 34 MB live allowed 135 MB). A load that promotes slowly, like whole logins, then reaches
- * the next collection only after tens of MB of garbage, so the cap would take effect too late.
+ * next limit; the limit in force until then was computed during start-up with V8's own factor
+ * (up to 4× what survived). A load that promotes slowly, like whole logins, reached the next
+ * collection only after 40 s and tens of MB of garbage, so the cap took effect too late.
  * The collection costs 10–30 ms once, while the server starts.
  */
 export function capHeapGrowth(percent: number): void {
