@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import v8 from 'node:v8';
 import type { Gatehouse } from './gatehouse.js';
+import { capHeapGrowth } from './heap-growth.js';
 import { InFlightHandlers } from './http/in-flight.js';
 import { listenForMetrics, registrySource, type MetricsListener } from './observability/http.js';
 import { isClusterWorker } from './observability/metrics.js';
@@ -23,8 +23,9 @@ export interface RunningServer {
 /** Listens with the config's host, port and optional TLS. */
 export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
   const { server: cfg } = gatehouse.config;
-  // A GC setting V8 reads at every full collection, so it takes effect at run time (decision 55).
-  if (cfg.heap_growth_percent > 0) v8.setFlagsFromString(`--heap-growing-percent=${cfg.heap_growth_percent}`);
+  // A GC setting V8 reads at every full collection; one runs now so it holds from the start
+  // (decisions 55 and 60).
+  capHeapGrowth(cfg.heap_growth_percent);
   // Slow clients (a header a minute, a body at one byte a second) must not hold sockets.
   const limits: http.ServerOptions = {
     headersTimeout: cfg.headers_timeout_ms,
