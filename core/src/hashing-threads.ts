@@ -43,7 +43,8 @@ class HashingThread {
   dead = false;
 
   constructor(module: string, idle: () => void) {
-    this.worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { module } });
+    // execArgv: [] because the source is CommonJS: an inherited --input-type=module would break it.
+    this.worker = new Worker(THREAD_SOURCE, { eval: true, execArgv: [], workerData: { module } });
     this.worker.unref(); // kept alive only while it runs a job (see run)
     this.worker.on('message', (answer: Answer) => {
       const job = this.finish();

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import { hash as nodeRsHash } from '@node-rs/argon2';
 import { argon2Hashing, argon2NeedsRehash } from '../../core/dist/hashing.js';
@@ -86,5 +87,30 @@ describe('password hashing on the core hashing threads (decision 57)', () => {
       expect(argon2NeedsRehash(at(COST, 'argon2id', 16), COST)).to.equal(true);
       expect(argon2NeedsRehash('$2b$10$abcdefghijklmnopqrstuu', COST)).to.equal(true);
     });
+  });
+});
+
+describe('the core worker threads run under node --input-type=module (their sources are CommonJS)', () => {
+  it('hashes on a hashing thread and signs on a signing thread in a process started with that flag', () => {
+    const dist = new URL('../../core/dist/', import.meta.url).href;
+    const script = `
+      import { generateKeyPairSync } from 'node:crypto';
+      import { argon2Hashing } from '${dist}hashing.js';
+      import { HashingThreads } from '${dist}hashing-threads.js';
+      import { SigningThreads } from '${dist}oauth/signing-threads.js';
+      const hashing = new HashingThreads(1);
+      const hash = await argon2Hashing(undefined, () => hashing).withCost({ memoryCost: 1024, timeCost: 1, parallelism: 1 }).hash('x');
+      hashing.close();
+      const signing = new SigningThreads(1);
+      const { privateKey } = generateKeyPairSync('ed25519');
+      const sig = await signing.sign(privateKey, [null, privateKey], 'input');
+      await signing.close();
+      console.log(hash.slice(0, 9), sig.length);`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(run.stderr).to.equal('');
+    expect(run.stdout.trim()).to.equal('$argon2id 86');
   });
 });

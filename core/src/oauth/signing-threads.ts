@@ -41,7 +41,7 @@ class SigningThread {
 
   /** `idle`: called when the thread has answered its batches (or ended): the next batch may go. */
   constructor(idle: () => void) {
-    this.worker = new Worker(THREAD_SOURCE, { eval: true });
+    this.worker = new Worker(THREAD_SOURCE, { eval: true, execArgv: [] }); // CommonJS source: no inherited --input-type
     this.worker.unref(); // never what keeps a process alive
     this.worker.on('message', (answers: Signed[]) => {
       const batch = this.inFlight.shift() ?? [];

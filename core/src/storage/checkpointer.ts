@@ -112,6 +112,7 @@ export class BackgroundCheckpointer {
     try {
       worker = new Worker(WORKER_SOURCE, {
         eval: true,
+        execArgv: [], // CommonJS source: an inherited --input-type=module would break it
         workerData: {
           module: createRequire(import.meta.url).resolve('better-sqlite3'),
           file: this.file,
