@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { createGatehouseContainer } from './composition/container.js';
 import type { Cradle } from './composition/cradle.js';
 import { provideService, queuedDeliveries } from './composition/plugin-services.js';
-import { buildWeb } from './composition/web.js';
+import { apiRoutes, buildWeb } from './composition/web.js';
 import type { LoadedConfig } from './config/load.js';
 import type { GatehouseConfig } from './config/schema.js';
 import { createLogger } from './http/logging.js';
@@ -144,6 +144,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
             adminGuard: () => c.adminGuard,
             branding: () => c.branding,
             locales: () => c.locales,
+            routeSpecs: () => apiRoutes(c),
           },
           catalogs,
         ),

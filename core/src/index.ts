@@ -42,7 +42,7 @@ export type { DependencyCheck } from './observability/dependencies.js';
 // Since 1.3: what `api.securityEvents` listeners hear of.
 export type { ListedCredential, SecurityEvent, SecurityEventListener } from './verification/security-events.js';
 export type { Tracing } from './observability/tracing.js';
-export { CORE_VERSION } from './http/openapi.js';
+export { CORE_VERSION } from './version.js';
 export type * from './plugins/extensions.js';
 export type { Services, Clock, DeliveryOptions, UserDirectory } from './services.js';
 export { argon2Hashing, type HashCost, type PasswordHashing, type SecretHasher } from './hashing.js';
@@ -51,8 +51,19 @@ export * from './methods/code-method.js';
 export * from './methods/device-method.js';
 export { OAuthError } from './oauth/errors.js';
 export { defineRoute, routeInput, envelopeOf } from './http/api-spec.js';
+// Since 1.3: what an API description (@gatehouse-auth/openapi) reads of the declarations.
+export { operationErrors, openApiPaths } from './http/api-spec.js';
 export { CLIENT_FIELDS as CLIENT_AUTH_FIELDS, CLIENT_ERRORS as CLIENT_AUTH_ERRORS } from './oauth/api.js';
-export type { RouteSpec, ErrorRef, HttpMethod, MediaType, SecurityName } from './http/api-spec.js';
+export type {
+  RouteSpec,
+  ErrorRef,
+  ErrorStyle,
+  HttpMethod,
+  MediaType,
+  OtherResponse,
+  ResolvedError,
+  SecurityName,
+} from './http/api-spec.js';
 export * from './oauth/types.js';
 export { ActiveTokenCache, type Invalidation } from './oauth/token-cache.js';
 

@@ -8,3 +8,6 @@ export function documentedCodes(doc: Json, method: string, path: string, status:
   const parts: Json[] = (schema.anyOf ?? [schema]).flatMap((v: Json) => v.allOf ?? [v]);
   return parts.flatMap((p) => p.properties?.error?.properties?.code?.enum ?? p.properties?.error?.enum ?? []);
 }
+
+/** The verification catalogue, for a plugin's test that checks the document lists each code. */
+export { VERIFICATION_ERRORS } from '../../core/dist/verification/errors.js';

@@ -3,8 +3,8 @@ import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { DEVICE_API } from '../devices/api.js';
 import { deviceRoutes } from '../devices/routes.js';
-import type { RouteSpec } from '../http/api-spec.js';
-import { CORE_VERSION, openApiRoutes } from '../http/openapi.js';
+import { BootError } from '../errors.js';
+import { checkRouteSpecs, type RouteSpec } from '../http/api-spec.js';
 import { errorHandler, notFound, replyLogger } from '../http/error-handler.js';
 import { withFastRoutes } from '../http/fast-routes.js';
 import { HEALTH_API, healthRoutes } from '../http/health.js';
@@ -60,13 +60,7 @@ export function buildWeb(c: Cradle): {
   app.use(c.branding.routes());
   app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
-  app.use(
-    openApiRoutes({
-      routes: apiRoutes(c),
-      info: { issuer: c.config.issuer, version: CORE_VERSION },
-      issuerPath: c.issuerPath,
-    }),
-  );
+  checkRoutes(apiRoutes(c));
   for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
   app.use(
     landingRoutes({
@@ -91,6 +85,15 @@ export function buildWeb(c: Cradle): {
     trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,
   });
   return { express: app, listener, fastRoutes: fastRoutes.map(({ method, path }) => ({ method, path })) };
+}
+
+/** A declaration naming an unknown error code, or a path twice, stops the boot. */
+function checkRoutes(routes: readonly RouteSpec[]): void {
+  try {
+    checkRouteSpecs(routes);
+  } catch (err) {
+    throw new BootError('API_SPEC_INVALID', `the API declarations are inconsistent: ${(err as Error).message}`);
+  }
 }
 
 /** Every JSON operation the server answers, the plugins' under their mount paths (decision 26). */

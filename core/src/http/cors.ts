@@ -5,8 +5,8 @@ import type { AppConfig } from '../config/schema.js';
 
 /**
  * The API paths a browser app on another origin may call (apps[i].allowed_origins): the
- * verification and setup services, for SPAs the token endpoint, userinfo, JWKS and discovery, and the API
- * description (an app's developer portal renders /openapi.json from its own origin). Never
+ * verification and setup services, for SPAs the token endpoint, userinfo, JWKS and discovery (plugins add
+ * theirs with `api.cors`: the API description, PAR, DCR). Never
  * /authorize or the hosted pages: those are navigations, not XHR (RFC 9700 §4.16: no CORS there).
  */
 const API_PREFIXES = [
@@ -20,7 +20,6 @@ const API_PREFIXES = [
   '/userinfo',
   '/oauth2/userinfo',
   '/.well-known/',
-  '/openapi.json',
 ];
 
 /** The request headers such clients send: the usual ones and the cidaas SDKs' own. */

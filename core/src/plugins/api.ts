@@ -75,8 +75,8 @@ export interface RouteContribution {
   router: Router;
   /**
    * The router's JSON endpoints (`defineRoute`), paths relative to `path`: they appear in
-   * /openapi.json, and the handlers validate with them (`routeInput`). HTML pages and redirects
-   * need none.
+   * /openapi.json (@gatehouse-auth/openapi), and the handlers validate with them (`routeInput`).
+   * HTML pages and redirects need none.
    */
   operations?: readonly RouteSpec[];
 }

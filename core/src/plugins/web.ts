@@ -24,6 +24,7 @@ import type { Clock, Services } from '../services.js';
 import { randomToken, safeEqual } from '../util/crypto.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import type { AdminGuard } from '../http/admin-guard.js';
+import type { RouteSpec } from '../http/api-spec.js';
 import type { MethodCompletion } from '../verification/flows.js';
 import type { AuthMethod, JsonObject, RequestFacts, UserRecord } from './extensions.js';
 
@@ -290,6 +291,12 @@ export interface WebApi {
   /** The public URL of a path under the issuer (`/device` → `https://id.example/device`). */
   url(path: string): string;
   /**
+   * Since 1.3: every JSON operation the server answers (`defineRoute` declarations): the core's,
+   * then the plugins' under their mount paths. Complete once the server is built: read it at
+   * request time, never in `register`.
+   */
+  routeSpecs(): readonly RouteSpec[];
+  /**
    * The client the request authenticates as, with every method the token endpoint supports
    * (Basic, `client_secret`, `client_assertion`, a public client's bare `client_id`) and its
    * throttling; `params` is the request's form. Throws an OAuthError `invalid_client` (401, or
@@ -456,6 +463,8 @@ export interface WebDeps {
   branding: () => Pick<Branding, 'of'>;
   /** The core's catalogs: the layout's texts under a plugin's. */
   locales: () => Pick<Locales, 'messages'>;
+  /** Every declared JSON operation (composition/web.ts apiRoutes). */
+  routeSpecs: () => readonly RouteSpec[];
 }
 
 /** Keys of the core's catalogs the layout itself shows on a plugin's page. */
@@ -485,6 +494,7 @@ export function pluginWeb(plugin: string, deps: WebDeps, catalogs: () => PluginC
   return {
     issuer,
     url: (path) => `${issuer}${path.startsWith('/') ? path : `/${path}`}`,
+    routeSpecs: () => deps.routeSpecs(),
     authenticateClient: (req, params) =>
       deps.clientAuth().authenticate({ params, authorization: req.headers.authorization, request: req }, clientIp(req)),
     async session(req) {

@@ -181,10 +181,16 @@ describe('admin API left out of plugins: (decision 44)', () => {
   let gatehouse: Gatehouse;
   before(async () => {
     gatehouse = await buildApp(
-      testConfig([{ name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } }], {
-        admin: { token: TEST_ADMIN_TOKEN },
-        metrics: { enabled: true, expose: 'admin' },
-      }),
+      testConfig(
+        [
+          { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
+          { name: '@gatehouse-auth/openapi' },
+        ],
+        {
+          admin: { token: TEST_ADMIN_TOKEN },
+          metrics: { enabled: true, expose: 'admin' },
+        },
+      ),
       { logger: createLogger('silent') },
     );
   });

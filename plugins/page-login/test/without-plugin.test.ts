@@ -16,6 +16,7 @@ const UI = 'http://localhost:9/login';
 const PLUGINS = [
   { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
   { name: '@gatehouse-auth/grant-authorization-code' },
+  { name: '@gatehouse-auth/openapi' },
 ];
 
 function app(clientId: string, extra: Record<string, unknown> = {}) {

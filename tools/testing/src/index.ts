@@ -421,6 +421,7 @@ function webWithoutServer(): WebApi {
     setup: needsServerAll<WebApi['setup']>('setup', needsServer),
     requestFacts: needsServer('requestFacts'),
     requireAdmin: needsServer('requireAdmin'),
+    routeSpecs: needsServer('routeSpecs'),
   };
 }
 

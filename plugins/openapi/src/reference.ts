@@ -1,36 +1,5 @@
-import { readFileSync } from 'node:fs';
-import express, { type Router } from 'express';
-import { z } from 'zod';
-import { BootError } from '../errors.js';
-import { pageHeaders } from '../login/headers.js';
-import { html, type SafeHtml } from '../login/html.js';
-import { defineRoute, openApiDocument, type DocumentInfo, type RouteSpec } from './api-spec.js';
-
-export const OPENAPI_PATH = '/openapi.json';
-
-/** The core package's version: the document's `info.version`, the traces' `service.version`. */
-export const CORE_VERSION = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
-export const REFERENCE_PATH = '/openapi';
-
-/** The document describes itself too. */
-export const OPENAPI_ROUTE = defineRoute({
-  id: 'openApiDocument',
-  method: 'get',
-  path: OPENAPI_PATH,
-  summary: 'This OpenAPI 3.1 document',
-  description:
-    'Generated from the schemas that validate the requests, the plugins’ included. Public: it holds no secret.',
-  tag: 'meta',
-  response: {
-    description: 'the OpenAPI document',
-    schema: z.object({ openapi: z.string() }).loose(),
-    raw: true,
-    cache: 'public, max-age=300',
-  },
-  errors: [],
-});
+import { html, type SafeHtml } from '@gatehouse-auth/core';
+import { OPENAPI_PATH } from './route.js';
 
 type Json = Record<string, unknown>;
 type Operation = {
@@ -107,7 +76,10 @@ function operationHtml(method: string, path: string, op: Operation): SafeHtml {
   </section>`;
 }
 
-/** The reference page: the same document as plain HTML, rendered here (no script: the CSP of the pages). */
+/**
+ * The reference page: the same document as plain HTML, rendered here (no script: the CSP of the
+ * hosted pages). Every text from the declarations goes through `html`, which escapes it.
+ */
 export function renderReference(doc: Json, base: string): string {
   const paths = doc.paths as Record<string, Record<string, Operation>>;
   const operations = Object.entries(paths).flatMap(([path, item]) =>
@@ -138,27 +110,4 @@ export function renderReference(doc: Json, base: string): string {
       </body>
     </html>`;
   return page.value;
-}
-
-/** `/openapi.json` and its reference page, built once from the declared routes. */
-export function openApiRoutes(deps: { routes: readonly RouteSpec[]; info: DocumentInfo; issuerPath: string }): Router {
-  // Built at start-up: a declaration naming an unknown error code or a path twice stops the boot.
-  let doc: Json;
-  try {
-    doc = openApiDocument([OPENAPI_ROUTE, ...deps.routes], deps.info);
-  } catch (err) {
-    throw new BootError('API_SPEC_INVALID', `the API declarations are inconsistent: ${(err as Error).message}`);
-  }
-  const document = () => doc;
-  const router = express.Router();
-  router.get(OPENAPI_PATH, (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=300').json(document());
-  });
-  router.get(REFERENCE_PATH, (_req, res) => {
-    pageHeaders(res);
-    // Unlike the login pages, the reference holds nothing private.
-    res.set('Cache-Control', 'public, max-age=300');
-    res.send(renderReference(document(), deps.issuerPath));
-  });
-  return router;
 }

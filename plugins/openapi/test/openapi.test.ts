@@ -1,30 +1,12 @@
 /**
- * /openapi.json (decision 26): generated from the route declarations the handlers validate
+ * /openapi.json (decisions 26, 59): generated from the route declarations the handlers validate
  * with, a valid OpenAPI 3.1 document, served with a reference page; a request that breaks a
- * schema gets an error the document lists.
+ * schema gets an error the document lists. The suite's server (startServer) loads the plugin.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
-import { BootError, buildApp } from '@gatehouse-auth/core';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { ADMIN_TOKEN, WEB, startServer, type OAuthServer } from '../oauth/support.js';
-import { testConfig, type PluginEntryInput } from '../support/config.js';
-import { documentedCodes } from '../support/openapi.js';
-import { fixturePlugin } from '../support/paths.js';
-
-/** buildApp with these plugins must fail; the BootError it fails with. */
-async function bootError(plugins: PluginEntryInput[]): Promise<BootError> {
-  try {
-    const gatehouse = await buildApp(testConfig(plugins));
-    await gatehouse.close();
-  } catch (err) {
-    expect(err).to.be.instanceOf(BootError);
-    return err as BootError;
-  }
-  expect.fail('expected a BootError');
-}
+import { ADMIN_TOKEN, WEB, startServer, type OAuthServer } from '../../../test/oauth/support.js';
+import { documentedCodes } from '../../../test/support/openapi.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -120,33 +102,6 @@ describe('OpenAPI document', function () {
         }
       }
       expect(page).to.include('USER_EXISTS');
-    });
-  });
-
-  describe('declarations that stop start-up', () => {
-    it('an operation naming an error code no catalogue has, without its status', async () => {
-      const err = await bootError([{ path: fixturePlugin('unknown-code-route.js') }]);
-      expect(err.code).to.equal('API_SPEC_INVALID');
-      expect(err.message).to.include('SOMETHING_ODD');
-    });
-
-    it('a method whose errors are not { CODE: [status, meaning] }', async () => {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-oas-'));
-      try {
-        const file = path.join(dir, 'bad-errors.js');
-        writeFileSync(
-          file,
-          `export default { name: '@fixture/bad-errors', apiVersion: '^1', register(api) {
-            api.methods.add({ id: 'ODD', amr: ['kba'], verifyFields: ['x'], errors: { ODD_THING: 'bad' },
-              isEnrolled: async () => true, initiate: async () => ({ ok: true }), verify: async () => ({ ok: true }) });
-          } };`,
-        );
-        const err = await bootError([{ path: file }]);
-        expect(err.code).to.equal('PLUGIN_INVALID');
-        expect(err.message).to.include('has errors that are not { CODE: [status, meaning] }');
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
     });
   });
 });
