@@ -2,6 +2,9 @@
  * @gatehouse-auth/core — the public API. Plugins import only from here (never a deep path).
  */
 export { z } from 'zod';
+// The plugin contract (decision 58): its own package, all of it re-exported here, so plugins
+// keep importing from '@gatehouse-auth/core' alone.
+export * from '@gatehouse-auth/plugin-api';
 export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';
 export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution, MetadataMember } from './plugins/api.js';
 export type {
@@ -38,22 +41,16 @@ export { ADMIN_THROTTLED } from './http/admin-guard.js';
 export { profilePatchSchema, type UserProfile } from './users/profile.js';
 export { REQUIRED_ACTIONS, REQUIRED_ACTIONS_PATH, type RequiredAction } from './users/required-actions.js';
 export { E164 as E164_PATTERN, EMAIL as EMAIL_PATTERN, USERNAME as USERNAME_PATTERN } from './users/users.js';
-export type { DependencyCheck } from './observability/dependencies.js';
 // Since 1.3: what `api.securityEvents` listeners hear of.
-export type { ListedCredential, SecurityEvent, SecurityEventListener } from './verification/security-events.js';
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './http/openapi.js';
-export type * from './plugins/extensions.js';
-export type { Services, Clock, DeliveryOptions, UserDirectory } from './services.js';
-export { argon2Hashing, type HashCost, type PasswordHashing, type SecretHasher } from './hashing.js';
+export { argon2Hashing } from './hashing.js';
 export { ApiError, BootError, ProtocolError, isBootError, isProtocolError } from './errors.js';
 export * from './methods/code-method.js';
 export * from './methods/device-method.js';
 export { OAuthError } from './oauth/errors.js';
-export { defineRoute, routeInput, envelopeOf } from './http/api-spec.js';
+export { routeInput, envelopeOf } from './http/api-spec.js';
 export { CLIENT_FIELDS as CLIENT_AUTH_FIELDS, CLIENT_ERRORS as CLIENT_AUTH_ERRORS } from './oauth/api.js';
-export type { RouteSpec, ErrorRef, HttpMethod, MediaType, SecurityName } from './http/api-spec.js';
-export * from './oauth/types.js';
 export { ActiveTokenCache, type Invalidation } from './oauth/token-cache.js';
 
 // For embedding and tests: compose a server in-process.

@@ -1,9 +1,9 @@
+import type { RouteSpec } from '@gatehouse-auth/plugin-api';
 import { magicLinkRoutes } from '../login/magic-link.js';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { DEVICE_API } from '../devices/api.js';
 import { deviceRoutes } from '../devices/routes.js';
-import type { RouteSpec } from '../http/api-spec.js';
 import { CORE_VERSION, openApiRoutes } from '../http/openapi.js';
 import { errorHandler, notFound, replyLogger } from '../http/error-handler.js';
 import { withFastRoutes } from '../http/fast-routes.js';

@@ -1,4 +1,4 @@
-import type { JsonObject, OutboundMessage } from '../plugins/extensions.js';
+import type { JsonObject, OutboundMessage } from '@gatehouse-auth/plugin-api';
 import type { JobHandler } from './queue.js';
 
 /** A message handed to the background: where, what, and what may never reach a log. */

@@ -1,3 +1,4 @@
+import type { AuthMethod, Clock, EventLog, JsonObject, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../config/schema.js';
@@ -8,8 +9,6 @@ import { ErrorPage, RedirectError, validate } from '../oauth/authorize/request.j
 import { resolveRequestUri } from '../oauth/authorize/request-uri.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import { OAuthError } from '../oauth/errors.js';
-import type { AuthMethod, EventLog, JsonObject } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import { remainingStages } from '../verification/stages.js';
@@ -30,7 +29,6 @@ import { authorizeUrlOf, type AuthorizationRequest } from '../oauth/authorize/re
 import { logoutCsrf } from '../oauth/logout.js';
 import { END_SESSION_PATH } from '../plugins/composition.js';
 import type { SessionStore } from '../oauth/sessions.js';
-import type { UserRecord } from '../plugins/extensions.js';
 import type { UserService } from '../users/users.js';
 import { redirectSources } from './headers.js';
 import type { SetupOffers } from './offer.js';

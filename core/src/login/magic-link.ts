@@ -1,9 +1,9 @@
+import type { Clock } from '@gatehouse-auth/plugin-api';
 import express, { type Request, type Response, type Router } from 'express';
 import { isProtocolError } from '../errors.js';
 import { formBody } from '../http/parsers.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import type { BrowserBinding } from '../oauth/authorize/browser.js';
-import type { Clock } from '../services.js';
 import { requestFacts } from '../verification/context.js';
 import type { ExchangeStore } from '../verification/exchanges.js';
 import type { LoginFlowStore } from '../verification/flows.js';

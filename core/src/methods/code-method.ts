@@ -3,7 +3,6 @@
  * machinery behind every code method. A method plugin supplies only what differs — how to find,
  * normalise and mask the destination, and the wording of the message.
  */
-import { z } from 'zod';
 import type {
   AuthMethod,
   Credential,
@@ -15,12 +14,13 @@ import type {
   MessageKind,
   MethodContext,
   MethodRefusal,
+  Services,
   UserRecord,
   VerifyContext,
   VerifyOutcome,
-} from '../plugins/extensions.js';
+} from '@gatehouse-auth/plugin-api';
+import { z } from 'zod';
 import type { PluginApi } from '../plugins/api.js';
-import type { Services } from '../services.js';
 import { scrubbed } from '../jobs/delivery.js';
 import { pickLocale } from '../i18n/negotiate.js';
 

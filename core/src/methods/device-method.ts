@@ -4,9 +4,6 @@
  * supplies what differs: its id, its `amr`, whether it needs a biometric unlock, and the check
  * of what the device sends (a pattern, a photo) once the core checked the device.
  */
-import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
-import type { PluginApi } from '../plugins/api.js';
 import type {
   AuthMethod,
   BoundDevice,
@@ -14,10 +11,13 @@ import type {
   InitiateContext,
   InitiateOutcome,
   MethodContext,
+  Services,
   VerifyContext,
   VerifyOutcome,
-} from '../plugins/extensions.js';
-import type { Services } from '../services.js';
+} from '@gatehouse-auth/plugin-api';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import type { PluginApi } from '../plugins/api.js';
 
 /** Options every device method accepts in its plugin config. */
 export const deviceMethodOptions = z.strictObject({

@@ -1,8 +1,7 @@
+import type { Clock, EventLog, JsonObject } from '@gatehouse-auth/plugin-api';
 import { compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import type { Logger } from 'pino';
 import type { JobHandler, JobQueue } from '../jobs/queue.js';
-import type { EventLog, JsonObject } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import type { ClientRegistry } from './clients.js';
 import { signJwt } from './jws.js';

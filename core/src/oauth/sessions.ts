@@ -1,4 +1,4 @@
-import type { Clock } from '../services.js';
+import type { Clock } from '@gatehouse-auth/plugin-api';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import type { MethodCompletion } from '../verification/flows.js';

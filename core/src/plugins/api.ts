@@ -1,22 +1,23 @@
-import type { Router } from 'express';
-import type { Logger } from 'pino';
-import type { ZodType } from 'zod';
-import type { RouteSpec } from '../http/api-spec.js';
-import type { DependencyCheck } from '../observability/dependencies.js';
-import type { Services } from '../services.js';
-import type { ClientAuthentication, TokenBinding } from '../oauth/types.js';
 import type {
   AuthMethod,
   AuthorizationRequestResolver,
-  RequestObjectVerifier,
+  ClientAuthentication,
   DeliveryChannel,
+  DependencyCheck,
   FdsRule,
   GrantHandler,
   PromptHandler,
   RecordStore,
-} from './extensions.js';
+  RequestObjectVerifier,
+  RouteSpec,
+  SecurityEventListener,
+  Services,
+  TokenBinding,
+} from '@gatehouse-auth/plugin-api';
+import type { Router } from 'express';
+import type { Logger } from 'pino';
+import type { ZodType } from 'zod';
 import type { PluginCatalogs, WebApi } from './web.js';
-import type { SecurityEventListener } from '../verification/security-events.js';
 
 /** The plugin API version this core implements. Plugins declare a semver range against it. */
 export const PLUGIN_API_VERSION = '1.3.0';

@@ -1,3 +1,16 @@
+import type {
+  AuthMethod,
+  AuthorizationRequestResolver,
+  ClientAuthentication,
+  DeliveryChannel,
+  FdsRule,
+  GrantHandler,
+  PromptHandler,
+  RecordStore,
+  RequestObjectVerifier,
+  Services,
+  TokenBinding,
+} from '@gatehouse-auth/plugin-api';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -7,7 +20,6 @@ import type { Logger } from 'pino';
 import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js';
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
-import type { Services } from '../services.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
 import {
   PLUGIN_API_VERSION,
@@ -17,16 +29,6 @@ import {
   type RouteContribution,
 } from './api.js';
 import type { PluginCatalogs, WebApi } from './web.js';
-import type {
-  AuthMethod,
-  AuthorizationRequestResolver,
-  DeliveryChannel,
-  RequestObjectVerifier,
-  FdsRule,
-  GrantHandler,
-  PromptHandler,
-  RecordStore,
-} from './extensions.js';
 import {
   channelProblems,
   fdsRuleProblems,
@@ -40,7 +42,6 @@ import {
   tokenBindingProblems,
   clientAuthenticationProblems,
 } from './contract.js';
-import type { ClientAuthentication, TokenBinding } from '../oauth/types.js';
 import type { SecurityEvents } from '../verification/security-events.js';
 import { Registry } from './registry.js';
 

@@ -1,7 +1,16 @@
+import type {
+  AuthMethod,
+  Clock,
+  JsonObject,
+  OAuthClient,
+  RequestFacts,
+  Services,
+  TokenBinding,
+  UserRecord,
+} from '@gatehouse-auth/plugin-api';
 import type { JWTVerifyGetKey } from 'jose';
 import { bindingRequest } from '../oauth/binding-request.js';
 import { fromTrustedProxy, trustFunction } from '../http/trust-proxy.js';
-import type { TokenBinding } from '../oauth/types.js';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../config/schema.js';
@@ -16,16 +25,14 @@ import { layout } from '../login/layout.js';
 import type { HostedLogin, HostedLoginInput, HostedLoginResult } from '../oauth/authorize/hosted-login.js';
 import { sessionCookieName, type BrowserBinding } from '../oauth/authorize/browser.js';
 import type { ClientAuthenticator } from '../oauth/client-auth.js';
-import type { ClientRegistry, OAuthClient } from '../oauth/clients.js';
+import type { ClientRegistry } from '../oauth/clients.js';
 import { logoutCsrf, type IdTokenHint, type LogoutService } from '../oauth/logout.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { SingleSignOn } from '../oauth/sso.js';
-import type { Clock, Services } from '../services.js';
 import { randomToken, safeEqual } from '../util/crypto.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import type { AdminGuard } from '../http/admin-guard.js';
 import type { MethodCompletion } from '../verification/flows.js';
-import type { AuthMethod, JsonObject, RequestFacts, UserRecord } from './extensions.js';
 
 /** The browser's signed-in session, as single sign-on sees it. */
 export interface BrowserSession {

@@ -1,3 +1,4 @@
+import type { EventLog, JsonObject, OAuthClient, UserRecord } from '@gatehouse-auth/plugin-api';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
@@ -7,11 +8,10 @@ import type { Device, DeviceStore } from '../devices/store.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { Locales } from '../i18n/locales.js';
 import type { DependencyChecks, DependencyState } from '../observability/dependencies.js';
-import type { ClientRegistry, OAuthClient } from '../oauth/clients.js';
+import type { ClientRegistry } from '../oauth/clients.js';
 import type { LogoutService } from '../oauth/logout.js';
 import type { Session, SessionStore } from '../oauth/sessions.js';
 import type { TokenService } from '../oauth/tokens.js';
-import type { EventLog, JsonObject, UserRecord } from '../plugins/extensions.js';
 import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
 import { requestFacts } from '../verification/context.js';
 import type { EnrollmentService } from '../verification/enrollment.js';

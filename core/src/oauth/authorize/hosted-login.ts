@@ -1,3 +1,4 @@
+import type { OAuthClient } from '@gatehouse-auth/plugin-api';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
@@ -5,7 +6,7 @@ import { readCookie } from '../../http/cookies.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 import { requestFacts } from '../../verification/context.js';
 import type { LoginFlow, LoginFlowStore, MethodCompletion } from '../../verification/flows.js';
-import type { ClientRegistry, OAuthClient } from '../clients.js';
+import type { ClientRegistry } from '../clients.js';
 import type { LogoutService } from '../logout.js';
 import type { Session, SessionStore } from '../sessions.js';
 import { flowStart, type SingleSignOn } from '../sso.js';

@@ -1,0 +1,12 @@
+/**
+ * @gatehouse-auth/plugin-api — the plugin contract: what a plugin compiles against. The core
+ * implements it and re-exports all of it from `@gatehouse-auth/core`, which is where plugins
+ * import it from. Nothing here imports the core (`.ci/check-core-imports.mjs`).
+ */
+export * from './values.js';
+export * from './client.js';
+export * from './oauth.js';
+export type * from './extensions.js';
+export type * from './services.js';
+export * from './routes.js';
+export type * from './security-events.js';
