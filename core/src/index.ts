@@ -5,35 +5,16 @@ export { z } from 'zod';
 // The plugin contract (decision 58): its own package, all of it re-exported here, so plugins
 // keep importing from '@gatehouse-auth/core' alone.
 export * from '@gatehouse-auth/plugin-api';
-export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';
-export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution, MetadataMember } from './plugins/api.js';
-export type {
-  WebApi,
-  BrowserSession,
-  NamedLimit,
-  PluginCatalogs,
-  PluginPage,
-  LoginFlowsApi,
-  LoginFlowView,
-  LoginContinuation,
-  SetupApi,
-} from './plugins/web.js';
-export type { HostedLoginInput, HostedLoginResult } from './oauth/authorize/hosted-login.js';
 export type { Actor, DeviceListing, MethodInfo, ServerOverview, UserAccounts } from './users/accounts.js';
 export type { AppListing, AppWithSecret, ClientAdmin } from './oauth/client-admin.js';
 export type { Session } from './oauth/sessions.js';
-// Since 1.3: what `web.logout.idTokenHint` reads of an ID token (an end-session endpoint's hint).
-export type { IdTokenHint } from './oauth/logout.js';
 export type { LoadedPluginInfo } from './plugins/loader.js';
 export type { DependencyState } from './observability/dependencies.js';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).
 export { verificationError, type VerificationErrorCode } from './verification/errors.js';
 export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
-export { html, type SafeHtml } from './login/html.js';
 // Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
 export { layout as pageLayout, passwordReveal, renderErrorPage, type PageContext } from './login/layout.js';
-// Since 1.3: what a page shows of the configured branding (`api.web.brand`).
-export { NO_BRAND, type Brand } from './login/branding.js';
 export { readCookie } from './http/cookies.js';
 export { pickLocale } from './i18n/negotiate.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
@@ -41,7 +22,6 @@ export { ADMIN_THROTTLED } from './http/admin-guard.js';
 export { profilePatchSchema, type UserProfile } from './users/profile.js';
 export { REQUIRED_ACTIONS, REQUIRED_ACTIONS_PATH, type RequiredAction } from './users/required-actions.js';
 export { E164 as E164_PATTERN, EMAIL as EMAIL_PATTERN, USERNAME as USERNAME_PATTERN } from './users/users.js';
-// Since 1.3: what `api.securityEvents` listeners hear of.
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './http/openapi.js';
 export { argon2Hashing } from './hashing.js';

@@ -8,7 +8,6 @@ import type { OAuthClient } from './client.js';
 import type { OAuthServices, StoredToken, TokenResponse } from './oauth.js';
 import type { JsonObject, UserRecord } from './values.js';
 
-
 // ───────────────────────────── verification methods ─────────────────────────────
 
 /** Facts about the HTTP request, for methods and FDS rules. */

@@ -10,3 +10,8 @@ export type * from './extensions.js';
 export type * from './services.js';
 export * from './routes.js';
 export type * from './security-events.js';
+export * from './api.js';
+export * from './html.js';
+export * from './messages.js';
+export * from './login.js';
+export type * from './web.js';

@@ -1,4 +1,4 @@
-import { html } from '../login/html.js';
+import { html } from '@gatehouse-auth/plugin-api';
 import { layout, renderErrorPage, type PageContext } from '../login/layout.js';
 
 /**

@@ -1,10 +1,9 @@
-import { defineRoute, type RouteSpec } from '@gatehouse-auth/plugin-api';
+import { defineRoute, html, type RouteSpec, type SafeHtml } from '@gatehouse-auth/plugin-api';
 import { readFileSync } from 'node:fs';
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import { BootError } from '../errors.js';
 import { pageHeaders } from '../login/headers.js';
-import { html, type SafeHtml } from '../login/html.js';
 import { openApiDocument, type DocumentInfo } from './api-spec.js';
 
 export const OPENAPI_PATH = '/openapi.json';

@@ -1,6 +1,6 @@
+import { Messages } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
 import { BASE_LOCALE, loadCatalogs, type Catalog } from './catalogs.js';
-import { Messages } from './messages.js';
 import { negotiate } from './negotiate.js';
 
 /**

@@ -1,4 +1,14 @@
-import type { AuthMethod, Clock, EventLog, JsonObject, UserRecord } from '@gatehouse-auth/plugin-api';
+import type {
+  AuthMethod,
+  Clock,
+  EventLog,
+  JsonObject,
+  LoginContinuation,
+  LoginFlowsApi,
+  LoginFlowView,
+  Messages,
+  UserRecord,
+} from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../config/schema.js';
@@ -19,11 +29,9 @@ import type { VerificationService } from '../verification/service.js';
 import type { LoginRedirects } from '../verification/routes.js';
 import type { LoginUi } from './custom-ui.js';
 import { checkContinuationOrigin, continuationOrigins } from './form-origin.js';
-import type { LoginContinuation, LoginFlowsApi, LoginFlowView } from '../plugins/web.js';
 import type { DeviceCookie } from '../http/device.js';
 import { readCookie } from '../http/cookies.js';
 import type { Locales } from '../i18n/locales.js';
-import type { Messages } from '../i18n/messages.js';
 import { flowFormToken, sessionCookieName } from '../oauth/authorize/browser.js';
 import { authorizeUrlOf, type AuthorizationRequest } from '../oauth/authorize/request.js';
 import { logoutCsrf } from '../oauth/logout.js';

@@ -1,8 +1,6 @@
+import { type Brand, html, type Messages, type SafeHtml } from '@gatehouse-auth/plugin-api';
 import { Locales } from '../i18n/locales.js';
-import type { Messages } from '../i18n/messages.js';
 import { FORM_POST_JS, LOGIN_CSS, PASSWORD_REVEAL_JS } from './assets.js';
-import type { Brand } from './branding.js';
-import { html, type SafeHtml } from './html.js';
 
 /** What every page is rendered with: the issuer's path and the messages of the page's locale. */
 export interface PageContext {

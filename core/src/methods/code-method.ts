@@ -14,13 +14,13 @@ import type {
   MessageKind,
   MethodContext,
   MethodRefusal,
+  PluginApi,
   Services,
   UserRecord,
   VerifyContext,
   VerifyOutcome,
 } from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
-import type { PluginApi } from '../plugins/api.js';
 import { scrubbed } from '../jobs/delivery.js';
 import { pickLocale } from '../i18n/negotiate.js';
 

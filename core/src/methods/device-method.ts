@@ -11,13 +11,13 @@ import type {
   InitiateContext,
   InitiateOutcome,
   MethodContext,
+  PluginApi,
   Services,
   VerifyContext,
   VerifyOutcome,
 } from '@gatehouse-auth/plugin-api';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { PluginApi } from '../plugins/api.js';
 
 /** Options every device method accepts in its plugin config. */
 export const deviceMethodOptions = z.strictObject({

@@ -1,4 +1,4 @@
-import type { Clock, EventLog, JsonObject } from '@gatehouse-auth/plugin-api';
+import type { Clock, EventLog, IdTokenHint, JsonObject } from '@gatehouse-auth/plugin-api';
 import { compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import type { Logger } from 'pino';
 import type { JobHandler, JobQueue } from '../jobs/queue.js';
@@ -29,13 +29,6 @@ interface NoticeJob {
  */
 export function logoutCsrf(sessionCookie: string): string {
   return sha256(`logout:${sessionCookie}`);
-}
-
-/** What an ID token we issued says, once its signature checked out. */
-export interface IdTokenHint {
-  sub: string;
-  clientIds: string[];
-  sid: string | null;
 }
 
 /**

@@ -1,6 +1,6 @@
+import { html } from '@gatehouse-auth/plugin-api';
 import type { Response } from 'express';
 import { pageHeaders, redirectSources } from '../login/headers.js';
-import { html } from '../login/html.js';
 import { layout, renderErrorPage, type PageContext } from '../login/layout.js';
 
 /**

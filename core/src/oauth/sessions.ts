@@ -1,7 +1,6 @@
-import type { Clock } from '@gatehouse-auth/plugin-api';
+import type { Clock, MethodCompletion } from '@gatehouse-auth/plugin-api';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
-import type { MethodCompletion } from '../verification/flows.js';
 
 /** A browser's login (SSO): who, when and with which methods. */
 export interface Session {

@@ -1,6 +1,5 @@
-import type { Clock, RequestFacts, UserRecord } from '@gatehouse-auth/plugin-api';
+import type { Clock, MethodCompletion, RequestFacts, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
-import type { MethodCompletion } from '../verification/flows.js';
 import { remainingStages } from '../verification/stages.js';
 import type { Session } from './sessions.js';
 

@@ -1,15 +1,22 @@
-import type {
-  AuthMethod,
-  AuthorizationRequestResolver,
-  ClientAuthentication,
-  DeliveryChannel,
-  FdsRule,
-  GrantHandler,
-  PromptHandler,
-  RecordStore,
-  RequestObjectVerifier,
-  Services,
-  TokenBinding,
+import {
+  type AuthMethod,
+  type AuthorizationRequestResolver,
+  type ClientAuthentication,
+  type DeliveryChannel,
+  type FdsRule,
+  type GatehousePlugin,
+  type GrantHandler,
+  type MetadataMember,
+  PLUGIN_API_VERSION,
+  type PluginApi,
+  type PluginCatalogs,
+  type PromptHandler,
+  type RecordStore,
+  type RequestObjectVerifier,
+  type RouteContribution,
+  type Services,
+  type TokenBinding,
+  type WebApi,
 } from '@gatehouse-auth/plugin-api';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,14 +28,6 @@ import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
-import {
-  PLUGIN_API_VERSION,
-  type GatehousePlugin,
-  type MetadataMember,
-  type PluginApi,
-  type RouteContribution,
-} from './api.js';
-import type { PluginCatalogs, WebApi } from './web.js';
 import {
   channelProblems,
   fdsRuleProblems,

@@ -1,4 +1,4 @@
-import type { RequestFacts, UploadedFile } from '@gatehouse-auth/plugin-api';
+import type { LoginFlowsApi, LoginFlowView, RequestFacts, UploadedFile } from '@gatehouse-auth/plugin-api';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import multer from 'multer';
 import { ok, success } from '../http/envelope.js';
@@ -24,7 +24,6 @@ export { MANAGE_METHODS_SCOPE, type BearerResolver } from './setup-access.js';
 import { verificationError } from './errors.js';
 import type { LoginFlow } from './flows.js';
 import type { VerificationService } from './service.js';
-import type { LoginFlowsApi, LoginFlowView } from '../plugins/web.js';
 import { routeInput } from '../http/api-spec.js';
 import { verificationApi } from './api.js';
 

@@ -1,9 +1,8 @@
-import type { Clock, EventLog, UserRecord } from '@gatehouse-auth/plugin-api';
+import type { Clock, EventLog, LoginFlowView, SetupApi, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { AdminGuard } from '../http/admin-guard.js';
 import type { LoginFlows } from '../login/flows-api.js';
-import type { LoginFlowView, SetupApi } from '../plugins/web.js';
 import type { SetupOffers } from '../login/offer.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { UserService } from '../users/users.js';

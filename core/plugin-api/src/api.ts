@@ -1,19 +1,17 @@
+import type { ClientAuthentication, TokenBinding } from './oauth.js';
 import type {
   AuthMethod,
   AuthorizationRequestResolver,
-  ClientAuthentication,
   DeliveryChannel,
-  DependencyCheck,
   FdsRule,
   GrantHandler,
   PromptHandler,
   RecordStore,
   RequestObjectVerifier,
-  RouteSpec,
-  SecurityEventListener,
-  Services,
-  TokenBinding,
-} from '@gatehouse-auth/plugin-api';
+} from './extensions.js';
+import type { RouteSpec } from './routes.js';
+import type { SecurityEventListener } from './security-events.js';
+import type { DependencyCheck, Services } from './services.js';
 import type { Router } from 'express';
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';

@@ -1,0 +1,68 @@
+/** What the core tells plugins of logins, sessions and pages. */
+
+/** One method a user completed: which, its RFC 8176 values, and when (epoch seconds). */
+export interface MethodCompletion {
+  method: string;
+  amr: string[];
+  at: number;
+  /** It completed the whole login alone (a single-factor method the app allows so). */
+  alone?: boolean;
+}
+
+/**
+ * Since plugin API 1.3: what a page shows of a brand (`api.web.brand`). Every member is null
+ * where nothing is configured, and the page looks as without branding.
+ */
+export interface Brand {
+  /** The product name. */
+  readonly title: string | null;
+  /** The logo's `src` (this server's path for a file). */
+  readonly logo: string | null;
+  /** The origin a logo URL needs in CSP img-src; null for a file or no logo. */
+  readonly imageSource: string | null;
+  /** The style sheet that sets the primary color (`--accent`), this server's path. */
+  readonly stylesheet: string | null;
+  readonly supportUrl: string | null;
+  readonly docsUrl: string | null;
+}
+
+export const NO_BRAND: Brand = {
+  title: null,
+  logo: null,
+  imageSource: null,
+  stylesheet: null,
+  supportUrl: null,
+  docsUrl: null,
+};
+
+/** Who signed in through a login a plugin started, and how (what a browser session keeps). */
+export interface HostedLoginResult {
+  userId: string;
+  amr: string[];
+  /** Epoch seconds. */
+  authTime: number;
+  methods: MethodCompletion[];
+  /** The browser session the login made or renewed. */
+  sid: string;
+}
+
+/** What a login a plugin starts is for. */
+export interface HostedLoginInput {
+  clientId: string;
+  returnTo: string;
+  /** Since plugin API 1.3: how recent (seconds) the session's factors must be to count, like OIDC `max_age`. */
+  maxAge?: number;
+  /**
+   * Since plugin API 1.3: the login is for this user, known from its start as if a first stage
+   * had named them (account recovery's second factor): no single sign-on, every stage of the
+   * app is done anew in this login, and only by this user.
+   */
+  userId?: string;
+}
+
+/** What an ID token we issued says, once its signature checked out (`web.logout.idTokenHint`). */
+export interface IdTokenHint {
+  sub: string;
+  clientIds: string[];
+  sid: string | null;
+}
