@@ -16,7 +16,6 @@ export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js'
 // Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
 export { layout as pageLayout, passwordReveal, renderErrorPage, type PageContext } from './login/layout.js';
 export { readCookie } from './http/cookies.js';
-export { pickLocale } from './i18n/negotiate.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
 export { ADMIN_THROTTLED } from './http/admin-guard.js';
 export { profilePatchSchema, type UserProfile } from './users/profile.js';
@@ -26,8 +25,6 @@ export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './http/openapi.js';
 export { argon2Hashing } from './hashing.js';
 export { ApiError, BootError, ProtocolError, isBootError, isProtocolError } from './errors.js';
-export * from './methods/code-method.js';
-export * from './methods/device-method.js';
 export { OAuthError } from './oauth/errors.js';
 export { routeInput, envelopeOf } from './http/api-spec.js';
 export { CLIENT_FIELDS as CLIENT_AUTH_FIELDS, CLIENT_ERRORS as CLIENT_AUTH_ERRORS } from './oauth/api.js';

@@ -17,8 +17,7 @@ import {
   type Catalog,
 } from '../../core/dist/i18n/catalogs.js';
 import { Locales } from '../../core/dist/i18n/locales.js';
-import { acceptedLanguages, negotiate } from '../../core/dist/i18n/negotiate.js';
-import { html, placeholders } from '@gatehouse-auth/plugin-api';
+import { acceptedLanguages, html, negotiate, placeholders } from '@gatehouse-auth/plugin-api';
 import { REPO_ROOT } from '../support/paths.js';
 
 const builtin = (locale: string): Catalog =>

@@ -15,3 +15,7 @@ export * from './html.js';
 export * from './messages.js';
 export * from './login.js';
 export type * from './web.js';
+export * from './negotiate.js';
+export * from './scrub.js';
+export * from './code-method.js';
+export * from './device-method.js';

@@ -10,19 +10,18 @@ import type {
   EnrollmentOutcome,
   InitiateContext,
   InitiateOutcome,
-  JsonObject,
   MessageKind,
   MethodContext,
   MethodRefusal,
-  PluginApi,
-  Services,
-  UserRecord,
   VerifyContext,
   VerifyOutcome,
-} from '@gatehouse-auth/plugin-api';
+} from './extensions.js';
+import type { PluginApi } from './api.js';
+import type { Services } from './services.js';
+import type { JsonObject, UserRecord } from './values.js';
 import { z } from 'zod';
-import { scrubbed } from '../jobs/delivery.js';
-import { pickLocale } from '../i18n/negotiate.js';
+import { scrubbed } from './scrub.js';
+import { pickLocale } from './negotiate.js';
 
 /** Credential type under which enrolled destinations (extra phones, addresses) are stored. */
 const MEDIUM = 'medium';

@@ -11,11 +11,11 @@ import type {
   InitiateContext,
   InitiateOutcome,
   MethodContext,
-  PluginApi,
-  Services,
   VerifyContext,
   VerifyOutcome,
-} from '@gatehouse-auth/plugin-api';
+} from './extensions.js';
+import type { PluginApi } from './api.js';
+import type { Services } from './services.js';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
@@ -33,7 +33,7 @@ export type DeviceMethodOptions = z.infer<typeof deviceMethodOptions>;
 export const DEVICE_FIELDS = ['push_id', 'device_id', 'client_id'];
 
 /** The login page's side of every device method: the number, then waiting on the status. */
-export const DEVICE_PAGE_MODULE = fileURLToPath(new URL('../../assets/device-page.js', import.meta.url));
+export const DEVICE_PAGE_MODULE = fileURLToPath(new URL('../assets/device-page.js', import.meta.url));
 
 /** What a device method plugin supplies to `deviceMethod`. */
 export interface DeviceMethodDefinition {
