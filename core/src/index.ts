@@ -5,16 +5,15 @@ export { z } from 'zod';
 // The plugin contract (decision 58): its own package, all of it re-exported here, so plugins
 // keep importing from '@gatehouse-auth/core' alone.
 export * from '@gatehouse-auth/plugin-api';
-export type { Actor, DeviceListing, MethodInfo, ServerOverview, UserAccounts } from './users/accounts.js';
+export type { DeviceListing, ServerOverview, UserAccounts } from './users/accounts.js';
 export type { AppListing, AppWithSecret, ClientAdmin } from './oauth/client-admin.js';
-export type { Session } from './oauth/sessions.js';
 export type { LoadedPluginInfo } from './plugins/loader.js';
 export type { DependencyState } from './observability/dependencies.js';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).
 export { verificationError, type VerificationErrorCode } from './verification/errors.js';
 export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
 // Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
-export { layout as pageLayout, passwordReveal, renderErrorPage, type PageContext } from './login/layout.js';
+export { layout as pageLayout, passwordReveal, renderErrorPage } from './login/layout.js';
 export { readCookie } from './http/cookies.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
 export { ADMIN_THROTTLED } from './http/admin-guard.js';

@@ -1,3 +1,5 @@
+import type { Messages } from './messages.js';
+
 /** What the core tells plugins of logins, sessions and pages. */
 
 /** One method a user completed: which, its RFC 8176 values, and when (epoch seconds). */
@@ -65,4 +67,47 @@ export interface IdTokenHint {
   sub: string;
   clientIds: string[];
   sid: string | null;
+}
+
+/** A browser's login (SSO): who, when and with which methods. */
+export interface Session {
+  /** The row id: the SHA-256 of the cookie, renewed after every login step. */
+  key: string;
+  /** The session as apps know it (`sid` in ID and logout tokens); kept across step-ups. */
+  sid: string;
+  userId: string;
+  authTime: number;
+  amr: string[];
+  /**
+   * The methods completed, each with its time: what decides whether the session satisfies
+   * another app's login stages. Empty for sessions made before they were kept (they satisfy none).
+   */
+  methods: MethodCompletion[];
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** What every page is rendered with: the issuer's path and the messages of the page's locale. */
+export interface PageContext {
+  /** Path prefix of the issuer ('' at the root), for every URL the browser uses. */
+  base: string;
+  t: Messages;
+  /**
+   * Since 1.3: the page's brand (`api.web.brand`): its product name, logo, color and support
+   * link. Give the same brand to `web.headers`, whose CSP must allow a logo URL's origin.
+   */
+  brand?: Brand;
+}
+
+/** Who did it, for the audit event (`<via>.<action>`): an admin of the console, a user on the account page. */
+export interface Actor {
+  via: string;
+  userId: string;
+  ip: string | null;
+}
+
+/** A method as the pages name it, in the request's language: its label, and its renewal if it has one. */
+export interface MethodInfo {
+  label: string;
+  renew: { text: string; button: string } | null;
 }

@@ -1,7 +1,6 @@
-import type { Clock, MethodCompletion, RequestFacts, UserRecord } from '@gatehouse-auth/plugin-api';
+import type { Clock, MethodCompletion, RequestFacts, Session, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
 import { remainingStages } from '../verification/stages.js';
-import type { Session } from './sessions.js';
 
 /** What SSO needs of the verification service. */
 export interface SsoVerifier {

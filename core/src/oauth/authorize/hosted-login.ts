@@ -1,4 +1,4 @@
-import type { HostedLoginInput, HostedLoginResult, OAuthClient } from '@gatehouse-auth/plugin-api';
+import type { HostedLoginInput, HostedLoginResult, OAuthClient, Session } from '@gatehouse-auth/plugin-api';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
@@ -8,7 +8,7 @@ import { requestFacts } from '../../verification/context.js';
 import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
 import type { ClientRegistry } from '../clients.js';
 import type { LogoutService } from '../logout.js';
-import type { Session, SessionStore } from '../sessions.js';
+import type { SessionStore } from '../sessions.js';
 import { flowStart, type SingleSignOn } from '../sso.js';
 import { sessionCookieName, type BrowserBinding } from './browser.js';
 
