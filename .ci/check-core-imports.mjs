@@ -1,8 +1,13 @@
 #!/usr/bin/env node
-// The core never depends on a plugin (one line per problem, exit 1 if any): no file under
-// core/src imports a package of the scope other than @gatehouse-auth/core (plugins, tools, the
-// testing kit), nor a relative or absolute path into plugins/ or tools/. Plugins reach the core
-// through its public API; the core reaches plugins only through the loader, by the names in config.
+// The core never depends on a plugin, and the plugin contract never depends on the core (one line
+// per problem, exit 1 if any):
+// - no file under core/src imports a package of the scope other than @gatehouse-auth/core and the
+//   contract @gatehouse-auth/plugin-api (plugins, tools, the testing kit), nor a relative or
+//   absolute path into plugins/ or tools/. Plugins reach the core through its public API; the
+//   core reaches plugins only through the loader, by the names in config.
+// - no file under core/plugin-api/src imports a package of the scope at all, nor a path outside
+//   core/plugin-api/ (core/src, plugins/, tools/): the contract is what the core implements, so
+//   an implementation change cannot silently change it (decision 58).
 // Usage: node .ci/check-core-imports.mjs [repository root, default: the working directory]
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +15,7 @@ import { importsOf } from './imports.mjs';
 
 const SCOPE = '@gatehouse-auth/';
 const CORE = `${SCOPE}core`;
+const CONTRACT = `${SCOPE}plugin-api`;
 const SOURCE = /\.(?:[cm]?[jt]s|tsx|jsx)$/;
 
 const root = path.resolve(process.argv[2] ?? process.cwd());
@@ -24,7 +30,8 @@ for (const file of sourceFiles(src)) {
     const where = `${path.relative(root, file)}:${line}`;
     if (specifier.startsWith(SCOPE)) {
       const name = specifier.split('/').slice(0, 2).join('/');
-      if (name !== CORE) problems.push(`${where}: imports '${specifier}'; the core must not depend on ${name}`);
+      if (name !== CORE && name !== CONTRACT)
+        problems.push(`${where}: imports '${specifier}'; the core must not depend on ${name}`);
     } else if (specifier.startsWith('.') || path.isAbsolute(specifier)) {
       const target = path.resolve(path.dirname(file), specifier);
       const into = outside.find((dir) => target === dir || target.startsWith(dir + path.sep));
@@ -37,11 +44,36 @@ for (const file of sourceFiles(src)) {
   }
 }
 
+// The contract: nothing of the scope, no path out of its own package.
+const contract = path.join(root, 'core', 'plugin-api');
+let contractFiles = 0;
+for (const file of sourceFiles(path.join(contract, 'src'))) {
+  contractFiles++;
+  for (const { specifier, line } of importsOf(readFileSync(file, 'utf8'))) {
+    const where = `${path.relative(root, file)}:${line}`;
+    if (specifier.startsWith(SCOPE)) {
+      const name = specifier.split('/').slice(0, 2).join('/');
+      problems.push(`${where}: imports '${specifier}'; the plugin contract must not depend on ${name}`);
+    } else if (specifier.startsWith('.') || path.isAbsolute(specifier)) {
+      const target = path.resolve(path.dirname(file), specifier);
+      if (!target.startsWith(contract + path.sep)) {
+        const rel = path.relative(root, target);
+        problems.push(
+          `${where}: imports '${specifier}', a path out of core/plugin-api/ (${rel}); the plugin contract must not depend on it`,
+        );
+      }
+    }
+  }
+}
+
 if (problems.length) {
   for (const p of problems) console.error(p);
   process.exit(1);
 }
-console.log(`check-core-imports: ${files} core modules, none imports a plugin`);
+console.log(
+  `check-core-imports: ${files} core modules, none imports a plugin` +
+    (contractFiles ? `; ${contractFiles} contract modules, none imports the core` : ''),
+);
 
 function* sourceFiles(dir) {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return;

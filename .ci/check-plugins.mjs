@@ -5,13 +5,16 @@
 //   (two copies of the core in node_modules would mean two registries);
 // - their code imports only the public API: '@gatehouse-auth/core', plus the testing kit
 //   '@gatehouse-auth/testing' in plugin tests and the site kit '@gatehouse-auth/site-kit' (a
-//   library on the public API, decision 39); never a deep path, never a relative path into core/.
+//   library on the public API, decision 39); never a deep path, never a relative path into core/,
+//   never the contract package '@gatehouse-auth/plugin-api' itself (the core re-exports it, and
+//   one import path keeps a plugin on the contract its core implements; decision 58).
 // Usage: node .ci/check-plugins.mjs [repository root, default: the working directory]
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { importsOf } from './imports.mjs';
 
 const CORE = '@gatehouse-auth/core';
+const CONTRACT = '@gatehouse-auth/plugin-api';
 const TESTING = '@gatehouse-auth/testing';
 const SITE_KIT = '@gatehouse-auth/site-kit';
 const SOURCE = /\.(?:[cm]?[jt]s|tsx|jsx)$/;
@@ -93,6 +96,8 @@ function checkImports(file, isTest) {
       report(file, line, `imports the deep path '${specifier}'; import from '${SITE_KIT}'`);
     } else if (specifier === `${CORE}/testing`) {
       report(file, line, `imports '${specifier}', which is now '${TESTING}'`);
+    } else if (specifier === CONTRACT || specifier.startsWith(`${CONTRACT}/`)) {
+      report(file, line, `imports '${specifier}'; import the contract from '${CORE}', which re-exports it`);
     } else if (specifier.startsWith(`${CORE}/`)) {
       report(file, line, `imports the deep path '${specifier}'; import from '${CORE}'`);
     } else if (specifier.startsWith('.') || path.isAbsolute(specifier)) {

@@ -1,3 +1,4 @@
+import type { Clock } from '@gatehouse-auth/plugin-api';
 import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { asValue, type AwilixContainer } from 'awilix';
@@ -19,7 +20,7 @@ import { registerPlugins, resolvePlugins, TOKEN_BINDING, type LoadedPluginInfo }
 import { pluginWeb } from './plugins/web.js';
 import { authorizationParametersOf, validateRequestOf } from './oauth/authorize/request-uri.js';
 import { checkMetadataMembers } from './oauth/endpoints.js';
-import { systemClock, type Clock } from './services.js';
+import { systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { openDriver } from './storage/drivers.js';
 import { migrate } from './storage/migrate.js';

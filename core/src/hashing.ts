@@ -1,33 +1,10 @@
+import type { HashCost, PasswordHashing } from '@gatehouse-auth/plugin-api';
 import { parseOptions } from '@node-rs/argon2';
 import { hashingThreads, type HashingThreads } from './hashing-threads.js';
 
 // @node-rs/argon2's `Algorithm` and `Version` are ambient const enums, which verbatimModuleSyntax cannot inline.
 const ARGON2ID = 2;
 const VERSION_0X13 = 1;
-
-/** Argon2id cost parameters (memory in KiB). */
-export interface HashCost {
-  memoryCost: number;
-  timeCost: number;
-  parallelism: number;
-}
-
-/** Hashes and checks one kind of secret (passwords, backup codes) at one cost. */
-export interface SecretHasher {
-  hash(secret: string): Promise<string>;
-  verify(storedHash: string, secret: string): Promise<boolean>;
-  /** Whether a stored hash was made with other parameters than this hasher's (rehash it on a login). */
-  needsRehash?(storedHash: string): boolean;
-}
-
-/**
- * The `passwordHashing` service: slow, salted hashing for secrets people choose or read out.
- * A plugin may replace it (`provides: ['passwordHashing']`), e.g. with a hasher in an HSM.
- */
-export interface PasswordHashing {
-  /** A hasher with this cost; hashes it made stay verifiable whatever the cost later is. */
-  withCost(cost: HashCost): SecretHasher;
-}
 
 /**
  * Whether a stored hash is not argon2id v1.3 at `cost` (another variant, other parameters, or

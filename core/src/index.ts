@@ -2,69 +2,33 @@
  * @gatehouse-auth/core — the public API. Plugins import only from here (never a deep path).
  */
 export { z } from 'zod';
-export { definePlugin, PLUGIN_API_VERSION } from './plugins/api.js';
-export type { GatehousePlugin, PluginApi, ExtensionPoint, RouteContribution, MetadataMember } from './plugins/api.js';
-export type {
-  WebApi,
-  BrowserSession,
-  NamedLimit,
-  PluginCatalogs,
-  PluginPage,
-  LoginFlowsApi,
-  LoginFlowView,
-  LoginContinuation,
-  SetupApi,
-} from './plugins/web.js';
-export type { HostedLoginInput, HostedLoginResult } from './oauth/authorize/hosted-login.js';
-export type { Actor, DeviceListing, MethodInfo, ServerOverview, UserAccounts } from './users/accounts.js';
+// The plugin contract (decision 58): its own package, all of it re-exported here, so plugins
+// keep importing from '@gatehouse-auth/core' alone.
+export * from '@gatehouse-auth/plugin-api';
+export type { DeviceListing, ServerOverview, UserAccounts } from './users/accounts.js';
 export type { AppListing, AppWithSecret, ClientAdmin } from './oauth/client-admin.js';
-export type { Session } from './oauth/sessions.js';
-// Since 1.3: what `web.logout.idTokenHint` reads of an ID token (an end-session endpoint's hint).
-export type { IdTokenHint } from './oauth/logout.js';
 export type { LoadedPluginInfo } from './plugins/loader.js';
 export type { DependencyState } from './observability/dependencies.js';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).
 export { verificationError, type VerificationErrorCode } from './verification/errors.js';
 export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
-export { html, type SafeHtml } from './login/html.js';
 // Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
-export { layout as pageLayout, passwordReveal, renderErrorPage, type PageContext } from './login/layout.js';
-// Since 1.3: what a page shows of the configured branding (`api.web.brand`).
-export { NO_BRAND, type Brand } from './login/branding.js';
+export { layout as pageLayout, passwordReveal, renderErrorPage } from './login/layout.js';
 export { readCookie } from './http/cookies.js';
-export { pickLocale } from './i18n/negotiate.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
 export { ADMIN_THROTTLED } from './http/admin-guard.js';
 export { profilePatchSchema, type UserProfile } from './users/profile.js';
 export { REQUIRED_ACTIONS, REQUIRED_ACTIONS_PATH, type RequiredAction } from './users/required-actions.js';
 export { E164 as E164_PATTERN, EMAIL as EMAIL_PATTERN, USERNAME as USERNAME_PATTERN } from './users/users.js';
-export type { DependencyCheck } from './observability/dependencies.js';
-// Since 1.3: what `api.securityEvents` listeners hear of.
-export type { ListedCredential, SecurityEvent, SecurityEventListener } from './verification/security-events.js';
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './version.js';
-export type * from './plugins/extensions.js';
-export type { Services, Clock, DeliveryOptions, UserDirectory } from './services.js';
-export { argon2Hashing, type HashCost, type PasswordHashing, type SecretHasher } from './hashing.js';
+export { argon2Hashing } from './hashing.js';
 export { ApiError, BootError, ProtocolError, isBootError, isProtocolError } from './errors.js';
-export * from './methods/code-method.js';
-export * from './methods/device-method.js';
 export { OAuthError } from './oauth/errors.js';
-export { defineRoute, routeInput, envelopeOf } from './http/api-spec.js';
+export { routeInput, envelopeOf } from './http/api-spec.js';
 // Since 1.3: what an API description (@gatehouse-auth/openapi) reads of the declarations.
-export { operationErrors, openApiPaths } from './http/api-spec.js';
+export { operationErrors, openApiPaths, type ResolvedError } from './http/api-spec.js';
 export { CLIENT_FIELDS as CLIENT_AUTH_FIELDS, CLIENT_ERRORS as CLIENT_AUTH_ERRORS } from './oauth/api.js';
-export type {
-  RouteSpec,
-  ErrorRef,
-  ErrorStyle,
-  HttpMethod,
-  MediaType,
-  OtherResponse,
-  ResolvedError,
-  SecurityName,
-} from './http/api-spec.js';
-export * from './oauth/types.js';
 export { ActiveTokenCache, type Invalidation } from './oauth/token-cache.js';
 
 // For embedding and tests: compose a server in-process.

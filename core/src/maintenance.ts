@@ -1,5 +1,5 @@
+import type { Clock } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
-import type { Clock } from './services.js';
 import type { Sql } from './storage/sql.js';
 
 export interface PurgeOptions {

@@ -3,124 +3,14 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Limiter } from './util/limiter.js';
-import express, { type RequestHandler, type Router } from 'express';
+import express from 'express';
 import { formBody, jsonBody } from './http/parsers.js';
 import type { Logger } from 'pino';
 import type { GatehouseConfig } from './config/schema.js';
-import type {
-  CredentialStore,
-  DeliveryChannel,
-  EventLog,
-  History,
-  OutboundMessage,
-  UserRecord,
-  BoundDevice,
-  JsonObject,
-} from './plugins/extensions.js';
+import type { Clock, Services } from '@gatehouse-auth/plugin-api';
 import { randomDigits, randomToken, safeEqual, SecretBox, sha256 } from './util/crypto.js';
-import type { PasswordHashing } from './hashing.js';
-
-export interface Clock {
-  now(): Date;
-}
-
-/** How a queued message is sent and recorded. */
-export interface DeliveryOptions {
-  /** Give up past this (a code past its expiry is worth nothing). */
-  expiresAt: Date;
-  /** Strings a provider's error must never carry into logs (the code in the message). */
-  secrets?: string[];
-  /** Who and what the message is about, for its outcome event. */
-  about?: { userId?: string | null; method?: string | null; clientId?: string | null; key?: string | null };
-}
 
 export const systemClock: Clock = { now: () => new Date() };
-
-/**
- * What the core lends every plugin. Stateless helpers and directories only: plugins keep
- * per-request data in the request context and durable data in the core's stores.
- */
-export interface Services {
-  readonly clock: Clock;
-  /** Encrypts secrets at rest with the server's key (AES-256-GCM). */
-  readonly secrets: {
-    encrypt(plain: string): string;
-    decrypt(sealed: string): string;
-    /** HMAC-SHA256 under a server key (base64url): for short codes stored "hashed" beyond offline guessing. */
-    mac(value: string): string;
-  };
-  readonly crypto: {
-    randomToken(bytes?: number): string;
-    randomDigits(length: number): string;
-    sha256(value: string | Buffer): string;
-    /** Constant-time string comparison. */
-    safeEqual(a: string, b: string): boolean;
-  };
-  /** The user directory (service `userDirectory`, which a plugin may replace). */
-  readonly users: UserDirectory;
-  /** The credentials one user enrolled for one method. */
-  credentials(userId: string, method: string): CredentialStore;
-  readonly events: EventLog;
-  /** Recent events, for FDS rules and throttles. */
-  readonly history: History;
-  readonly channels: {
-    /** Sends through the named delivery channel; rejects if it is unknown or the send fails. */
-    deliver(channelId: string, message: OutboundMessage): Promise<void>;
-    /**
-     * Sends in the background: the message is stored (encrypted) and sent at once, then retried
-     * with back-off until `expiresAt`; the outcome is an event (`delivery.done` /
-     * `delivery.failed`). Resolves once stored, so the caller answers without waiting for the
-     * provider. Rejects at once if the channel is unknown or does not send this kind.
-     */
-    enqueue(channelId: string, message: OutboundMessage, opts: DeliveryOptions): Promise<void>;
-    get(channelId: string): DeliveryChannel | undefined;
-    /** The ids of the registered channels. */
-    ids(): string[];
-  };
-  /**
-   * Runs CPU-heavy work (password hashing) with at most cores − 1 tasks at once, so a burst of
-   * logins cannot take every core from the event loop and starve the other endpoints.
-   */
-  heavy<T>(work: () => Promise<T>): Promise<T>;
-  readonly http: {
-    /** An express Router for `api.routes.add`, so plugins need no express dependency. */
-    createRouter(): Router;
-    /** JSON body parser middleware with the core's limits (100 kB; since 1.3 `{ limit }` sets another). */
-    json(options?: { limit?: string | number }): RequestHandler;
-    /** Since 1.2: `application/x-www-form-urlencoded` parser (forms, RFC 6749 requests) with the core's limits. */
-    form(): RequestHandler;
-  };
-  /** Authenticator devices (docs/devices.md), for device methods: binding one, finding them. */
-  readonly devices: {
-    /** Starts binding a device to the user: the code, the link and the QR code to show them. */
-    startBinding(user: UserRecord, opts: { biometric: boolean }): Promise<JsonObject>;
-    /** The user's bound devices (only biometric-bound ones when asked), last used first. */
-    ofUser(userId: string, opts?: { biometric?: boolean }): Promise<BoundDevice[]>;
-  };
-  /** Whether the user proved their email address or phone number (account verification). */
-  readonly accounts: {
-    verified(user: UserRecord, medium: 'email' | 'sms'): Promise<boolean>;
-    /**
-     * Since 1.3: records that the user proved `address` for `medium` (a code sent there came
-     * back): `verified` is true while it is still their address.
-     */
-    markVerified(userId: string, medium: 'email' | 'sms', address: string): Promise<void>;
-  };
-  /** Slow salted hashing for passwords and codes (service `passwordHashing`, replaceable). */
-  readonly passwordHashing: PasswordHashing;
-  /**
-   * A service by name: one another plugin provides (`api.provide`), or a core one. Throws when
-   * none is registered under that name.
-   */
-  resolve<T>(name: string): T;
-}
-
-/** Finding users by id or by what they sign in with. */
-export interface UserDirectory {
-  findById(id: string): Promise<UserRecord | null>;
-  /** Username, email or phone. */
-  findByIdentifier(identifier: string): Promise<UserRecord | null>;
-}
 
 export const cryptoHelpers: Services['crypto'] = { randomToken, randomDigits, sha256, safeEqual };
 

@@ -43,7 +43,7 @@ function check(root: string, opts: { asCwd?: boolean } = {}) {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-describe('.ci/check-core-imports.mjs: the core imports no plugin', () => {
+describe('.ci/check-core-imports.mjs: the core imports no plugin, the contract no core', () => {
   const roots: string[] = [];
   const make = (changes: Record<string, string> = {}) => {
     const root = fakeRepo(changes);
@@ -117,5 +117,53 @@ describe('.ci/check-core-imports.mjs: the core imports no plugin', () => {
       "core/src/a/b.ts:5: imports '../../../plugins', a path into plugins/; the core must not depend on it",
       `core/src/abs.ts:1: imports '${absolute}', a path into plugins/; the core must not depend on it`,
     ]);
+  });
+
+  it('lets the core import the contract package, and counts the contract modules', () => {
+    const root = make({
+      'core/src/plugins/api.ts':
+        "import type { Services } from '@gatehouse-auth/plugin-api';\nexport type { Services };\n",
+      'core/plugin-api/src/index.ts': "export * from './values.js';\nimport type { Logger } from 'pino';\n",
+      'core/plugin-api/src/values.ts': 'export type JsonObject = Record<string, unknown>;\n',
+    });
+    expect(check(root)).to.deep.equal({
+      status: 0,
+      stdout: 'check-core-imports: 3 core modules, none imports a plugin; 2 contract modules, none imports the core\n',
+      stderr: '',
+    });
+  });
+
+  it('fails when the contract imports the core, a plugin or a path out of its package', () => {
+    const root = make({
+      'core/plugin-api/src/index.ts': [
+        "import type { Services } from '@gatehouse-auth/core';",
+        "export { pickLocale } from '@gatehouse-auth/plugin-api';",
+        "import type { WebDeps } from '../../src/plugins/web.js';",
+        "const totp = () => import('../../../plugins/method-a/src/index.js');",
+        "export * from './values.js';",
+        '',
+      ].join('\n'),
+      'core/plugin-api/src/values.ts': 'export type JsonObject = Record<string, unknown>;\n',
+    });
+    expect(check(root)).to.deep.equal({
+      status: 1,
+      stdout: '',
+      stderr: [
+        "core/plugin-api/src/index.ts:1: imports '@gatehouse-auth/core'; the plugin contract must not depend on @gatehouse-auth/core",
+        "core/plugin-api/src/index.ts:2: imports '@gatehouse-auth/plugin-api'; the plugin contract must not depend on @gatehouse-auth/plugin-api",
+        "core/plugin-api/src/index.ts:3: imports '../../src/plugins/web.js', a path out of core/plugin-api/ (core/src/plugins/web.js); the plugin contract must not depend on it",
+        "core/plugin-api/src/index.ts:4: imports '../../../plugins/method-a/src/index.js', a path out of core/plugin-api/ (plugins/method-a/src/index.js); the plugin contract must not depend on it",
+        '',
+      ].join('\n'),
+    });
+  });
+
+  it('still refuses a plugin package in the core beside the allowed contract', () => {
+    const root = make({
+      'core/src/x.ts': "import '@gatehouse-auth/plugin-api';\nimport '@gatehouse-auth/plugin-apix';\n",
+    });
+    expect(check(root).stderr).to.equal(
+      "core/src/x.ts:2: imports '@gatehouse-auth/plugin-apix'; the core must not depend on @gatehouse-auth/plugin-apix\n",
+    );
   });
 });

@@ -125,6 +125,22 @@ describe('.ci/check-plugins.mjs', () => {
     });
   });
 
+  it('fails on an import of the contract package, which plugins get through the core', () => {
+    const root = make({
+      'plugins/method-a/src/helper.ts':
+        "import { definePlugin } from '@gatehouse-auth/plugin-api';\nimport type { WebApi } from '@gatehouse-auth/plugin-api/dist/web.js';\n",
+    });
+    expect(check(root)).to.deep.equal({
+      status: 1,
+      stdout: '',
+      stderr: [
+        "plugins/method-a/src/helper.ts:1: imports '@gatehouse-auth/plugin-api'; import the contract from '@gatehouse-auth/core', which re-exports it",
+        "plugins/method-a/src/helper.ts:2: imports '@gatehouse-auth/plugin-api/dist/web.js'; import the contract from '@gatehouse-auth/core', which re-exports it",
+        '',
+      ].join('\n'),
+    });
+  });
+
   it('fails on a deep import in a test, the old kit path @gatehouse-auth/core/testing too', () => {
     const root = make({
       'plugins/method-a/test/deep.test.ts': [

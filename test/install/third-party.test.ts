@@ -105,6 +105,8 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
       [
         'pack',
         '-w',
+        'core/plugin-api',
+        '-w',
         'core',
         '-w',
         'plugins/method-password',

@@ -17,9 +17,7 @@ import {
   type Catalog,
 } from '../../core/dist/i18n/catalogs.js';
 import { Locales } from '../../core/dist/i18n/locales.js';
-import { placeholders } from '../../core/dist/i18n/messages.js';
-import { acceptedLanguages, negotiate } from '../../core/dist/i18n/negotiate.js';
-import { html } from '../../core/dist/login/html.js';
+import { acceptedLanguages, html, negotiate, placeholders } from '@gatehouse-auth/plugin-api';
 import { REPO_ROOT } from '../support/paths.js';
 
 const builtin = (locale: string): Catalog =>

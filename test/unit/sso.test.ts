@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import { createLogger } from '@gatehouse-auth/core';
+import { createLogger, type Session } from '@gatehouse-auth/core';
 import { FakeClock, fakeRequest, fakeUser } from '@gatehouse-auth/testing';
 import { SingleSignOn, type SsoVerifier } from '../../core/dist/oauth/sso.js';
-import type { Session } from '../../core/dist/oauth/sessions.js';
 
 describe('SingleSignOn: what a session is worth to an app', function () {
   const clock = new FakeClock();

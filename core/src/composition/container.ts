@@ -1,3 +1,4 @@
+import type { AppSettings, Clock, UserDirectory } from '@gatehouse-auth/plugin-api';
 import { asFunction, asValue, createContainer, InjectionMode, type AwilixContainer } from 'awilix';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
@@ -37,9 +38,8 @@ import { ActiveTokenCache } from '../oauth/token-cache.js';
 import { DatabaseCounters } from '../limits/shared-counters.js';
 import { RedisCounters } from '../limits/redis-counters.js';
 import type { PeerBus } from '../peer-bus.js';
-import type { AppSettings } from '../plugins/values.js';
 import { createExtensions } from '../plugins/loader.js';
-import { heavyWorkLoad, loadSecretBox, runHeavy, type Clock, type UserDirectory } from '../services.js';
+import { heavyWorkLoad, loadSecretBox, runHeavy } from '../services.js';
 import type { Sql } from '../storage/sql.js';
 import { createMetrics } from '../observability/metrics.js';
 import { DependencyChecks } from '../observability/dependencies.js';

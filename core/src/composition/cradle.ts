@@ -1,7 +1,14 @@
+import type {
+  AppSettingsLookup,
+  Clock,
+  PasswordHashing,
+  RecordStore,
+  Services,
+  UserDirectory,
+} from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { GatehouseConfig } from '../config/schema.js';
-import type { PasswordHashing } from '../hashing.js';
 import type { DeviceBinding } from '../devices/binding.js';
 import type { LoginFlows } from '../login/flows-api.js';
 import type { SetupWeb } from '../verification/setup-web.js';
@@ -31,12 +38,9 @@ import type { TokenService } from '../oauth/tokens.js';
 import type { ActiveTokenCache } from '../oauth/token-cache.js';
 import type { SharedCounters } from '../limits/shared-counters.js';
 import type { PeerBus } from '../peer-bus.js';
-import type { AppSettingsLookup } from '../plugins/values.js';
 import type { AppCheck, StoredClients } from '../oauth/client-admin.js';
-import type { RecordStore } from '../plugins/extensions.js';
 import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
 import type { AccountActions } from '../users/accounts.js';
-import type { Clock, Services, UserDirectory } from '../services.js';
 import type { Sql } from '../storage/sql.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DependencyChecks } from '../observability/dependencies.js';

@@ -1,10 +1,11 @@
+import type { RouteSpec } from '@gatehouse-auth/plugin-api';
 import { magicLinkRoutes } from '../login/magic-link.js';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { DEVICE_API } from '../devices/api.js';
 import { deviceRoutes } from '../devices/routes.js';
 import { BootError } from '../errors.js';
-import { checkRouteSpecs, type RouteSpec } from '../http/api-spec.js';
+import { checkRouteSpecs } from '../http/api-spec.js';
 import { errorHandler, notFound, replyLogger } from '../http/error-handler.js';
 import { withFastRoutes } from '../http/fast-routes.js';
 import { HEALTH_API, healthRoutes } from '../http/health.js';

@@ -1,6 +1,6 @@
+import { SECURITY_PROFILES, SIGNING_ALGS } from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
-import { fapi2AppIssues, SECURITY_PROFILES } from '../oauth/fapi.js';
-import { SIGNING_ALGS } from '../oauth/jws.js';
+import { fapi2AppIssues } from '../oauth/fapi.js';
 import { deadEndStage } from '../verification/stages.js';
 import { brandingSchema, isLogoUrl, logoFileProblem } from '../login/branding.js';
 

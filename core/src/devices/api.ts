@@ -1,6 +1,6 @@
+import { defineRoute, type ErrorRef, type RouteSpec } from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
 import { ADMIN_THROTTLED } from '../http/admin-guard.js';
-import { defineRoute, type ErrorRef, type RouteSpec } from '../http/api-spec.js';
 import { verificationError } from '../verification/errors.js';
 import { BIND_PATH, DEVICE_CLIENT_ID, DEVICE_ID } from './binding.js';
 import { keyAlgorithm } from './proof.js';

@@ -1,7 +1,6 @@
+import type { Clock, JsonObject, RecordStore, RequestFacts, Services, UserRecord } from '@gatehouse-auth/plugin-api';
 import QRCode from 'qrcode';
-import type { JsonObject, RecordStore, RequestFacts, UserRecord } from '../plugins/extensions.js';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
-import type { Clock, Services } from '../services.js';
 import { sha256 } from '../util/crypto.js';
 import { verificationError } from '../verification/errors.js';
 import { canonicalBody, checkDeviceProof, keyAlgorithm, publicJwk } from './proof.js';

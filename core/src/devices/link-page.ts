@@ -1,5 +1,5 @@
-import { html } from '../login/html.js';
-import { layout, renderErrorPage, type PageContext } from '../login/layout.js';
+import { html, type PageContext } from '@gatehouse-auth/plugin-api';
+import { layout, renderErrorPage } from '../login/layout.js';
 
 /**
  * The binding link opened in a browser instead of the app: its QR code, to scan with the app

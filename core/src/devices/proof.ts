@@ -1,6 +1,6 @@
+import type { JsonObject } from '@gatehouse-auth/plugin-api';
 import { createHash } from 'node:crypto';
 import { compactVerify, importJWK, type JWK } from 'jose';
-import type { JsonObject } from '../plugins/extensions.js';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
 import { sha256 } from '../util/crypto.js';
 

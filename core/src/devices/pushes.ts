@@ -1,16 +1,17 @@
-import Bowser from 'bowser';
-import type { AppConfig } from '../config/schema.js';
-import type { AssertionReplayStore } from '../oauth/assertions.js';
 import type {
   AuthMethod,
   BoundDevice,
+  Clock,
   JsonObject,
   MethodContext,
   RequestFacts,
+  Services,
   UploadedFile,
   UserRecord,
-} from '../plugins/extensions.js';
-import type { Clock, Services } from '../services.js';
+} from '@gatehouse-auth/plugin-api';
+import Bowser from 'bowser';
+import type { AppConfig } from '../config/schema.js';
+import type { AssertionReplayStore } from '../oauth/assertions.js';
 import { MATCH_NUMBER_DIGITS, matchNumber, safeEqual } from '../util/crypto.js';
 import { verificationError } from '../verification/errors.js';
 import type { Exchange, ExchangeStore } from '../verification/exchanges.js';

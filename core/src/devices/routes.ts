@@ -1,3 +1,4 @@
+import type { Clock } from '@gatehouse-auth/plugin-api';
 import express, { type Request, type Router } from 'express';
 import type { GatehouseConfig } from '../config/schema.js';
 import { ok } from '../http/envelope.js';
@@ -6,7 +7,6 @@ import { pageHeaders } from '../login/headers.js';
 import type { Branding } from '../login/branding.js';
 import type { Locales } from '../i18n/locales.js';
 import type { TokenService } from '../oauth/tokens.js';
-import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
 import { requestFacts, stringFields } from '../verification/context.js';
 import type { EnrollmentService } from '../verification/enrollment.js';

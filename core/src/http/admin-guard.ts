@@ -1,9 +1,7 @@
+import type { Clock, ErrorRef, EventLog, History } from '@gatehouse-auth/plugin-api';
 import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
-import type { ErrorRef } from './api-spec.js';
 import { FAILURE_WINDOW_MS, MAX_FAILURES, type ClientBlocks } from '../oauth/client-auth.js';
-import type { EventLog, History } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 import { safeEqual, sha256 } from '../util/crypto.js';
 import { clientIp } from '../verification/context.js';
 

@@ -1,7 +1,7 @@
+import { defineRoute, type RouteSpec } from '@gatehouse-auth/plugin-api';
 import type { Router } from 'express';
 import express from 'express';
 import { z } from 'zod';
-import { defineRoute, type RouteSpec } from './api-spec.js';
 import { ADMIN_THROTTLED, type AdminGuard } from './admin-guard.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
 

@@ -1,8 +1,8 @@
+import { placeholders } from '@gatehouse-auth/plugin-api';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BootError } from '../errors.js';
-import { placeholders } from './messages.js';
 
 /** The core's own catalogs (core/locales/<locale>.json), shipped with the package. */
 export const BUILTIN_CATALOGS = fileURLToPath(new URL('../../locales/', import.meta.url));

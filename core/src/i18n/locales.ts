@@ -1,7 +1,6 @@
+import { Messages, negotiate } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
 import { BASE_LOCALE, loadCatalogs, type Catalog } from './catalogs.js';
-import { Messages } from './messages.js';
-import { negotiate } from './negotiate.js';
 
 /**
  * The languages of the hosted pages. Each locale reads through to its language, then English

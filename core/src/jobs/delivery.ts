@@ -1,4 +1,4 @@
-import type { JsonObject, OutboundMessage } from '../plugins/extensions.js';
+import { scrubbed, type JsonObject, type OutboundMessage } from '@gatehouse-auth/plugin-api';
 import type { JobHandler } from './queue.js';
 
 /** A message handed to the background: where, what, and what may never reach a log. */
@@ -12,13 +12,6 @@ export interface QueuedDelivery {
 }
 
 export const DELIVERY_JOB = 'delivery';
-
-/** A provider error, with the message's secrets blanked out: it may echo the message. */
-export function scrubbed(err: unknown, secrets: string[] = []): Error {
-  let reason = err instanceof Error ? err.message : String(err);
-  for (const secret of secrets) if (secret) reason = reason.replaceAll(secret, '[code]');
-  return new Error(reason);
-}
 
 /** Sends one queued message; a failure (scrubbed) asks the queue for a retry. */
 export async function sendQueued(

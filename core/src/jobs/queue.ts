@@ -1,7 +1,6 @@
+import type { Clock, EventLog, JsonObject, NewEvent } from '@gatehouse-auth/plugin-api';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { EventLog, JsonObject, NewEvent } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import type { SecretBox } from '../util/crypto.js';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../services.js';
+import type { Clock } from '@gatehouse-auth/plugin-api';
 import { num, type Sql } from '../storage/sql.js';
 import { sha256 } from '../util/crypto.js';
 import { WindowLimiter } from '../http/rate-limit.js';

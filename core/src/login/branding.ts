@@ -1,3 +1,4 @@
+import type { Brand } from '@gatehouse-auth/plugin-api';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -104,32 +105,6 @@ export function logoFileProblem(logo: string): string | null {
     return `cannot read ${logo} (a path is relative to the working directory)`;
   }
 }
-
-/**
- * Since plugin API 1.3: what a page shows of a brand (`api.web.brand`). Every member is null
- * where nothing is configured, and the page looks as without branding.
- */
-export interface Brand {
-  /** The product name. */
-  readonly title: string | null;
-  /** The logo's `src` (this server's path for a file). */
-  readonly logo: string | null;
-  /** The origin a logo URL needs in CSP img-src; null for a file or no logo. */
-  readonly imageSource: string | null;
-  /** The style sheet that sets the primary color (`--accent`), this server's path. */
-  readonly stylesheet: string | null;
-  readonly supportUrl: string | null;
-  readonly docsUrl: string | null;
-}
-
-export const NO_BRAND: Brand = {
-  title: null,
-  logo: null,
-  imageSource: null,
-  stylesheet: null,
-  supportUrl: null,
-  docsUrl: null,
-};
 
 interface LogoFile {
   body: Buffer;

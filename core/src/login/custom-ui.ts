@@ -1,5 +1,5 @@
+import type { Services } from '@gatehouse-auth/plugin-api';
 import type { ClientRegistry } from '../oauth/clients.js';
-import type { Services } from '../services.js';
 import { safeEqual } from '../util/crypto.js';
 import type { LoginFlow } from '../verification/flows.js';
 

@@ -1,3 +1,14 @@
+import type {
+  AuthMethod,
+  Clock,
+  EventLog,
+  JsonObject,
+  LoginContinuation,
+  LoginFlowsApi,
+  LoginFlowView,
+  Messages,
+  UserRecord,
+} from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../config/schema.js';
@@ -8,8 +19,6 @@ import { ErrorPage, RedirectError, validate } from '../oauth/authorize/request.j
 import { resolveRequestUri } from '../oauth/authorize/request-uri.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import { OAuthError } from '../oauth/errors.js';
-import type { AuthMethod, EventLog, JsonObject } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import { remainingStages } from '../verification/stages.js';
@@ -20,17 +29,14 @@ import type { VerificationService } from '../verification/service.js';
 import type { LoginRedirects } from '../verification/routes.js';
 import type { LoginUi } from './custom-ui.js';
 import { checkContinuationOrigin, continuationOrigins } from './form-origin.js';
-import type { LoginContinuation, LoginFlowsApi, LoginFlowView } from '../plugins/web.js';
 import type { DeviceCookie } from '../http/device.js';
 import { readCookie } from '../http/cookies.js';
 import type { Locales } from '../i18n/locales.js';
-import type { Messages } from '../i18n/messages.js';
 import { flowFormToken, sessionCookieName } from '../oauth/authorize/browser.js';
 import { authorizeUrlOf, type AuthorizationRequest } from '../oauth/authorize/request.js';
 import { logoutCsrf } from '../oauth/logout.js';
 import { END_SESSION_PATH } from '../plugins/composition.js';
 import type { SessionStore } from '../oauth/sessions.js';
-import type { UserRecord } from '../plugins/extensions.js';
 import type { UserService } from '../users/users.js';
 import { redirectSources } from './headers.js';
 import type { SetupOffers } from './offer.js';

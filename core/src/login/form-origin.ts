@@ -1,5 +1,5 @@
+import type { OAuthClient } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
-import type { OAuthClient } from '../oauth/clients.js';
 import type { LoginFlow } from '../verification/flows.js';
 import { verificationError } from '../verification/errors.js';
 

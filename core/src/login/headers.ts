@@ -1,5 +1,5 @@
+import type { Brand } from '@gatehouse-auth/plugin-api';
 import type { Response } from 'express';
-import type { Brand } from './branding.js';
 
 const POLICY = [
   "default-src 'none'",

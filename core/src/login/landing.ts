@@ -1,8 +1,8 @@
+import { html } from '@gatehouse-auth/plugin-api';
 import express, { type Router } from 'express';
 import type { Locales } from '../i18n/locales.js';
 import type { Branding } from './branding.js';
 import { pageHeaders } from './headers.js';
-import { html } from './html.js';
 import { layout } from './layout.js';
 
 /** Where `@gatehouse-auth/page-account` mounts the account page: the landing page links it when a plugin serves it. */

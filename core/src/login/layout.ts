@@ -1,20 +1,6 @@
+import { type Brand, html, type Messages, type PageContext, type SafeHtml } from '@gatehouse-auth/plugin-api';
 import { Locales } from '../i18n/locales.js';
-import type { Messages } from '../i18n/messages.js';
 import { FORM_POST_JS, LOGIN_CSS, PASSWORD_REVEAL_JS } from './assets.js';
-import type { Brand } from './branding.js';
-import { html, type SafeHtml } from './html.js';
-
-/** What every page is rendered with: the issuer's path and the messages of the page's locale. */
-export interface PageContext {
-  /** Path prefix of the issuer ('' at the root), for every URL the browser uses. */
-  base: string;
-  t: Messages;
-  /**
-   * Since 1.3: the page's brand (`api.web.brand`): its product name, logo, color and support
-   * link. Give the same brand to `web.headers`, whose CSP must allow a logo URL's origin.
-   */
-  brand?: Brand;
-}
 
 /** The product name and logo above the page, when a brand names either. */
 function brandBar(brand: Brand | undefined): SafeHtml | '' {

@@ -1,6 +1,5 @@
-import type { Messages } from '../i18n/messages.js';
+import { html, type Messages, type SafeHtml } from '@gatehouse-auth/plugin-api';
 import type { LinkFacts } from '../verification/link-facts.js';
-import { html, type SafeHtml } from './html.js';
 
 /** "Firefox on Windows", or what is known of it. */
 function browserText(t: Messages, facts: LinkFacts): string {

@@ -1,9 +1,9 @@
+import { type Clock, html, type PageContext } from '@gatehouse-auth/plugin-api';
 import express, { type Request, type Response, type Router } from 'express';
 import { isProtocolError } from '../errors.js';
 import { formBody } from '../http/parsers.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import type { BrowserBinding } from '../oauth/authorize/browser.js';
-import type { Clock } from '../services.js';
 import { requestFacts } from '../verification/context.js';
 import type { ExchangeStore } from '../verification/exchanges.js';
 import type { LoginFlowStore } from '../verification/flows.js';
@@ -12,9 +12,8 @@ import { LINK_PATH, type VerificationService } from '../verification/service.js'
 import { linkFactsOf } from '../verification/link-facts.js';
 import { pageHeaders } from './headers.js';
 import { linkDetails } from './link-details.js';
-import { html } from './html.js';
 import type { Branding } from './branding.js';
-import { layout, renderErrorPage, renderNoticePage, type PageContext } from './layout.js';
+import { layout, renderErrorPage, renderNoticePage } from './layout.js';
 import type { Locales } from '../i18n/locales.js';
 import type { LoginFlow } from '../verification/flows.js';
 

@@ -1,9 +1,8 @@
+import type { AuthMethod, RecordStore, RequestFacts, Services, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { ClientRegistry } from '../oauth/clients.js';
 import type { Logger } from 'pino';
 import { appMethods, type GatehouseConfig } from '../config/schema.js';
 import type { Extensions } from '../plugins/loader.js';
-import type { AuthMethod, RecordStore, RequestFacts, UserRecord } from '../plugins/extensions.js';
-import type { Services } from '../services.js';
 import type { EnrollmentService } from '../verification/enrollment.js';
 import { mayBind } from '../verification/binding-rule.js';
 import type { LoginFlow } from '../verification/flows.js';

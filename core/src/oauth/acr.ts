@@ -1,7 +1,6 @@
-import type { JsonValue } from '../plugins/extensions.js';
+import type { JsonValue, OAuthClient } from '@gatehouse-auth/plugin-api';
 import { remainingStages } from '../verification/stages.js';
 import type { ClaimsRequest } from './claims.js';
-import type { OAuthClient } from './clients.js';
 import { OAuthError } from './errors.js';
 
 /** What an authorization request says about the authentication it wants (OIDC Core §3.1.2.1, §5.5.1.1). */

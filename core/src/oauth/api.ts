@@ -1,6 +1,5 @@
+import { defineRoute, type ErrorRef, type GrantHandler, type RouteSpec } from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
-import { defineRoute, type ErrorRef, type RouteSpec } from '../http/api-spec.js';
-import type { GrantHandler } from '../plugins/extensions.js';
 import { OAuthError } from './errors.js';
 
 /**

@@ -1,5 +1,5 @@
+import type { Clock } from '@gatehouse-auth/plugin-api';
 import { uniqueViolation } from '../storage/drivers.js';
-import type { Clock } from '../services.js';
 import type { Sql } from '../storage/sql.js';
 import { sha256 } from '../util/crypto.js';
 

@@ -1,5 +1,5 @@
+import type { BindingRequest } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
-import type { BindingRequest } from './types.js';
 
 /** A request as the token binding sees it: the issuer's URL of its path (DPoP `htu`). */
 export function bindingRequest(issuer: string, req: IncomingMessage & { originalUrl?: string }): BindingRequest {

@@ -1,6 +1,5 @@
-import type { JsonObject, JsonValue, UserRecord } from '../plugins/extensions.js';
+import type { JsonObject, JsonValue, OAuthClient, UserRecord } from '@gatehouse-auth/plugin-api';
 import { PROFILE_CLAIMS, type UserProfiles } from '../users/profile.js';
-import type { OAuthClient } from './clients.js';
 
 /** OIDC Core §5.4: the claims each scope asks for. */
 export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {

@@ -1,12 +1,9 @@
+import type { Actor, AppSettings, Clock, EventLog, JsonObject } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
 import type { AppConfig, GatehouseConfig } from '../config/schema.js';
 import { ApiError } from '../errors.js';
 import type { PeerBus } from '../peer-bus.js';
-import type { EventLog } from '../plugins/extensions.js';
-import type { AppSettings, JsonObject } from '../plugins/values.js';
-import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
-import type { Actor } from '../users/accounts.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import type { ClientRegistry, StoredClient } from './clients.js';
 import type { SessionStore } from './sessions.js';

@@ -1,13 +1,18 @@
+import {
+  type ClientAuthentication,
+  type Clock,
+  type EventLog,
+  type History,
+  type OAuthClient,
+  PLUGGABLE_AUTH_METHODS,
+} from '@gatehouse-auth/plugin-api';
 import { decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import type { EventLog, History } from '../plugins/extensions.js';
 import type { PeerBus } from '../peer-bus.js';
-import type { Clock } from '../services.js';
 import { safeEqual, safeEqualDigest, sha256 } from '../util/crypto.js';
 import type { AssertionReplayStore } from './assertions.js';
-import type { ClientRegistry, ClientSecrets, OAuthClient } from './clients.js';
+import type { ClientRegistry, ClientSecrets } from './clients.js';
 import { OAuthError } from './errors.js';
 import { FAPI2_SIGNING_ALGS, isFapi2 } from './fapi.js';
-import { PLUGGABLE_AUTH_METHODS, type ClientAuthentication } from './types.js';
 import type { IncomingMessage } from 'node:http';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';

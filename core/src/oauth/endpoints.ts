@@ -1,3 +1,13 @@
+import {
+  boundKey,
+  type Clock,
+  type Confirmation,
+  confirmationOf,
+  type OAuthClient,
+  type RequestObjectVerifier,
+  type TokenBinding,
+  type TokenInfo,
+} from '@gatehouse-auth/plugin-api';
 import { BootError } from '../errors.js';
 import type { IncomingMessage } from 'node:http';
 import type { GatehouseConfig } from '../config/schema.js';
@@ -9,13 +19,12 @@ import type { Locales } from '../i18n/locales.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Tracing } from '../observability/tracing.js';
 import { isProtocolError } from '../errors.js';
-import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import type { VerificationService } from '../verification/service.js';
 import type { AssertionReplayStore } from './assertions.js';
 import { CLIENT_AUTH_SIGNING_ALGS, type ClientAuthenticator } from './client-auth.js';
-import type { ClientRegistry, OAuthClient } from './clients.js';
+import type { ClientRegistry } from './clients.js';
 import { routeInput } from '../http/api-spec.js';
 import { INTROSPECT_PATHS, oauthApi, REVOKE_PATHS, TOKEN_PATHS, USERINFO_PATHS } from './api.js';
 import { OAuthError } from './errors.js';
@@ -26,9 +35,7 @@ import { namedClaims, scopeClaims, USER_CLAIMS, type ClaimRequest, type UserClai
 import { oauthServices } from './services.js';
 import type { TokenService } from './tokens.js';
 import { bindingRequest } from './binding-request.js';
-import { boundKey, confirmationOf, type Confirmation, type TokenBinding, type TokenInfo } from './types.js';
 import { TOKEN_BINDING, type Extensions } from '../plugins/loader.js';
-import type { RequestObjectVerifier } from '../plugins/extensions.js';
 
 /** Every path the spec gives for each endpoint. */
 export const PATHS = {

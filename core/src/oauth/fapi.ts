@@ -4,10 +4,7 @@
  * The core enforces it where it already decides (config check, start-up, /authorize, the token
  * endpoint, client authentication); docs/oauth.md has each requirement and its test.
  */
-
-/** The `security_profile` values an app may name. */
-export const SECURITY_PROFILES = ['fapi2'] as const;
-export type SecurityProfile = (typeof SECURITY_PROFILES)[number];
+import type { SecurityProfile } from '@gatehouse-auth/plugin-api';
 
 /** §5.3.2.1 (6), §5.3.3.4: client authentication by private_key_jwt or mutual TLS (RFC 8705). */
 export const FAPI2_AUTH_METHODS: readonly string[] = ['private_key_jwt', 'tls_client_auth'];

@@ -1,10 +1,6 @@
 import { constants, sign, type KeyObject } from 'node:crypto';
 import { signingThreads, type SigningArgs, type SigningThreads } from './signing-threads.js';
 
-/** The JWS algorithms Gatehouse signs with (RFC 7518 §3, RFC 8037). */
-export const SIGNING_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
-export type SigningAlg = (typeof SIGNING_ALGS)[number];
-
 /** A signing key: its id and algorithm (both in the JWS header) and the private key for node:crypto. */
 export interface JwtSigner {
   alg: string;

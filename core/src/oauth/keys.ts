@@ -1,9 +1,9 @@
+import type { Clock, SigningAlg } from '@gatehouse-auth/plugin-api';
 import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
-import type { Clock } from '../services.js';
 import { num, type Sql } from '../storage/sql.js';
 import type { SecretBox } from '../util/crypto.js';
-import type { JwtSigner, SigningAlg } from './jws.js';
+import type { JwtSigner } from './jws.js';
 
 interface KeyRow {
   kid: string;

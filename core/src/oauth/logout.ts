@@ -1,8 +1,7 @@
+import type { Clock, EventLog, IdTokenHint, JsonObject } from '@gatehouse-auth/plugin-api';
 import { compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import type { Logger } from 'pino';
 import type { JobHandler, JobQueue } from '../jobs/queue.js';
-import type { EventLog, JsonObject } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import type { ClientRegistry } from './clients.js';
 import { signJwt } from './jws.js';
@@ -30,15 +29,6 @@ interface NoticeJob {
  */
 export function logoutCsrf(sessionCookie: string): string {
   return sha256(`logout:${sessionCookie}`);
-}
-
-/** What an ID token we issued says, once its signature checked out. */
-export interface IdTokenHint {
-  sub: string;
-  /** Since 1.3: the app the token was issued to (`azp`, else its one audience; OIDC Core §2). */
-  clientId: string;
-  clientIds: string[];
-  sid: string | null;
 }
 
 /**

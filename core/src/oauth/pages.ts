@@ -1,14 +1,14 @@
+import { html, type PageContext } from '@gatehouse-auth/plugin-api';
+export type { PageContext } from '@gatehouse-auth/plugin-api';
 import type { Response } from 'express';
 import { pageHeaders, redirectSources } from '../login/headers.js';
-import { html } from '../login/html.js';
-import { layout, renderErrorPage, type PageContext } from '../login/layout.js';
+import { layout, renderErrorPage } from '../login/layout.js';
 
 /**
  * The authorization endpoint's own pages (error, consent, account choice, form_post), built
  * like the login page: escaped templates, the shared style sheet and headers, no inline script,
  * the messages of the request's locale.
  */
-export type { PageContext } from '../login/layout.js';
 
 /**
  * An error shown to the user instead of a redirect (unknown client, bad redirect_uri, ...). The

@@ -1,14 +1,21 @@
+import {
+  boundToAnother,
+  type Clock,
+  type Confirmation,
+  type JsonObject,
+  type OAuthServices,
+  type RequestFacts,
+  SIGNING_ALGS,
+  type StoredToken,
+  unprovenBinding,
+} from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import type { JsonObject, RequestFacts } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 import type { KeyStore } from './keys.js';
-import { SIGNING_ALGS } from './jws.js';
 import type { VerificationService } from '../verification/service.js';
 import type { AssertionReplayStore } from './assertions.js';
 import { OAuthError } from './errors.js';
 import type { TokenService } from './tokens.js';
-import { boundToAnother, unprovenBinding, type Confirmation, type OAuthServices, type StoredToken } from './types.js';
 
 /** Scope strings: space-separated printable ASCII without `"` or `\` (RFC 6749 §3.3). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;

@@ -1,25 +1,6 @@
-import type { Clock } from '../services.js';
+import type { Clock, MethodCompletion, Session } from '@gatehouse-auth/plugin-api';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
-import type { MethodCompletion } from '../verification/flows.js';
-
-/** A browser's login (SSO): who, when and with which methods. */
-export interface Session {
-  /** The row id: the SHA-256 of the cookie, renewed after every login step. */
-  key: string;
-  /** The session as apps know it (`sid` in ID and logout tokens); kept across step-ups. */
-  sid: string;
-  userId: string;
-  authTime: number;
-  amr: string[];
-  /**
-   * The methods completed, each with its time: what decides whether the session satisfies
-   * another app's login stages. Empty for sessions made before they were kept (they satisfy none).
-   */
-  methods: MethodCompletion[];
-  createdAt: Date;
-  expiresAt: Date;
-}
 
 interface SessionData {
   auth_time: number;

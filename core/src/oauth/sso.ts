@@ -1,9 +1,6 @@
+import type { Clock, MethodCompletion, RequestFacts, Session, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
-import type { RequestFacts, UserRecord } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
-import type { MethodCompletion } from '../verification/flows.js';
 import { remainingStages } from '../verification/stages.js';
-import type { Session } from './sessions.js';
 
 /** What SSO needs of the verification service. */
 export interface SsoVerifier {

@@ -1,5 +1,4 @@
-import type { Clock } from '../services.js';
-import type { TokenInfo } from './types.js';
+import type { Clock, TokenInfo } from '@gatehouse-auth/plugin-api';
 
 /** What a revocation invalidates: tokens by key (hash), every token of grants, of subjects. */
 export interface Invalidation {

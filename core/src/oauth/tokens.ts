@@ -1,7 +1,17 @@
+import {
+  ACCESS_TOKEN_TYPE,
+  type AuthorizationCode,
+  type Clock,
+  type Confirmation,
+  type GrantRecord,
+  type IssueInput,
+  type JsonObject,
+  type StoredToken,
+  type TokenInfo,
+  type TokenResponse,
+} from '@gatehouse-auth/plugin-api';
 import { hash } from 'node:crypto';
-import type { JsonObject } from '../plugins/extensions.js';
 import { NO_METRICS, type Metrics } from '../observability/metrics.js';
-import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { namedClaims, scopeClaims, type ClaimsRequest, type UserClaims } from './claims.js';
@@ -9,16 +19,6 @@ import { signJwtOffThread } from './jws.js';
 import type { KeyStore } from './keys.js';
 import type { PeerBus } from '../peer-bus.js';
 import type { ActiveTokenCache, Invalidation } from './token-cache.js';
-import {
-  ACCESS_TOKEN_TYPE,
-  type AuthorizationCode,
-  type GrantRecord,
-  type IssueInput,
-  type StoredToken,
-  type Confirmation,
-  type TokenInfo,
-  type TokenResponse,
-} from './types.js';
 
 interface GrantRow {
   id: string;

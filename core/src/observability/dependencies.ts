@@ -1,5 +1,4 @@
-/** A check of one thing the server depends on: resolves when it is up, throws (saying why) when not. */
-export type DependencyCheck = () => Promise<unknown>;
+import type { DependencyCheck } from '@gatehouse-auth/plugin-api';
 
 /** One dependency's state at its last check. */
 export interface DependencyState {

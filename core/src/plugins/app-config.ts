@@ -1,3 +1,5 @@
+import type { AppSettings } from '@gatehouse-auth/plugin-api';
+export type { AppSettings } from '@gatehouse-auth/plugin-api';
 import type { ZodType } from 'zod';
 import { describeIssue } from '../config/load.js';
 import type { AppConfig, GatehouseConfig } from '../config/schema.js';
@@ -5,10 +7,6 @@ import { APP_URL_KEYS, appSchema, appSchemaKeys, insecureUrl } from '../config/s
 import { isLogoUrl } from '../login/branding.js';
 import { BootError } from '../errors.js';
 import type { Extensions, ResolvedPlugin } from './loader.js';
-
-import type { AppSettings } from './values.js';
-
-export type { AppSettings } from './values.js';
 
 function parse(schema: ZodType, value: unknown, path: (string | number)[]): unknown {
   const result = schema.safeParse(value, { reportInput: true });

@@ -1,8 +1,8 @@
+import { PLUGGABLE_AUTH_METHODS } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
 import { DEFAULT_GRANT_TYPES, type AppConfig, type GatehouseConfig } from '../config/schema.js';
 import { BootError } from '../errors.js';
 import type { Extensions } from './loader.js';
-import { PLUGGABLE_AUTH_METHODS } from '../oauth/types.js';
 
 /** The path a plugin mounts its routes at to be the hosted login page (`@gatehouse-auth/page-login`). */
 export const HOSTED_LOGIN_PATH = '/login';

@@ -1,3 +1,4 @@
+import { CONFIRMATION_MEMBERS, PLUGGABLE_AUTH_METHODS } from '@gatehouse-auth/plugin-api';
 import { OAUTH_ERROR_STATUS } from '../oauth/errors.js';
 /**
  * What each kind of extension must have, checked when a plugin adds one: a method without
@@ -6,7 +7,6 @@ import { OAUTH_ERROR_STATUS } from '../oauth/errors.js';
 
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { CONFIRMATION_MEMBERS, PLUGGABLE_AUTH_METHODS } from '../oauth/types.js';
 
 type Shape = Record<string, unknown>;
 

@@ -1,3 +1,23 @@
+import {
+  type AuthMethod,
+  type AuthorizationRequestResolver,
+  type ClientAuthentication,
+  type DeliveryChannel,
+  type FdsRule,
+  type GatehousePlugin,
+  type GrantHandler,
+  type MetadataMember,
+  PLUGIN_API_VERSION,
+  type PluginApi,
+  type PluginCatalogs,
+  type PromptHandler,
+  type RecordStore,
+  type RequestObjectVerifier,
+  type RouteContribution,
+  type Services,
+  type TokenBinding,
+  type WebApi,
+} from '@gatehouse-auth/plugin-api';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -7,26 +27,7 @@ import type { Logger } from 'pino';
 import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js';
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
-import type { Services } from '../services.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
-import {
-  PLUGIN_API_VERSION,
-  type GatehousePlugin,
-  type MetadataMember,
-  type PluginApi,
-  type RouteContribution,
-} from './api.js';
-import type { PluginCatalogs, WebApi } from './web.js';
-import type {
-  AuthMethod,
-  AuthorizationRequestResolver,
-  DeliveryChannel,
-  RequestObjectVerifier,
-  FdsRule,
-  GrantHandler,
-  PromptHandler,
-  RecordStore,
-} from './extensions.js';
 import {
   channelProblems,
   fdsRuleProblems,
@@ -40,7 +41,6 @@ import {
   tokenBindingProblems,
   clientAuthenticationProblems,
 } from './contract.js';
-import type { ClientAuthentication, TokenBinding } from '../oauth/types.js';
 import type { SecurityEvents } from '../verification/security-events.js';
 import { Registry } from './registry.js';
 

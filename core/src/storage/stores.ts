@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type {
+  Clock,
   Credential,
   CredentialStore,
   EventLog,
@@ -11,8 +11,8 @@ import type {
   RecordStore,
   StoredEvent,
   StoredRecord,
-} from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
+} from '@gatehouse-auth/plugin-api';
+import { randomUUID } from 'node:crypto';
 import { sha256 } from '../util/crypto.js';
 import { eventId } from './event-ids.js';
 import { dateOrNull, num, parseJson, type Params, type Sql } from './sql.js';

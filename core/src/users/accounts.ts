@@ -1,3 +1,12 @@
+import type {
+  Actor,
+  EventLog,
+  JsonObject,
+  MethodInfo,
+  OAuthClient,
+  Session,
+  UserRecord,
+} from '@gatehouse-auth/plugin-api';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
@@ -7,30 +16,16 @@ import type { Device, DeviceStore } from '../devices/store.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { Locales } from '../i18n/locales.js';
 import type { DependencyChecks, DependencyState } from '../observability/dependencies.js';
-import type { ClientRegistry, OAuthClient } from '../oauth/clients.js';
+import type { ClientRegistry } from '../oauth/clients.js';
 import type { LogoutService } from '../oauth/logout.js';
-import type { Session, SessionStore } from '../oauth/sessions.js';
+import type { SessionStore } from '../oauth/sessions.js';
 import type { TokenService } from '../oauth/tokens.js';
-import type { EventLog, JsonObject, UserRecord } from '../plugins/extensions.js';
 import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
 import { requestFacts } from '../verification/context.js';
 import type { EnrollmentService } from '../verification/enrollment.js';
 import type { UserProfile, UserProfiles } from './profile.js';
 import type { RequiredAction, RequiredActions } from './required-actions.js';
 import type { UserService } from './users.js';
-
-/** Who did it, for the audit event (`<via>.<action>`): an admin of the console, a user on the account page. */
-export interface Actor {
-  via: string;
-  userId: string;
-  ip: string | null;
-}
-
-/** A method as the pages name it, in the request's language: its label, and its renewal if it has one. */
-export interface MethodInfo {
-  label: string;
-  renew: { text: string; button: string } | null;
-}
 
 /** A bound device as the pages list it. */
 export type DeviceListing = Pick<Device, 'deviceId' | 'name' | 'biometric' | 'createdAt' | 'lastUsedAt'>;

@@ -1,7 +1,6 @@
+import type { AuthMethod, Clock, JsonObject, NewCredential } from '@gatehouse-auth/plugin-api';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AuthMethod, JsonObject, NewCredential } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 import { uniqueViolation } from '../storage/drivers.js';
 import type { Params, Sql } from '../storage/sql.js';
 import { parseProfile } from './profile.js';

@@ -1,7 +1,6 @@
+import type { Clock, JsonObject, RecordStore } from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
-import type { JsonObject, RecordStore } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 const url = z

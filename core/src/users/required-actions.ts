@@ -1,4 +1,4 @@
-import type { RecordStore } from '../plugins/extensions.js';
+import type { RecordStore } from '@gatehouse-auth/plugin-api';
 
 /**
  * Since plugin API 1.3: what an admin asks a user to do at their next sign-in, before the app gets

@@ -1,6 +1,6 @@
+import type { UserRecord } from '@gatehouse-auth/plugin-api';
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../errors.js';
-import type { UserRecord } from '../plugins/extensions.js';
 import { uniqueViolation } from '../storage/drivers.js';
 import type { Sql } from '../storage/sql.js';
 

@@ -1,4 +1,4 @@
-import type { RecordStore, UserRecord } from '../plugins/extensions.js';
+import type { RecordStore, UserRecord } from '@gatehouse-auth/plugin-api';
 
 export type AccountMedium = 'email' | 'sms';
 

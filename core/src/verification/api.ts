@@ -1,7 +1,12 @@
+import {
+  type AuthMethod,
+  defineRoute,
+  type ErrorRef,
+  type MediaType,
+  type RouteSpec,
+} from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
 import { ADMIN_THROTTLED } from '../http/admin-guard.js';
-import { defineRoute, type ErrorRef, type MediaType, type RouteSpec } from '../http/api-spec.js';
-import type { AuthMethod } from '../plugins/extensions.js';
 import { verificationError } from './errors.js';
 
 /**

@@ -1,6 +1,5 @@
+import type { AuthMethod, MethodCompletion } from '@gatehouse-auth/plugin-api';
 import type { GatehouseConfig } from '../config/schema.js';
-import type { AuthMethod } from '../plugins/extensions.js';
-import type { MethodCompletion } from './flows.js';
 
 /** A knowledge factor only (a password): what someone who read it over a shoulder also has. */
 export function isKnowledgeOnly(amr: readonly string[]): boolean {

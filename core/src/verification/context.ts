@@ -1,6 +1,6 @@
+import type { RequestFacts, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
 import type { DeviceCookie } from '../http/device.js';
-import type { RequestFacts, UserRecord } from '../plugins/extensions.js';
 
 /** The client address of an express request: `req.ip` honours `trust proxy` only. */
 export function clientIp(req: IncomingMessage & { ip?: string | undefined }): string {

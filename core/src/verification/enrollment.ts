@@ -1,18 +1,18 @@
-import type { Logger } from 'pino';
-import { appMethods, type AppConfig } from '../config/schema.js';
-import { methodRefusalError } from '../errors.js';
-import type { Extensions } from '../plugins/loader.js';
-import type { AppSettingsLookup } from '../plugins/values.js';
 import type {
+  AppSettingsLookup,
   AuthMethod,
   EnrollmentHandlers,
   JsonObject,
   RecordStore,
   RequestFacts,
+  Services,
   UploadedFile,
   UserRecord,
-} from '../plugins/extensions.js';
-import type { Services } from '../services.js';
+} from '@gatehouse-auth/plugin-api';
+import type { Logger } from 'pino';
+import { appMethods, type AppConfig } from '../config/schema.js';
+import { methodRefusalError } from '../errors.js';
+import type { Extensions } from '../plugins/loader.js';
 import { verificationError } from './errors.js';
 
 export type EnrollmentStep = 'initiation' | 'scan' | 'verification';

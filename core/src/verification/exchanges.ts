@@ -1,5 +1,4 @@
-import type { JsonObject } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
+import type { Clock, JsonObject } from '@gatehouse-auth/plugin-api';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { sha256 } from '../util/crypto.js';
 

@@ -1,5 +1,5 @@
+import type { EventLog, FdsContext, FdsRule, FdsVerdict, NewEvent } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
-import type { EventLog, FdsContext, FdsRule, FdsVerdict, NewEvent } from '../plugins/extensions.js';
 import type { Metrics } from '../observability/metrics.js';
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { withTimeout } from '../util/timeout.js';

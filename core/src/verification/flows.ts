@@ -1,19 +1,9 @@
-import type { JsonObject } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
+import type { Clock, JsonObject, MethodCompletion } from '@gatehouse-auth/plugin-api';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken } from '../util/crypto.js';
 
 /** active → completed (every stage done) → finished (the client got its answer, once). */
 export type FlowStatus = 'active' | 'completed' | 'finished' | 'cancelled';
-
-/** One method a user completed: which, its RFC 8176 values, and when (epoch seconds). */
-export interface MethodCompletion {
-  method: string;
-  amr: string[];
-  at: number;
-  /** It completed the whole login alone (a single-factor method the app allows so). */
-  alone?: boolean;
-}
 
 /** A login in progress (the `request_id`): which app, which user, which stage. */
 export interface LoginFlow {

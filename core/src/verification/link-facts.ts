@@ -1,4 +1,4 @@
-import type { JsonObject, RequestFacts } from '../plugins/extensions.js';
+import type { JsonObject, RequestFacts } from '@gatehouse-auth/plugin-api';
 import { browserName } from '../util/user-agent.js';
 import { matchNumber } from '../util/crypto.js';
 

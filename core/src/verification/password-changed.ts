@@ -1,8 +1,7 @@
+import type { History, ListedCredential, RequestFacts, Services, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { DeviceStore } from '../devices/store.js';
 import type { Extensions } from '../plugins/loader.js';
-import type { History, RequestFacts, UserRecord } from '../plugins/extensions.js';
-import type { Services } from '../services.js';
-import type { ListedCredential, SecurityEvents } from './security-events.js';
+import type { SecurityEvents } from './security-events.js';
 
 /**
  * The event `password_changed`: a user's password was replaced (every session and token of

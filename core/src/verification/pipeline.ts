@@ -1,6 +1,6 @@
+import type { AuthMethod, MethodContext, RequestFacts, UploadedFile, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
 import { appMethods, type AppConfig } from '../config/schema.js';
-import type { AuthMethod, MethodContext, RequestFacts, UploadedFile, UserRecord } from '../plugins/extensions.js';
 import { verificationError, verificationErrorWithStatus } from './errors.js';
 import type { Exchange } from './exchanges.js';
 import type { LoginFlow } from './flows.js';

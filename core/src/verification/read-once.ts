@@ -1,4 +1,4 @@
-import type { CredentialStore } from '../plugins/extensions.js';
+import type { CredentialStore } from '@gatehouse-auth/plugin-api';
 
 /**
  * A user's credentials of one method for the span of one request: `list` reads are shared

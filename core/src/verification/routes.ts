@@ -1,3 +1,4 @@
+import type { LoginFlowsApi, LoginFlowView, RequestFacts, UploadedFile } from '@gatehouse-auth/plugin-api';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import multer from 'multer';
 import { ok, success } from '../http/envelope.js';
@@ -13,7 +14,6 @@ import { PROOF_HEADER } from '../devices/proof.js';
 import { isPlainJson, readJson } from '../http/body.js';
 import type { FastRoute } from '../http/fast-routes.js';
 import { lazyLogger } from '../http/logging.js';
-import type { RequestFacts, UploadedFile } from '../plugins/extensions.js';
 import type { UserService } from '../users/users.js';
 import { requestFacts, stringFields } from './context.js';
 import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
@@ -24,7 +24,6 @@ export { MANAGE_METHODS_SCOPE, type BearerResolver } from './setup-access.js';
 import { verificationError } from './errors.js';
 import type { LoginFlow } from './flows.js';
 import type { VerificationService } from './service.js';
-import type { LoginFlowsApi, LoginFlowView } from '../plugins/web.js';
 import { routeInput } from '../http/api-spec.js';
 import { verificationApi } from './api.js';
 

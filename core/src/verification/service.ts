@@ -1,13 +1,7 @@
-import type { ClientRegistry } from '../oauth/clients.js';
-import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
-import { appMethods, type AppConfig, type GatehouseConfig } from '../config/schema.js';
-import { isProtocolError, methodRefusalError, type ApiError } from '../errors.js';
-import type { Metrics } from '../observability/metrics.js';
-import type { Tracing } from '../observability/tracing.js';
-import type { Extensions } from '../plugins/loader.js';
 import type {
+  AppSettingsLookup,
   AuthMethod,
+  Clock,
   DiscoverableContext,
   EventLog,
   FdsContext,
@@ -16,11 +10,19 @@ import type {
   MethodContext,
   NewEvent,
   RequestFacts,
+  Services,
   UploadedFile,
   UserRecord,
   VerifyOutcome,
-} from '../plugins/extensions.js';
-import type { Clock, Services } from '../services.js';
+} from '@gatehouse-auth/plugin-api';
+import type { ClientRegistry } from '../oauth/clients.js';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { appMethods, type AppConfig, type GatehouseConfig } from '../config/schema.js';
+import { isProtocolError, methodRefusalError, type ApiError } from '../errors.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Tracing } from '../observability/tracing.js';
+import type { Extensions } from '../plugins/loader.js';
 import { verificationError } from './errors.js';
 import type { Exchange, ExchangeStore } from './exchanges.js';
 import { runFdsRules, type FdsResult } from './fds.js';
@@ -44,7 +46,6 @@ import { offered } from './stages.js';
 import { sha256 } from '../util/crypto.js';
 import { LIVE_STATES, type StatusStore, type VerificationStatus } from './statuses.js';
 import type { StatusWatch } from './status-watch.js';
-import type { AppSettingsLookup } from '../plugins/values.js';
 import { boundDevice, signInFacts, type DeviceRequest, type DevicePushes, type PushStep } from '../devices/pushes.js';
 import type { Device } from '../devices/store.js';
 import type { SecretBox } from '../util/crypto.js';

@@ -1,8 +1,7 @@
+import type { Clock, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { RequestHandler, Response } from 'express';
 import { bearerOf, type AdminGuard } from '../http/admin-guard.js';
 import type { TokenService } from '../oauth/tokens.js';
-import type { UserRecord } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
 import { clientIp, requestFacts } from './context.js';
 import type { EnrollmentService } from './enrollment.js';

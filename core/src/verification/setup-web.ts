@@ -1,14 +1,11 @@
+import type { Clock, EventLog, LoginFlowView, SetupApi, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { AdminGuard } from '../http/admin-guard.js';
 import type { LoginFlows } from '../login/flows-api.js';
-import type { LoginFlowView, SetupApi } from '../plugins/web.js';
 import type { SetupOffers } from '../login/offer.js';
 import type { TokenService } from '../oauth/tokens.js';
-import type { UserRecord } from '../plugins/extensions.js';
-import type { Clock } from '../services.js';
 import type { UserService } from '../users/users.js';
-import type { EventLog } from '../plugins/extensions.js';
 import type { LoginFlowStore } from './flows.js';
 import { requestFacts } from './context.js';
 import type { EnrollmentService, EnrollmentStep } from './enrollment.js';

@@ -1,5 +1,5 @@
+import type { Clock } from '@gatehouse-auth/plugin-api';
 import { EventEmitter } from 'node:events';
-import type { Clock } from '../services.js';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import { sha256 } from '../util/crypto.js';
 

@@ -1,5 +1,5 @@
+import type { EventLog, EventQuery, History, NewEvent, StoredEvent } from '@gatehouse-auth/plugin-api';
 import { randomUUID } from 'node:crypto';
-import type { EventLog, EventQuery, History, NewEvent, StoredEvent } from '../plugins/extensions.js';
 import { eventColumns } from '../storage/stores.js';
 
 /** An event as the log stores it when it is first recorded (a new row: count 1, a new id). */

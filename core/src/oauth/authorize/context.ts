@@ -1,17 +1,18 @@
+import type {
+  AuthorizationRequestResolver,
+  Clock,
+  OAuthClient,
+  RecordStore,
+  RequestObjectVerifier,
+  UserRecord,
+} from '@gatehouse-auth/plugin-api';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
 import { SharedLimit, type SharedCounters } from '../../limits/shared-counters.js';
 import { clientIp } from '../../verification/context.js';
-import type {
-  AuthorizationRequestResolver,
-  RecordStore,
-  RequestObjectVerifier,
-  UserRecord,
-} from '../../plugins/extensions.js';
-import type { Clock } from '../../services.js';
 import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
-import type { ClientRegistry, OAuthClient } from '../clients.js';
+import type { ClientRegistry } from '../clients.js';
 import type { LogoutService } from '../logout.js';
 import type { LoginUi } from '../../login/custom-ui.js';
 import { errorPage, formPostPage, type PageContext } from '../pages.js';

@@ -1,10 +1,8 @@
+import type { JsonObject, OAuthClient, Session } from '@gatehouse-auth/plugin-api';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
-import type { JsonObject } from '../../plugins/extensions.js';
 import { achievedAcr } from '../acr.js';
 import type { LoginFlow } from '../../verification/flows.js';
-import type { OAuthClient } from '../clients.js';
-import type { Session } from '../sessions.js';
 import { ErrorPage, type AuthorizationRequest } from './request.js';
 import type { AuthorizeContext } from './context.js';
 

@@ -1,40 +1,16 @@
+import type { HostedLoginInput, HostedLoginResult, OAuthClient, Session } from '@gatehouse-auth/plugin-api';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
 import { readCookie } from '../../http/cookies.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 import { requestFacts } from '../../verification/context.js';
-import type { LoginFlow, LoginFlowStore, MethodCompletion } from '../../verification/flows.js';
-import type { ClientRegistry, OAuthClient } from '../clients.js';
+import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
+import type { ClientRegistry } from '../clients.js';
 import type { LogoutService } from '../logout.js';
-import type { Session, SessionStore } from '../sessions.js';
+import type { SessionStore } from '../sessions.js';
 import { flowStart, type SingleSignOn } from '../sso.js';
 import { sessionCookieName, type BrowserBinding } from './browser.js';
-
-/** Who signed in through a login a plugin started, and how (what a browser session keeps). */
-export interface HostedLoginResult {
-  userId: string;
-  amr: string[];
-  /** Epoch seconds. */
-  authTime: number;
-  methods: MethodCompletion[];
-  /** The browser session the login made or renewed. */
-  sid: string;
-}
-
-/** What a login a plugin starts is for. */
-export interface HostedLoginInput {
-  clientId: string;
-  returnTo: string;
-  /** Since plugin API 1.3: how recent (seconds) the session's factors must be to count, like OIDC `max_age`. */
-  maxAge?: number;
-  /**
-   * Since plugin API 1.3: the login is for this user, known from its start as if a first stage
-   * had named them (account recovery's second factor): no single sign-on, every stage of the
-   * app is done anew in this login, and only by this user.
-   */
-  userId?: string;
-}
 
 export interface HostedLoginDeps {
   config: GatehouseConfig;

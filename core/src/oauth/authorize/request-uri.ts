@@ -1,5 +1,5 @@
-import type { AuthorizationRequestResolver, RequestObjectVerifier } from '../../plugins/extensions.js';
-import type { ClientRegistry, OAuthClient } from '../clients.js';
+import type { AuthorizationRequestResolver, OAuthClient, RequestObjectVerifier } from '@gatehouse-auth/plugin-api';
+import type { ClientRegistry } from '../clients.js';
 import { OAuthError } from '../errors.js';
 import { isFapi2 } from '../fapi.js';
 import { ErrorPage, RedirectError, validate } from './request.js';

@@ -1,6 +1,6 @@
+import type { JsonObject } from '@gatehouse-auth/plugin-api';
 import type { Request, RequestHandler, Response } from 'express';
 import { isProtocolError } from '../../errors.js';
-import type { JsonObject } from '../../plugins/extensions.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
 import { requestFacts } from '../../verification/context.js';
 import { readCookie } from '../../http/cookies.js';

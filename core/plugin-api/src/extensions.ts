@@ -4,10 +4,9 @@
  */
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
-import type { OAuthClient, OAuthServices, StoredToken, TokenResponse } from '../oauth/types.js';
+import type { OAuthClient } from './client.js';
+import type { OAuthServices, StoredToken, TokenResponse } from './oauth.js';
 import type { JsonObject, UserRecord } from './values.js';
-
-export type { JsonObject, JsonValue, UserRecord } from './values.js';
 
 // ───────────────────────────── verification methods ─────────────────────────────
 

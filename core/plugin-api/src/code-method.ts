@@ -3,7 +3,6 @@
  * machinery behind every code method. A method plugin supplies only what differs — how to find,
  * normalise and mask the destination, and the wording of the message.
  */
-import { z } from 'zod';
 import type {
   AuthMethod,
   Credential,
@@ -11,18 +10,18 @@ import type {
   EnrollmentOutcome,
   InitiateContext,
   InitiateOutcome,
-  JsonObject,
   MessageKind,
   MethodContext,
   MethodRefusal,
-  UserRecord,
   VerifyContext,
   VerifyOutcome,
-} from '../plugins/extensions.js';
-import type { PluginApi } from '../plugins/api.js';
-import type { Services } from '../services.js';
-import { scrubbed } from '../jobs/delivery.js';
-import { pickLocale } from '../i18n/negotiate.js';
+} from './extensions.js';
+import type { PluginApi } from './api.js';
+import type { Services } from './services.js';
+import type { JsonObject, UserRecord } from './values.js';
+import { z } from 'zod';
+import { scrubbed } from './scrub.js';
+import { pickLocale } from './negotiate.js';
 
 /** Credential type under which enrolled destinations (extra phones, addresses) are stored. */
 const MEDIUM = 'medium';

@@ -1,22 +1,21 @@
-import type { Router } from 'express';
-import type { Logger } from 'pino';
-import type { ZodType } from 'zod';
-import type { RouteSpec } from '../http/api-spec.js';
-import type { DependencyCheck } from '../observability/dependencies.js';
-import type { Services } from '../services.js';
-import type { ClientAuthentication, TokenBinding } from '../oauth/types.js';
+import type { ClientAuthentication, TokenBinding } from './oauth.js';
 import type {
   AuthMethod,
   AuthorizationRequestResolver,
-  RequestObjectVerifier,
   DeliveryChannel,
   FdsRule,
   GrantHandler,
   PromptHandler,
   RecordStore,
+  RequestObjectVerifier,
 } from './extensions.js';
+import type { RouteSpec } from './routes.js';
+import type { SecurityEventListener } from './security-events.js';
+import type { DependencyCheck, Services } from './services.js';
+import type { Router } from 'express';
+import type { Logger } from 'pino';
+import type { ZodType } from 'zod';
 import type { PluginCatalogs, WebApi } from './web.js';
-import type { SecurityEventListener } from '../verification/security-events.js';
 
 /** The plugin API version this core implements. Plugins declare a semver range against it. */
 export const PLUGIN_API_VERSION = '1.3.0';

@@ -1,4 +1,4 @@
-import { escapeHtml, isSafeHtml, SafeHtml } from '../login/html.js';
+import { escapeHtml, isSafeHtml, SafeHtml } from './html.js';
 
 /** Values for a message's `{name}` placeholders. */
 export type MessageVars = Readonly<Record<string, string | number>>;

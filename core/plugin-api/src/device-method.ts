@@ -4,9 +4,6 @@
  * supplies what differs: its id, its `amr`, whether it needs a biometric unlock, and the check
  * of what the device sends (a pattern, a photo) once the core checked the device.
  */
-import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
-import type { PluginApi } from '../plugins/api.js';
 import type {
   AuthMethod,
   BoundDevice,
@@ -16,8 +13,11 @@ import type {
   MethodContext,
   VerifyContext,
   VerifyOutcome,
-} from '../plugins/extensions.js';
-import type { Services } from '../services.js';
+} from './extensions.js';
+import type { PluginApi } from './api.js';
+import type { Services } from './services.js';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 
 /** Options every device method accepts in its plugin config. */
 export const deviceMethodOptions = z.strictObject({
@@ -33,7 +33,7 @@ export type DeviceMethodOptions = z.infer<typeof deviceMethodOptions>;
 export const DEVICE_FIELDS = ['push_id', 'device_id', 'client_id'];
 
 /** The login page's side of every device method: the number, then waiting on the status. */
-export const DEVICE_PAGE_MODULE = fileURLToPath(new URL('../../assets/device-page.js', import.meta.url));
+export const DEVICE_PAGE_MODULE = fileURLToPath(new URL('../assets/device-page.js', import.meta.url));
 
 /** What a device method plugin supplies to `deviceMethod`. */
 export interface DeviceMethodDefinition {

@@ -1,8 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { JsonObject, UserRecord } from '../plugins/values.js';
-import type { OAuthClient } from './clients.js';
-
-export type { OAuthClient };
+import type { JsonObject, UserRecord } from './values.js';
+import type { OAuthClient } from './client.js';
 
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 export const REFRESH_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:refresh_token';

@@ -1,0 +1,21 @@
+/**
+ * @gatehouse-auth/plugin-api — the plugin contract: what a plugin compiles against. The core
+ * implements it and re-exports all of it from `@gatehouse-auth/core`, which is where plugins
+ * import it from. Nothing here imports the core (`.ci/check-core-imports.mjs`).
+ */
+export * from './values.js';
+export * from './client.js';
+export * from './oauth.js';
+export type * from './extensions.js';
+export type * from './services.js';
+export * from './routes.js';
+export type * from './security-events.js';
+export * from './api.js';
+export * from './html.js';
+export * from './messages.js';
+export * from './login.js';
+export type * from './web.js';
+export * from './negotiate.js';
+export * from './scrub.js';
+export * from './code-method.js';
+export * from './device-method.js';

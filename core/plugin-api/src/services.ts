@@ -1,0 +1,137 @@
+import type { RequestHandler, Router } from 'express';
+import type {
+  BoundDevice,
+  CredentialStore,
+  DeliveryChannel,
+  EventLog,
+  History,
+  OutboundMessage,
+} from './extensions.js';
+import type { JsonObject, UserRecord } from './values.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+/** How a queued message is sent and recorded. */
+export interface DeliveryOptions {
+  /** Give up past this (a code past its expiry is worth nothing). */
+  expiresAt: Date;
+  /** Strings a provider's error must never carry into logs (the code in the message). */
+  secrets?: string[];
+  /** Who and what the message is about, for its outcome event. */
+  about?: { userId?: string | null; method?: string | null; clientId?: string | null; key?: string | null };
+}
+
+/**
+ * What the core lends every plugin. Stateless helpers and directories only: plugins keep
+ * per-request data in the request context and durable data in the core's stores.
+ */
+export interface Services {
+  readonly clock: Clock;
+  /** Encrypts secrets at rest with the server's key (AES-256-GCM). */
+  readonly secrets: {
+    encrypt(plain: string): string;
+    decrypt(sealed: string): string;
+    /** HMAC-SHA256 under a server key (base64url): for short codes stored "hashed" beyond offline guessing. */
+    mac(value: string): string;
+  };
+  readonly crypto: {
+    randomToken(bytes?: number): string;
+    randomDigits(length: number): string;
+    sha256(value: string | Buffer): string;
+    /** Constant-time string comparison. */
+    safeEqual(a: string, b: string): boolean;
+  };
+  /** The user directory (service `userDirectory`, which a plugin may replace). */
+  readonly users: UserDirectory;
+  /** The credentials one user enrolled for one method. */
+  credentials(userId: string, method: string): CredentialStore;
+  readonly events: EventLog;
+  /** Recent events, for FDS rules and throttles. */
+  readonly history: History;
+  readonly channels: {
+    /** Sends through the named delivery channel; rejects if it is unknown or the send fails. */
+    deliver(channelId: string, message: OutboundMessage): Promise<void>;
+    /**
+     * Sends in the background: the message is stored (encrypted) and sent at once, then retried
+     * with back-off until `expiresAt`; the outcome is an event (`delivery.done` /
+     * `delivery.failed`). Resolves once stored, so the caller answers without waiting for the
+     * provider. Rejects at once if the channel is unknown or does not send this kind.
+     */
+    enqueue(channelId: string, message: OutboundMessage, opts: DeliveryOptions): Promise<void>;
+    get(channelId: string): DeliveryChannel | undefined;
+    /** The ids of the registered channels. */
+    ids(): string[];
+  };
+  /**
+   * Runs CPU-heavy work (password hashing) with at most cores − 1 tasks at once, so a burst of
+   * logins cannot take every core from the event loop and starve the other endpoints.
+   */
+  heavy<T>(work: () => Promise<T>): Promise<T>;
+  readonly http: {
+    /** An express Router for `api.routes.add`, so plugins need no express dependency. */
+    createRouter(): Router;
+    /** JSON body parser middleware with the core's limits (100 kB; since 1.3 `{ limit }` sets another). */
+    json(options?: { limit?: string | number }): RequestHandler;
+    /** Since 1.2: `application/x-www-form-urlencoded` parser (forms, RFC 6749 requests) with the core's limits. */
+    form(): RequestHandler;
+  };
+  /** Authenticator devices (docs/devices.md), for device methods: binding one, finding them. */
+  readonly devices: {
+    /** Starts binding a device to the user: the code, the link and the QR code to show them. */
+    startBinding(user: UserRecord, opts: { biometric: boolean }): Promise<JsonObject>;
+    /** The user's bound devices (only biometric-bound ones when asked), last used first. */
+    ofUser(userId: string, opts?: { biometric?: boolean }): Promise<BoundDevice[]>;
+  };
+  /** Whether the user proved their email address or phone number (account verification). */
+  readonly accounts: {
+    verified(user: UserRecord, medium: 'email' | 'sms'): Promise<boolean>;
+    /**
+     * Since 1.3: records that the user proved `address` for `medium` (a code sent there came
+     * back): `verified` is true while it is still their address.
+     */
+    markVerified(userId: string, medium: 'email' | 'sms', address: string): Promise<void>;
+  };
+  /** Slow salted hashing for passwords and codes (service `passwordHashing`, replaceable). */
+  readonly passwordHashing: PasswordHashing;
+  /**
+   * A service by name: one another plugin provides (`api.provide`), or a core one. Throws when
+   * none is registered under that name.
+   */
+  resolve<T>(name: string): T;
+}
+
+/** Finding users by id or by what they sign in with. */
+export interface UserDirectory {
+  findById(id: string): Promise<UserRecord | null>;
+  /** Username, email or phone. */
+  findByIdentifier(identifier: string): Promise<UserRecord | null>;
+}
+
+/** Argon2id cost parameters (memory in KiB). */
+export interface HashCost {
+  memoryCost: number;
+  timeCost: number;
+  parallelism: number;
+}
+
+/** Hashes and checks one kind of secret (passwords, backup codes) at one cost. */
+export interface SecretHasher {
+  hash(secret: string): Promise<string>;
+  verify(storedHash: string, secret: string): Promise<boolean>;
+  /** Whether a stored hash was made with other parameters than this hasher's (rehash it on a login). */
+  needsRehash?(storedHash: string): boolean;
+}
+
+/**
+ * The `passwordHashing` service: slow, salted hashing for secrets people choose or read out.
+ * A plugin may replace it (`provides: ['passwordHashing']`), e.g. with a hasher in an HSM.
+ */
+export interface PasswordHashing {
+  /** A hasher with this cost; hashes it made stay verifiable whatever the cost later is. */
+  withCost(cost: HashCost): SecretHasher;
+}
+
+/** A check of one thing the server depends on: resolves when it is up, throws (saying why) when not. */
+export type DependencyCheck = () => Promise<unknown>;
