@@ -4,7 +4,40 @@
 export { z } from 'zod';
 // The plugin contract (decision 58): its own package, all of it re-exported here, so plugins
 // keep importing from '@gatehouse-auth/core' alone.
-export * from '@gatehouse-auth/plugin-api';
+// The contract (decision 58): all of its types, and by name the values plugins use; the helpers the
+// core shares with it (`trusted`, `escapeHtml`, `negotiate`, ...) stay out of the public API.
+export type * from '@gatehouse-auth/plugin-api';
+export {
+  ACCESS_TOKEN_TYPE,
+  CONFIRMATION_MEMBERS,
+  DEVICE_FIELDS,
+  DEVICE_PAGE_MODULE,
+  ID_TOKEN_TYPE,
+  JWT_TOKEN_TYPE,
+  NO_BRAND,
+  PLUGGABLE_AUTH_METHODS,
+  PLUGIN_API_VERSION,
+  REFRESH_TOKEN_TYPE,
+  addCodeMethod,
+  addDeviceMethod,
+  boundKey,
+  boundToAnother,
+  codeMethodOptions,
+  confirmationOf,
+  createCodeMethod,
+  definePlugin,
+  defineRoute,
+  deviceBindingEnrollment,
+  deviceMethod,
+  deviceMethodOptions,
+  html,
+  maskEmail,
+  maskPhone,
+  normalizeEmail,
+  normalizePhone,
+  pickLocale,
+  unprovenBinding,
+} from '@gatehouse-auth/plugin-api';
 export type { DeviceListing, ServerOverview, UserAccounts } from './users/accounts.js';
 export type { AppListing, AppWithSecret, ClientAdmin } from './oauth/client-admin.js';
 export type { LoadedPluginInfo } from './plugins/loader.js';
