@@ -22,49 +22,46 @@ const root = path.resolve(process.argv[2] ?? process.cwd());
 const src = path.join(root, 'core', 'src');
 const outside = ['plugins', 'tools'].map((dir) => path.join(root, dir));
 const problems = [];
-let files = 0;
+const contract = path.join(root, 'core', 'plugin-api');
 
-for (const file of sourceFiles(src)) {
-  files++;
-  for (const { specifier, line } of importsOf(readFileSync(file, 'utf8'))) {
-    const where = `${path.relative(root, file)}:${line}`;
-    if (specifier.startsWith(SCOPE)) {
-      const name = specifier.split('/').slice(0, 2).join('/');
-      if (name !== CORE && name !== CONTRACT)
-        problems.push(`${where}: imports '${specifier}'; the core must not depend on ${name}`);
-    } else if (specifier.startsWith('.') || path.isAbsolute(specifier)) {
-      const target = path.resolve(path.dirname(file), specifier);
-      const into = outside.find((dir) => target === dir || target.startsWith(dir + path.sep));
-      if (into) {
-        problems.push(
-          `${where}: imports '${specifier}', a path into ${path.basename(into)}/; the core must not depend on it`,
-        );
-      }
+/**
+ * Visits every import of the source files under `dir`: `where` (file:line), the specifier, and
+ * either the scoped package it names or the path it resolves to. Answers the number of files.
+ */
+function forEachImport(dir, visit) {
+  let count = 0;
+  for (const file of sourceFiles(dir)) {
+    count++;
+    for (const { specifier, line } of importsOf(readFileSync(file, 'utf8'))) {
+      const where = `${path.relative(root, file)}:${line}`;
+      if (specifier.startsWith(SCOPE)) visit({ where, specifier, name: specifier.split('/').slice(0, 2).join('/') });
+      else if (specifier.startsWith('.') || path.isAbsolute(specifier))
+        visit({ where, specifier, target: path.resolve(path.dirname(file), specifier) });
     }
   }
+  return count;
 }
+
+const files = forEachImport(src, ({ where, specifier, name, target }) => {
+  if (name && name !== CORE && name !== CONTRACT)
+    problems.push(`${where}: imports '${specifier}'; the core must not depend on ${name}`);
+  const into = target && outside.find((dir) => target === dir || target.startsWith(dir + path.sep));
+  if (into)
+    problems.push(
+      `${where}: imports '${specifier}', a path into ${path.basename(into)}/; the core must not depend on it`,
+    );
+});
 
 // The contract: nothing of the scope, no path out of its own package.
-const contract = path.join(root, 'core', 'plugin-api');
-let contractFiles = 0;
-for (const file of sourceFiles(path.join(contract, 'src'))) {
-  contractFiles++;
-  for (const { specifier, line } of importsOf(readFileSync(file, 'utf8'))) {
-    const where = `${path.relative(root, file)}:${line}`;
-    if (specifier.startsWith(SCOPE)) {
-      const name = specifier.split('/').slice(0, 2).join('/');
-      problems.push(`${where}: imports '${specifier}'; the plugin contract must not depend on ${name}`);
-    } else if (specifier.startsWith('.') || path.isAbsolute(specifier)) {
-      const target = path.resolve(path.dirname(file), specifier);
-      if (!target.startsWith(contract + path.sep)) {
-        const rel = path.relative(root, target);
-        problems.push(
-          `${where}: imports '${specifier}', a path out of core/plugin-api/ (${rel}); the plugin contract must not depend on it`,
-        );
-      }
-    }
+const contractFiles = forEachImport(path.join(contract, 'src'), ({ where, specifier, name, target }) => {
+  if (name) problems.push(`${where}: imports '${specifier}'; the plugin contract must not depend on ${name}`);
+  if (target && !target.startsWith(contract + path.sep)) {
+    const rel = path.relative(root, target);
+    problems.push(
+      `${where}: imports '${specifier}', a path out of core/plugin-api/ (${rel}); the plugin contract must not depend on it`,
+    );
   }
-}
+});
 
 if (problems.length) {
   for (const p of problems) console.error(p);

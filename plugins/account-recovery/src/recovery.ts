@@ -57,6 +57,11 @@ const RECOVERY_EXPIRED = () =>
  * HMAC only, expires in minutes, allows a few wrong guesses and is spent once (the database's
  * `consume`); a user with a second factor proves it too before a new password is accepted.
  */
+/** What `@gatehouse-auth/notices-security` provides as `securityNotices` (its README). */
+interface SecurityNotices {
+  tells(type: string, user: UserRecord): boolean;
+}
+
 export class PasswordRecovery {
   private readonly attempts: NamedLimit;
   private readonly identifierStarts: NamedLimit;
@@ -313,9 +318,9 @@ export class PasswordRecovery {
     return this.notify(user, 'notice', {}, messages);
   }
 
-  private securityNotices(): { tells(type: string, user: UserRecord): boolean } | null {
+  private securityNotices(): SecurityNotices | null {
     try {
-      return this.services.resolve<{ tells(type: string, user: UserRecord): boolean }>('securityNotices');
+      return this.services.resolve<SecurityNotices>('securityNotices');
     } catch {
       return null; // the plugin is not loaded
     }

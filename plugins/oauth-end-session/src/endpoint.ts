@@ -16,8 +16,9 @@ class LogoutRefused extends Error {
 
 /**
  * The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0). With an `id_token_hint`
- * naming the user of this browser's session (and that session, by its `sid`), it signs out at once; otherwise the user confirms
- * with a form bound to the session cookie, so no other site can sign a user out by a link.
+ * naming the user of this browser's session (and that session, by its `sid`), it signs out at
+ * once; otherwise the user confirms with a form bound to the session cookie, so no other site can
+ * sign a user out by a link.
  * `post_logout_redirect_uri` must be registered for the app (exact match) or nothing redirects.
  * The hosted login page's "Not you?" posts here with its `request_id`: after signing out, the
  * same authorization request starts again from its first stage.
