@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The core never names a method: every method id comes from the registry. Fails (one line per
-// hit, exit 1) when a string literal in core/src is one of the spec's method ids; comments
+// hit, exit 1) when a string literal in core/src or in the contract (core/plugin-api/src) is one
+// of the spec's method ids; comments
 // (doc examples) are not code and do not count. The spec's field table (field names, not
 // method ids) is what the core may know.
 // Usage: node .ci/check-core-names.mjs [repository root, default: the working directory]
@@ -23,7 +24,7 @@ const METHOD_IDS = [
 const LITERAL = new RegExp(`(['"\`])(${METHOD_IDS.join('|')})\\1`, 'g');
 
 const root = path.resolve(process.argv[2] ?? process.cwd());
-const src = path.join(root, 'core', 'src');
+const sources = [path.join(root, 'core', 'src'), path.join(root, 'core', 'plugin-api', 'src')];
 const problems = [];
 
 /** The file with comments blanked out (kept line breaks, so line numbers stay right). */
@@ -51,9 +52,9 @@ function walk(dir) {
   }
 }
 
-walk(src);
+for (const src of sources) walk(src);
 if (problems.length) {
   for (const p of problems) console.error(p);
   process.exit(1);
 }
-console.log('check-core-names: core/src names no method');
+console.log('check-core-names: neither the core nor the contract names a method');

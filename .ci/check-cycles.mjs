@@ -1,19 +1,20 @@
 #!/usr/bin/env node
-// Fails (exit 1, one line per cycle) when modules of core/src import each other in a circle,
+// Fails (exit 1, one line per cycle) when modules of core/src, or of the contract
+// (core/plugin-api/src), import each other in a circle,
 // type imports included: a cycle is a design knot long before it is a runtime error.
 // Usage: node .ci/check-cycles.mjs [repository root, default: the working directory]
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(process.argv[2] ?? process.cwd());
-const src = path.join(root, 'core', 'src');
+const sources = [path.join(root, 'core', 'src'), path.join(root, 'core', 'plugin-api', 'src')];
 const IMPORT = /(?:import|export)\s[^'";]*?from\s+'(\.[^']+)'/g;
 
 const graph = new Map();
-(function walk(dir) {
+function walkSources(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) walk(file);
+    if (entry.isDirectory()) walkSources(file);
     else if (entry.name.endsWith('.ts')) {
       const deps = [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) =>
         path.resolve(dir, m[1]).replace(/\.js$/, '.ts'),
@@ -21,7 +22,8 @@ const graph = new Map();
       graph.set(file, deps);
     }
   }
-})(src);
+}
+for (const src of sources) walkSources(src);
 
 // Tarjan's strongly connected components: every component of more than one module is a cycle.
 let counter = 0;
