@@ -14,6 +14,7 @@
 import { definePlugin, type MessageKind, type UserRecord } from '@gatehouse-auth/core';
 import { noticeOptions, type NoticeOptions } from './options.js';
 import { SecurityNotifier } from './notifier.js';
+import { SUBJECT } from './texts.js';
 
 export { noticeOptions, type NoticeOptions } from './options.js';
 export { SecurityNotifier } from './notifier.js';
@@ -27,7 +28,8 @@ export { SUBJECT, text, type NoticeFacts, type SecurityNotice } from './texts.js
 export interface SecurityNotices {
   tells(type: string, user: Pick<UserRecord, 'email' | 'phone'>): boolean;
 }
-const TOLD = new Set(['code_reuse', 'sign_in_blocked', 'sign_in_challenged', 'password_changed']);
+// Every event the plugin has a text for: `SUBJECT.en` is typed over the contract's event union.
+const TOLD = new Set(Object.keys(SUBJECT.en!));
 
 export default definePlugin<NoticeOptions>({
   name: '@gatehouse-auth/notices-security',
