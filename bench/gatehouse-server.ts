@@ -22,6 +22,7 @@ import {
   TOTP_CLIENT,
 } from './lib/clients.js';
 import { answerMint, type MintRequest } from './lib/mint-codes.js';
+import { startSampling, stopSampling } from './lib/heap-sampling.js';
 import { freePort } from './lib/ports.js';
 import { seedTokens, type SeedReply, type SeedRequest } from './lib/seed-tokens.js';
 
@@ -184,6 +185,8 @@ process.on('message', (message: { type?: string }) => {
     void answerMint(request.count, () => mintOne(request), checkpointMint);
   } else if (message?.type === 'seed') seed(message as SeedRequest);
   else if (message?.type === 'sql-count') process.send!({ type: 'sql-count', statements: statements.n });
+  else if (message?.type === 'heap-start') void startSampling().then(() => process.send!({ type: 'heap-started' }));
+  else if (message?.type === 'heap-stop') void stopSampling().then((summary) => process.send!(summary));
 });
 // The parent went away (crash, Ctrl-C): do not linger.
 process.on('disconnect', stop);

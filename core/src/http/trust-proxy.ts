@@ -15,3 +15,11 @@ export function trustFunction(setting: boolean | number | string): TrustFunction
 /** Whether the request's connection comes from a trusted proxy (whose headers may then be believed). */
 export const fromTrustedProxy = (req: IncomingMessage, trust: TrustFunction): boolean =>
   trust(req.socket.remoteAddress ?? '', 0);
+
+/**
+ * The client's address as express's `req.ip` has it (proxy-addr), without proxy-addr's arrays
+ * when there is no X-Forwarded-For to read (the address is then the socket's, trusted or not).
+ */
+export function clientAddress(req: IncomingMessage, trust: TrustFunction): string {
+  return req.headers['x-forwarded-for'] ? proxyaddr(req, trust) : (req.socket.remoteAddress ?? '');
+}
