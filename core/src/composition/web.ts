@@ -28,11 +28,12 @@ import { TOKEN_BINDING } from '../plugins/loader.js';
  * The HTTP side: an express app with every route group (each takes what it needs from the
  * container), behind a plain node:http front for the hot JSON endpoints (decision 11).
  */
-export function buildWeb(c: Cradle): {
+export function buildWeb(cradle: Cradle): {
   express: Express;
   listener: RequestListener;
   fastRoutes: { method: string; path: string }[];
 } {
+  const c = resolvedOnce(cradle);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', c.config.server.trust_proxy);
@@ -115,4 +116,24 @@ export function apiRoutes(c: Cradle): RouteSpec[] {
     ...Object.values(DEVICE_API),
     ...contributed,
   ];
+}
+
+/**
+ * The cradle, each service kept once resolved. The route groups read their dependencies per
+ * request (`deps.tokens`), and every read of awilix's cradle is a resolve, which allocates (1.5 KB
+ * per token request, bench/allocations.ts). Every registration is a singleton or a value, and all
+ * are in place before the web side is built, so the kept service is the one awilix would return.
+ */
+function resolvedOnce(cradle: Cradle): Cradle {
+  const kept = new Map<PropertyKey, unknown>();
+  // The target is a plain object: a proxy's answers are checked against its target's own
+  // properties, and asking awilix's cradle for those allocates more than the resolve saved.
+  return new Proxy({} as Cradle, {
+    get(_target, name) {
+      if (kept.has(name)) return kept.get(name);
+      const service: unknown = Reflect.get(cradle, name);
+      kept.set(name, service);
+      return service;
+    },
+  });
 }
