@@ -20,7 +20,9 @@ export function readBody(req: IncomingMessage, limit: number, tooLarge: () => Er
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(refused(tooLarge));
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    // A small body comes in one chunk: kept as it is, an array only for a second one.
+    let first: Buffer | null = null;
+    let rest: Buffer[] | null = null;
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
@@ -30,11 +32,13 @@ export function readBody(req: IncomingMessage, limit: number, tooLarge: () => Er
         reject(refused(tooLarge));
         return;
       }
-      chunks.push(chunk);
+      if (!first) first = chunk;
+      else (rest ??= [first]).push(chunk);
     });
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    // `on`, not `once`: each fires once anyway, and `once` wraps every listener in an object.
+    req.on('end', () => resolve(rest ? Buffer.concat(rest).toString('utf8') : (first?.toString('utf8') ?? '')));
     // The client went away mid-body: its mistake (nobody reads the answer), not a fault.
-    req.once('error', () => reject(new ApiError(400, 'INVALID_REQUEST', 'the request body was cut off')));
+    req.on('error', () => reject(new ApiError(400, 'INVALID_REQUEST', 'the request body was cut off')));
   });
 }
 
