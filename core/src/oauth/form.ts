@@ -27,7 +27,40 @@ const tooLarge = () => new OAuthError('invalid_request', 'the request body is to
 export function parseStrict(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   const seen = new Set<string>();
-  for (const [key, value] of new URLSearchParams(text)) {
+  // The WHATWG form parser's steps (URLSearchParams), without its object and iterator per body.
+  for (let start = 0; start < text.length;) {
+    let end = text.indexOf('&', start);
+    if (end < 0) end = text.length;
+    if (end > start) {
+      const eq = text.indexOf('=', start);
+      const named = eq >= 0 && eq < end;
+      const key = formDecode(text.slice(start, named ? eq : end));
+      const value = named ? formDecode(text.slice(eq + 1, end)) : '';
+      // A malformed escape: URLSearchParams decides what it stands for.
+      if (key === null || value === null) return parseWith(new URLSearchParams(text));
+      if (seen.has(key)) throw new OAuthError('invalid_request', `parameter ${key} appears more than once`);
+      seen.add(key);
+      if (value !== '') out[key] = value;
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+/** `+` and percent escapes decoded, or null where decodeURIComponent refuses (invalid UTF-8). */
+function formDecode(part: string): string | null {
+  if (!part.includes('%') && !part.includes('+')) return part;
+  try {
+    return decodeURIComponent(part.replaceAll('+', ' '));
+  } catch {
+    return null;
+  }
+}
+
+function parseWith(params: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const [key, value] of params) {
     if (seen.has(key)) throw new OAuthError('invalid_request', `parameter ${key} appears more than once`);
     seen.add(key);
     if (value !== '') out[key] = value;
