@@ -91,7 +91,7 @@ export {
   tokenBindingProblems,
   clientAuthenticationProblems,
   REPLACEABLE_SERVICES,
-} from './plugins/contract.js';
+} from '@gatehouse-auth/plugin-api';
 export { cryptoHelpers, httpHelpers } from './services.js';
 export { resolveScope } from './oauth/services.js';
 export { accessTokenLifetime } from './oauth/tokens.js';

@@ -6,6 +6,7 @@
 export * from './values.js';
 export * from './client.js';
 export * from './oauth.js';
+export * from './oauth-errors.js';
 export type * from './extensions.js';
 export type * from './services.js';
 export * from './routes.js';
@@ -19,3 +20,4 @@ export * from './negotiate.js';
 export * from './scrub.js';
 export * from './code-method.js';
 export * from './device-method.js';
+export * from './checks.js';

@@ -1,4 +1,15 @@
 import {
+  channelProblems,
+  clientAuthenticationProblems,
+  fdsRuleProblems,
+  grantProblems,
+  methodProblems,
+  promptHandlerProblems,
+  REPLACEABLE_SERVICES,
+  requestObjectVerifierProblems,
+  requestResolverProblems,
+  routeProblems,
+  tokenBindingProblems,
   type AuthMethod,
   type AuthorizationRequestResolver,
   type ClientAuthentication,
@@ -28,19 +39,6 @@ import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
-import {
-  channelProblems,
-  fdsRuleProblems,
-  grantProblems,
-  methodProblems,
-  promptHandlerProblems,
-  REPLACEABLE_SERVICES,
-  requestObjectVerifierProblems,
-  requestResolverProblems,
-  routeProblems,
-  tokenBindingProblems,
-  clientAuthenticationProblems,
-} from './contract.js';
 import type { SecurityEvents } from '../verification/security-events.js';
 import { Registry } from './registry.js';
 
