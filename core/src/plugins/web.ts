@@ -27,6 +27,7 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
   const base = new URL(issuer).pathname.replace(/\/+$/, '');
   const secure = issuer.startsWith('https://');
   const csrfCookie = `${secure ? '__Host-' : ''}gh_form`;
+  const sessionCookie = sessionCookieName(c.config.issuer);
   const ownOrigin = new URL(issuer).origin;
   let locales: Locales | null = null;
   // The layout's own texts (the brand's support link) read through from the core's catalogs.
@@ -49,20 +50,19 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
     authenticateClient: (req, params) =>
       c.clientAuth.authenticate({ params, authorization: req.headers.authorization, request: req }, clientIp(req)),
     async session(req) {
-      const session = await c.sessions.get(readCookie(req, sessionCookieName(c.config.issuer)));
+      const session = await c.sessions.get(readCookie(req, sessionCookie));
       if (!session || !(await c.sso.live(session))) return null;
       return { sid: session.sid, userId: session.userId, authTime: session.authTime, methods: session.methods };
     },
     async endSession(req, res, reason = 'user') {
-      const cookieName = sessionCookieName(c.config.issuer);
-      const session = await c.sessions.get(readCookie(req, cookieName));
-      c.binding.dropCookie(res, cookieName);
+      const session = await c.sessions.get(readCookie(req, sessionCookie));
+      c.binding.dropCookie(res, sessionCookie);
       return session ? c.logout.endSession(session.sid, reason) : false;
     },
     client: (clientId) => c.clients.get(clientId) ?? null,
     logout: {
       async session(req) {
-        const cookie = readCookie(req, sessionCookieName(c.config.issuer));
+        const cookie = readCookie(req, sessionCookie);
         const session = await c.sessions.get(cookie);
         return session ? { userId: session.userId, sid: session.sid, csrf: logoutCsrf(cookie!) } : null;
       },
