@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { createGatehouseContainer } from './composition/container.js';
 import type { Cradle } from './composition/cradle.js';
 import { provideService, queuedDeliveries } from './composition/plugin-services.js';
-import { apiRoutes, buildWeb } from './composition/web.js';
+import { buildWeb } from './composition/web.js';
 import type { LoadedConfig } from './config/load.js';
 import type { GatehouseConfig } from './config/schema.js';
 import { createLogger } from './http/logging.js';
@@ -15,10 +15,9 @@ import { startPurgeJob } from './maintenance.js';
 import { tracedDriver } from './observability/database.js';
 import { tracingSlot } from './observability/tracing.js';
 import { appChecker, appSettings, joinPluginApps } from './plugins/app-config.js';
-import { appComposition, checkComposition } from './plugins/composition.js';
-import { registerPlugins, resolvePlugins, TOKEN_BINDING, type LoadedPluginInfo } from './plugins/loader.js';
+import { checkComposition } from './plugins/composition.js';
+import { registerPlugins, resolvePlugins, type LoadedPluginInfo } from './plugins/loader.js';
 import { pluginWeb } from './plugins/web.js';
-import { authorizationParametersOf, validateRequestOf } from './oauth/authorize/request-uri.js';
 import { checkMetadataMembers } from './oauth/endpoints.js';
 import { systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
@@ -120,35 +119,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       provide: provideService(container, provided),
       dependencies: c.dependencies,
       securityEvents: c.securityEvents,
-      webFor: (plugin, catalogs) =>
-        pluginWeb(
-          plugin,
-          {
-            config,
-            clock: c.clock,
-            services: c.services,
-            counters: c.counters,
-            clientAuth: () => c.clientAuth,
-            validateRequest: (client, params) => validateRequestOf(c.clients, client, params),
-            authorizationParameters: (client, params) =>
-              authorizationParametersOf(c.extensions.requestObjects.values()[0], client, params),
-            clientKeys: (client) => c.clients.secretsOf(client.clientId)?.keys ?? null,
-            tokenBinding: () => c.extensions.tokenBinding.get(TOKEN_BINDING),
-            sessions: () => c.sessions,
-            logout: () => c.logout,
-            clients: () => c.clients,
-            binding: () => c.binding,
-            sso: () => c.sso,
-            hostedLogin: () => c.hostedLogin,
-            loginFlows: () => c.loginFlows,
-            setup: () => c.setupWeb,
-            adminGuard: () => c.adminGuard,
-            branding: () => c.branding,
-            locales: () => c.locales,
-            routeSpecs: () => apiRoutes(c),
-          },
-          catalogs,
-        ),
+      webFor: (plugin, catalogs) => pluginWeb(plugin, c, catalogs),
     });
     if (provided.has('tracing')) tracing.use(c.tracing);
     joinPluginApps(config, c.extensions);
@@ -156,7 +127,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     const configSettings = appSettings(config, resolved, c.extensions);
     container.register({
       appSettings: asValue({ get: (id: string) => configSettings.get(id) ?? c.clients.storedSettings(id) }),
-      appCheck: asValue(appChecker(config, resolved, c.extensions, appComposition(config, c.extensions))),
+      appCheck: asValue(appChecker(config, resolved, c.extensions)),
       loadedPlugins: asValue(plugins),
     });
     // After appSettings: the client registry it builds must see the plugins' app keys.

@@ -39,7 +39,6 @@ export {
   unprovenBinding,
 } from '@gatehouse-auth/plugin-api';
 export type { DeviceListing, ServerOverview, UserAccounts } from './users/accounts.js';
-export type { AppListing, AppWithSecret, ClientAdmin } from './oauth/client-admin.js';
 export type { LoadedPluginInfo } from './plugins/loader.js';
 export type { DependencyState } from './observability/dependencies.js';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).
@@ -91,7 +90,7 @@ export {
   tokenBindingProblems,
   clientAuthenticationProblems,
   REPLACEABLE_SERVICES,
-} from './plugins/contract.js';
+} from '@gatehouse-auth/plugin-api';
 export { cryptoHelpers, httpHelpers } from './services.js';
 export { resolveScope } from './oauth/services.js';
 export { accessTokenLifetime } from './oauth/tokens.js';

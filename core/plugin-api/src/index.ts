@@ -6,8 +6,10 @@
 export * from './values.js';
 export * from './client.js';
 export * from './oauth.js';
+export * from './oauth-errors.js';
 export type * from './extensions.js';
 export type * from './services.js';
+export type * from './client-admin.js';
 export * from './routes.js';
 export type * from './security-events.js';
 export * from './api.js';
@@ -19,3 +21,4 @@ export * from './negotiate.js';
 export * from './scrub.js';
 export * from './code-method.js';
 export * from './device-method.js';
+export * from './checks.js';

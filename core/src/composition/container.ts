@@ -27,7 +27,6 @@ import { AdminGuard } from '../http/admin-guard.js';
 import { ClientRegistry } from '../oauth/clients.js';
 import { StoredClients } from '../oauth/client-admin.js';
 import { appChecker } from '../plugins/app-config.js';
-import { appComposition } from '../plugins/composition.js';
 import { assertionAudiences } from '../oauth/endpoints.js';
 import { KeyStore } from '../oauth/keys.js';
 import { LogoutService } from '../oauth/logout.js';
@@ -166,9 +165,7 @@ export function createGatehouseContainer(
       ({ config, clients, issuerPath }) =>
         new Branding({ config, app: (clientId) => clients.app(clientId), issuerPath }),
     ),
-    appCheck: single(({ config, extensions }) =>
-      appChecker(config, [], extensions, appComposition(config, extensions)),
-    ),
+    appCheck: single(({ config, extensions }) => appChecker(config, [], extensions)),
     clientAdmin: asFunction(
       ({ sql, clock, config, clients, appCheck, peers, tokens, sessions, events, logger }: Cradle) =>
         new StoredClients({ sql, clock, config, clients, check: appCheck, peers, tokens, sessions, events, logger }),

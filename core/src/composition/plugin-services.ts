@@ -1,10 +1,9 @@
-import type { OutboundMessage, Services } from '@gatehouse-auth/plugin-api';
+import { REPLACEABLE_SERVICES, type OutboundMessage, type Services } from '@gatehouse-auth/plugin-api';
 import { boundDevice } from '../devices/pushes.js';
 import { asValue, type AwilixContainer } from 'awilix';
 import { BootError } from '../errors.js';
 import { DELIVERY_JOB, deliveryJob, toPayload, type QueuedDelivery } from '../jobs/delivery.js';
 import type { JobHandler } from '../jobs/queue.js';
-import { REPLACEABLE_SERVICES } from '../plugins/contract.js';
 import type { Extensions } from '../plugins/loader.js';
 import { cryptoHelpers, httpHelpers, runHeavy } from '../services.js';
 import { credentialStore } from '../storage/stores.js';

@@ -62,7 +62,12 @@ export function buildWeb(cradle: Cradle): {
   app.use(c.branding.routes());
   app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
-  checkRoutes(apiRoutes(c));
+  // A declaration naming an unknown error code, or a path twice, stops the boot.
+  try {
+    checkRouteSpecs(apiRoutes(c));
+  } catch (err) {
+    throw new BootError('API_SPEC_INVALID', `the API declarations are inconsistent: ${(err as Error).message}`);
+  }
   for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
   app.use(
     landingRoutes({
@@ -87,15 +92,6 @@ export function buildWeb(cradle: Cradle): {
     trustProxy: app.get('trust proxy fn') as (addr: string, i: number) => boolean,
   });
   return { express: app, listener, fastRoutes: fastRoutes.map(({ method, path }) => ({ method, path })) };
-}
-
-/** A declaration naming an unknown error code, or a path twice, stops the boot. */
-function checkRoutes(routes: readonly RouteSpec[]): void {
-  try {
-    checkRouteSpecs(routes);
-  } catch (err) {
-    throw new BootError('API_SPEC_INVALID', `the API declarations are inconsistent: ${(err as Error).message}`);
-  }
 }
 
 /** Every JSON operation the server answers, the plugins' under their mount paths (decision 26). */

@@ -1,7 +1,13 @@
-import type { ErrorRef, ErrorStyle, RouteInput, RouteSpec } from '@gatehouse-auth/plugin-api';
+import {
+  OAUTH_ERROR_STATUS,
+  type ErrorRef,
+  type ErrorStyle,
+  type RouteInput,
+  type RouteSpec,
+} from '@gatehouse-auth/plugin-api';
 import { z, type ZodType } from 'zod';
 import { ApiError } from '../errors.js';
-import { OAUTH_ERROR_STATUS, OAuthError } from '../oauth/errors.js';
+import { OAuthError } from '../oauth/errors.js';
 import { VERIFICATION_ERRORS } from '../verification/errors.js';
 
 type AnyObject = z.ZodObject;

@@ -1,4 +1,13 @@
-import type { Actor, AppSettings, Clock, EventLog, JsonObject } from '@gatehouse-auth/plugin-api';
+import type {
+  Actor,
+  AppListing,
+  AppSettings,
+  AppWithSecret,
+  ClientAdmin,
+  Clock,
+  EventLog,
+  JsonObject,
+} from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
 import type { AppConfig, GatehouseConfig } from '../config/schema.js';
 import { ApiError } from '../errors.js';
@@ -8,59 +17,6 @@ import { randomToken, sha256 } from '../util/crypto.js';
 import type { ClientRegistry, StoredClient } from './clients.js';
 import type { SessionStore } from './sessions.js';
 import type { TokenService } from './tokens.js';
-
-/** An app as the admin API, the CLI and the console show it: never its secret. */
-export interface AppListing {
-  client_id: string;
-  /** `config`: the config file's (or a plugin's), read-only at run time; `database`: editable. */
-  source: 'config' | 'database';
-  name: string;
-  token_endpoint_auth_method: string;
-  /** The app's entry as the config's `apps[]` has it, without `client_secret`/`client_secret_sha256`. */
-  app: Record<string, unknown>;
-  has_secret: boolean;
-  /** After a rotation: until when the previous secret is still accepted (ISO time), else null. */
-  previous_secret_expires_at: string | null;
-  /** Database apps only (ISO times); null for config apps. */
-  created_at: string | null;
-  updated_at: string | null;
-}
-
-/** An app just created or its secret just rotated: the new secret, shown this once. */
-export interface AppWithSecret {
-  app: AppListing;
-  client_secret: string | null;
-}
-
-/**
- * Since plugin API 1.3 (`services.resolve<ClientAdmin>('clientAdmin')`): the apps stored in the
- * database — list, create, change, rotate a secret, delete — for the admin API, the console and
- * the CLI. Every node sees a change at once (decision 0051). Refusals are `ApiError`s:
- * 404 `APP_NOT_FOUND`, 409 `APP_READ_ONLY` (a config app), 409 `APP_EXISTS`, 400 `INVALID_APP`,
- * 409 `APP_HAS_NO_SECRET` (rotating a public or private_key_jwt app), 400 `INVALID_FIELD`.
- */
-export interface ClientAdmin {
-  list(): Promise<AppListing[]>;
-  get(clientId: string): Promise<AppListing | null>;
-  /**
-   * A new app from a config-style entry. Without `client_id` one is made; without
-   * `token_endpoint_auth_method` an app with keys uses private_key_jwt, any other gets a
-   * generated secret (`none` makes a public app). `client_secret_sha256` imports an existing
-   * secret's digest; `client_secret` and `client_secret_jwt` are refused (no secret is kept).
-   */
-  create(actor: Actor, entry: Record<string, unknown>): Promise<AppWithSecret>;
-  /** Replaces the app's entry (PUT); the secret and every token stay. */
-  replace(actor: Actor, clientId: string, entry: Record<string, unknown>): Promise<AppListing>;
-  /** Changes keys of the entry (a JSON merge patch: null removes a key); the secret and tokens stay. */
-  patch(actor: Actor, clientId: string, patch: Record<string, unknown>): Promise<AppListing>;
-  /**
-   * A new secret; the previous one keeps working for `overlapSeconds` (default 24 h, 0 ends it
-   * at once, at most 30 days). A secret rotated earlier and still in its overlap ends now.
-   */
-  rotateSecret(actor: Actor, clientId: string, opts?: { overlapSeconds?: number }): Promise<AppWithSecret>;
-  /** Deletes the app: its grants and tokens are revoked, sessions forget it. */
-  delete(actor: Actor, clientId: string): Promise<{ revoked_grants: number; revoked_tokens: number }>;
-}
 
 export const DEFAULT_SECRET_OVERLAP_SECONDS = 24 * 3600;
 const MAX_SECRET_OVERLAP_SECONDS = 30 * 24 * 3600;

@@ -1,19 +1,14 @@
 import type { AppSettings } from '@gatehouse-auth/plugin-api';
-export type { AppSettings } from '@gatehouse-auth/plugin-api';
 import type { ZodType } from 'zod';
-import { describeIssue } from '../config/load.js';
 import type { AppConfig, GatehouseConfig } from '../config/schema.js';
 import { APP_URL_KEYS, appSchema, appSchemaKeys, insecureUrl } from '../config/schema.js';
 import { isLogoUrl } from '../login/branding.js';
 import { BootError } from '../errors.js';
-import type { Extensions, ResolvedPlugin } from './loader.js';
+import { appComposition } from './composition.js';
+import { parsed, type Extensions, type ResolvedPlugin } from './loader.js';
 
-function parse(schema: ZodType, value: unknown, path: (string | number)[]): unknown {
-  const result = schema.safeParse(value, { reportInput: true });
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  throw new BootError('CONFIG_INVALID', describeIssue({ ...issue, path: [...path, ...issue.path] }));
-}
+const parse = <T>(schema: ZodType<T>, value: unknown, path: (string | number)[]): T =>
+  parsed(schema, value, path, (issue) => new BootError('CONFIG_INVALID', issue));
 
 const pluginApps = new WeakSet<AppConfig>();
 
@@ -121,11 +116,11 @@ export function appChecker(
   config: GatehouseConfig,
   plugins: ResolvedPlugin[],
   extensions: Extensions,
-  checkApp: (app: AppConfig, label: string) => void,
 ): (entry: unknown, label: string) => { app: AppConfig; settings: AppSettings } {
   const owners = appKeyOwners(plugins);
+  const checkApp = appComposition(config, extensions);
   return (entry, label) => {
-    const app = parse(appSchema, entry, [label]) as AppConfig;
+    const app = parse(appSchema, entry, [label]);
     for (const key of ['id_token_signed_response_alg', 'access_token_signed_response_alg'] as const) {
       if (!config.oauth.signing_algs.includes(app[key]))
         throw new BootError(

@@ -1,4 +1,15 @@
 import {
+  channelProblems,
+  clientAuthenticationProblems,
+  fdsRuleProblems,
+  grantProblems,
+  methodProblems,
+  promptHandlerProblems,
+  REPLACEABLE_SERVICES,
+  requestObjectVerifierProblems,
+  requestResolverProblems,
+  routeProblems,
+  tokenBindingProblems,
   type AuthMethod,
   type AuthorizationRequestResolver,
   type ClientAuthentication,
@@ -24,50 +35,13 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import semver from 'semver';
 import type { Logger } from 'pino';
+import type { ZodType } from 'zod';
 import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js';
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
-import {
-  channelProblems,
-  fdsRuleProblems,
-  grantProblems,
-  methodProblems,
-  promptHandlerProblems,
-  REPLACEABLE_SERVICES,
-  requestObjectVerifierProblems,
-  requestResolverProblems,
-  routeProblems,
-  tokenBindingProblems,
-  clientAuthenticationProblems,
-} from './contract.js';
 import type { SecurityEvents } from '../verification/security-events.js';
 import { Registry } from './registry.js';
-
-/** Everything plugins can add, one registry per kind. */
-export interface Extensions {
-  methods: Registry<AuthMethod>;
-  grants: Registry<GrantHandler>;
-  fdsRules: Registry<FdsRule>;
-  channels: Registry<DeliveryChannel>;
-  routes: Registry<RouteContribution>;
-  /** Discovery document members plugins add (since plugin API 1.2). */
-  metadata: Registry<MetadataMember>;
-  /** Token bindings by the `cnf` member they fill (DPoP's `jkt` under `TOKEN_BINDING`; since plugin API 1.3). */
-  tokenBinding: Registry<TokenBinding>;
-  /** Client authentication methods plugins provide, by method (mutual TLS; since plugin API 1.3). */
-  clientAuthentications: Registry<ClientAuthentication>;
-  /** The resolver of /authorize's `request_uri` (since plugin API 1.3): one per server. */
-  requestResolvers: Registry<AuthorizationRequestResolver>;
-  /** The verifier of signed request objects, `request` (since plugin API 1.3): one per server. */
-  requestObjects: Registry<RequestObjectVerifier>;
-  /** First-party apps plugins register (since plugin API 1.3). */
-  apps: Registry<AppConfig>;
-  /** Path prefixes CORS answers on for plugins' routes (since plugin API 1.3). */
-  corsPrefixes: Registry<{ prefix: string }>;
-  /** `prompt` values of /authorize plugins answer (`create`, since plugin API 1.3): one handler each. */
-  prompts: Registry<PromptHandler>;
-}
 
 /** The id of the DPoP binding: its `cnf` member. */
 export const TOKEN_BINDING = 'jkt';
@@ -76,37 +50,48 @@ export const TOKEN_BINDING = 'jkt';
 const bindingId = (b: TokenBinding): string => b.confirmation ?? TOKEN_BINDING;
 
 /** The one id a request resolver registers under: a second resolver is a duplicate. */
-export const REQUEST_RESOLVER_ID = 'request_uri';
+const REQUEST_RESOLVER_ID = 'request_uri';
 
 /** The one id a request object verifier registers under. */
-export const REQUEST_OBJECT_ID = 'request';
+const REQUEST_OBJECT_ID = 'request';
 
-export function createExtensions(): Extensions {
+/** Everything plugins can add, one registry per kind. */
+export type Extensions = ReturnType<typeof createExtensions>;
+
+export function createExtensions() {
   return {
     methods: new Registry<AuthMethod>('method', (m) => m.id, methodProblems),
     grants: new Registry<GrantHandler>('grant', (g) => g.grantType, grantProblems),
     fdsRules: new Registry<FdsRule>('FDS rule', (r) => r.id, fdsRuleProblems),
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
     routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
+    /** Discovery document members plugins add (since plugin API 1.2). */
     metadata: new Registry<MetadataMember>('discovery member', (m) => m.name),
+    /** Token bindings by the `cnf` member they fill (DPoP's `jkt` under `TOKEN_BINDING`; since plugin API 1.3). */
     tokenBinding: new Registry<TokenBinding>('token binding', bindingId, tokenBindingProblems),
+    /** Client authentication methods plugins provide, by method (mutual TLS; since plugin API 1.3). */
     clientAuthentications: new Registry<ClientAuthentication>(
       'client authentication method',
       (m) => m.method,
       clientAuthenticationProblems,
     ),
+    /** The resolver of /authorize's `request_uri` (since plugin API 1.3): one per server. */
     requestResolvers: new Registry<AuthorizationRequestResolver>(
       'authorization request resolver',
       () => REQUEST_RESOLVER_ID,
       requestResolverProblems,
     ),
+    /** The verifier of signed request objects, `request` (since plugin API 1.3): one per server. */
     requestObjects: new Registry<RequestObjectVerifier>(
       'request object verifier',
       () => REQUEST_OBJECT_ID,
       requestObjectVerifierProblems,
     ),
+    /** First-party apps plugins register (since plugin API 1.3). */
     apps: new Registry<AppConfig>('app', (a) => a.client_id),
+    /** Path prefixes CORS answers on for plugins' routes (since plugin API 1.3). */
     corsPrefixes: new Registry<{ prefix: string }>('CORS path prefix', (p) => p.prefix),
+    /** `prompt` values of /authorize plugins answer (`create`, since plugin API 1.3): one handler each. */
     prompts: new Registry<PromptHandler>('prompt handler', (h) => h.prompt, promptHandlerProblems),
   };
 }
@@ -165,21 +150,30 @@ export async function resolvePlugins(entries: PluginEntry[], baseDir: string): P
       throw new BootError('PLUGIN_DUPLICATE', `plugin ${plugin.name} (${where}): already loaded as plugins[${first}]`);
     }
     byName.set(plugin.name, index);
-    let options: unknown = entry.options;
-    if (plugin.options) {
-      const parsed = plugin.options.safeParse(entry.options, { reportInput: true });
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        throw new BootError(
-          'PLUGIN_OPTIONS_INVALID',
-          `plugin ${plugin.name}: ${describeIssue({ ...issue, path: ['plugins', index, 'options', ...issue.path] })}`,
-        );
-      }
-      options = parsed.data;
-    }
+    const options = plugin.options
+      ? parsed(
+          plugin.options,
+          entry.options,
+          ['plugins', index, 'options'],
+          (issue) => new BootError('PLUGIN_OPTIONS_INVALID', `plugin ${plugin.name}: ${issue}`),
+        )
+      : entry.options;
     resolved.push({ plugin, index, version: packageVersion(file), source: file, options });
   }
   return orderByDependencies(resolved);
+}
+
+/** `value` as `schema` parses it; else `fail` of its first issue, described at `path` (a config key). */
+export function parsed<T>(
+  schema: ZodType<T>,
+  value: unknown,
+  path: (string | number)[],
+  fail: (issue: string) => BootError,
+): T {
+  const result = schema.safeParse(value, { reportInput: true });
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  throw fail(describeIssue({ ...issue, path: [...path, ...issue.path] }));
 }
 
 /** What registration needs from the composition root. */
@@ -206,128 +200,87 @@ export async function registerPlugins(
   const infos: LoadedPluginInfo[] = [];
   const checks: { plugin: string; where: string; run: () => void | Promise<void> }[] = [];
   for (const { plugin, index, version, source, options } of plugins) {
+    const invalid = (message: string) => new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: ${message}`);
+    // What the plugin added, by kind, for `gatehouse plugins`.
     const contributes: Record<string, string[]> = {};
-    const point = <T>(kind: keyof Extensions, registry: Registry<T>, idOf: (item: T) => string) => ({
-      add(item: T) {
-        registry.add(item, plugin.name);
-        (contributes[kind] ??= []).push(idOf(item));
-      },
-    });
+    const listed = (kind: string, id: string) => void (contributes[kind] ??= []).push(id);
+    const adder =
+      <T>(kind: string, registry: Registry<T>) =>
+      (item: T) =>
+        listed(kind, registry.add(item, plugin.name));
     let catalogs: PluginCatalogs = { en: {} };
     const api: PluginApi = {
       plugin: { name: plugin.name, version },
       logger: logger.child({ plugin: plugin.name }),
-      methods: point('methods', extensions.methods, (m) => m.id),
-      grants: point('grants', extensions.grants, (g) => g.grantType),
-      fdsRules: point('fdsRules', extensions.fdsRules, (r) => r.id),
-      channels: point('channels', extensions.channels, (c) => c.id),
-      routes: point('routes', extensions.routes, (r) => r.path),
+      methods: { add: adder('methods', extensions.methods) },
+      grants: { add: adder('grants', extensions.grants) },
+      fdsRules: { add: adder('fdsRules', extensions.fdsRules) },
+      channels: { add: adder('channels', extensions.channels) },
+      routes: { add: adder('routes', extensions.routes) },
       services,
       records: recordsFor(plugin.name),
       check: (run) => void checks.push({ plugin: plugin.name, where: `plugins[${index}]`, run }),
       provide: (name, service) => {
-        if (!plugin.provides?.includes(name)) {
-          throw new BootError(
-            'PLUGIN_INVALID',
-            `plugin ${plugin.name}: provides service "${name}" without naming it in provides`,
-          );
-        }
+        if (!plugin.provides?.includes(name)) throw invalid(`provides service "${name}" without naming it in provides`);
         const problems = REPLACEABLE_SERVICES[name]?.((service ?? {}) as Record<string, unknown>) ?? [];
-        if (problems.length) {
-          throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: service "${name}" ${problems.join(', ')}`);
-        }
+        if (problems.length) throw invalid(`service "${name}" ${problems.join(', ')}`);
         provide(name, service, plugin.name);
-        (contributes.services ??= []).push(name);
+        listed('services', name);
         promised.delete(name);
       },
       dependency: (name, check) => {
         try {
           dependencies.add(name, plugin.name, check);
         } catch (err) {
-          throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: ${(err as Error).message}`);
+          throw invalid((err as Error).message);
         }
-        (contributes.dependencies ??= []).push(name);
+        listed('dependencies', name);
       },
       web: webFor(plugin.name, () => catalogs),
       discovery: (members) => {
-        for (const [name, value] of Object.entries(members)) {
-          extensions.metadata.add({ name, value }, plugin.name);
-          (contributes.metadata ??= []).push(name);
-        }
+        for (const [name, value] of Object.entries(members)) adder('metadata', extensions.metadata)({ name, value });
       },
-      authorizationRequests: (resolver) => {
-        extensions.requestResolvers.add(resolver, plugin.name);
-        (contributes.requestResolvers ??= []).push(REQUEST_RESOLVER_ID);
-      },
-      requestObjects: (verifier) => {
-        extensions.requestObjects.add(verifier, plugin.name);
-        (contributes.requestObjects ??= []).push(REQUEST_OBJECT_ID);
-      },
-      prompt: (handler) => {
-        extensions.prompts.add(handler, plugin.name);
-        (contributes.prompts ??= []).push(handler.prompt);
-      },
-      app: (input) => {
-        const parsed = appSchema.safeParse(input, { reportInput: true });
-        if (!parsed.success) {
-          const issue = { ...parsed.error.issues[0]!, path: ['app', ...parsed.error.issues[0]!.path] };
-          throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: ${describeIssue(issue)}`);
-        }
-        extensions.apps.add(parsed.data, plugin.name);
-        (contributes.apps ??= []).push(parsed.data.client_id);
-      },
+      authorizationRequests: adder('requestResolvers', extensions.requestResolvers),
+      requestObjects: adder('requestObjects', extensions.requestObjects),
+      prompt: adder('prompts', extensions.prompts),
+      app: (input) => adder('apps', extensions.apps)(parsed(appSchema, input, ['app'], invalid)),
       cors: (prefixes) => {
         for (const prefix of prefixes) {
-          if (!prefix.startsWith('/')) {
-            throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: CORS prefix "${prefix}" must start with /`);
-          }
-          extensions.corsPrefixes.add({ prefix }, plugin.name);
-          (contributes.cors ??= []).push(prefix);
+          if (!prefix.startsWith('/')) throw invalid(`CORS prefix "${prefix}" must start with /`);
+          adder('cors', extensions.corsPrefixes)({ prefix });
         }
       },
       messages: (given) => {
-        if (!given.en) throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: messages need an "en" catalog`);
+        if (!given.en) throw invalid('messages need an "en" catalog');
         catalogs = given;
       },
       securityEvents: (listener) => {
         securityEvents.listen(plugin.name, listener);
         contributes.securityEvents = ['listener'];
       },
-      tokenBinding: point('tokenBinding', extensions.tokenBinding, bindingId).add,
-      clientAuthentication: point('clientAuthentications', extensions.clientAuthentications, (m) => m.method).add,
+      tokenBinding: adder('tokenBinding', extensions.tokenBinding),
+      clientAuthentication: adder('clientAuthentications', extensions.clientAuthentications),
     };
     const promised = new Set(plugin.provides ?? []);
-    try {
-      await plugin.register(api, options);
-    } catch (err) {
-      if (isBootError(err)) throw err;
-      throw new BootError(
-        'PLUGIN_REGISTER_FAILED',
-        `plugin ${plugin.name}: register failed: ${(err as Error).message}`,
-        {
-          cause: err,
-        },
-      );
-    }
-    if (promised.size) {
-      throw new BootError(
-        'PLUGIN_INVALID',
-        `plugin ${plugin.name}: names ${[...promised].join(', ')} in provides but did not provide it`,
-      );
-    }
+    await asBootError('PLUGIN_REGISTER_FAILED', `plugin ${plugin.name}: register failed`, () =>
+      plugin.register(api, options),
+    );
+    if (promised.size) throw invalid(`names ${[...promised].join(', ')} in provides but did not provide it`);
     infos.push({ name: plugin.name, version, apiVersion: plugin.apiVersion, source, contributes });
   }
-  for (const check of checks) {
-    try {
-      await check.run();
-    } catch (err) {
-      if (isBootError(err)) throw err;
-      throw new BootError('PLUGIN_CHECK_FAILED', `plugin ${check.plugin} (${check.where}): ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-  }
+  for (const check of checks)
+    await asBootError('PLUGIN_CHECK_FAILED', `plugin ${check.plugin} (${check.where})`, check.run);
   return infos;
+}
+
+/** Runs a plugin's code: what it throws becomes a BootError (`code`, `prefix: message`) unless it is one. */
+async function asBootError(code: string, prefix: string, run: () => unknown): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    if (isBootError(err)) throw err;
+    throw new BootError(code, `${prefix}: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 const FOREIGN_SCOPE = '@gatehouse/';

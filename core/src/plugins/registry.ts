@@ -11,7 +11,8 @@ export class Registry<T> {
     private readonly problemsOf: (item: Record<string, unknown>) => string[] = () => [],
   ) {}
 
-  add(item: T, owner: string): void {
+  /** Adds `owner`'s item; answers its id. */
+  add(item: T, owner: string): string {
     const id = item && typeof item === 'object' ? this.idOf(item) : undefined;
     if (typeof id !== 'string' || id === '') {
       throw new BootError('PLUGIN_INVALID', `plugin ${owner}: a ${this.kind} without an id`);
@@ -28,6 +29,7 @@ export class Registry<T> {
       );
     }
     this.items.set(id, { item, owner });
+    return id;
   }
 
   get(id: string): T | undefined {

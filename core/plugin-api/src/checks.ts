@@ -1,12 +1,12 @@
-import { CONFIRMATION_MEMBERS, PLUGGABLE_AUTH_METHODS } from '@gatehouse-auth/plugin-api';
-import { OAUTH_ERROR_STATUS } from '../oauth/errors.js';
 /**
  * What each kind of extension must have, checked when a plugin adds one: a method without
  * `verify` would boot and then fail every request that reaches it. Returns the problems found.
+ * The core runs them at start-up, the testing kit's fakes run the same (decision 58).
  */
-
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
+import { CONFIRMATION_MEMBERS, PLUGGABLE_AUTH_METHODS } from './oauth.js';
+import { OAUTH_ERROR_STATUS } from './oauth-errors.js';
 
 type Shape = Record<string, unknown>;
 
