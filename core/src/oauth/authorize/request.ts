@@ -49,6 +49,9 @@ export class ErrorPage extends Error {
   }
 }
 
+/** A flow's form or step came after the flow was finished (or cancelled) by another. */
+export const alreadyFinished = () => new ErrorPage(400, 'invalid_request', 'This sign-in is already finished.');
+
 /** The error parameters of a redirect to the client. */
 export function errorParams(err: OAuthError): Record<string, string> {
   return { error: err.code, error_description: err.message };
