@@ -2,13 +2,12 @@ import type { JsonObject } from '@gatehouse-auth/plugin-api';
 import type { Request, RequestHandler, Response } from 'express';
 import { isProtocolError } from '../../errors.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
-import { requestFacts } from '../../verification/context.js';
-import { readCookie } from '../../http/cookies.js';
 import { stagesFor } from '../acr.js';
 import { flowStart, type SsoDecision } from '../sso.js';
 import { OAuthError } from '../errors.js';
 import { errorPage } from '../pages.js';
 import { ACCOUNT_PATH } from './account.js';
+import { ssoDecision } from './hosted-login.js';
 import { flowCookieNames, MAX_FLOW_COOKIES } from './browser.js';
 import { RESUME_PATH, type AuthorizeContext } from './context.js';
 import { errorParams, RedirectError, validate, type AuthorizationRequest } from './request.js';
@@ -20,7 +19,7 @@ import { errorParams, RedirectError, validate, type AuthorizationRequest } from 
  */
 export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
   const { deps } = ctx;
-  const { config, clients, sso, sessions, flows, binding } = deps;
+  const { config, clients, flows, binding } = deps;
 
   return async (req: Request, res: Response) => {
     const wait = await ctx.flowStartWait(req);
@@ -53,15 +52,7 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       const register = request.prompt.includes('create') ? deps.extensions.prompts.get('create') : undefined;
       const signedIn: SsoDecision = register
         ? { kind: 'none' }
-        : await sso.decide(await sessions.get(readCookie(req, ctx.sessionCookie)), {
-            clientId: client.clientId,
-            loginStages,
-            singleFactorMethods: client.singleFactorMethods,
-            prompt: request.prompt,
-            maxAge: request.max_age,
-            request: requestFacts(req, undefined, deps.device),
-            logger: req.log,
-          });
+        : await ssoDecision(deps, req, client, { loginStages, prompt: request.prompt, maxAge: request.max_age });
       // A session of another user than the app's id_token_hint names is not used (OIDC Core §3.1.2.1).
       const otherUser = hinted !== null && signedIn.kind !== 'none' && signedIn.userId !== hinted;
       if (otherUser && request.prompt.includes('none')) {
