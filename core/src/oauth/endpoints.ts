@@ -284,12 +284,9 @@ const mount =
 
 export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router {
   const router = express.Router();
-  for (const path of PATHS.token) {
-    router.post(path, mount(endpoints.token));
-    if (path !== '/') router.all(path, mount(endpoints.tokenMethodNotAllowed));
+  for (const route of oauthFastRoutes(endpoints)) {
+    router[route.method === 'POST' ? 'post' : 'all'](route.path, mount(route.endpoint));
   }
-  for (const path of PATHS.introspect) router.post(path, mount(endpoints.introspect));
-  for (const path of PATHS.revoke) router.post(path, mount(endpoints.revoke));
 
   // ── userinfo (OIDC Core §5.3) ──
   const api = oauthApi(deps.extensions.grants.values());

@@ -15,9 +15,6 @@ interface KeyRow {
   publish_until: unknown;
 }
 
-/** A key to sign with, as jws.ts takes it. */
-export type Signer = JwtSigner;
-
 /** How long a signer choice is cached: rotation is seen by every node within this time. */
 const CACHE_MS = 5_000;
 
@@ -28,8 +25,8 @@ const CACHE_MS = 5_000;
  * stays published until every token it signed has expired.
  */
 export class KeyStore {
-  private readonly cached = new Map<string, { signer: Signer; until: number }>();
-  private readonly imported = new Map<string, Signer['key']>();
+  private readonly cached = new Map<string, { signer: JwtSigner; until: number }>();
+  private readonly imported = new Map<string, JwtSigner['key']>();
   private readonly ensured = new Set<string>();
 
   constructor(
@@ -75,7 +72,7 @@ export class KeyStore {
   }
 
   /** The key of `alg` to sign with now: the newest one whose activation time has come. */
-  async signer(alg: SigningAlg = this.algs[0]!): Promise<Signer> {
+  async signer(alg: SigningAlg = this.algs[0]!): Promise<JwtSigner> {
     const now = this.clock.now().getTime();
     const hit = this.cached.get(alg);
     if (hit && hit.until > now) return hit.signer;

@@ -126,12 +126,12 @@ export class SessionStore {
     );
   }
 
-  /** The apps of a session. */
   /** Forgets a deleted app in every session: no logout notice goes to it any more. */
   async forgetClient(clientId: string): Promise<void> {
     await this.sql.exec('DELETE FROM session_clients WHERE client_id = :clientId', { clientId });
   }
 
+  /** The apps of a session. */
   async clientsOf(sid: string): Promise<string[]> {
     const rows = await this.sql.select<{ client_id: string }>(
       'SELECT client_id FROM session_clients WHERE sid = :sid ORDER BY client_id',

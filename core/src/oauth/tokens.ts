@@ -12,7 +12,7 @@ import {
 } from '@gatehouse-auth/plugin-api';
 import { hash } from 'node:crypto';
 import { NO_METRICS, type Metrics } from '../observability/metrics.js';
-import { num, parseJson, type Sql } from '../storage/sql.js';
+import { dateOrNull, num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { namedClaims, scopeClaims, type ClaimsRequest, type UserClaims } from './claims.js';
 import { signJwtOffThread } from './jws.js';
@@ -20,17 +20,22 @@ import type { KeyStore } from './keys.js';
 import type { PeerBus } from '../peer-bus.js';
 import type { ActiveTokenCache, Invalidation } from './token-cache.js';
 
-interface GrantRow {
-  id: string;
-  client_id: string;
-  subject: string | null;
-  scope: string;
-  data: string;
-  expires_at: unknown;
-  revoked_at: unknown;
+/** A grant's columns, prefixed: `getGrant` reads them alone, `findCode` and `inspect` with a code or token. */
+const GRANT_COLUMNS = `g.id AS g_id, g.client_id AS g_client_id, g.subject AS g_subject, g.scope AS g_scope,
+  g.data AS g_data, g.expires_at AS g_expires_at, g.revoked_at AS g_revoked_at`;
+
+/** The grant's columns of a row (null when a joined grant row is gone). */
+interface GrantColumns {
+  g_id: string | null;
+  g_client_id: string | null;
+  g_subject: string | null;
+  g_scope: string | null;
+  g_data: string | null;
+  g_expires_at: unknown;
+  g_revoked_at: unknown;
 }
 
-interface TokenRow {
+interface TokenRow extends GrantColumns {
   id: string;
   kind: 'access' | 'refresh';
   grant_id: string;
@@ -45,73 +50,64 @@ interface TokenRow {
   parent_id: string | null;
 }
 
-interface CodeRow {
+interface CodeRow extends GrantColumns {
   id: string;
   grant_id: string;
   client_id: string;
   data: string;
   expires_at: unknown;
   used_at: unknown;
-  /** The grant's columns, read with the code (null when the grant row is gone). */
-  g_client_id: string | null;
-  g_subject: string | null;
-  g_scope: string | null;
-  g_data: string | null;
-  g_expires_at: unknown;
-  g_revoked_at: unknown;
 }
 
-/** A token to store: its value (kept only as a hash) and its row. */
+/** A token row to store, its values as the INSERT takes them (the token itself only as its hash). */
 interface NewTokenRow {
-  token: string;
+  key: string;
   kind: 'access' | 'refresh';
   grantId: string;
   clientId: string;
   subject: string | null;
   scope: string;
+  data: string;
   expiresAt: number;
-  data: JsonObject;
-  parentKey?: string | null;
+  parentKey: string | null;
 }
-
-/** Parameter names of the token rows of one INSERT (an issue stores one or two tokens). */
-const tokenColumns = (i: number) => ({
-  key: `key${i}`,
-  kind: `kind${i}`,
-  grantId: `grantId${i}`,
-  clientId: `clientId${i}`,
-  subject: `subject${i}`,
-  scope: `scope${i}`,
-  data: `data${i}`,
-  expiresAt: `expiresAt${i}`,
-  parentKey: `parentKey${i}`,
-});
-const TOKEN_COLUMNS = [tokenColumns(0), tokenColumns(1)];
+const TOKEN_FIELDS = [
+  'key',
+  'kind',
+  'grantId',
+  'clientId',
+  'subject',
+  'scope',
+  'data',
+  'expiresAt',
+  'parentKey',
+] as const;
+/** Parameter names of the rows of one INSERT (an issue stores one or two tokens): `key0`, `key1`, ... */
+const TOKEN_PARAMS = [0, 1].map((i) => TOKEN_FIELDS.map((field) => `${field}${i}`));
 /** The INSERT of one and of two token rows, built once: the driver keys its prepared statements by text. */
 const INSERT_TOKENS = [1, 2].map(
   (n) =>
-    `INSERT INTO oauth_tokens (id, kind, grant_id, client_id, subject, scope, data, created_at, expires_at, revoked_at,
-       rotated_at, parent_id) VALUES ` +
-    TOKEN_COLUMNS.slice(0, n)
-      .map(
-        (c) => `(:${c.key}, :${c.kind}, :${c.grantId}, :${c.clientId}, :${c.subject}, :${c.scope}, :${c.data}, :now,
-         :${c.expiresAt}, NULL, NULL, :${c.parentKey})`,
-      )
+    `INSERT INTO oauth_tokens (id, kind, grant_id, client_id, subject, scope, data, expires_at, parent_id, created_at,
+       revoked_at, rotated_at) VALUES ` +
+    TOKEN_PARAMS.slice(0, n)
+      .map((names) => `(${names.map((p) => `:${p}`).join(', ')}, :now, NULL, NULL)`)
       .join(', '),
 );
 
-const date = (v: unknown) => (v === null || v === undefined ? null : new Date(num(v)));
 const splitScope = (s: string) => s.split(' ').filter(Boolean);
 
-const toGrant = (r: GrantRow): GrantRecord => ({
-  id: r.id,
-  clientId: r.client_id,
-  subject: r.subject,
-  scope: splitScope(r.scope),
-  data: parseJson<JsonObject>(r.data),
-  expiresAt: new Date(num(r.expires_at)),
-  revokedAt: date(r.revoked_at),
-});
+const toGrant = (r: GrantColumns): GrantRecord | null =>
+  r.g_id === null
+    ? null
+    : {
+        id: r.g_id,
+        clientId: r.g_client_id!,
+        subject: r.g_subject,
+        scope: splitScope(r.g_scope!),
+        data: parseJson<JsonObject>(r.g_data),
+        expiresAt: new Date(num(r.g_expires_at)),
+        revokedAt: dateOrNull(r.g_revoked_at),
+      };
 
 const toToken = (r: TokenRow): StoredToken => ({
   key: r.id,
@@ -123,8 +119,8 @@ const toToken = (r: TokenRow): StoredToken => ({
   data: parseJson<JsonObject>(r.data),
   createdAt: new Date(num(r.created_at)),
   expiresAt: new Date(num(r.expires_at)),
-  revokedAt: date(r.revoked_at),
-  rotatedAt: date(r.rotated_at),
+  revokedAt: dateOrNull(r.revoked_at),
+  rotatedAt: dateOrNull(r.rotated_at),
   parentKey: r.parent_id,
 });
 
@@ -142,17 +138,11 @@ export function accessTokenLifetime(input: Pick<IssueInput, 'client' | 'accessTo
   return Math.max(1, Math.min(input.client.accessTokenTtl, input.accessTokenTtl ?? Infinity));
 }
 
-export interface NewCode {
-  clientId: string;
-  subject: string;
-  redirectUri: string;
-  redirectUriSent: boolean;
-  scope: string[];
-  codeChallenge: string | null;
-  codeChallengeMethod: string | null;
-  nonce: string | null;
-  authTime: number;
-  amr: string[];
+/** A code to store: what its exchange reads back, and the grant it opens. */
+export interface NewCode extends Omit<
+  AuthorizationCode,
+  'key' | 'grantId' | 'dpopJkt' | 'expiresAt' | 'usedAt' | 'grant'
+> {
   /** The browser session the sign-in belongs to: in the ID token, and what logout revokes. */
   sid: string | null;
   ttlSeconds: number;
@@ -224,8 +214,10 @@ export class TokenService {
   }
 
   async getGrant(id: string): Promise<GrantRecord | null> {
-    const row = await this.sql.one<GrantRow>('SELECT * FROM oauth_grants WHERE id = :id', { id });
-    return row ? toGrant(row) : null;
+    const row = await this.sql.one<GrantColumns>(`SELECT ${GRANT_COLUMNS} FROM oauth_grants g WHERE g.id = :id`, {
+      id,
+    });
+    return row && toGrant(row);
   }
 
   /** Revokes a grant and everything issued under it, at once. */
@@ -335,9 +327,7 @@ export class TokenService {
   /** A code by value, with its grant: one read, so the exchange need not fetch the grant again. */
   async findCode(code: string): Promise<AuthorizationCode | null> {
     const row = await this.sql.one<CodeRow>(
-      `SELECT c.*, g.client_id AS g_client_id, g.subject AS g_subject, g.scope AS g_scope, g.data AS g_data,
-         g.expires_at AS g_expires_at, g.revoked_at AS g_revoked_at
-       FROM oauth_codes c LEFT JOIN oauth_grants g ON g.id = c.grant_id WHERE c.id = :key`,
+      `SELECT c.*, ${GRANT_COLUMNS} FROM oauth_codes c LEFT JOIN oauth_grants g ON g.id = c.grant_id WHERE c.id = :key`,
       { key: sha256(code) },
     );
     if (!row) return null;
@@ -357,19 +347,8 @@ export class TokenService {
       amr: (d.amr as string[]) ?? [],
       dpopJkt: (d.dpop_jkt as string | undefined) ?? null,
       expiresAt: new Date(num(row.expires_at)),
-      usedAt: date(row.used_at),
-      grant:
-        row.g_client_id === null
-          ? null
-          : toGrant({
-              id: row.grant_id,
-              client_id: row.g_client_id,
-              subject: row.g_subject,
-              scope: row.g_scope ?? '',
-              data: row.g_data ?? '{}',
-              expires_at: row.g_expires_at,
-              revoked_at: row.g_revoked_at,
-            }),
+      usedAt: dateOrNull(row.used_at),
+      grant: toGrant(row),
     };
   }
 
@@ -458,17 +437,18 @@ export class TokenService {
       accessToken = randomToken(32);
     }
     // The access and refresh tokens go into the table together: one INSERT of one or two rows.
+    const accessKey = sha256(accessToken);
     const rows: NewTokenRow[] = [];
     rows.push({
-      token: accessToken,
+      key: accessKey,
       kind: 'access',
-      grantId: grant?.id ?? sha256(accessToken),
+      grantId: grant?.id ?? accessKey,
       clientId: client.clientId,
       subject: input.subject,
       scope,
       expiresAt: now.getTime() + accessTtl * 1000,
       parentKey: input.derivedFrom ?? null,
-      data: {
+      data: JSON.stringify({
         jti,
         format: client.tokenFormat,
         aud: input.audience ?? [client.clientId],
@@ -478,7 +458,7 @@ export class TokenService {
         // What userinfo adds to the scopes' claims for this token (OIDC Core §5.5).
         ...(claimsRequest?.userinfo ? { userinfo_claims: claimsRequest.userinfo as JsonObject } : {}),
         ...cnf,
-      },
+      }),
     });
 
     const response: TokenResponse = {
@@ -492,7 +472,7 @@ export class TokenService {
     if (grant && withRefresh) {
       const refreshToken = randomToken(32);
       rows.push({
-        token: refreshToken,
+        key: sha256(refreshToken),
         kind: 'refresh',
         grantId: grant.id,
         clientId: client.clientId,
@@ -501,7 +481,7 @@ export class TokenService {
         // Rotation never extends the family past the grant's absolute expiry.
         expiresAt: grant.expiresAt.getTime(),
         // A confidential client's refresh tokens are bound by its credentials (RFC 9449 §5).
-        data: client.isPublic ? cnf : {},
+        data: JSON.stringify(client.isPublic ? cnf : {}),
         parentKey: input.parentRefreshKey ?? null,
       });
       response.refresh_token = refreshToken;
@@ -567,18 +547,9 @@ export class TokenService {
 
   private async storeTokens(rows: NewTokenRow[], sql: Sql = this.sql): Promise<void> {
     const params: Record<string, unknown> = { now: this.clock.now().getTime() };
-    rows.forEach((t, i) => {
-      const c = TOKEN_COLUMNS[i]!;
-      params[c.key] = sha256(t.token);
-      params[c.kind] = t.kind;
-      params[c.grantId] = t.grantId;
-      params[c.clientId] = t.clientId;
-      params[c.subject] = t.subject;
-      params[c.scope] = t.scope;
-      params[c.data] = JSON.stringify(t.data);
-      params[c.expiresAt] = t.expiresAt;
-      params[c.parentKey] = t.parentKey ?? null;
-    });
+    for (let i = 0; i < rows.length; i++) {
+      for (let j = 0; j < TOKEN_FIELDS.length; j++) params[TOKEN_PARAMS[i]![j]!] = rows[i]![TOKEN_FIELDS[j]!];
+    }
     await sql.exec(INSERT_TOKENS[rows.length - 1]!, params);
   }
 
@@ -590,25 +561,13 @@ export class TokenService {
     if (cached) return cached;
     const generation = this.cache?.tokens.generation ?? 0;
     // One round trip: the token with its grant's state.
-    const row = await this.sql.one<TokenRow & { g_id: string | null } & Record<string, unknown>>(
-      `SELECT t.*, g.id AS g_id, g.client_id AS g_client_id, g.subject AS g_subject, g.scope AS g_scope,
-         g.data AS g_data, g.expires_at AS g_expires_at, g.revoked_at AS g_revoked_at
-       FROM oauth_tokens t LEFT JOIN oauth_grants g ON g.id = t.grant_id WHERE t.id = :key`,
+    const row = await this.sql.one<TokenRow>(
+      `SELECT t.*, ${GRANT_COLUMNS} FROM oauth_tokens t LEFT JOIN oauth_grants g ON g.id = t.grant_id WHERE t.id = :key`,
       { key },
     );
     if (!row) return { active: false };
     const stored = toToken(row);
-    const grant = row.g_id
-      ? toGrant({
-          id: row.g_id,
-          client_id: row.g_client_id as string,
-          subject: row.g_subject as string | null,
-          scope: row.g_scope as string,
-          data: row.g_data as string,
-          expires_at: row.g_expires_at,
-          revoked_at: row.g_revoked_at,
-        })
-      : null;
+    const grant = toGrant(row);
     // A token that is its own grant (client credentials, implicit) has no grant row.
     const standalone = !grant && stored.grantId === stored.key;
     const now = this.clock.now();

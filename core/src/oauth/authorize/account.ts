@@ -3,7 +3,7 @@ import { safeEqual } from '../../util/crypto.js';
 import { accountPage } from '../pages.js';
 import { flowFormToken } from './browser.js';
 import { RESUME_PATH, type AuthorizeContext } from './context.js';
-import { authorizeUrlOf, ErrorPage, type AuthorizationRequest } from './request.js';
+import { alreadyFinished, authorizeUrlOf, ErrorPage, type AuthorizationRequest } from './request.js';
 
 /** The account choice of `prompt=select_account` (OIDC Core §3.1.2.1). */
 export const ACCOUNT_PATH = '/login/account';
@@ -29,22 +29,17 @@ async function waitingFlow(ctx: AuthorizeContext, req: Request, requestId: unkno
  */
 export function showAccountChoice(ctx: AuthorizeContext): RequestHandler {
   return async (req, res) => {
-    try {
-      const { flow, request, user, csrf } = await waitingFlow(ctx, req, req.query.request_id);
-      const client = ctx.deps.clients.get(request.client_id)!;
-      accountPage(res, ctx.pageFor(req, request), {
-        action: `${ctx.page.base}${ACCOUNT_PATH}`,
-        appName: client.name,
-        userName: user.username,
-        requestId: flow.id,
-        csrf,
-        // Continuing ends at the app's redirect URI, or at its own login UI for the stages left.
-        formTargets: [...client.redirectUris, ...(client.loginPageUrl ? [client.loginPageUrl] : [])],
-      });
-    } catch (err) {
-      if (err instanceof ErrorPage) return ctx.showError(res, err);
-      throw err;
-    }
+    const { flow, request, user, csrf } = await waitingFlow(ctx, req, req.query.request_id);
+    const client = ctx.deps.clients.get(request.client_id)!;
+    accountPage(res, ctx.pageFor(req, request), {
+      action: `${ctx.page.base}${ACCOUNT_PATH}`,
+      appName: client.name,
+      userName: user.username,
+      requestId: flow.id,
+      csrf,
+      // Continuing ends at the app's redirect URI, or at its own login UI for the stages left.
+      formTargets: [...client.redirectUris, ...(client.loginPageUrl ? [client.loginPageUrl] : [])],
+    });
   };
 }
 
@@ -55,35 +50,22 @@ export function showAccountChoice(ctx: AuthorizeContext): RequestHandler {
  * at the first stage; the session is replaced once someone signs in.
  */
 export function decideAccount(ctx: AuthorizeContext): RequestHandler {
-  const { flows, loginUi } = ctx.deps;
+  const { flows } = ctx.deps;
   return async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    let waiting: Awaited<ReturnType<typeof waitingFlow>>;
-    try {
-      waiting = await waitingFlow(ctx, req, body.request_id);
-      if (typeof body.csrf !== 'string' || !safeEqual(body.csrf, waiting.csrf)) {
-        throw new ErrorPage(403, 'invalid_request', 'The form has expired. Start again from the app.');
-      }
-      if (body.choice !== 'continue' && body.choice !== 'other') {
-        throw new ErrorPage(400, 'invalid_request', 'Choose to continue or to use another account.');
-      }
-    } catch (err) {
-      if (err instanceof ErrorPage) return ctx.showError(res, err);
-      throw err;
+    const { flow, request, csrf } = await waitingFlow(ctx, req, body.request_id);
+    if (typeof body.csrf !== 'string' || !safeEqual(body.csrf, csrf)) {
+      throw new ErrorPage(403, 'invalid_request', 'The form has expired. Start again from the app.');
     }
-    const { flow, request } = waiting;
-    const base = ctx.page.base;
+    if (body.choice !== 'continue' && body.choice !== 'other') {
+      throw new ErrorPage(400, 'invalid_request', 'Choose to continue or to use another account.');
+    }
     if (body.choice === 'continue') {
-      if (flow.status === 'completed') {
-        return res.redirect(303, `${base}${RESUME_PATH}?request_id=${encodeURIComponent(flow.id)}`);
-      }
-      return res.redirect(303, loginUi.url(flow) ?? `${base}/login?request_id=${encodeURIComponent(flow.id)}`);
+      return res.redirect(303, flow.status === 'completed' ? ctx.flowUrl(RESUME_PATH, flow) : ctx.loginUrl(flow));
     }
-    if (!(await (flow.status === 'completed' ? flows.finish(flow.id) : flows.cancel(flow.id)))) {
-      return ctx.showError(res, new ErrorPage(400, 'invalid_request', 'This sign-in is already finished.'));
-    }
+    if (!(await (flow.status === 'completed' ? flows.finish(flow.id) : flows.cancel(flow.id)))) throw alreadyFinished();
     ctx.forgetFlow(res, flow);
-    res.redirect(303, `${base}${authorizeUrlOf(anotherAccount(request))}`);
+    res.redirect(303, `${ctx.page.base}${authorizeUrlOf(anotherAccount(request))}`);
   };
 }
 

@@ -3,7 +3,7 @@ import { safeEqual } from '../../util/crypto.js';
 import { OAuthError } from '../errors.js';
 import { flowFormToken } from './browser.js';
 import type { AuthorizeContext } from './context.js';
-import { ErrorPage, errorParams, type AuthorizationRequest } from './request.js';
+import { alreadyFinished, ErrorPage, errorParams, type AuthorizationRequest } from './request.js';
 
 /** POST /login/cancel, the hosted page's way back to the app: it hears access_denied, with its state. */
 export function cancelAuthorization(ctx: AuthorizeContext): RequestHandler {
@@ -13,15 +13,10 @@ export function cancelAuthorization(ctx: AuthorizeContext): RequestHandler {
     const flow = typeof body.request_id === 'string' ? await flows.get(body.request_id) : null;
     const token = flow ? flowFormToken(config.issuer, req, flow) : null;
     if (!flow || !token || typeof body.csrf !== 'string' || !safeEqual(body.csrf, token)) {
-      return ctx.showError(
-        res,
-        new ErrorPage(403, 'invalid_request', 'The form has expired. Go back to the app and start again.'),
-      );
+      throw new ErrorPage(403, 'invalid_request', 'The form has expired. Go back to the app and start again.');
     }
     const request = flow.params.oauth as unknown as AuthorizationRequest;
-    if (!(await flows.cancel(flow.id))) {
-      return ctx.showError(res, new ErrorPage(400, 'invalid_request', 'This sign-in is already finished.'));
-    }
+    if (!(await flows.cancel(flow.id))) throw alreadyFinished();
     ctx.forgetFlow(res, flow);
     ctx.respond(res, request, errorParams(new OAuthError('access_denied', 'the user cancelled the sign-in')));
   };

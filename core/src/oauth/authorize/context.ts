@@ -116,17 +116,19 @@ export class AuthorizeContext {
     return (await this.flowStarts?.hit(clientIp(req))) ?? null;
   }
 
-  cookieOptions(maxAgeSeconds: number, crossSite = false) {
-    return this.deps.binding.cookieOptions(maxAgeSeconds, crossSite);
-  }
-
-  dropCookie(res: Response, name: string): void {
-    this.deps.binding.dropCookie(res, name);
-  }
-
   /** The flow is over: drop its cookie, or a busy browser piles them up past the header limit. */
   forgetFlow(res: Response, flow: LoginFlow): void {
-    this.dropCookie(res, this.deps.binding.flowCookie(flow.id));
+    this.deps.binding.dropCookie(res, this.deps.binding.flowCookie(flow.id));
+  }
+
+  /** A page of this server for a flow: `path` with its `request_id`. */
+  flowUrl(path: string, flow: LoginFlow): string {
+    return `${this.page.base}${path}?request_id=${encodeURIComponent(flow.id)}`;
+  }
+
+  /** Where a flow's next stage is done: the app's own login UI, else the hosted page. */
+  loginUrl(flow: LoginFlow): string {
+    return this.deps.loginUi.url(flow) ?? this.flowUrl('/login', flow);
   }
 
   /** The flow of this browser: known, bound to its cookie, in the expected state (one of them). */
@@ -144,11 +146,6 @@ export class AuthorizeContext {
       );
     }
     return { flow, request: flow.params.oauth as unknown as AuthorizationRequest };
-  }
-
-  /** When the user of a completed flow authenticated, in seconds (now if the flow lacks it). */
-  authTimeOf(flow: LoginFlow): number {
-    return Math.floor((flow.authTime ?? this.deps.clock.now()).getTime() / 1000);
   }
 
   async needsConsent(client: OAuthClient, userId: string, request: AuthorizationRequest): Promise<boolean> {

@@ -3,8 +3,9 @@ import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { achievedAcr } from '../acr.js';
 import type { LoginFlow } from '../../verification/flows.js';
-import { ErrorPage, type AuthorizationRequest } from './request.js';
+import { alreadyFinished, type AuthorizationRequest } from './request.js';
 import type { AuthorizeContext } from './context.js';
+import { authTimeOf } from './hosted-login.js';
 
 /**
  * Issues the code (or the implicit token) once per flow and sends the browser back. The
@@ -19,13 +20,11 @@ export async function finish(
 ): Promise<void> {
   const { flow, client, request, session } = answer;
   const { flows, sessions, tokens } = ctx.deps;
-  if (!(await flows.finish(flow.id))) {
-    return ctx.showError(res, new ErrorPage(400, 'invalid_request', 'This sign-in is already finished.'));
-  }
+  if (!(await flows.finish(flow.id))) throw alreadyFinished();
   ctx.forgetFlow(res, flow);
   if (session) await sessions.addClient(session, client.clientId);
   const sid = session?.sid ?? null;
-  const authTime = ctx.authTimeOf(flow);
+  const authTime = authTimeOf(flow, ctx.deps.clock.now());
   // The strongest authentication context this login met (the ID token's acr), if the app names any.
   const acr = achievedAcr(client, flow.methods);
   if (request.response_type === 'code') {

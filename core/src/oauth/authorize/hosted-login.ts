@@ -9,7 +9,7 @@ import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
 import type { ClientRegistry } from '../clients.js';
 import type { LogoutService } from '../logout.js';
 import type { SessionStore } from '../sessions.js';
-import { flowStart, type SingleSignOn } from '../sso.js';
+import { flowStart, type SingleSignOn, type SsoDecision, type SsoRequest } from '../sso.js';
 import { sessionCookieName, type BrowserBinding } from './browser.js';
 
 export interface HostedLoginDeps {
@@ -26,6 +26,22 @@ export interface HostedLoginDeps {
 /** When the user of a completed flow authenticated, in epoch seconds. */
 export function authTimeOf(flow: LoginFlow, now: Date): number {
   return Math.floor((flow.authTime ?? now).getTime() / 1000);
+}
+
+/** What single sign-on makes of this browser's session for a login of `client` (/authorize's, a plugin page's). */
+export async function ssoDecision(
+  deps: Pick<HostedLoginDeps, 'config' | 'sso' | 'sessions' | 'device'>,
+  req: Request,
+  client: OAuthClient,
+  login: Pick<SsoRequest, 'loginStages' | 'prompt' | 'maxAge'>,
+): Promise<SsoDecision> {
+  return deps.sso.decide(await deps.sessions.get(readCookie(req, sessionCookieName(deps.config.issuer))), {
+    ...login,
+    clientId: client.clientId,
+    singleFactorMethods: client.singleFactorMethods,
+    request: requestFacts(req, undefined, deps.device),
+    logger: req.log,
+  });
 }
 
 /**
@@ -77,7 +93,14 @@ export class HostedLogin {
     // A login for a known user proves its stages now: no browser session counts for it.
     const start = input.userId
       ? { stages: client.loginStages, userId: input.userId }
-      : flowStart(await this.decide(req, client, input), client.loginStages);
+      : flowStart(
+          await ssoDecision(this.deps, req, client, {
+            loginStages: client.loginStages,
+            prompt: [],
+            maxAge: input.maxAge ?? null,
+          }),
+          client.loginStages,
+        );
     const bindingValue = randomToken(24);
     const flow = await flows.create({
       clientId: client.clientId,
@@ -93,20 +116,6 @@ export class HostedLogin {
         ? withRequestId(input.returnTo, flow.id)
         : `${base}/login?request_id=${encodeURIComponent(flow.id)}`,
     );
-  }
-
-  /** What single sign-on makes of the browser's session for the app. */
-  private async decide(req: Request, client: OAuthClient, input: HostedLoginInput) {
-    const { config, sso, sessions } = this.deps;
-    return sso.decide(await sessions.get(readCookie(req, sessionCookieName(config.issuer))), {
-      clientId: client.clientId,
-      loginStages: client.loginStages,
-      singleFactorMethods: client.singleFactorMethods,
-      prompt: [],
-      maxAge: input.maxAge ?? null,
-      request: requestFacts(req, undefined, this.deps.device),
-      logger: req.log,
-    });
   }
 
   /**

@@ -1,4 +1,4 @@
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import { formBody } from '../../http/parsers.js';
 import { ACCOUNT_PATH, decideAccount, showAccountChoice } from './account.js';
 import { cancelAuthorization } from './cancel.js';
@@ -11,6 +11,7 @@ import {
   RESUME_PATH,
   type AuthorizeDeps,
 } from './context.js';
+import { ErrorPage } from './request.js';
 import { resumeAuthorization } from './resume.js';
 import { startAuthorization } from './start.js';
 
@@ -26,12 +27,23 @@ export { authorizeUrlOf, RedirectError, validate, type AuthorizationRequest } fr
 export function authorizeRoutes(deps: AuthorizeDeps): Router {
   const ctx = new AuthorizeContext(deps);
   const router = express.Router();
-  router.get(AUTHORIZE_PATHS, startAuthorization(ctx));
-  router.get(RESUME_PATH, resumeAuthorization(ctx));
-  router.get(CONSENT_PATH, showConsent(ctx));
-  router.post(CONSENT_PATH, formBody('8kb', 20), decideConsent(ctx));
-  router.post(CANCEL_PATH, formBody('8kb', 20), cancelAuthorization(ctx));
-  router.get(ACCOUNT_PATH, showAccountChoice(ctx));
-  router.post(ACCOUNT_PATH, formBody('8kb', 20), decideAccount(ctx));
+  // An ErrorPage an action throws is shown as a page: no redirect URI is trusted for it.
+  const action =
+    (handler: RequestHandler): RequestHandler =>
+    async (req, res, next) => {
+      try {
+        await handler(req, res, next);
+      } catch (err) {
+        if (err instanceof ErrorPage) return ctx.showError(res, err);
+        throw err;
+      }
+    };
+  router.get(AUTHORIZE_PATHS, action(startAuthorization(ctx)));
+  router.get(RESUME_PATH, action(resumeAuthorization(ctx)));
+  router.get(CONSENT_PATH, action(showConsent(ctx)));
+  router.post(CONSENT_PATH, formBody('8kb', 20), action(decideConsent(ctx)));
+  router.post(CANCEL_PATH, formBody('8kb', 20), action(cancelAuthorization(ctx)));
+  router.get(ACCOUNT_PATH, action(showAccountChoice(ctx)));
+  router.post(ACCOUNT_PATH, formBody('8kb', 20), action(decideAccount(ctx)));
   return router;
 }

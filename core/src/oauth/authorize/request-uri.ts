@@ -49,8 +49,7 @@ export async function resolveRequestUri(
   if (!resolver && !verifier) return query;
   if (!byReference && !byValue) {
     // A repeated or unknown client_id, or a request or request_uri nobody resolves, is validate()'s to refuse.
-    const client = clientIds.length === 1 ? clients.get(clientIds[0]!) : undefined;
-    if (client && !requestUri.length && !request.length) refuseUnwrapped(client, { resolver, verifier });
+    if (named && !requestUri.length && !request.length) refuseUnwrapped(named, { resolver, verifier });
     return query;
   }
   if (requestUri.length > 1 || request.length > 1 || clientIds.length > 1) {

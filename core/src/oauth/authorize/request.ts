@@ -49,6 +49,9 @@ export class ErrorPage extends Error {
   }
 }
 
+/** A flow's form or step came after the flow was finished (or cancelled) by another. */
+export const alreadyFinished = () => new ErrorPage(400, 'invalid_request', 'This sign-in is already finished.');
+
 /** The error parameters of a redirect to the client. */
 export function errorParams(err: OAuthError): Record<string, string> {
   return { error: err.code, error_description: err.message };
@@ -84,7 +87,7 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
     }
     q = Object.fromEntries([...raw.entries()].filter(([, v]) => v !== ''));
     const partial = validate(`?${new URLSearchParams({ ...q }).toString()}`, clients);
-    throw Object.assign(new RedirectError('invalid_request', (err as Error).message), { request: partial });
+    throw new RedirectError('invalid_request', (err as Error).message, partial);
   }
   const client = q.client_id ? clients.get(q.client_id) : undefined;
   if (!client) throw new ErrorPage(400, 'invalid_client', 'The app (client_id) is not registered.');
@@ -126,8 +129,7 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
     // Language tags only (BCP 47 letters, digits, hyphens, spaces); anything else is ignored.
     ui_locales: q.ui_locales && /^[A-Za-z0-9\- ]{1,100}$/.test(q.ui_locales) ? q.ui_locales : null,
   };
-  const fail = (code: string, description: string) =>
-    Object.assign(new RedirectError(code, description), { request: base });
+  const fail = (code: string, description: string) => new RedirectError(code, description, base);
 
   // Request objects (RFC 9101) are not supported: refused, never silently ignored (OIDC Core §6).
   if (q.request !== undefined) throw fail('request_not_supported', 'request objects are not supported');
@@ -246,11 +248,12 @@ export function authorizeUrlOf(request: AuthorizationRequest): string {
 }
 
 /** A failure that goes back to the (already validated) redirect URI. */
-class RedirectError extends OAuthError {
-  request!: AuthorizationRequest;
-  constructor(code: string, description: string) {
+export class RedirectError extends OAuthError {
+  constructor(
+    code: string,
+    description: string,
+    readonly request: AuthorizationRequest,
+  ) {
     super(code, description);
   }
 }
-
-export { RedirectError };

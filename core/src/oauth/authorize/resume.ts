@@ -12,20 +12,13 @@ import { REQUIRED_ACTIONS_PATH } from '../../users/required-actions.js';
 export function resumeAuthorization(ctx: AuthorizeContext): RequestHandler {
   const { clients } = ctx.deps;
   return async (req, res) => {
-    let bound: Awaited<ReturnType<AuthorizeContext['boundFlow']>>;
-    try {
-      bound = await ctx.boundFlow(req, req.query.request_id, 'completed');
-    } catch (err) {
-      if (err instanceof ErrorPage) return ctx.showError(res, err);
-      throw err;
-    }
-    const { flow, request } = bound;
+    const { flow, request } = await ctx.boundFlow(req, req.query.request_id, 'completed');
     const client = clients.get(request.client_id);
-    if (!client) return ctx.showError(res, new ErrorPage(400, 'invalid_client', 'The app is no longer registered.'));
+    if (!client) throw new ErrorPage(400, 'invalid_client', 'The app is no longer registered.');
     // What an admin asked of the user (a new password, a second factor) comes first, on the
     // hosted page, before any session or answer: its page sends the browser back here (plugin API 1.3).
     if (ctx.deps.extensions.routes.has('/login') && (await ctx.deps.requiredActions.of(flow.userId!)).length) {
-      return res.redirect(303, `${ctx.page.base}${REQUIRED_ACTIONS_PATH}?request_id=${encodeURIComponent(flow.id)}`);
+      return res.redirect(303, ctx.flowUrl(REQUIRED_ACTIONS_PATH, flow));
     }
     // A generated flow claimed by a form from another site makes no SSO session: otherwise a
     // login forced into this browser from there would sign it in at every app (decision 20).
@@ -34,7 +27,7 @@ export function resumeAuthorization(ctx: AuthorizeContext): RequestHandler {
         ? null
         : await startBrowserSession(ctx.deps, req, res, flow, ctx.deps.clock.now());
     if (request.prompt.includes('consent') || (await ctx.needsConsent(client, flow.userId!, request))) {
-      return res.redirect(303, `${ctx.page.base}${CONSENT_PATH}?request_id=${encodeURIComponent(flow.id)}`);
+      return res.redirect(303, ctx.flowUrl(CONSENT_PATH, flow));
     }
     await finish(ctx, res, { flow, client, request, session }, req.log);
   };

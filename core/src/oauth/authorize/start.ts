@@ -2,16 +2,15 @@ import type { JsonObject } from '@gatehouse-auth/plugin-api';
 import type { Request, RequestHandler, Response } from 'express';
 import { isProtocolError } from '../../errors.js';
 import { randomToken, sha256 } from '../../util/crypto.js';
-import { requestFacts } from '../../verification/context.js';
-import { readCookie } from '../../http/cookies.js';
 import { stagesFor } from '../acr.js';
 import { flowStart, type SsoDecision } from '../sso.js';
 import { OAuthError } from '../errors.js';
 import { errorPage } from '../pages.js';
 import { ACCOUNT_PATH } from './account.js';
+import { ssoDecision } from './hosted-login.js';
 import { flowCookieNames, MAX_FLOW_COOKIES } from './browser.js';
 import { RESUME_PATH, type AuthorizeContext } from './context.js';
-import { ErrorPage, errorParams, RedirectError, validate, type AuthorizationRequest } from './request.js';
+import { errorParams, RedirectError, validate, type AuthorizationRequest } from './request.js';
 
 /**
  * GET /api/oauth2/authorize (RFC 6749 §4.1/§4.2, OIDC Core §3.1.2): validates the request,
@@ -19,8 +18,8 @@ import { ErrorPage, errorParams, RedirectError, validate, type AuthorizationRequ
  * login flow on the hosted page (bound to this browser by a cookie).
  */
 export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
-  const { deps, page } = ctx;
-  const { config, clients, sso, sessions, flows, binding } = deps;
+  const { deps } = ctx;
+  const { config, clients, flows, binding } = deps;
 
   return async (req: Request, res: Response) => {
     const wait = await ctx.flowStartWait(req);
@@ -38,7 +37,6 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
     try {
       request = validate(await ctx.requestQuery(req.originalUrl), clients);
     } catch (err) {
-      if (err instanceof ErrorPage) return ctx.showError(res, err);
       if (err instanceof RedirectError) return ctx.respond(res, err.request, errorParams(err));
       throw err;
     }
@@ -54,15 +52,7 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       const register = request.prompt.includes('create') ? deps.extensions.prompts.get('create') : undefined;
       const signedIn: SsoDecision = register
         ? { kind: 'none' }
-        : await sso.decide(await sessions.get(readCookie(req, ctx.sessionCookie)), {
-            clientId: client.clientId,
-            loginStages,
-            singleFactorMethods: client.singleFactorMethods,
-            prompt: request.prompt,
-            maxAge: request.max_age,
-            request: requestFacts(req, undefined, deps.device),
-            logger: req.log,
-          });
+        : await ssoDecision(deps, req, client, { loginStages, prompt: request.prompt, maxAge: request.max_age });
       // A session of another user than the app's id_token_hint names is not used (OIDC Core §3.1.2.1).
       const otherUser = hinted !== null && signedIn.kind !== 'none' && signedIn.userId !== hinted;
       if (otherUser && request.prompt.includes('none')) {
@@ -95,23 +85,19 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       // (their flows can no longer continue), so a busy browser never reaches the header limit.
       const stale = flowCookieNames(req, binding.cookieName('gh_flow_')).slice(0, -(MAX_FLOW_COOKIES - 1));
       // Bounded per answer, so a request stuffed with cookies cannot blow up the response headers.
-      for (const name of stale.slice(0, MAX_FLOW_COOKIES)) ctx.dropCookie(res, name);
+      for (const name of stale.slice(0, MAX_FLOW_COOKIES)) binding.dropCookie(res, name);
       // An app's own login UI on another site posts back cross-site: its flow cookie must travel
       // with that POST (SameSite=None, Secure; decision 19). The binding itself is unchanged.
       const crossSite = client.loginPageUrl !== null;
-      res.cookie(binding.flowCookie(flow.id), bindingValue, ctx.cookieOptions(config.verification.flow_ttl, crossSite));
-      if (register) {
-        return res.redirect(303, `${page.base}${register.path}?request_id=${encodeURIComponent(flow.id)}`);
-      }
+      const cookieOptions = binding.cookieOptions(config.verification.flow_ttl, crossSite);
+      res.cookie(binding.flowCookie(flow.id), bindingValue, cookieOptions);
+      if (register) return res.redirect(303, ctx.flowUrl(register.path, flow));
       // prompt=select_account: the session's user confirms the account, or signs in with another.
       if (request.prompt.includes('select_account') && decision.kind !== 'none') {
-        return res.redirect(303, `${page.base}${ACCOUNT_PATH}?request_id=${encodeURIComponent(flow.id)}`);
+        return res.redirect(303, ctx.flowUrl(ACCOUNT_PATH, flow));
       }
       // Single sign-on: the session already satisfies this app; else its first stage left to do.
-      if (flow.status === 'completed') {
-        return res.redirect(303, `${page.base}${RESUME_PATH}?request_id=${encodeURIComponent(flow.id)}`);
-      }
-      res.redirect(303, deps.loginUi.url(flow) ?? `${page.base}/login?request_id=${encodeURIComponent(flow.id)}`);
+      res.redirect(303, flow.status === 'completed' ? ctx.flowUrl(RESUME_PATH, flow) : ctx.loginUrl(flow));
     } catch (err) {
       if (isProtocolError(err) && err instanceof OAuthError) return ctx.respond(res, request, errorParams(err));
       throw err;
