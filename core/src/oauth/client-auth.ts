@@ -230,7 +230,8 @@ export class ClientAuthenticator {
    * is to slow one source down, not to let anyone who knows a client_id lock it out for all.
    */
   private async fail(clientId: string, ip: string, why: string): Promise<never> {
-    const key = clientKey(clientId, ip);
+    const block = blockKey(clientId, ip);
+    const key = `client:${block}`;
     await this.deps.events.record({
       type: 'client_auth.failure',
       key,
@@ -245,17 +246,14 @@ export class ClientAuthenticator {
       since: new Date(now - FAILURE_WINDOW_MS),
       limit: MAX_FAILURES,
     });
-    if (failures >= MAX_FAILURES) await this.deps.blocks.block(blockKey(clientId, ip), now + FAILURE_WINDOW_MS, now);
+    if (failures >= MAX_FAILURES) await this.deps.blocks.block(block, now + FAILURE_WINDOW_MS, now);
     throw invalidClient(why);
   }
 }
 
 const isPluggable = (method: string): boolean => (PLUGGABLE_AUTH_METHODS as readonly string[]).includes(method);
 
-function clientKey(clientId: string, ip: string): string {
-  return `client:${sha256(`${clientId}\n${ip}`)}`;
-}
-
+/** A client id and an address, hashed: the key of their block, and (prefixed `client:`) of their failures. */
 function blockKey(clientId: string, ip: string): string {
   return sha256(`${clientId}\n${ip}`);
 }

@@ -1,15 +1,31 @@
-import type { Actor, JsonObject, MethodInfo, OAuthClient, Session, UserRecord } from '@gatehouse-auth/plugin-api';
+import type {
+  Actor,
+  EventLog,
+  JsonObject,
+  MethodInfo,
+  OAuthClient,
+  Session,
+  UserRecord,
+} from '@gatehouse-auth/plugin-api';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import type { Cradle } from '../composition/cradle.js';
 import { ApiError } from '../errors.js';
-import type { Device } from '../devices/store.js';
-import type { DependencyState } from '../observability/dependencies.js';
-import type { LoadedPluginInfo } from '../plugins/loader.js';
+import type { DevicePushes } from '../devices/pushes.js';
+import type { Device, DeviceStore } from '../devices/store.js';
+import type { DeviceCookie } from '../http/device.js';
+import type { Locales } from '../i18n/locales.js';
+import type { DependencyChecks, DependencyState } from '../observability/dependencies.js';
+import type { ClientRegistry } from '../oauth/clients.js';
+import type { LogoutService } from '../oauth/logout.js';
+import type { SessionStore } from '../oauth/sessions.js';
+import type { TokenService } from '../oauth/tokens.js';
+import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
 import { requestFacts } from '../verification/context.js';
-import type { UserProfile } from './profile.js';
-import type { RequiredAction } from './required-actions.js';
+import type { EnrollmentService } from '../verification/enrollment.js';
+import type { UserProfile, UserProfiles } from './profile.js';
+import type { RequiredAction, RequiredActions } from './required-actions.js';
+import type { UserService } from './users.js';
 
 /** A bound device as the pages list it. */
 export type DeviceListing = Pick<Device, 'deviceId' | 'name' | 'biometric' | 'createdAt' | 'lastUsedAt'>;
@@ -29,10 +45,29 @@ export interface ServerOverview {
  */
 export type UserAccounts = Pick<AccountActions, keyof AccountActions>;
 
+export interface AccountActionDeps {
+  users: UserService;
+  logout: LogoutService;
+  tokens: TokenService;
+  enrollment: EnrollmentService;
+  devices: DeviceStore;
+  pushes: DevicePushes;
+  events: EventLog;
+  sessions: SessionStore;
+  device: DeviceCookie;
+  locales: Locales;
+  extensions: Extensions;
+  clients: ClientRegistry;
+  loadedPlugins: LoadedPluginInfo[];
+  dependencies: DependencyChecks;
+  lifecycle: { draining: boolean };
+  profiles: UserProfiles;
+  requiredActions: RequiredActions;
+}
+
 /** The core's implementation of `UserAccounts`: the routes that use it only check who may. */
 export class AccountActions {
-  /** The container's cradle, as route groups take it: the services each action uses. */
-  constructor(private readonly deps: Cradle) {}
+  constructor(private readonly deps: AccountActionDeps) {}
 
   private audit(actor: Actor, action: string, target: UserRecord, data: Record<string, string | number> = {}) {
     return this.deps.events.record({

@@ -15,13 +15,9 @@ export const USERNAME = /^[A-Za-z0-9._@+-]{1,255}$/;
 export const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
 export const E164 = /^\+[1-9][0-9]{6,14}$/;
 
-function invalid(field: string, what: string): ApiError {
-  return new ApiError(400, 'INVALID_FIELD', `${field} ${what}`, { field });
-}
-
-function exists(field: string): ApiError {
-  return new ApiError(409, 'USER_EXISTS', `a user with this ${field} already exists`, { field });
-}
+const invalid = (field: string, what: string) => new ApiError(400, 'INVALID_FIELD', `${field} ${what}`, { field });
+const exists = (field: string) =>
+  new ApiError(409, 'USER_EXISTS', `a user with this ${field} already exists`, { field });
 
 /** A user's row is its record: these columns, nothing else. */
 const COLUMNS = 'id, username, email, phone, status';
