@@ -1,5 +1,5 @@
 import { defineRoute, type ErrorRef, type GrantHandler, type RouteSpec } from '@gatehouse-auth/plugin-api';
-import { z } from 'zod';
+import { z, type ZodType } from 'zod';
 import { OAuthError } from './errors.js';
 
 /**
@@ -15,6 +15,20 @@ const CLIENT_AUTH = ['clientBasic', 'clientPost'] as const;
 const missing = (_message: string, names: string[]) => new OAuthError('invalid_request', `${names[0]} is required`);
 
 const optional = (description: string) => z.string().optional().meta({ description });
+
+/** An endpoint of this document: answered at its first path and the others, in OAuth's error style. */
+const oauthRoute = <P extends z.ZodObject, Q extends z.ZodObject, B extends ZodType>(
+  paths: readonly string[],
+  spec: Omit<RouteSpec<P, Q, B>, 'path' | 'also' | 'tag' | 'errorStyle' | 'invalid'>,
+) =>
+  defineRoute<P, Q, B>({
+    ...spec,
+    path: paths[0]!,
+    also: paths.slice(1),
+    tag: 'oauth',
+    errorStyle: 'oauth',
+    invalid: missing,
+  });
 
 /**
  * The parameters a client authenticates with in the body (client_secret_post, JWT assertions,
@@ -92,12 +106,9 @@ const dpopErrors = (status: number): ErrorRef[] => [
 ];
 
 const userinfoRoute = (method: 'get' | 'post', dpop: boolean) =>
-  defineRoute({
+  oauthRoute(USERINFO_PATHS, {
     id: method === 'get' ? 'userinfo' : 'userinfoPost',
     method,
-    path: USERINFO_PATHS[0],
-    also: USERINFO_PATHS.slice(1),
-    tag: 'oauth',
     summary: 'The signed-in user’s claims (OIDC Core §5.3)',
     security: ['accessToken'],
     ...(method === 'post'
@@ -108,8 +119,6 @@ const userinfoRoute = (method: 'get' | 'post', dpop: boolean) =>
           bodyTypes: FORM,
         }
       : {}),
-    errorStyle: 'oauth',
-    invalid: missing,
     response: {
       description: 'the claims of the token’s scopes and of its `claims` request',
       schema: z.object({ sub: z.string() }).catchall(z.unknown()),
@@ -132,12 +141,9 @@ export function oauthApi(grants: readonly GrantHandler[], dpop = false) {
     }
   }
   return {
-    token: defineRoute({
+    token: oauthRoute(TOKEN_PATHS, {
       id: 'token',
       method: 'post',
-      path: TOKEN_PATHS[0],
-      also: TOKEN_PATHS.slice(1),
-      tag: 'oauth',
       summary: 'Token endpoint (RFC 6749 §3.2)',
       description:
         'Every other method on these paths (but `/`) answers 405 invalid_request with `Allow: POST`. A parameter sent twice is invalid_request; other parameters than the grant’s are ignored.',
@@ -152,8 +158,6 @@ export function oauthApi(grants: readonly GrantHandler[], dpop = false) {
         })
         .catchall(z.string()),
       bodyTypes: FORM,
-      errorStyle: 'oauth',
-      invalid: missing,
       response: { description: 'the tokens (RFC 6749 §5.1)', schema: tokenResponse },
       errors: [
         ...CLIENT_ERRORS,
@@ -172,47 +176,34 @@ export function oauthApi(grants: readonly GrantHandler[], dpop = false) {
         ...(dpop ? dpopErrors(400) : []),
       ],
     }),
-    introspect: defineRoute({
+    introspect: oauthRoute(INTROSPECT_PATHS, {
       id: 'introspect',
       method: 'post',
-      path: INTROSPECT_PATHS[0],
-      also: INTROSPECT_PATHS.slice(1),
-      tag: 'oauth',
       summary: 'Token introspection (RFC 7662)',
       description: 'A client with its credentials, or a bearer access token with the `introspection` scope.',
       security: [...CLIENT_AUTH, 'accessToken'],
       body: TOKEN_BODY,
       bodyTypes: FORM,
-      errorStyle: 'oauth',
-      invalid: missing,
       response: { description: 'the token’s state', schema: introspection },
       errors: [...CLIENT_ERRORS, BODY_TOO_LARGE, 'invalid_token'],
     }),
-    revoke: defineRoute({
+    revoke: oauthRoute(REVOKE_PATHS, {
       id: 'revoke',
       method: 'post',
-      path: REVOKE_PATHS[0],
-      also: REVOKE_PATHS.slice(1),
-      tag: 'oauth',
       summary: 'Token revocation (RFC 7009)',
       description: 'A refresh token takes its whole grant with it. An unknown token is not an error.',
       security: CLIENT_AUTH,
       body: TOKEN_BODY,
       bodyTypes: FORM,
-      errorStyle: 'oauth',
-      invalid: missing,
       response: { description: 'revoked, or the token was unknown; empty body' },
       errors: [...CLIENT_ERRORS, BODY_TOO_LARGE, 'unauthorized_client'],
     }),
     userinfo: userinfoRoute('get', dpop),
     userinfoPost: userinfoRoute('post', dpop),
-    jwks: defineRoute({
+    jwks: oauthRoute(['/.well-known/jwks.json'], {
       id: 'jwks',
       method: 'get',
-      path: '/.well-known/jwks.json',
-      tag: 'oauth',
       summary: 'The public keys that sign ID tokens and JWT access tokens',
-      errorStyle: 'oauth',
       response: {
         description: 'the JWK set',
         schema: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }),
@@ -220,15 +211,11 @@ export function oauthApi(grants: readonly GrantHandler[], dpop = false) {
       },
       errors: [],
     }),
-    metadata: defineRoute({
+    metadata: oauthRoute(['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'], {
       id: 'openidConfiguration',
       method: 'get',
-      path: '/.well-known/openid-configuration',
-      also: ['/.well-known/oauth-authorization-server'],
-      tag: 'oauth',
       summary: 'Authorization server metadata (RFC 8414, OIDC Discovery)',
       description: 'Generated from what is registered: grant plugins, clients, methods.',
-      errorStyle: 'oauth',
       response: {
         description: 'the metadata',
         schema: z

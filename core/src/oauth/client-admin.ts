@@ -175,23 +175,22 @@ export class StoredClients implements ClientAdmin {
 
   async list(): Promise<AppListing[]> {
     const rows = await this.deps.sql.select<ClientRow>('SELECT * FROM clients ORDER BY client_id');
-    const stored = rows.filter((r) => !this.deps.clients.fromConfig(r.client_id)).map((r) => this.listing(r));
-    return [...this.deps.config.apps.map((a) => configListing(a)), ...stored];
+    const stored = rows
+      .filter((r) => !this.deps.clients.fromConfig(r.client_id))
+      .map((r) => this.listing(r.client_id, r));
+    return [...this.deps.config.apps.map((a) => this.listing(a.client_id, null)), ...stored];
   }
 
   async get(clientId: string): Promise<AppListing | null> {
-    const config = this.deps.config.apps.find((a) => a.client_id === clientId);
-    if (config) return configListing(config);
+    if (this.deps.clients.fromConfig(clientId)) return this.listing(clientId, null);
     const row = await this.row(clientId);
-    return row ? this.listing(row) : null;
+    return row ? this.listing(clientId, row) : null;
   }
 
   async create(actor: Actor, input: Record<string, unknown>): Promise<AppWithSecret> {
-    const entry = { ...input };
+    const { client_secret_sha256: imported, ...entry } = input;
     if (entry.client_secret !== undefined)
       throw invalid('client_secret: Gatehouse makes the secret (or give client_secret_sha256 to import one)');
-    const imported = entry.client_secret_sha256;
-    delete entry.client_secret_sha256;
     if (entry.client_id === undefined) entry.client_id = randomToken(16);
     const clientId = entry.client_id;
     if (typeof clientId !== 'string' || clientId.length > 255)
@@ -202,21 +201,14 @@ export class StoredClients implements ClientAdmin {
     const hasKeys = entry.jwks !== undefined || entry.jwks_uri !== undefined;
     const needsSecret =
       method === 'client_secret_basic' || method === 'client_secret_post' || (method === undefined && !hasKeys);
-    let secret: string | null = null;
-    let digest: string | null = null;
-    if (needsSecret) {
-      if (imported !== undefined) {
-        if (typeof imported !== 'string') throw invalid('client_secret_sha256: must be a string');
-        digest = imported;
-      } else {
-        secret = randomToken(32);
-        digest = sha256(secret);
-      }
-    } else if (imported !== undefined) {
+    if (!needsSecret && imported !== undefined) {
       throw invalid(
         `client_secret_sha256: an app authenticating with ${String(method ?? 'private_key_jwt')} has no secret`,
       );
     }
+    if (imported !== undefined && typeof imported !== 'string') throw invalid('client_secret_sha256: must be a string');
+    const secret = needsSecret && imported === undefined ? randomToken(32) : null;
+    const digest = secret ? sha256(secret) : (imported ?? null);
     this.validate(entry, digest);
     const now = this.deps.clock.now().getTime();
     const inserted = await this.deps.sql.write<{ client_id: string }>(
@@ -274,15 +266,10 @@ export class StoredClients implements ClientAdmin {
 
   async rotateSecret(actor: Actor, clientId: string, opts: { overlapSeconds?: number } = {}): Promise<AppWithSecret> {
     const overlap = opts.overlapSeconds ?? DEFAULT_SECRET_OVERLAP_SECONDS;
-    if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_SECRET_OVERLAP_SECONDS)
-      throw new ApiError(
-        400,
-        'INVALID_FIELD',
-        `overlap_seconds must be an integer from 0 to ${MAX_SECRET_OVERLAP_SECONDS}`,
-        {
-          field: 'overlap_seconds',
-        },
-      );
+    if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_SECRET_OVERLAP_SECONDS) {
+      const message = `overlap_seconds must be an integer from 0 to ${MAX_SECRET_OVERLAP_SECONDS}`;
+      throw new ApiError(400, 'INVALID_FIELD', message, { field: 'overlap_seconds' });
+    }
     const row = await this.writable(clientId);
     if (!row.secret_sha256)
       throw new ApiError(
@@ -359,25 +346,27 @@ export class StoredClients implements ClientAdmin {
     }
   }
 
-  private listing(row: ClientRow): AppListing {
-    const entry = parseJson<Record<string, unknown>>(row.settings);
-    const client = this.deps.clients.get(row.client_id);
-    const until = row.previous_secret_expires_at === null ? null : num(row.previous_secret_expires_at);
+  /** An app as listed: a config one (no row; its entry without the secret) or a database one. */
+  private listing(clientId: string, row: ClientRow | null): AppListing {
+    const entry: Record<string, unknown> = row ? parseJson(row.settings) : { ...this.deps.clients.app(clientId) };
+    const hasSecret = row ? row.secret_sha256 !== null : Boolean(entry.client_secret || entry.client_secret_sha256);
+    for (const key of SECRET_KEYS) delete entry[key];
+    const method = entry.token_endpoint_auth_method;
+    const until = row?.previous_secret_expires_at ?? null;
+    const time = (at: string | number | undefined) => (at === undefined ? null : new Date(num(at)).toISOString());
     return {
-      client_id: row.client_id,
-      source: 'database',
-      name: typeof entry.name === 'string' ? entry.name : row.client_id,
+      client_id: clientId,
+      source: row ? 'database' : 'config',
+      name: typeof entry.name === 'string' ? entry.name : clientId,
+      // A config app and a valid database one as the registry has it; else what the entry names.
       token_endpoint_auth_method:
-        client?.authMethod ??
-        (typeof entry.token_endpoint_auth_method === 'string'
-          ? entry.token_endpoint_auth_method
-          : 'client_secret_basic'),
-      app: { client_id: row.client_id, ...entry },
-      has_secret: row.secret_sha256 !== null,
+        this.deps.clients.get(clientId)?.authMethod ?? (typeof method === 'string' ? method : 'client_secret_basic'),
+      app: { client_id: clientId, ...entry },
+      has_secret: hasSecret,
       previous_secret_expires_at:
-        until !== null && until > this.deps.clock.now().getTime() ? new Date(until).toISOString() : null,
-      created_at: new Date(num(row.created_at)).toISOString(),
-      updated_at: new Date(num(row.updated_at)).toISOString(),
+        until !== null && num(until) > this.deps.clock.now().getTime() ? new Date(num(until)).toISOString() : null,
+      created_at: time(row?.created_at),
+      updated_at: time(row?.updated_at),
     };
   }
 
@@ -398,23 +387,4 @@ function markerOf(count: number, latest: number, revisions: number): string {
 function withoutId(entry: Record<string, unknown>): Record<string, unknown> {
   const { client_id: _id, ...rest } = entry;
   return rest;
-}
-
-function configListing(app: AppConfig): AppListing {
-  const entry: Record<string, unknown> = { ...app };
-  for (const key of SECRET_KEYS) delete entry[key];
-  const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
-  return {
-    client_id: app.client_id,
-    source: 'config',
-    name: app.name ?? app.client_id,
-    token_endpoint_auth_method:
-      app.token_endpoint_auth_method ??
-      (app.jwks || app.jwks_uri ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none'),
-    app: entry,
-    has_secret: hasSecret,
-    previous_secret_expires_at: null,
-    created_at: null,
-    updated_at: null,
-  };
 }

@@ -51,17 +51,13 @@ export class ClientAuthenticator {
       /** Acceptable `aud` values of a client assertion: the issuer and the endpoint URLs. */
       audiences: string[];
       /** The issuer: a FAPI 2.0 app's assertions name it alone as `aud` (FAPI 2.0 §5.3.2.1 (8)). */
-      issuer?: string;
-      /** Blocks every node holds (the container's); without it, this node's only. */
-      blocks?: ClientBlocks;
+      issuer: string;
+      /** Blocks every node holds (the container's). */
+      blocks: ClientBlocks;
       /** The plugin that provides a method (`api.clientAuthentication`), if any. */
-      plugged?: (method: string) => ClientAuthentication | undefined;
+      plugged: (method: string) => ClientAuthentication | undefined;
     },
-  ) {
-    this.blocks = deps.blocks ?? new ClientBlocks();
-  }
-
-  private readonly blocks: ClientBlocks;
+  ) {}
 
   async authenticate(input: ClientAuthInput, ip: string): Promise<OAuthClient> {
     const { params } = input;
@@ -125,7 +121,7 @@ export class ClientAuthenticator {
   ): Promise<OAuthClient> {
     const method = client.authMethod;
     if (presented !== undefined) return this.fail(client.clientId, ip, `this client authenticates with ${method}`);
-    const plugin = this.deps.plugged?.(method);
+    const plugin = this.deps.plugged(method);
     const verdict =
       plugin && input.request ? await plugin.authenticate(input.request, client) : `no plugin provides ${method}`;
     return verdict === true ? client : this.fail(client.clientId, ip, verdict);
@@ -181,9 +177,8 @@ export class ClientAuthenticator {
       return this.fail(clientId, ip, `client_assertion rejected: ${why}`);
     }
     // FAPI 2.0 §5.3.2.1 (8): the issuer, as a string, is the only audience (no audience injection).
-    const issuer = this.deps.issuer ?? this.deps.audiences[0];
-    if (isFapi2(client) && payload.aud !== issuer) {
-      return this.fail(clientId, ip, `client_assertion aud must be the issuer ${issuer}, as a string`);
+    if (isFapi2(client) && payload.aud !== this.deps.issuer) {
+      return this.fail(clientId, ip, `client_assertion aud must be the issuer ${this.deps.issuer}, as a string`);
     }
     // §5.3.2.1 (13): iat, like nbf (jose checks that), at most the clock tolerance in the future.
     if (isFapi2(client) && (payload.iat ?? 0) * 1000 - this.deps.clock.now().getTime() > 30_000) {
@@ -206,9 +201,9 @@ export class ClientAuthenticator {
    * and a block found there is told to every node (the peer bus) before the failure is answered.
    */
   private async throttle(clientId: string, ip: string): Promise<void> {
-    if (this.blocks.empty) return; // the common case: no hash to compute
+    if (this.deps.blocks.empty) return; // the common case: no hash to compute
     const now = this.deps.clock.now().getTime();
-    const until = this.blocks.until(blockKey(clientId, ip), now);
+    const until = this.deps.blocks.until(blockKey(clientId, ip), now);
     if (until === null) return;
     throw new OAuthError('invalid_client', 'too many failed client authentications; retry later', 429, {
       'Retry-After': String(Math.ceil((until - now) / 1000)),
@@ -235,7 +230,8 @@ export class ClientAuthenticator {
    * is to slow one source down, not to let anyone who knows a client_id lock it out for all.
    */
   private async fail(clientId: string, ip: string, why: string): Promise<never> {
-    const key = clientKey(clientId, ip);
+    const block = blockKey(clientId, ip);
+    const key = `client:${block}`;
     await this.deps.events.record({
       type: 'client_auth.failure',
       key,
@@ -250,17 +246,14 @@ export class ClientAuthenticator {
       since: new Date(now - FAILURE_WINDOW_MS),
       limit: MAX_FAILURES,
     });
-    if (failures >= MAX_FAILURES) await this.blocks.block(blockKey(clientId, ip), now + FAILURE_WINDOW_MS, now);
+    if (failures >= MAX_FAILURES) await this.deps.blocks.block(block, now + FAILURE_WINDOW_MS, now);
     throw invalidClient(why);
   }
 }
 
 const isPluggable = (method: string): boolean => (PLUGGABLE_AUTH_METHODS as readonly string[]).includes(method);
 
-function clientKey(clientId: string, ip: string): string {
-  return `client:${sha256(`${clientId}\n${ip}`)}`;
-}
-
+/** A client id and an address, hashed: the key of their block, and (prefixed `client:`) of their failures. */
 function blockKey(clientId: string, ip: string): string {
   return sha256(`${clientId}\n${ip}`);
 }

@@ -53,50 +53,38 @@ interface FapiAppFields {
 /** An app entry's breaches of FAPI 2.0, each with the key it is about: the config check refuses each. */
 export function fapi2AppIssues(app: FapiAppFields): { path: (string | number)[]; message: string }[] {
   const issues: { path: (string | number)[]; message: string }[] = [];
+  const refuse = (path: (string | number)[], message: string) => issues.push({ path, message });
   const hasKeys = Boolean(app.jwks || app.jwks_uri);
   const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
   // The method the app would authenticate with (clients.ts decides it the same way).
   const method =
     app.token_endpoint_auth_method ?? (hasKeys ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none');
   if (!FAPI2_AUTH_METHODS.includes(method)) {
-    issues.push({
-      path: ['token_endpoint_auth_method'],
-      message: `is ${method}; a FAPI 2.0 app (security_profile fapi2) is a confidential client that authenticates with private_key_jwt or tls_client_auth`,
-    });
+    refuse(
+      ['token_endpoint_auth_method'],
+      `is ${method}; a FAPI 2.0 app (security_profile fapi2) is a confidential client that authenticates with private_key_jwt or tls_client_auth`,
+    );
   }
   app.response_types.forEach((type, i) => {
-    if (type !== 'code') {
-      issues.push({ path: ['response_types', i], message: `${type}: a FAPI 2.0 app uses response_type code only` });
-    }
+    if (type !== 'code') refuse(['response_types', i], `${type}: a FAPI 2.0 app uses response_type code only`);
   });
   app.grant_types?.forEach((grant, i) => {
-    if (FAPI2_FORBIDDEN_GRANTS.includes(grant)) {
-      issues.push({ path: ['grant_types', i], message: `${grant}: FAPI 2.0 forbids this grant` });
-    }
+    if (FAPI2_FORBIDDEN_GRANTS.includes(grant)) refuse(['grant_types', i], `${grant}: FAPI 2.0 forbids this grant`);
   });
   for (const key of ['id_token_signed_response_alg', 'access_token_signed_response_alg'] as const) {
     if (!FAPI2_SIGNING_ALGS.includes(app[key])) {
-      issues.push({ path: [key], message: `is ${app[key]}; a FAPI 2.0 app's tokens are signed PS256, ES256 or EdDSA` });
+      refuse([key], `is ${app[key]}; a FAPI 2.0 app's tokens are signed PS256, ES256 or EdDSA`);
     }
   }
-  if (app.code_ttl > FAPI2_MAX_CODE_TTL) {
-    issues.push({ path: ['code_ttl'], message: `must be at most ${FAPI2_MAX_CODE_TTL} seconds for a FAPI 2.0 app` });
-  }
+  if (app.code_ttl > FAPI2_MAX_CODE_TTL)
+    refuse(['code_ttl'], `must be at most ${FAPI2_MAX_CODE_TTL} seconds for a FAPI 2.0 app`);
   app.redirect_uris.forEach((uri, i) => {
-    if (!uri.startsWith('https://')) {
-      issues.push({ path: ['redirect_uris', i], message: 'must be https for a FAPI 2.0 app' });
-    }
+    if (!uri.startsWith('https://')) refuse(['redirect_uris', i], 'must be https for a FAPI 2.0 app');
   });
   app.jwks?.keys.forEach((key, i) => {
-    if (
-      key.kty === 'RSA' &&
-      typeof key.n === 'string' &&
-      Buffer.from(key.n, 'base64url').length * 8 < FAPI2_MIN_RSA_BITS
-    ) {
-      issues.push({
-        path: ['jwks', 'keys', i],
-        message: `an RSA key of a FAPI 2.0 app has at least ${FAPI2_MIN_RSA_BITS} bits`,
-      });
+    const bits = key.kty === 'RSA' && typeof key.n === 'string' ? Buffer.from(key.n, 'base64url').length * 8 : null;
+    if (bits !== null && bits < FAPI2_MIN_RSA_BITS) {
+      refuse(['jwks', 'keys', i], `an RSA key of a FAPI 2.0 app has at least ${FAPI2_MIN_RSA_BITS} bits`);
     }
   });
   return issues;

@@ -15,32 +15,29 @@ export const USERNAME = /^[A-Za-z0-9._@+-]{1,255}$/;
 export const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
 export const E164 = /^\+[1-9][0-9]{6,14}$/;
 
-function invalid(field: string, what: string): ApiError {
-  return new ApiError(400, 'INVALID_FIELD', `${field} ${what}`, { field });
-}
+const invalid = (field: string, what: string) => new ApiError(400, 'INVALID_FIELD', `${field} ${what}`, { field });
+const exists = (field: string) =>
+  new ApiError(409, 'USER_EXISTS', `a user with this ${field} already exists`, { field });
 
-function exists(field: string): ApiError {
-  return new ApiError(409, 'USER_EXISTS', `a user with this ${field} already exists`, {
-    field,
-  });
-}
-
-interface UserRow {
-  id: string;
-  username: string;
-  email: string | null;
-  phone: string | null;
-  status: UserRecord['status'];
-}
-
+/** A user's row is its record: these columns, nothing else. */
 const COLUMNS = 'id, username, email, phone, status';
-const toRecord = (r: UserRow): UserRecord => ({
-  id: r.id,
-  username: r.username,
-  email: r.email,
-  phone: r.phone,
-  status: r.status,
-});
+
+/** What `erase` deletes, rows that reference a user before the user (`:id`, or `:pattern` for `%id%`). */
+const ERASED = [
+  'DELETE FROM session_clients WHERE sid IN (SELECT sid FROM sessions WHERE user_id = :id AND sid IS NOT NULL)',
+  'DELETE FROM sessions WHERE user_id = :id',
+  'DELETE FROM oauth_tokens WHERE subject = :id',
+  'DELETE FROM oauth_codes WHERE grant_id IN (SELECT id FROM oauth_grants WHERE subject = :id)',
+  'DELETE FROM oauth_grants WHERE subject = :id',
+  'DELETE FROM exchanges WHERE user_id = :id',
+  'DELETE FROM verification_statuses WHERE user_id = :id',
+  'DELETE FROM login_flows WHERE user_id = :id',
+  'DELETE FROM devices WHERE user_id = :id',
+  'DELETE FROM credentials WHERE user_id = :id',
+  'DELETE FROM events WHERE user_id = :id',
+  'DELETE FROM plugin_records WHERE key LIKE :pattern OR data LIKE :pattern',
+  'DELETE FROM user_identifiers WHERE user_id = :id',
+];
 
 /**
  * The users table keeps the DATE columns its first migration made: PostgreSQL takes a Date, the
@@ -99,8 +96,7 @@ export class UserService {
   }
 
   async findById(id: string): Promise<UserRecord | null> {
-    const row = await this.sql.one<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = :id`, { id });
-    return row ? toRecord(row) : null;
+    return this.sql.one<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE id = :id`, { id });
   }
 
   /**
@@ -111,12 +107,11 @@ export class UserService {
   async findByIdentifier(identifier: string): Promise<UserRecord | null> {
     const value = identifier.trim();
     if (!value) return null;
-    const row = await this.sql.one<UserRow>(
+    return this.sql.one<UserRecord>(
       `SELECT ${COLUMNS} FROM users WHERE username = :value OR email = :lower OR phone = :value
        ORDER BY CASE WHEN username = :value THEN 0 WHEN email = :lower THEN 1 ELSE 2 END LIMIT 1`,
       { value, lower: value.toLowerCase() },
     );
-    return row ? toRecord(row) : null;
   }
 
   /**
@@ -128,14 +123,13 @@ export class UserService {
     if (!text) return this.list({ limit, offset });
     // LIKE's own wildcards in the query are matched literally.
     const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    const rows = await this.sql.select<UserRow>(
+    return this.sql.select<UserRecord>(
       `SELECT ${COLUMNS} FROM users
        WHERE LOWER(username) LIKE :pattern ESCAPE '\\' OR LOWER(COALESCE(email, '')) LIKE :pattern ESCAPE '\\'
           OR COALESCE(phone, '') LIKE :pattern ESCAPE '\\'
        ORDER BY username, id LIMIT :limit OFFSET :offset`,
       { pattern, limit: Math.min(Math.max(limit, 1), 1000), offset: Math.max(offset, 0) },
     );
-    return rows.map(toRecord);
   }
 
   /** Sets a user's status; false when there is no such user. A disabled or locked user cannot sign in. */
@@ -161,7 +155,7 @@ export class UserService {
     }
     try {
       return await this.sql.tx(async (db) => {
-        const row = await db.one<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = :id`, { id });
+        const row = await db.one<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE id = :id`, { id });
         if (!row) return false;
         const old = row[field];
         if (value !== null) {
@@ -209,38 +203,19 @@ export class UserService {
   async erase(id: string): Promise<boolean> {
     return this.sql.tx(async (db) => {
       const like = { id, pattern: `%${id}%` };
-      await db.exec(
-        `DELETE FROM session_clients WHERE sid IN (SELECT sid FROM sessions WHERE user_id = :id AND sid IS NOT NULL)`,
-        like,
-      );
-      await db.exec('DELETE FROM sessions WHERE user_id = :id', like);
-      await db.exec('DELETE FROM oauth_tokens WHERE subject = :id', like);
-      await db.exec(
-        'DELETE FROM oauth_codes WHERE grant_id IN (SELECT id FROM oauth_grants WHERE subject = :id)',
-        like,
-      );
-      await db.exec('DELETE FROM oauth_grants WHERE subject = :id', like);
-      await db.exec('DELETE FROM exchanges WHERE user_id = :id', like);
-      await db.exec('DELETE FROM verification_statuses WHERE user_id = :id', like);
-      await db.exec('DELETE FROM login_flows WHERE user_id = :id', like);
-      await db.exec('DELETE FROM devices WHERE user_id = :id', like);
-      await db.exec('DELETE FROM credentials WHERE user_id = :id', like);
-      await db.exec('DELETE FROM events WHERE user_id = :id', like);
-      await db.exec('DELETE FROM plugin_records WHERE key LIKE :pattern OR data LIKE :pattern', like);
-      await db.exec('DELETE FROM user_identifiers WHERE user_id = :id', like);
+      for (const statement of ERASED) await db.exec(statement, like);
       const rows = await db.write<{ id: string }>('DELETE FROM users WHERE id = :id RETURNING id', like);
       return rows.length > 0;
     });
   }
 
   async list(opts: { limit?: number; offset?: number } = {}): Promise<UserRecord[]> {
-    const rows = await this.sql.select<UserRow>(
+    return this.sql.select<UserRecord>(
       `SELECT ${COLUMNS} FROM users ORDER BY created_at, id LIMIT :limit OFFSET :offset`,
       {
         limit: Math.min(Math.max(opts.limit ?? 100, 1), 1000),
         offset: Math.max(opts.offset ?? 0, 0),
       },
     );
-    return rows.map(toRecord);
   }
 }
