@@ -4,6 +4,11 @@ import { fapi2AppIssues } from '../oauth/fapi.js';
 import { deadEndStage } from '../verification/stages.js';
 import { brandingSchema, isLogoUrl, logoFileProblem } from '../login/branding.js';
 
+/** Reports a problem at a key path below the object being refined, in one line. */
+function reporter(ctx: z.RefinementCtx): (path: PropertyKey[], message: string) => void {
+  return (path, message) => ctx.addIssue({ code: 'custom', path, message });
+}
+
 /** An absolute http(s) URL; `noFragment` for redirect URIs (RFC 6749 §3.1.2). */
 export function absoluteUrl(opts: { noFragment?: boolean; privateUseScheme?: boolean } = {}) {
   return z.string().superRefine((value, ctx) => {
@@ -258,86 +263,62 @@ export const appSchema = z
     branding: brandingSchema.optional(),
   })
   .superRefine((app, ctx) => {
+    const report = reporter(ctx);
     // Each stage needs its own method: a stage every method of which could already be used is
     // a login that can get stuck (or, before, one method counted twice).
     const stuck = deadEndStage(app.login_stages);
     if (stuck) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['login_stages', stuck.stage],
-        message: `can only be met by a method already used at an earlier stage (after ${stuck.after.join(', ')}); each stage needs a method of its own`,
-      });
+      report(
+        ['login_stages', stuck.stage],
+        `can only be met by a method already used at an earlier stage (after ${stuck.after.join(', ')}); each stage needs a method of its own`,
+      );
     }
     app.acr_values.forEach((level, i) => {
       const prefix = level.login_stages.slice(0, app.login_stages.length);
       if (JSON.stringify(prefix) !== JSON.stringify(app.login_stages)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['acr_values', i, 'login_stages'],
-          message: "must begin with the app's login_stages (an acr may only add stages)",
-        });
+        report(
+          ['acr_values', i, 'login_stages'],
+          "must begin with the app's login_stages (an acr may only add stages)",
+        );
       }
       const dead = deadEndStage(level.login_stages);
       if (dead) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['acr_values', i, 'login_stages', dead.stage],
-          message: `can only be met by a method already used at an earlier stage (after ${dead.after.join(', ')})`,
-        });
+        report(
+          ['acr_values', i, 'login_stages', dead.stage],
+          `can only be met by a method already used at an earlier stage (after ${dead.after.join(', ')})`,
+        );
       }
     });
     const method = app.token_endpoint_auth_method;
     const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
     if (app.client_secret && app.client_secret_sha256) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['client_secret_sha256'],
-        message: 'give client_secret or client_secret_sha256, not both',
-      });
+      report(['client_secret_sha256'], 'give client_secret or client_secret_sha256, not both');
     }
     if ((method === 'tls_client_auth' || method === 'self_signed_tls_client_auth') && hasSecret) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['token_endpoint_auth_method'],
-        message: `a ${method} app authenticates with its certificate and has no secret`,
-      });
+      report(['token_endpoint_auth_method'], `a ${method} app authenticates with its certificate and has no secret`);
     }
     if (method === 'none' && hasSecret) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['token_endpoint_auth_method'],
-        message: 'a public client (none) must not have a secret',
-      });
+      report(['token_endpoint_auth_method'], 'a public client (none) must not have a secret');
     }
     if ((method === 'client_secret_basic' || method === 'client_secret_post') && !hasSecret) {
-      ctx.addIssue({ code: 'custom', path: ['client_secret'], message: `is required for ${method}` });
+      report(['client_secret'], `is required for ${method}`);
     }
     if (method === 'client_secret_jwt' && !app.client_secret) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['client_secret'],
-        message: 'is required (in clear) for client_secret_jwt',
-      });
+      report(['client_secret'], 'is required (in clear) for client_secret_jwt');
     }
     const hasKeys = Boolean(app.jwks || app.jwks_uri);
-    if (app.jwks && app.jwks_uri) {
-      ctx.addIssue({ code: 'custom', path: ['jwks_uri'], message: 'cannot be set beside jwks: give one of them' });
-    }
+    if (app.jwks && app.jwks_uri) report(['jwks_uri'], 'cannot be set beside jwks: give one of them');
     const isPublic = method === 'none' || (!method && !hasSecret && !hasKeys);
     app.redirect_uris.forEach((uri, i) => {
       if (!isPublic && !/^https?:/i.test(uri)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['redirect_uris', i],
-          message: 'a private-use scheme is for native (public) apps only; use https',
-        });
+        report(['redirect_uris', i], 'a private-use scheme is for native (public) apps only; use https');
       }
     });
     if ((method === 'private_key_jwt' || method === 'self_signed_tls_client_auth') && !hasKeys) {
-      ctx.addIssue({ code: 'custom', path: ['jwks'], message: `(or jwks_uri) is required for ${method}` });
+      report(['jwks'], `(or jwks_uri) is required for ${method}`);
     }
     if (app.security_profile === 'fapi2') {
-      for (const issue of fapi2AppIssues(app)) ctx.addIssue({ code: 'custom', ...issue });
+      for (const { path, message } of fapi2AppIssues(app)) report(path, message);
     }
   });
 
@@ -438,107 +419,90 @@ const oauthSchema = z.strictObject({
   clients_poll_seconds: z.number().min(0).max(3600).default(5),
 });
 
-export const configSchema = z
-  .strictObject({
-    // RFC 8414 §2, OIDC Discovery §3: no query or fragment (they could not survive being the
-    // prefix of every endpoint URL, and `iss` is compared as a string).
-    issuer: absoluteUrl()
-      .refine((v) => !v.includes('?') && !v.includes('#'), 'must have no query or fragment (RFC 8414 §2)')
-      .default('http://localhost:3000'),
-    /**
-     * Development only: allows plain-http issuer and app URLs on other hosts than loopback ones.
-     * Without it, every URL that carries codes or tokens must be https (or http to this machine).
-     */
-    dev_mode: z.boolean().default(false),
-    server: serverSchema.default(serverSchema.parse({})),
-    database: databaseSchema.default(databaseSchema.parse({})),
-    log: z
-      .strictObject({
-        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-      })
-      .default({ level: 'info' }),
-    secrets: secretsSchema.default(secretsSchema.parse({})),
-    admin: adminSchema.default({}),
-    verification: verificationSchema.default(verificationSchema.parse({})),
-    oauth: oauthSchema.default(oauthSchema.parse({})),
-    /**
-     * Limits that hold across nodes (the /authorize per-address limit, plugins' `web.limit`)
-     * count in the database, or in Redis at this URL (redis://host:6379/0).
-     */
-    limits: z
-      .strictObject({
-        redis_url: z
-          .string()
-          .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
-          .optional(),
-        /** How long a Redis command may take before the limit lets the request through. */
-        redis_timeout_ms: z.number().int().positive().default(300),
-      })
-      .default({ redis_timeout_ms: 300 }),
-    maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
-    locales: localesSchema.default({}),
-    metrics: metricsSchema.default(metricsSchema.parse({})),
-    /** The product name, logo, primary color and links of the hosted pages (apps may override each). */
-    branding: brandingSchema.optional(),
-    plugins: z.array(pluginEntrySchema).default([]),
-    apps: z.array(appSchema).default([]),
-  })
-  .superRefine((config, ctx) => {
-    if (!config.dev_mode) requireHttps(config, ctx);
-    checkMetrics(config, ctx);
-    checkLogoFiles(config, ctx);
-    const seen = new Map<string, number>();
-    config.apps.forEach((app, i) => {
-      const first = seen.get(app.client_id);
-      if (first !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['apps', i, 'client_id'],
-          message: `duplicates apps[${first}].client_id "${app.client_id}"`,
-        });
-      } else seen.set(app.client_id, i);
-      for (const key of ['id_token_signed_response_alg', 'access_token_signed_response_alg'] as const) {
-        if (!config.oauth.signing_algs.includes(app[key])) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['apps', i, key],
-            message: `${app[key]} is not among oauth.signing_algs (${config.oauth.signing_algs.join(', ')})`,
-          });
-        }
+const configFields = z.strictObject({
+  // RFC 8414 §2, OIDC Discovery §3: no query or fragment (they could not survive being the
+  // prefix of every endpoint URL, and `iss` is compared as a string).
+  issuer: absoluteUrl()
+    .refine((v) => !v.includes('?') && !v.includes('#'), 'must have no query or fragment (RFC 8414 §2)')
+    .default('http://localhost:3000'),
+  /**
+   * Development only: allows plain-http issuer and app URLs on other hosts than loopback ones.
+   * Without it, every URL that carries codes or tokens must be https (or http to this machine).
+   */
+  dev_mode: z.boolean().default(false),
+  server: serverSchema.default(serverSchema.parse({})),
+  database: databaseSchema.default(databaseSchema.parse({})),
+  log: z
+    .strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .default({ level: 'info' }),
+  secrets: secretsSchema.default(secretsSchema.parse({})),
+  admin: adminSchema.default({}),
+  verification: verificationSchema.default(verificationSchema.parse({})),
+  oauth: oauthSchema.default(oauthSchema.parse({})),
+  /**
+   * Limits that hold across nodes (the /authorize per-address limit, plugins' `web.limit`)
+   * count in the database, or in Redis at this URL (redis://host:6379/0).
+   */
+  limits: z
+    .strictObject({
+      redis_url: z
+        .string()
+        .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+        .optional(),
+      /** How long a Redis command may take before the limit lets the request through. */
+      redis_timeout_ms: z.number().int().positive().default(300),
+    })
+    .default({ redis_timeout_ms: 300 }),
+  maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
+  locales: localesSchema.default({}),
+  metrics: metricsSchema.default(metricsSchema.parse({})),
+  /** The product name, logo, primary color and links of the hosted pages (apps may override each). */
+  branding: brandingSchema.optional(),
+  plugins: z.array(pluginEntrySchema).default([]),
+  apps: z.array(appSchema).default([]),
+});
+
+type ConfigFields = z.output<typeof configFields>;
+type Report = ReturnType<typeof reporter>;
+
+export const configSchema = configFields.superRefine((config, ctx) => {
+  const report = reporter(ctx);
+  if (!config.dev_mode) requireHttps(config, report);
+  checkMetrics(config, report);
+  checkLogoFiles(config, report);
+  const seen = new Map<string, number>();
+  config.apps.forEach((app, i) => {
+    const first = seen.get(app.client_id);
+    if (first !== undefined) {
+      report(['apps', i, 'client_id'], `duplicates apps[${first}].client_id "${app.client_id}"`);
+    } else seen.set(app.client_id, i);
+    for (const key of ['id_token_signed_response_alg', 'access_token_signed_response_alg'] as const) {
+      if (!config.oauth.signing_algs.includes(app[key])) {
+        report(
+          ['apps', i, key],
+          `${app[key]} is not among oauth.signing_algs (${config.oauth.signing_algs.join(', ')})`,
+        );
       }
-    });
+    }
   });
+});
 
 /** Metrics on the main port need the admin token; their own listener needs a port of its own. */
-function checkMetrics(
-  config: { metrics: z.output<typeof metricsSchema>; admin: { token?: string | undefined }; server: { port: number } },
-  ctx: z.RefinementCtx,
-): void {
-  const { metrics } = config;
+function checkMetrics({ metrics, admin, server }: ConfigFields, report: Report): void {
   if (!metrics.enabled) return;
-  if (metrics.expose === 'admin' && !config.admin.token) {
-    ctx.addIssue({ code: 'custom', path: ['metrics', 'expose'], message: 'admin needs admin.token set' });
-  }
-  if (metrics.expose === 'listener' && metrics.port !== 0 && metrics.port === config.server.port) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['metrics', 'port'],
-      message: 'must differ from server.port (use expose: admin to serve metrics on the main port)',
-    });
+  if (metrics.expose === 'admin' && !admin.token) report(['metrics', 'expose'], 'admin needs admin.token set');
+  if (metrics.expose === 'listener' && metrics.port !== 0 && metrics.port === server.port) {
+    report(['metrics', 'port'], 'must differ from server.port (use expose: admin to serve metrics on the main port)');
   }
 }
 
 /** A logo file of the config (global or an app's) must be there and small. */
-function checkLogoFiles(
-  config: {
-    branding?: { logo?: string | undefined } | undefined;
-    apps: { branding?: { logo?: string | undefined } }[];
-  },
-  ctx: z.RefinementCtx,
-): void {
+function checkLogoFiles(config: ConfigFields, report: Report): void {
   const check = (logo: string | undefined, path: (string | number)[]) => {
     const problem = logo && !isLogoUrl(logo) ? logoFileProblem(logo) : null;
-    if (problem) ctx.addIssue({ code: 'custom', path, message: problem });
+    if (problem) report(path, problem);
   };
   check(config.branding?.logo, ['branding', 'logo']);
   config.apps.forEach((app, i) => check(app.branding?.logo, ['apps', i, 'branding', 'logo']));
@@ -552,19 +516,15 @@ export const APP_URL_KEYS = [
   'backchannel_logout_uri',
 ] as const;
 
-function requireHttps(
-  config: { issuer: string; apps: Pick<AppConfig, (typeof APP_URL_KEYS)[number]>[] },
-  ctx: z.RefinementCtx,
-): void {
+function requireHttps(config: ConfigFields, report: Report): void {
   const why = 'must be https (http only to localhost, 127.0.0.1 or [::1]); set dev_mode: true for a test setup';
-  if (insecureUrl(config.issuer)) ctx.addIssue({ code: 'custom', path: ['issuer'], message: why });
+  if (insecureUrl(config.issuer)) report(['issuer'], why);
   config.apps.forEach((app, i) => {
     for (const key of APP_URL_KEYS) {
       const value = app[key];
       const urls = Array.isArray(value) ? value : value === undefined ? [] : [value];
       urls.forEach((url, j) => {
-        if (insecureUrl(url))
-          ctx.addIssue({ code: 'custom', path: ['apps', i, key, ...(Array.isArray(value) ? [j] : [])], message: why });
+        if (insecureUrl(url)) report(['apps', i, key, ...(Array.isArray(value) ? [j] : [])], why);
       });
     }
   });
