@@ -1,4 +1,4 @@
-import { SECURITY_PROFILES, SIGNING_ALGS } from '@gatehouse-auth/plugin-api';
+import { PLUGGABLE_AUTH_METHODS, SECURITY_PROFILES, SIGNING_ALGS } from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
 import { fapi2AppIssues } from '../oauth/fapi.js';
 import { deadEndStage } from '../verification/stages.js';
@@ -141,8 +141,7 @@ const AUTH_METHODS = [
   'private_key_jwt',
   'none',
   // Mutual TLS (RFC 8705 §2): a plugin authenticates these (`api.clientAuthentication`).
-  'tls_client_auth',
-  'self_signed_tls_client_auth',
+  ...PLUGGABLE_AUTH_METHODS,
 ] as const;
 
 const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional(), alg: z.string().optional() });
