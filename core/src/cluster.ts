@@ -20,15 +20,9 @@ export async function runPrimary(config: GatehouseConfig, workers: number, logge
   loadSecretBox(config, logger);
   const db = await openDatabase({ url: config.database.url, logger, poolMax: 2 });
   await migrate(db, logger);
-  const m = config.maintenance;
   const purge =
-    m.purge_interval_seconds > 0
-      ? startPurgeJob(new Sql(await openDriver(db, config.database.url, 2)), systemClock, logger, {
-          intervalSeconds: m.purge_interval_seconds,
-          batchSize: m.purge_batch_size,
-          maxBatches: m.purge_max_batches,
-          eventRetentionDays: m.event_retention_days,
-        })
+    config.maintenance.purge_interval_seconds > 0
+      ? startPurgeJob(new Sql(await openDriver(db, config.database.url, 2)), systemClock, logger, config.maintenance)
       : null;
 
   let stopping = false;

@@ -4,6 +4,7 @@
  * - BootError: a start-up failure (config, plugin loading), naming what is wrong.
  * - anything else is a fault: logged with the request id, shown as a bare 500.
  */
+import type { MethodRefusal } from '@gatehouse-auth/plugin-api';
 
 /**
  * Brands that survive a second copy of this module (a plugin bundling or resolving its own
@@ -81,19 +82,8 @@ export class ApiError extends ProtocolError {
 }
 
 /** A method's refusal as the API answers it; a wait it names is `details.retry_after` (and so `Retry-After`). */
-export function methodRefusalError(refusal: {
-  status: number;
-  code: string;
-  message: string;
-  retryAfter?: number;
-}): ApiError {
-  const wait = refusal.retryAfter;
-  return new ApiError(
-    refusal.status,
-    refusal.code,
-    refusal.message,
-    wait === undefined ? undefined : { retry_after: wait },
-  );
+export function methodRefusalError({ status, code, message, retryAfter }: MethodRefusal): ApiError {
+  return new ApiError(status, code, message, retryAfter === undefined ? undefined : { retry_after: retryAfter });
 }
 
 export function apiErrorBody(

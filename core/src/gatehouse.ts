@@ -152,14 +152,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       },
       startBackgroundJobs: () => {
         c.jobs.start();
-        const m = config.maintenance;
-        if (purge || m.purge_interval_seconds === 0) return;
-        purge = startPurgeJob(sql, c.clock, logger, {
-          intervalSeconds: m.purge_interval_seconds,
-          batchSize: m.purge_batch_size,
-          maxBatches: m.purge_max_batches,
-          eventRetentionDays: m.event_retention_days,
-        });
+        purge ??= startPurgeJob(sql, c.clock, logger, config.maintenance);
       },
       idle: () => settle(c),
       close: async () => {

@@ -1,5 +1,6 @@
 import type { Clock } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
+import type { GatehouseConfig } from './config/schema.js';
 import type { Sql } from './storage/sql.js';
 
 export interface PurgeOptions {
@@ -61,13 +62,22 @@ export async function purgeExpired(sql: Sql, clock: Clock, opts: PurgeOptions): 
   return removed;
 }
 
-/** Runs the purge every `intervalSeconds` in the background; stop() waits for a run in progress. */
+/**
+ * Runs the purge every `maintenance.purge_interval_seconds` in the background, or not at all when
+ * that is 0; stop() waits for a run in progress.
+ */
 export function startPurgeJob(
   sql: Sql,
   clock: Clock,
   logger: Logger,
-  opts: PurgeOptions & { intervalSeconds: number },
-): { stop(): Promise<void> } {
+  maintenance: GatehouseConfig['maintenance'],
+): { stop(): Promise<void> } | null {
+  if (maintenance.purge_interval_seconds === 0) return null;
+  const opts: PurgeOptions = {
+    batchSize: maintenance.purge_batch_size,
+    maxBatches: maintenance.purge_max_batches,
+    eventRetentionDays: maintenance.event_retention_days,
+  };
   let running: Promise<void> | null = null;
   const run = () => {
     if (running) return;
@@ -80,7 +90,7 @@ export function startPurgeJob(
         running = null;
       });
   };
-  const timer = setInterval(run, opts.intervalSeconds * 1000);
+  const timer = setInterval(run, maintenance.purge_interval_seconds * 1000);
   timer.unref();
   return {
     async stop() {

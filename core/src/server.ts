@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -36,13 +37,8 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
   const server = cfg.tls
     ? https.createServer({ ...limits, cert: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key) }, gatehouse.app)
     : http.createServer(limits, gatehouse.app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(cfg.port, cfg.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  // Rejects with the listen error (EADDRINUSE, EACCES) instead of emitting it.
+  await once(server.listen(cfg.port, cfg.host), 'listening');
   const port = (server.address() as AddressInfo).port;
   let metrics: MetricsListener | null;
   try {

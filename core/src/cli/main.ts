@@ -121,18 +121,13 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command || values.help ? 0 : 2;
   }
-  const problem = SUBCOMMANDS[command] || positionals.length > 1 ? commandProblem(positionals) : null;
-  if (problem) {
-    process.stderr.write(`gatehouse: ${problem}\n`);
-    return 2;
-  }
+  const problem = commandProblem(positionals);
+  if (problem) return fail(problem);
   if (command === 'users' && sub === 'create' && !values.username) {
-    process.stderr.write('gatehouse: users create needs --username NAME (and optionally --email, --phone)\n');
-    return 2;
+    return fail('users create needs --username NAME (and optionally --email, --phone)');
   }
   if (command === 'users' && sub === 'import' && !positionals[2]) {
-    process.stderr.write('gatehouse: users import needs a FILE (JSON lines, docs/migration.md)\n');
-    return 2;
+    return fail('users import needs a FILE (JSON lines, docs/migration.md)');
   }
   if (command === 'apps') {
     const needs = {
@@ -142,10 +137,7 @@ async function main(argv: string[]): Promise<number> {
       delete: ['client-id'],
     };
     const missing = (needs[sub as keyof typeof needs] ?? []).find((o) => values[o as 'app'] === undefined);
-    if (missing) {
-      process.stderr.write(`gatehouse: apps ${sub} needs --${missing}\n`);
-      return 2;
-    }
+    if (missing) return fail(`apps ${sub} needs --${missing}`);
   }
   const loaded = (): LoadedConfig => loadConfigFile(resolveConfigFile(values.config));
 
@@ -210,8 +202,7 @@ async function main(argv: string[]): Promise<number> {
       try {
         text = readFileSync(positionals[2]!, 'utf8');
       } catch (err) {
-        process.stderr.write(`gatehouse: cannot read ${positionals[2]}: ${(err as Error).message}\n`);
-        return 1;
+        return fail(`cannot read ${positionals[2]}: ${(err as Error).message}`, 1);
       }
       // The methods' import hooks come from the plugins the config loads: the server is composed, not served.
       const gatehouse = await buildApp(loaded(), { logger: createLogger('error') });
@@ -261,10 +252,7 @@ async function main(argv: string[]): Promise<number> {
           process.stdout.write(`${JSON.stringify(user)}\n`);
         } else if (sub === 'profile') {
           const user = values.username ? await users.findByIdentifier(values.username) : null;
-          if (!user) {
-            process.stderr.write(`gatehouse: no user ${JSON.stringify(values.username ?? '')} (give --username)\n`);
-            return 1;
-          }
+          if (!user) return fail(`no user ${JSON.stringify(values.username ?? '')} (give --username)`, 1);
           const profiles = new UserProfiles(recordStore(sql, systemClock, 'gatehouse:profile'), systemClock);
           const patch = profilePatch(values.set ?? [], values.unset ?? []);
           const profile = Object.keys(patch).length
@@ -340,11 +328,8 @@ async function main(argv: string[]): Promise<number> {
           const stored = (await sql.select<{ settings: string }>('SELECT settings FROM clients')).map(
             (r) => JSON.parse(r.settings) as Record<string, unknown>,
           );
-          const ttls = [
-            ...config.apps.flatMap((a) => [a.access_token_ttl, a.id_token_ttl]),
-            ...stored.flatMap((a) => [a.access_token_ttl, a.id_token_ttl]).filter((n) => typeof n === 'number'),
-          ] as number[];
-          const longest = Math.max(3600, ...ttls);
+          const ttls = [...config.apps, ...stored].flatMap((a) => [a.access_token_ttl, a.id_token_ttl]);
+          const longest = Math.max(3600, ...ttls.filter((n) => typeof n === 'number'));
           for (const { kid, alg, activatesAt } of await keys.rotate(config.oauth.key_activation_delay, longest)) {
             process.stdout.write(`published ${alg} key ${kid}; it signs from ${activatesAt.toISOString()}\n`);
           }
@@ -367,15 +352,18 @@ async function main(argv: string[]): Promise<number> {
       const [, , kind, name] = positionals;
       const args = [kind ? shellWord(kind) : '<method|fds|channel|grant>', name ? shellWord(name) : 'NAME'];
       if (values.dir !== undefined) args.push('--dir', shellWord(values.dir));
-      process.stderr.write(
-        `gatehouse: plugin new has moved; run: npx @gatehouse-auth/create-plugin ${args.join(' ')}\n`,
-      );
-      return 2;
+      return fail(`plugin new has moved; run: npx @gatehouse-auth/create-plugin ${args.join(' ')}`);
     }
     default:
       process.stderr.write(`gatehouse: unknown command "${positionals.join(' ')}"\n${USAGE}`);
       return 2;
   }
+}
+
+/** One line on stderr, and the exit code to return (2: the command line was wrong). */
+function fail(message: string, code = 2): number {
+  process.stderr.write(`gatehouse: ${message}\n`);
+  return code;
 }
 
 /** `--app '{"client_id": ...}'`: a JSON object, or one line saying it is not. */

@@ -1,8 +1,13 @@
-import { SECURITY_PROFILES, SIGNING_ALGS } from '@gatehouse-auth/plugin-api';
+import { PLUGGABLE_AUTH_METHODS, SECURITY_PROFILES, SIGNING_ALGS } from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
 import { fapi2AppIssues } from '../oauth/fapi.js';
 import { deadEndStage } from '../verification/stages.js';
 import { brandingSchema, isLogoUrl, logoFileProblem } from '../login/branding.js';
+
+/** Reports a problem at a key path below the object being refined, in one line. */
+function reporter(ctx: z.RefinementCtx): (path: PropertyKey[], message: string) => void {
+  return (path, message) => ctx.addIssue({ code: 'custom', path, message });
+}
 
 /** An absolute http(s) URL; `noFragment` for redirect URIs (RFC 6749 §3.1.2). */
 export function absoluteUrl(opts: { noFragment?: boolean; privateUseScheme?: boolean } = {}) {
@@ -42,38 +47,42 @@ export function insecureUrl(value: string): boolean {
 const redirectUri = absoluteUrl({ noFragment: true, privateUseScheme: true });
 
 const port = z.coerce.number().int().min(0).max(65535);
+/** A whole number of at least 1: a count, a size, a lifetime or a timeout. */
+const positive = z.number().int().positive();
+/** A whole number of at least 0, where 0 is usually "off" or "no limit". */
+const nonNegative = z.number().int().min(0);
 
 const serverSchema = z.strictObject({
   host: z.string().default('0.0.0.0'),
   port: port.default(3000),
   /** express `trust proxy`: false, true, a hop count, or a list of addresses/subnets. */
-  trust_proxy: z.union([z.boolean(), z.number().int().min(0), z.string()]).default(false),
+  trust_proxy: z.union([z.boolean(), nonNegative, z.string()]).default(false),
   tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
   /**
    * After SIGTERM, how long the node keeps serving (keep-alive connections included) with
    * `/health/ready` at 503, so a load balancer stops sending before connections close.
    */
-  shutdown_delay_ms: z.number().int().min(0).default(1000),
+  shutdown_delay_ms: nonNegative.default(1000),
   /**
    * How far V8 lets the old generation grow past what survived the last full collection, in
    * percent (its own default lets it grow up to 4×). 50 keeps a busy node's peak memory near
    * 250 MB instead of 380 MB at the same CPU per request (docs/performance.md, decision 55);
    * 0 leaves V8's heuristics. It is process-wide: the last server started in a process sets it.
    */
-  heap_growth_percent: z.number().int().min(0).max(400).default(50),
+  heap_growth_percent: nonNegative.max(400).default(50),
   /** How long SIGTERM waits for in-flight requests before closing connections. */
-  shutdown_timeout_ms: z.number().int().positive().default(10_000),
+  shutdown_timeout_ms: positive.default(10_000),
   /**
    * After that, how long handlers whose connection was cut may still run (queued hashing, their
    * writes) before the database closes under them.
    */
-  shutdown_settle_ms: z.number().int().positive().default(5_000),
+  shutdown_settle_ms: positive.default(5_000),
   /** A client that has not sent all its request headers by then gets 408 and is cut off. */
-  headers_timeout_ms: z.number().int().positive().default(10_000),
+  headers_timeout_ms: positive.default(10_000),
   /** The whole request (headers and body) must arrive within this; slower ones get 408. */
-  request_timeout_ms: z.number().int().positive().default(30_000),
+  request_timeout_ms: positive.default(30_000),
   /** Worker processes (node:cluster) sharing the port; 0 = one per CPU. */
-  workers: z.number().int().min(0).max(64).default(1),
+  workers: nonNegative.max(64).default(1),
 });
 
 const databaseSchema = z.strictObject({
@@ -83,13 +92,13 @@ const databaseSchema = z.strictObject({
     .default('sqlite:./data/gatehouse.db'),
   /** Log every SQL statement at debug level. */
   log_sql: z.boolean().default(false),
-  pool_max: z.number().int().positive().default(10),
+  pool_max: positive.default(10),
   /**
    * PostgreSQL: how long to wait for a connection (a new one, or a free one of the pool), and for
    * a query's answer, before the request fails with 503 STORE_UNAVAILABLE instead of hanging.
    */
-  connect_timeout_ms: z.number().int().positive().default(1000),
-  query_timeout_ms: z.number().int().positive().default(5000),
+  connect_timeout_ms: positive.default(1000),
+  query_timeout_ms: positive.default(5000),
 });
 
 const secretsSchema = z.strictObject({
@@ -132,8 +141,7 @@ const AUTH_METHODS = [
   'private_key_jwt',
   'none',
   // Mutual TLS (RFC 8705 §2): a plugin authenticates these (`api.clientAuthentication`).
-  'tls_client_auth',
-  'self_signed_tls_client_auth',
+  ...PLUGGABLE_AUTH_METHODS,
 ] as const;
 
 const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional(), alg: z.string().optional() });
@@ -234,16 +242,12 @@ export const appSchema = z
     id_token_claims: z.enum(['requested', 'scope']).default('requested'),
     /** The JWT access tokens' algorithm (ES256: small and quick to sign). */
     access_token_signed_response_alg: z.enum(SIGNING_ALGS).default('ES256'),
-    access_token_ttl: z.number().int().positive().default(3600),
+    access_token_ttl: positive.default(3600),
     /** Absolute lifetime of a refresh token family. */
-    refresh_token_ttl: z
-      .number()
-      .int()
-      .positive()
-      .default(30 * 24 * 3600),
-    id_token_ttl: z.number().int().positive().default(3600),
+    refresh_token_ttl: positive.default(30 * 24 * 3600),
+    id_token_ttl: positive.default(3600),
     /** Authorization code lifetime: "a few seconds" in the spec; RFC 6749 allows at most 10 minutes. */
-    code_ttl: z.number().int().positive().max(600).default(30),
+    code_ttl: positive.max(600).default(30),
     /**
      * A security profile the app is held to: `fapi2`, the FAPI 2.0 Security Profile (PAR, PKCE
      * S256, sender-constrained tokens, private_key_jwt; decision 0053, docs/oauth.md).
@@ -258,118 +262,94 @@ export const appSchema = z
     branding: brandingSchema.optional(),
   })
   .superRefine((app, ctx) => {
+    const report = reporter(ctx);
     // Each stage needs its own method: a stage every method of which could already be used is
     // a login that can get stuck (or, before, one method counted twice).
     const stuck = deadEndStage(app.login_stages);
     if (stuck) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['login_stages', stuck.stage],
-        message: `can only be met by a method already used at an earlier stage (after ${stuck.after.join(', ')}); each stage needs a method of its own`,
-      });
+      report(
+        ['login_stages', stuck.stage],
+        `can only be met by a method already used at an earlier stage (after ${stuck.after.join(', ')}); each stage needs a method of its own`,
+      );
     }
     app.acr_values.forEach((level, i) => {
       const prefix = level.login_stages.slice(0, app.login_stages.length);
       if (JSON.stringify(prefix) !== JSON.stringify(app.login_stages)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['acr_values', i, 'login_stages'],
-          message: "must begin with the app's login_stages (an acr may only add stages)",
-        });
+        report(
+          ['acr_values', i, 'login_stages'],
+          "must begin with the app's login_stages (an acr may only add stages)",
+        );
       }
       const dead = deadEndStage(level.login_stages);
       if (dead) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['acr_values', i, 'login_stages', dead.stage],
-          message: `can only be met by a method already used at an earlier stage (after ${dead.after.join(', ')})`,
-        });
+        report(
+          ['acr_values', i, 'login_stages', dead.stage],
+          `can only be met by a method already used at an earlier stage (after ${dead.after.join(', ')})`,
+        );
       }
     });
     const method = app.token_endpoint_auth_method;
     const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
     if (app.client_secret && app.client_secret_sha256) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['client_secret_sha256'],
-        message: 'give client_secret or client_secret_sha256, not both',
-      });
+      report(['client_secret_sha256'], 'give client_secret or client_secret_sha256, not both');
     }
     if ((method === 'tls_client_auth' || method === 'self_signed_tls_client_auth') && hasSecret) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['token_endpoint_auth_method'],
-        message: `a ${method} app authenticates with its certificate and has no secret`,
-      });
+      report(['token_endpoint_auth_method'], `a ${method} app authenticates with its certificate and has no secret`);
     }
     if (method === 'none' && hasSecret) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['token_endpoint_auth_method'],
-        message: 'a public client (none) must not have a secret',
-      });
+      report(['token_endpoint_auth_method'], 'a public client (none) must not have a secret');
     }
     if ((method === 'client_secret_basic' || method === 'client_secret_post') && !hasSecret) {
-      ctx.addIssue({ code: 'custom', path: ['client_secret'], message: `is required for ${method}` });
+      report(['client_secret'], `is required for ${method}`);
     }
     if (method === 'client_secret_jwt' && !app.client_secret) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['client_secret'],
-        message: 'is required (in clear) for client_secret_jwt',
-      });
+      report(['client_secret'], 'is required (in clear) for client_secret_jwt');
     }
     const hasKeys = Boolean(app.jwks || app.jwks_uri);
-    if (app.jwks && app.jwks_uri) {
-      ctx.addIssue({ code: 'custom', path: ['jwks_uri'], message: 'cannot be set beside jwks: give one of them' });
-    }
+    if (app.jwks && app.jwks_uri) report(['jwks_uri'], 'cannot be set beside jwks: give one of them');
     const isPublic = method === 'none' || (!method && !hasSecret && !hasKeys);
     app.redirect_uris.forEach((uri, i) => {
       if (!isPublic && !/^https?:/i.test(uri)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['redirect_uris', i],
-          message: 'a private-use scheme is for native (public) apps only; use https',
-        });
+        report(['redirect_uris', i], 'a private-use scheme is for native (public) apps only; use https');
       }
     });
     if ((method === 'private_key_jwt' || method === 'self_signed_tls_client_auth') && !hasKeys) {
-      ctx.addIssue({ code: 'custom', path: ['jwks'], message: `(or jwks_uri) is required for ${method}` });
+      report(['jwks'], `(or jwks_uri) is required for ${method}`);
     }
     if (app.security_profile === 'fapi2') {
-      for (const issue of fapi2AppIssues(app)) ctx.addIssue({ code: 'custom', ...issue });
+      for (const { path, message } of fapi2AppIssues(app)) report(path, message);
     }
   });
 
 const verificationSchema = z.strictObject({
   /** Lifetime of an exchange_id in seconds. */
-  exchange_ttl: z.number().int().positive().default(600),
+  exchange_ttl: positive.default(600),
   /** Wrong proofs allowed per exchange before it is burned. */
-  max_attempts: z.number().int().positive().default(5),
+  max_attempts: positive.default(5),
   /** Initiations (each a new exchange: resends included) one login flow may make. */
-  max_initiations_per_flow: z.number().int().positive().default(20),
+  max_initiations_per_flow: positive.default(20),
   /**
    * Seconds before a method that sends (a code by text, email or call) may send again in the
    * same stage of a login; the initiation answers `resend_after`. 0: no interval.
    */
-  resend_interval_seconds: z.number().int().min(0).max(600).default(0),
+  resend_interval_seconds: nonNegative.max(600).default(0),
   /** Lifetime of an AUTHENTICATED status_id, in seconds, to continue the login. */
-  status_ttl: z.number().int().positive().default(120),
+  status_ttl: positive.default(120),
   /** Lifetime of a login flow (request_id), in seconds. */
-  flow_ttl: z.number().int().positive().default(1800),
+  flow_ttl: positive.default(1800),
   /** FDS rule ids in the order they run; default: every registered rule, in plugin order. */
   fds_rules: z.array(z.string().min(1)).optional(),
   /** A rule slower than this fails closed (deny). */
-  fds_timeout_ms: z.number().int().positive().default(2000),
+  fds_timeout_ms: positive.default(2000),
 });
 
 const maintenanceSchema = z.strictObject({
   /** How often expired rows are purged (0 turns the job off). */
-  purge_interval_seconds: z.number().int().min(0).default(300),
-  purge_batch_size: z.number().int().positive().max(10_000).default(500),
-  purge_max_batches: z.number().int().positive().default(100),
+  purge_interval_seconds: nonNegative.default(300),
+  purge_batch_size: positive.max(10_000).default(500),
+  purge_max_batches: positive.default(100),
   /** Events (verification outcomes, FDS verdicts) are kept this long. */
-  event_retention_days: z.number().int().positive().default(90),
+  event_retention_days: positive.default(90),
 });
 
 /**
@@ -398,14 +378,14 @@ const localesSchema = z.strictObject({
 
 const oauthSchema = z.strictObject({
   /** Browser session (SSO) lifetime in seconds; NIST 800-63B AAL2 allows at most 24 h. */
-  session_ttl: z.number().int().positive().max(86_400).default(86_400),
+  session_ttl: positive.max(86_400).default(86_400),
   /**
    * A browser session not used to sign in to any app for this long signs no one in: the user
    * signs in again (NIST 800-63B-4 §2.2.3: after 1 h of inactivity at AAL2).
    */
-  session_idle_ttl: z.number().int().positive().max(86_400).default(3600),
+  session_idle_ttl: positive.max(86_400).default(3600),
   /** `gatehouse keys rotate`: a new key is published this long before it signs. */
-  key_activation_delay: z.number().int().min(0).default(3600),
+  key_activation_delay: nonNegative.default(3600),
   /**
    * The algorithms the server keeps signing keys for, each with its own key in the JWKS and the
    * same staged rotation. Every app's algorithms must be among them.
@@ -415,9 +395,9 @@ const oauthSchema = z.strictObject({
    * An app's `jwks_uri` is fetched again for a `kid` it does not know (a rotated key) at most
    * once in this many seconds; its keys are otherwise kept 10 minutes.
    */
-  jwks_uri_refetch_seconds: z.number().int().min(0).max(600).default(30),
+  jwks_uri_refetch_seconds: nonNegative.max(600).default(30),
   /** Authorization requests one client IP may start per minute, across nodes (0 = no limit). */
-  authorize_per_ip_per_minute: z.number().int().min(0).default(300),
+  authorize_per_ip_per_minute: nonNegative.default(300),
   /**
    * Active access tokens kept in memory for introspection and bearer checks (decision 29):
    * revocations reach every node's cache at once (PostgreSQL LISTEN/NOTIFY, cluster IPC).
@@ -425,11 +405,11 @@ const oauthSchema = z.strictObject({
   token_cache: z
     .strictObject({
       /** 0 turns the cache off. */
-      max_entries: z.number().int().min(0).max(1_000_000).default(10_000),
+      max_entries: nonNegative.max(1_000_000).default(10_000),
       /** A backstop: an entry is read again from the database after this long. */
-      max_age_seconds: z.number().int().positive().default(300),
+      max_age_seconds: positive.default(300),
     })
-    .default({ max_entries: 10_000, max_age_seconds: 300 }),
+    .prefault({}),
   /**
    * Apps stored in the database (the admin API, the CLI): each node also checks this often
    * whether they changed, for the nodes the peer bus does not reach (decision 0051); 0 turns the
@@ -438,107 +418,90 @@ const oauthSchema = z.strictObject({
   clients_poll_seconds: z.number().min(0).max(3600).default(5),
 });
 
-export const configSchema = z
-  .strictObject({
-    // RFC 8414 §2, OIDC Discovery §3: no query or fragment (they could not survive being the
-    // prefix of every endpoint URL, and `iss` is compared as a string).
-    issuer: absoluteUrl()
-      .refine((v) => !v.includes('?') && !v.includes('#'), 'must have no query or fragment (RFC 8414 §2)')
-      .default('http://localhost:3000'),
-    /**
-     * Development only: allows plain-http issuer and app URLs on other hosts than loopback ones.
-     * Without it, every URL that carries codes or tokens must be https (or http to this machine).
-     */
-    dev_mode: z.boolean().default(false),
-    server: serverSchema.default(serverSchema.parse({})),
-    database: databaseSchema.default(databaseSchema.parse({})),
-    log: z
-      .strictObject({
-        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-      })
-      .default({ level: 'info' }),
-    secrets: secretsSchema.default(secretsSchema.parse({})),
-    admin: adminSchema.default({}),
-    verification: verificationSchema.default(verificationSchema.parse({})),
-    oauth: oauthSchema.default(oauthSchema.parse({})),
-    /**
-     * Limits that hold across nodes (the /authorize per-address limit, plugins' `web.limit`)
-     * count in the database, or in Redis at this URL (redis://host:6379/0).
-     */
-    limits: z
-      .strictObject({
-        redis_url: z
-          .string()
-          .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
-          .optional(),
-        /** How long a Redis command may take before the limit lets the request through. */
-        redis_timeout_ms: z.number().int().positive().default(300),
-      })
-      .default({ redis_timeout_ms: 300 }),
-    maintenance: maintenanceSchema.default(maintenanceSchema.parse({})),
-    locales: localesSchema.default({}),
-    metrics: metricsSchema.default(metricsSchema.parse({})),
-    /** The product name, logo, primary color and links of the hosted pages (apps may override each). */
-    branding: brandingSchema.optional(),
-    plugins: z.array(pluginEntrySchema).default([]),
-    apps: z.array(appSchema).default([]),
-  })
-  .superRefine((config, ctx) => {
-    if (!config.dev_mode) requireHttps(config, ctx);
-    checkMetrics(config, ctx);
-    checkLogoFiles(config, ctx);
-    const seen = new Map<string, number>();
-    config.apps.forEach((app, i) => {
-      const first = seen.get(app.client_id);
-      if (first !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['apps', i, 'client_id'],
-          message: `duplicates apps[${first}].client_id "${app.client_id}"`,
-        });
-      } else seen.set(app.client_id, i);
-      for (const key of ['id_token_signed_response_alg', 'access_token_signed_response_alg'] as const) {
-        if (!config.oauth.signing_algs.includes(app[key])) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['apps', i, key],
-            message: `${app[key]} is not among oauth.signing_algs (${config.oauth.signing_algs.join(', ')})`,
-          });
-        }
+const configFields = z.strictObject({
+  // RFC 8414 §2, OIDC Discovery §3: no query or fragment (they could not survive being the
+  // prefix of every endpoint URL, and `iss` is compared as a string).
+  issuer: absoluteUrl()
+    .refine((v) => !v.includes('?') && !v.includes('#'), 'must have no query or fragment (RFC 8414 §2)')
+    .default('http://localhost:3000'),
+  /**
+   * Development only: allows plain-http issuer and app URLs on other hosts than loopback ones.
+   * Without it, every URL that carries codes or tokens must be https (or http to this machine).
+   */
+  dev_mode: z.boolean().default(false),
+  server: serverSchema.prefault({}),
+  database: databaseSchema.prefault({}),
+  log: z
+    .strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .prefault({}),
+  secrets: secretsSchema.prefault({}),
+  admin: adminSchema.prefault({}),
+  verification: verificationSchema.prefault({}),
+  oauth: oauthSchema.prefault({}),
+  /**
+   * Limits that hold across nodes (the /authorize per-address limit, plugins' `web.limit`)
+   * count in the database, or in Redis at this URL (redis://host:6379/0).
+   */
+  limits: z
+    .strictObject({
+      redis_url: z
+        .string()
+        .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+        .optional(),
+      /** How long a Redis command may take before the limit lets the request through. */
+      redis_timeout_ms: positive.default(300),
+    })
+    .prefault({}),
+  maintenance: maintenanceSchema.prefault({}),
+  locales: localesSchema.prefault({}),
+  metrics: metricsSchema.prefault({}),
+  /** The product name, logo, primary color and links of the hosted pages (apps may override each). */
+  branding: brandingSchema.optional(),
+  plugins: z.array(pluginEntrySchema).default([]),
+  apps: z.array(appSchema).default([]),
+});
+
+type ConfigFields = z.output<typeof configFields>;
+type Report = ReturnType<typeof reporter>;
+
+export const configSchema = configFields.superRefine((config, ctx) => {
+  const report = reporter(ctx);
+  if (!config.dev_mode) requireHttps(config, report);
+  checkMetrics(config, report);
+  checkLogoFiles(config, report);
+  const seen = new Map<string, number>();
+  config.apps.forEach((app, i) => {
+    const first = seen.get(app.client_id);
+    if (first !== undefined) {
+      report(['apps', i, 'client_id'], `duplicates apps[${first}].client_id "${app.client_id}"`);
+    } else seen.set(app.client_id, i);
+    for (const key of ['id_token_signed_response_alg', 'access_token_signed_response_alg'] as const) {
+      if (!config.oauth.signing_algs.includes(app[key])) {
+        report(
+          ['apps', i, key],
+          `${app[key]} is not among oauth.signing_algs (${config.oauth.signing_algs.join(', ')})`,
+        );
       }
-    });
+    }
   });
+});
 
 /** Metrics on the main port need the admin token; their own listener needs a port of its own. */
-function checkMetrics(
-  config: { metrics: z.output<typeof metricsSchema>; admin: { token?: string | undefined }; server: { port: number } },
-  ctx: z.RefinementCtx,
-): void {
-  const { metrics } = config;
+function checkMetrics({ metrics, admin, server }: ConfigFields, report: Report): void {
   if (!metrics.enabled) return;
-  if (metrics.expose === 'admin' && !config.admin.token) {
-    ctx.addIssue({ code: 'custom', path: ['metrics', 'expose'], message: 'admin needs admin.token set' });
-  }
-  if (metrics.expose === 'listener' && metrics.port !== 0 && metrics.port === config.server.port) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['metrics', 'port'],
-      message: 'must differ from server.port (use expose: admin to serve metrics on the main port)',
-    });
+  if (metrics.expose === 'admin' && !admin.token) report(['metrics', 'expose'], 'admin needs admin.token set');
+  if (metrics.expose === 'listener' && metrics.port !== 0 && metrics.port === server.port) {
+    report(['metrics', 'port'], 'must differ from server.port (use expose: admin to serve metrics on the main port)');
   }
 }
 
 /** A logo file of the config (global or an app's) must be there and small. */
-function checkLogoFiles(
-  config: {
-    branding?: { logo?: string | undefined } | undefined;
-    apps: { branding?: { logo?: string | undefined } }[];
-  },
-  ctx: z.RefinementCtx,
-): void {
+function checkLogoFiles(config: ConfigFields, report: Report): void {
   const check = (logo: string | undefined, path: (string | number)[]) => {
     const problem = logo && !isLogoUrl(logo) ? logoFileProblem(logo) : null;
-    if (problem) ctx.addIssue({ code: 'custom', path, message: problem });
+    if (problem) report(path, problem);
   };
   check(config.branding?.logo, ['branding', 'logo']);
   config.apps.forEach((app, i) => check(app.branding?.logo, ['apps', i, 'branding', 'logo']));
@@ -552,19 +515,15 @@ export const APP_URL_KEYS = [
   'backchannel_logout_uri',
 ] as const;
 
-function requireHttps(
-  config: { issuer: string; apps: Pick<AppConfig, (typeof APP_URL_KEYS)[number]>[] },
-  ctx: z.RefinementCtx,
-): void {
+function requireHttps(config: ConfigFields, report: Report): void {
   const why = 'must be https (http only to localhost, 127.0.0.1 or [::1]); set dev_mode: true for a test setup';
-  if (insecureUrl(config.issuer)) ctx.addIssue({ code: 'custom', path: ['issuer'], message: why });
+  if (insecureUrl(config.issuer)) report(['issuer'], why);
   config.apps.forEach((app, i) => {
     for (const key of APP_URL_KEYS) {
       const value = app[key];
       const urls = Array.isArray(value) ? value : value === undefined ? [] : [value];
       urls.forEach((url, j) => {
-        if (insecureUrl(url))
-          ctx.addIssue({ code: 'custom', path: ['apps', i, key, ...(Array.isArray(value) ? [j] : [])], message: why });
+        if (insecureUrl(url)) report(['apps', i, key, ...(Array.isArray(value) ? [j] : [])], why);
       });
     }
   });
