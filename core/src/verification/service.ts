@@ -7,12 +7,12 @@ import type {
   FdsContext,
   FdsRule,
   JsonObject,
+  LoginContinuation,
   MethodContext,
   MethodRefusal,
   NewEvent,
   RequestFacts,
   Services,
-  UploadedFile,
   UserRecord,
   VerifyContext,
   VerifyOutcome,
@@ -41,6 +41,7 @@ import {
   SINGLE_FACTOR_KEY,
   singleFactorRequested,
   type StepDeps,
+  type VerifyInput,
   type VerifyState,
 } from './pipeline.js';
 import type { SecurityEvents } from './security-events.js';
@@ -52,19 +53,7 @@ import { boundDevice, signInFacts, type DeviceRequest, type DevicePushes, type P
 import type { Device } from '../devices/store.js';
 import type { SecretBox } from '../util/crypto.js';
 
-export interface InitiateInput {
-  fields: Record<string, string>;
-  request: RequestFacts;
-  logger: Logger;
-}
-
-export interface VerifyInput extends InitiateInput {
-  malformed: string[];
-  keys: string[];
-  files: UploadedFile[];
-  /** For device methods: the Device-Proof header and the public path it must name. */
-  device?: { proof: string | undefined; path: string };
-}
+export type InitiateInput = Pick<VerifyInput, 'fields' | 'request' | 'logger'>;
 
 /** What one initiation is about: shared by its steps before and after the answer. */
 interface InitiationFacts {
@@ -92,12 +81,8 @@ export const LINK_PATH = '/verification-srv/authentication/:method/link';
 
 const USAGE_TYPES = ['INITIAL_AUTHENTICATION', 'MULTIFACTOR_AUTHENTICATION', 'PASSWORDLESS_AUTHENTICATION'];
 
-export interface ContinueResult {
-  flow: LoginFlow;
-  completed: boolean;
-  /** Methods that may complete the next stage (empty when completed). */
-  nextMethods: string[];
-}
+/** Where a continuation took the login: the contract's LoginContinuation before its view and location. */
+export type ContinueResult = Omit<LoginContinuation, 'flow' | 'location'> & { flow: LoginFlow };
 
 /**
  * The exchange lifecycle and the verification pipeline. Stateless: everything lives in the
@@ -224,8 +209,7 @@ export class VerificationService {
       Math.min(now.getTime() + this.deps.config.verification.exchange_ttl * 1000, flow.expiresAt.getTime()),
     );
     const singleFactor =
-      Object.hasOwn(fields, 'single_factor_auth') &&
-      singleFactorRequested(method, fields.single_factor_auth, this.app(flow.clientId));
+      Object.hasOwn(fields, 'single_factor_auth') && singleFactorRequested(method, fields.single_factor_auth, app);
     const link = this.wantsLink(method, fields);
     // Messages to the person (a code by text or email) speak the sign-in request's language.
     const uiLocales = (flow.params.oauth as { ui_locales?: string | null } | undefined)?.ui_locales ?? null;

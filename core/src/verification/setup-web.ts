@@ -89,19 +89,14 @@ export class SetupWeb implements SetupApi {
     body: Record<string, unknown>,
     req: IncomingMessage,
   ) {
+    const { verification } = this.deps;
     const user = await this.duringLogin(view, methodId, req);
-    const method = this.deps.verification.method(methodId);
+    const method = verification.method(methodId);
     const response = await this.step(step, method.id, user, body, req);
     // Finished by an initiation alone (a password set), the setup proved nothing: sign in with it.
     if (step === 'initiation') return { response, continuation: null };
     const flow = this.deps.loginFlows.flowOf(view);
-    const enrolled = await this.deps.verification.isEnrolled(
-      user,
-      method.id,
-      flow.clientId,
-      requestFacts(req),
-      logOf(req),
-    );
+    const enrolled = await verification.isEnrolled(user, method.id, flow.clientId, requestFacts(req), logOf(req));
     if (!enrolled) return { response, continuation: null };
     const next = await this.deps.flows.advance(flow, flow.stage, {
       userId: user.id,
@@ -110,7 +105,7 @@ export class SetupWeb implements SetupApi {
     });
     if (!next) throw verificationError('WRONG_FLOW_STAGE');
     const done = { userId: user.id, method: method.id, stage: flow.stage, stepUp: false, setup: true } as const;
-    const result = await this.deps.verification.stageCompleted(flow, next, done, logOf(req));
+    const result = await verification.stageCompleted(flow, next, done, logOf(req));
     return { response, continuation: this.deps.loginFlows.continuation(result) };
   }
 
