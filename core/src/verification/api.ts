@@ -365,8 +365,6 @@ export function verificationApi(methods: readonly AuthMethod[]) {
   } satisfies Record<string, RouteSpec>;
 }
 
-export type VerificationApi = ReturnType<typeof verificationApi>;
-
 /**
  * Since plugin API 1.3: the pieces the verification routes are declared with, for plugin routes
  * of the same family (the cidaas calls), so that their declarations say the same without a copy.

@@ -1,4 +1,5 @@
-import type { RequestFacts, UserRecord } from '@gatehouse-auth/plugin-api';
+import type { AppSettingsLookup, MethodContext, RequestFacts, Services, UserRecord } from '@gatehouse-auth/plugin-api';
+import type { Logger } from 'pino';
 import type { IncomingMessage } from 'node:http';
 import type { DeviceCookie } from '../http/device.js';
 
@@ -28,6 +29,30 @@ export function requestFacts(
     deviceKey: device?.keyOf(req) ?? null,
     requestId: String(req.id ?? ''),
   };
+}
+
+/** Where a step of a sign-in happens: the app, the request and its logger. */
+export interface At {
+  clientId: string;
+  request: RequestFacts;
+  logger: Logger;
+}
+
+/** The app's options for a method, as a context member: absent when the app sets none. */
+export function appOptionsOf(settings: AppSettingsLookup | undefined, clientId: string, methodId: string) {
+  const appOptions = settings?.get(clientId)?.methods[methodId];
+  return appOptions !== undefined ? { appOptions } : {};
+}
+
+/** What a method sees of one user at an app: the user's credentials of it and the app's options. */
+export function methodContextOf(
+  deps: { services: Pick<Services, 'credentials'>; appSettings?: AppSettingsLookup | undefined },
+  user: UserRecord,
+  methodId: string,
+  at: At,
+): MethodContext {
+  const credentials = deps.services.credentials(user.id, methodId);
+  return { user, credentials, ...at, ...appOptionsOf(deps.appSettings, at.clientId, methodId) };
 }
 
 /** The id of the phantom user: no real user has it (ids are random UUIDs). */

@@ -13,7 +13,8 @@ import type { Logger } from 'pino';
 import { appMethods, type AppConfig } from '../config/schema.js';
 import { methodRefusalError } from '../errors.js';
 import type { Extensions } from '../plugins/loader.js';
-import { verificationError } from './errors.js';
+import { methodContextOf } from './context.js';
+import { registeredMethod, verificationError } from './errors.js';
 
 export type EnrollmentStep = 'initiation' | 'scan' | 'verification';
 
@@ -54,16 +55,7 @@ export class EnrollmentService {
 
   /** Whether the user has `method` set up, as `clientId` sees it (its options; 'enrollment': none). */
   isEnrolled(method: AuthMethod, user: UserRecord, clientId: string, request: RequestFacts, logger: Logger) {
-    const appOptions = this.deps.appSettings?.get(clientId)?.methods[method.id];
-    const credentials = this.deps.services.credentials(user.id, method.id);
-    return method.isEnrolled({
-      user,
-      credentials,
-      request,
-      clientId,
-      logger,
-      ...(appOptions !== undefined ? { appOptions } : {}),
-    });
+    return method.isEnrolled(methodContextOf(this.deps, user, method.id, { clientId, request, logger }));
   }
 
   async step(
@@ -75,8 +67,7 @@ export class EnrollmentService {
     logger: Logger,
     files: UploadedFile[] = [],
   ): Promise<JsonObject> {
-    const method = this.deps.extensions.methods.get(methodId.toUpperCase());
-    if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${methodId}"`);
+    const method = registeredMethod(this.deps.extensions, methodId);
     const handler = method.enrollment?.[HANDLER[step]];
     if (!handler) throw verificationError('ENROLLMENT_NOT_SUPPORTED', `${method.id} has no ${step} step`);
     const key = `${user.id}:${method.id}`;
@@ -213,8 +204,7 @@ export class EnrollmentService {
 
   /** Renames one credential (its label: what the user calls a passkey or a phone). */
   async rename(user: UserRecord, methodId: string, credentialId: string, label: string): Promise<void> {
-    const method = this.deps.extensions.methods.get(methodId.toUpperCase());
-    if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${methodId}"`);
+    const method = registeredMethod(this.deps.extensions, methodId);
     const credentials = this.deps.services.credentials(user.id, method.id);
     if (!(await credentials.get(credentialId))) throw verificationError('CREDENTIAL_NOT_FOUND');
     await credentials.update(credentialId, { label });
@@ -222,8 +212,7 @@ export class EnrollmentService {
 
   /** Removes one credential, or all of the method's credentials when no id is given. */
   async remove(user: UserRecord, methodId: string, credentialId?: string): Promise<number> {
-    const method = this.deps.extensions.methods.get(methodId.toUpperCase());
-    if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${methodId}"`);
+    const method = registeredMethod(this.deps.extensions, methodId);
     const credentials = this.deps.services.credentials(user.id, method.id);
     const ids = credentialId ? [credentialId] : (await credentials.list()).map((c) => c.id);
     let removed = 0;

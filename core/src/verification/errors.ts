@@ -1,3 +1,4 @@
+import type { AuthMethod } from '@gatehouse-auth/plugin-api';
 import { ApiError } from '../errors.js';
 
 /**
@@ -62,4 +63,17 @@ export function verificationError(
 /** An error with an explicit status, e.g. EXCHANGE_INVALID as 404 when the id is unknown. */
 export function verificationErrorWithStatus(code: VerificationErrorCode, status: number, message?: string): ApiError {
   return new ApiError(status, code, message ?? VERIFICATION_ERRORS[code][1]);
+}
+
+/** FIELD_MISSING naming every one of `names` that `fields` lacks (or has empty). */
+export function requireFields(fields: Record<string, string>, names: string[]): void {
+  const missing = names.filter((f) => !fields[f]);
+  if (missing.length) throw verificationError('FIELD_MISSING', `missing: ${missing.join(', ')}`, { fields: missing });
+}
+
+/** The registered method a request names (in any case), or METHOD_NOT_FOUND. */
+export function registeredMethod(extensions: { methods: { get(id: string): AuthMethod | undefined } }, id: string) {
+  const method = extensions.methods.get(id.toUpperCase());
+  if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${id}"`);
+  return method;
 }

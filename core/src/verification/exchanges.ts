@@ -59,16 +59,12 @@ const toExchange = (r: ExchangeRow): Exchange => ({
   statusSeal: r.status_seal ?? null,
 });
 
-export interface NewExchange {
+export interface NewExchange extends Pick<
+  Exchange,
+  'flowId' | 'statusKey' | 'userId' | 'method' | 'stage' | 'maxAttempts' | 'expiresAt'
+> {
   /** The exchange_id handed to the caller (random, ≥256 bits); stored as its hash. */
   id: string;
-  flowId: string;
-  statusKey: string;
-  userId: string | null;
-  method: string;
-  stage: number;
-  maxAttempts: number;
-  expiresAt: Date;
   mediumId?: string | null;
   statusSeal?: string | null;
   /** The state it starts with (`{}` by default). */

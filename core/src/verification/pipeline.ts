@@ -17,9 +17,8 @@ export const SPEC_METHOD_FIELDS = [
   'fido2_client_response',
 ] as const;
 
-/** The state one verification request carries through the steps. */
-export interface VerifyState {
-  method: AuthMethod;
+/** A verification request, as its route read it. */
+export interface VerifyInput {
   fields: Record<string, string>;
   malformed: string[];
   /** Every key of the request body, whatever its value. */
@@ -27,6 +26,13 @@ export interface VerifyState {
   files: UploadedFile[];
   request: RequestFacts;
   logger: Logger;
+  /** For device methods: the Device-Proof header and the public path it must name. */
+  device?: { proof: string | undefined; path: string };
+}
+
+/** The state one verification request carries through the steps. */
+export interface VerifyState extends VerifyInput {
+  method: AuthMethod;
   /** Filled in by the steps: */
   exchange?: Exchange;
   flow?: LoginFlow;

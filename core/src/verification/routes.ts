@@ -92,30 +92,6 @@ function uploadedFiles(req: Request): UploadedFile[] {
     .map((f) => ({ fieldName: f.fieldname, mimeType: f.mimetype, size: f.size, buffer: f.buffer }));
 }
 
-function initiation(
-  verification: VerificationService,
-  method: string,
-  body: unknown,
-  request: RequestFacts,
-  logger: Logger,
-) {
-  const { fields } = stringFields(body);
-  return verification.initiate(method, { fields, request, logger });
-}
-
-function verificationStep(
-  verification: VerificationService,
-  method: string,
-  body: unknown,
-  files: UploadedFile[],
-  request: RequestFacts,
-  logger: Logger,
-  device: { proof: string | undefined; path: string },
-) {
-  const { fields, malformed, keys } = stringFields(body);
-  return verification.verify(method, { fields, malformed, keys, files, request, logger, device });
-}
-
 /** The Device-Proof header, for device methods (docs/devices.md). */
 function proofHeader(req: IncomingMessage): string | undefined {
   const value = req.headers[PROOF_HEADER];
@@ -157,13 +133,13 @@ export function verificationFastRoutes(
       ),
   });
   return [
-    fast(api.initiate, (method, body, request, logger) => initiation(verification, method, body, request, logger)),
-    fast(api.verify, (method, body, request, logger, req) =>
-      verificationStep(verification, method, body, [], request, logger, {
-        proof: proofHeader(req),
-        path: issuerPath + (req.url ?? '').split('?')[0]!,
-      }),
+    fast(api.initiate, (method, body, request, logger) =>
+      verification.initiate(method, { fields: stringFields(body).fields, request, logger }),
     ),
+    fast(api.verify, (method, body, request, logger, req) => {
+      const device = { proof: proofHeader(req), path: issuerPath + (req.url ?? '').split('?')[0]! };
+      return verification.verify(method, { ...stringFields(body), files: [], request, logger, device });
+    }),
   ];
 }
 
@@ -201,35 +177,21 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
   const router = express.Router();
   const api = verificationApi(verification.methods());
 
-  // Initiation and verification: the same functions serve express (forms, multipart) and the
-  // fast path (JSON, see verificationFastRoutes).
-  router.post(api.initiate.path, json, form, async (req, res) =>
-    ok(
-      res,
-      await initiation(
-        verification,
-        String(req.params.method),
-        routeInput(api.initiate, req).body,
-        requestFacts(req, undefined, deps.device),
-        req.log,
-      ),
-    ),
-  );
+  // Initiation and verification: the service's same calls as on the fast path (JSON, see
+  // verificationFastRoutes), for forms and multipart bodies.
+  router.post(api.initiate.path, json, form, async (req, res) => {
+    const { fields } = stringFields(routeInput(api.initiate, req).body);
+    const request = requestFacts(req, undefined, deps.device);
+    ok(res, await verification.initiate(String(req.params.method), { fields, request, logger: req.log }));
+  });
 
-  router.post(api.verify.path, json, form, multipartFor(verification), async (req, res) =>
-    ok(
-      res,
-      await verificationStep(
-        verification,
-        String(req.params.method),
-        routeInput(api.verify, req).body,
-        uploadedFiles(req),
-        requestFacts(req, undefined, deps.device),
-        req.log,
-        { proof: proofHeader(req), path: deps.issuerPath + req.path },
-      ),
-    ),
-  );
+  router.post(api.verify.path, json, form, multipartFor(verification), async (req, res) => {
+    const body = stringFields(routeInput(api.verify, req).body);
+    const files = uploadedFiles(req);
+    const request = requestFacts(req, undefined, deps.device);
+    const device = { proof: proofHeader(req), path: deps.issuerPath + req.path };
+    ok(res, await verification.verify(String(req.params.method), { ...body, files, request, logger: req.log, device }));
+  });
 
   router.get('/verification-srv/verificationstatus/:statusId', async (req, res) => {
     res.set('Cache-Control', 'no-store');

@@ -7,12 +7,14 @@ import type {
   FdsContext,
   FdsRule,
   JsonObject,
+  LoginContinuation,
   MethodContext,
+  MethodRefusal,
   NewEvent,
   RequestFacts,
   Services,
-  UploadedFile,
   UserRecord,
+  VerifyContext,
   VerifyOutcome,
 } from '@gatehouse-auth/plugin-api';
 import type { ClientRegistry } from '../oauth/clients.js';
@@ -23,14 +25,14 @@ import { isProtocolError, methodRefusalError, type ApiError } from '../errors.js
 import type { Metrics } from '../observability/metrics.js';
 import type { Tracing } from '../observability/tracing.js';
 import type { Extensions } from '../plugins/loader.js';
-import { verificationError } from './errors.js';
+import { registeredMethod, requireFields, verificationError } from './errors.js';
 import type { Exchange, ExchangeStore } from './exchanges.js';
 import { runFdsRules, type FdsResult } from './fds.js';
 import { UserHistorySnapshot } from './user-history.js';
 import { linkState, newLinkFacts, type LinkFacts } from './link-facts.js';
 import { readOnce } from './read-once.js';
 import { flowClosedReason, type LoginFlow, type LoginFlowStore } from './flows.js';
-import { namedIdentifier, PHANTOM_USER_ID, phantomUser } from './context.js';
+import { appOptionsOf, methodContextOf, namedIdentifier, PHANTOM_USER_ID, phantomUser, type At } from './context.js';
 import {
   EXCHANGE_STEPS,
   SPEC_METHOD_FIELDS,
@@ -39,6 +41,7 @@ import {
   SINGLE_FACTOR_KEY,
   singleFactorRequested,
   type StepDeps,
+  type VerifyInput,
   type VerifyState,
 } from './pipeline.js';
 import type { SecurityEvents } from './security-events.js';
@@ -50,19 +53,7 @@ import { boundDevice, signInFacts, type DeviceRequest, type DevicePushes, type P
 import type { Device } from '../devices/store.js';
 import type { SecretBox } from '../util/crypto.js';
 
-export interface InitiateInput {
-  fields: Record<string, string>;
-  request: RequestFacts;
-  logger: Logger;
-}
-
-export interface VerifyInput extends InitiateInput {
-  malformed: string[];
-  keys: string[];
-  files: UploadedFile[];
-  /** For device methods: the Device-Proof header and the public path it must name. */
-  device?: { proof: string | undefined; path: string };
-}
+export type InitiateInput = Pick<VerifyInput, 'fields' | 'request' | 'logger'>;
 
 /** What one initiation is about: shared by its steps before and after the answer. */
 interface InitiationFacts {
@@ -79,17 +70,19 @@ interface InitiationFacts {
   linkFacts?: LinkFacts;
 }
 
+/** Whom the FDS rules judge, for which method (or pseudo-method), where. */
+interface Subject extends At {
+  user: UserRecord;
+  method: string;
+}
+
 /** The link page of an exchange (login/magic-link.ts): where a sign-in link points. */
 export const LINK_PATH = '/verification-srv/authentication/:method/link';
 
 const USAGE_TYPES = ['INITIAL_AUTHENTICATION', 'MULTIFACTOR_AUTHENTICATION', 'PASSWORDLESS_AUTHENTICATION'];
 
-export interface ContinueResult {
-  flow: LoginFlow;
-  completed: boolean;
-  /** Methods that may complete the next stage (empty when completed). */
-  nextMethods: string[];
-}
+/** Where a continuation took the login: the contract's LoginContinuation before its view and location. */
+export type ContinueResult = Omit<LoginContinuation, 'flow' | 'location'> & { flow: LoginFlow };
 
 /**
  * The exchange lifecycle and the verification pipeline. Stateless: everything lives in the
@@ -144,37 +137,21 @@ export class VerificationService {
   }
 
   method(id: string): AuthMethod {
-    const method = this.deps.extensions.methods.get(id.toUpperCase());
-    if (!method) throw verificationError('METHOD_NOT_FOUND', `no verification method "${id}"`);
-    return method;
+    return registeredMethod(this.deps.extensions, id);
   }
 
   app(clientId: string): AppConfig | undefined {
     return this.deps.clients.app(clientId);
   }
 
-  methodContext(
-    user: UserRecord,
-    method: string,
-    clientId: string,
-    request: RequestFacts,
-    logger: Logger,
-  ): MethodContext {
-    const appOptions = this.deps.appSettings.get(clientId)?.methods[method];
-    return {
-      user,
-      credentials: this.deps.services.credentials(user.id, method),
-      request,
-      clientId,
-      logger,
-      ...(appOptions !== undefined ? { appOptions } : {}),
-    };
+  private methodContext(user: UserRecord, method: string, at: At): MethodContext {
+    return methodContextOf(this.deps, user, method, at);
   }
 
   /** Whether the user has the method set up now (a registered method only). */
   async isEnrolled(user: UserRecord, methodId: string, clientId: string, request: RequestFacts, logger: Logger) {
     const method = this.deps.extensions.methods.get(methodId);
-    return method ? method.isEnrolled(this.methodContext(user, method.id, clientId, request, logger)) : false;
+    return method ? method.isEnrolled(this.methodContext(user, method.id, { clientId, request, logger })) : false;
   }
 
   /**
@@ -183,7 +160,8 @@ export class VerificationService {
    */
   checkSession(user: UserRecord, clientId: string, request: RequestFacts, logger: Logger) {
     if (!this.sessionChecks.length) return Promise.resolve({ action: 'allow' as const, reasons: [] });
-    return this.runRules(this.sessionChecks, 'session', user, SESSION_PSEUDO_METHOD, clientId, request, logger);
+    const subject = { user, method: SESSION_PSEUDO_METHOD, clientId, request, logger };
+    return this.runRules(this.sessionChecks, 'session', subject);
   }
 
   /** A step-up stage: any method of the app not used in this login yet (registered ones). */
@@ -231,8 +209,7 @@ export class VerificationService {
       Math.min(now.getTime() + this.deps.config.verification.exchange_ttl * 1000, flow.expiresAt.getTime()),
     );
     const singleFactor =
-      Object.hasOwn(fields, 'single_factor_auth') &&
-      singleFactorRequested(method, fields.single_factor_auth, this.app(flow.clientId));
+      Object.hasOwn(fields, 'single_factor_auth') && singleFactorRequested(method, fields.single_factor_auth, app);
     const link = this.wantsLink(method, fields);
     // Messages to the person (a code by text or email) speak the sign-in request's language.
     const uiLocales = (flow.params.oauth as { ui_locales?: string | null } | undefined)?.ui_locales ?? null;
@@ -297,10 +274,8 @@ export class VerificationService {
    * exchange has no user until the proof says whom it is for (VERIFY_STEPS, methodEnabled).
    */
   private async initiateDiscoverable(facts: InitiationFacts): Promise<JsonObject> {
-    const { method, flow, request, logger, expiresAt } = facts;
-    const outcome = await method.discoverable!.initiate(
-      this.discoverableContext(method, flow.clientId, request, logger, expiresAt),
-    );
+    const { method, expiresAt } = facts;
+    const outcome = await method.discoverable!.initiate(this.discoverableContext(method, atOf(facts), expiresAt));
     if (!outcome.ok) throw methodRefusalError(outcome);
     const { exchangeId, statusId, exchange } = await this.newExchange(null, facts, null);
     await this.deps.exchanges.setState(exchange.key, { ...outcome.state, [DISCOVERABLE_KEY]: true });
@@ -312,15 +287,8 @@ export class VerificationService {
     };
   }
 
-  private discoverableContext(
-    method: AuthMethod,
-    clientId: string,
-    request: RequestFacts,
-    logger: Logger,
-    exchangeExpiresAt: Date,
-  ): DiscoverableContext {
-    const appOptions = this.deps.appSettings.get(clientId)?.methods[method.id];
-    return { clientId, request, logger, exchangeExpiresAt, ...(appOptions !== undefined ? { appOptions } : {}) };
+  private discoverableContext(method: AuthMethod, at: At, exchangeExpiresAt: Date): DiscoverableContext {
+    return { ...at, exchangeExpiresAt, ...appOptionsOf(this.deps.appSettings, at.clientId, method.id) };
   }
 
   /**
@@ -329,60 +297,32 @@ export class VerificationService {
    * such as `medium_text`.
    */
   private async initiateKnown(fields: Record<string, string>, facts: InitiationFacts): Promise<JsonObject> {
-    const { method, flow, request, logger, expiresAt } = facts;
-    const user = await this.flowUser(flow, fields, method, request, logger);
+    const { method, expiresAt } = facts;
+    const ctx = await this.flowContext(fields, facts);
+    const { user } = ctx;
     const step = randomUUID();
-    const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger, {
-      step,
-    });
+    const fds = await this.runRules(this.fdsRules, 'initiation', { user, method: method.id, ...atOf(facts) }, { step });
     if (fds.action === 'deny') throw fdsBlocked(fds.retryAfter);
     // A device method's push goes to one of the user's devices, picked before anything is stored.
-    const device = method.device
-      ? await this.deps.pushes.pickDevice(
-          this.methodContext(user, method.id, flow.clientId, request, logger),
-          method,
-          fields.medium_id ?? null,
-        )
-      : null;
+    const mediumId = fields.medium_id ?? null;
+    const device = method.device ? await this.deps.pushes.pickDevice(ctx, method, mediumId) : null;
     if (method.device && !device) throw verificationError('DEVICE_NOT_FOUND', 'no such device for this user');
     const number = method.device?.numberMatching ? this.deps.pushes.drawNumber() : undefined;
-    const { exchangeId, statusId, exchange } = await this.newExchange(user, facts, device);
+    const created = await this.newExchange(user, facts, device);
     let extra: JsonObject = {};
-    if (!exchange.revokedAt) {
-      const outcome = await method.initiate({
-        ...this.methodContext(user, method.id, flow.clientId, request, logger),
-        mediumId: fields.medium_id ?? null,
-        exchangeExpiresAt: expiresAt,
-        ...(device ? { device: boundDevice(device) } : {}),
-        ...this.linkOf(facts, exchangeId),
-      });
-      if (!outcome.ok) {
-        await this.deps.exchanges.revoke(exchange.key, 'initiation_failed');
-        throw methodRefusalError(outcome);
+    if (!created.exchange.revokedAt) {
+      const started = await this.startMethod(facts, ctx, created, { mediumId, device, number });
+      if (!started.ok) {
+        await this.deps.exchanges.revoke(created.exchange.key, 'initiation_failed');
+        throw methodRefusalError(started);
       }
-      extra = outcome.response ?? {};
-      let state = outcome.state;
-      if (device) {
-        const push = await this.deps.pushes.start({
-          method,
-          user,
-          device,
-          app: this.app(flow.clientId),
-          request,
-          number,
-          expiresAt,
-        });
-        state = { ...state, ...push.state };
-        extra = { ...extra, ...this.deps.pushes.pageResponse(device, number) };
-      }
-      if (facts.singleFactor) state = { ...state, [SINGLE_FACTOR_KEY]: true };
-      if (state) await this.deps.exchanges.setState(exchange.key, { ...linkState(facts.linkFacts), ...state });
+      extra = started.response;
     }
     await this.recordInitiated(user, facts, step);
     return {
-      exchange_id: { exchange_id: exchangeId, expires_at: expiresAt.toISOString() },
+      exchange_id: { exchange_id: created.exchangeId, expires_at: expiresAt.toISOString() },
       sub: user.id,
-      status_id: statusId,
+      status_id: created.statusId,
       ...extra,
       ...linkNumber(facts),
     };
@@ -404,15 +344,13 @@ export class VerificationService {
     const user = found?.status === 'active' ? found : null;
     // A device method's number is drawn for real and unknown identifiers alike, before the answer.
     const number = facts.method.device?.numberMatching ? this.deps.pushes.drawNumber() : undefined;
-    const { exchangeId, statusId, exchange } = await this.newExchange(user, facts, null);
+    const created = await this.newExchange(user, facts, null);
     await this.recordInitiated(null, facts);
-    if (user && !exchange.revokedAt)
-      this.inBackground(exchange.key, () =>
-        this.completeFirstStage(user, exchange.key, facts, number, this.linkOf(facts, exchangeId)),
-      );
+    if (user && !created.exchange.revokedAt)
+      this.inBackground(created.exchange.key, () => this.completeFirstStage(user, facts, created, number));
     return {
-      exchange_id: { exchange_id: exchangeId, expires_at: facts.expiresAt.toISOString() },
-      status_id: statusId,
+      exchange_id: { exchange_id: created.exchangeId, expires_at: facts.expiresAt.toISOString() },
+      status_id: created.statusId,
       ...(number !== undefined ? { push_selected_number: number } : {}),
       ...linkNumber(facts),
     };
@@ -421,43 +359,63 @@ export class VerificationService {
   /** The rest of a first-stage initiation for a real user, after the answer went out. */
   private async completeFirstStage(
     user: UserRecord,
-    exchangeKey: string,
     facts: InitiationFacts,
+    created: NewExchangeResult,
     number: number | undefined,
-    link: { link?: (token: string) => string },
   ): Promise<void> {
-    const { method, flow, request, logger, expiresAt } = facts;
-    const ctx = this.methodContext(user, method.id, flow.clientId, request, logger);
+    const { method, logger } = facts;
+    const ctx = this.methodContext(user, method.id, atOf(facts));
     const refuse = async (why: string) => {
       logger.info(
         { method: method.id, why },
         'first-stage initiation refused; the exchange answers as for an unknown user',
       );
-      await this.deps.exchanges.forgetUser(exchangeKey);
+      await this.deps.exchanges.forgetUser(created.exchange.key);
     };
     if (!(await method.isEnrolled(ctx))) return refuse('not_enrolled');
-    const fds = await this.runRules(this.fdsRules, 'initiation', user, method.id, flow.clientId, request, logger);
+    const fds = await this.runRules(this.fdsRules, 'initiation', { user, method: method.id, ...atOf(facts) });
     if (fds.action === 'deny') return refuse(`fds:${fds.reasons.join(',')}`);
     // A chosen medium would confirm the account exists before it is known: never at this stage.
     const device = method.device ? await this.deps.pushes.pickDevice(ctx, method, null) : null;
     if (method.device && !device) return refuse('no_device');
+    const started = await this.startMethod(facts, ctx, created, { mediumId: null, device, number });
+    if (!started.ok) return refuse(started.code);
+  }
+
+  /**
+   * The method's own initiation for a real user and, for a device method, the push to the
+   * device: what they keep goes on the exchange. The answer's extras, or the method's refusal.
+   */
+  private async startMethod(
+    facts: InitiationFacts,
+    ctx: MethodContext,
+    created: NewExchangeResult,
+    choice: { mediumId: string | null; device: Device | null; number: number | undefined },
+  ): Promise<MethodRefusal | { ok: true; response: JsonObject }> {
+    const { method, flow, request, expiresAt } = facts;
+    const { device, number } = choice;
+    const { exchange } = created;
     const outcome = await method.initiate({
       ...ctx,
-      mediumId: null,
+      mediumId: choice.mediumId,
       exchangeExpiresAt: expiresAt,
       ...(device ? { device: boundDevice(device) } : {}),
-      ...link,
+      ...this.linkOf(facts, created.exchangeId),
     });
-    if (!outcome.ok) return refuse(outcome.code);
+    if (!outcome.ok) return outcome;
     let state = outcome.state;
+    let response = outcome.response ?? {};
     if (device) {
       const app = this.app(flow.clientId);
-      const push = await this.deps.pushes.start({ method, user, device, app, request, number, expiresAt });
+      const push = await this.deps.pushes.start({ method, user: ctx.user, device, app, request, number, expiresAt });
       state = { ...state, ...push.state };
-      await this.deps.exchanges.setMedium(exchangeKey, device.deviceId);
+      response = { ...response, ...this.deps.pushes.pageResponse(device, number) };
+      // A first stage's exchange was made before the device was picked: it learns it now.
+      if (exchange.mediumId === null) await this.deps.exchanges.setMedium(exchange.key, device.deviceId);
     }
     if (facts.singleFactor) state = { ...state, [SINGLE_FACTOR_KEY]: true };
-    if (state) await this.deps.exchanges.setState(exchangeKey, { ...linkState(facts.linkFacts), ...state });
+    if (state) await this.deps.exchanges.setState(exchange.key, { ...linkState(facts.linkFacts), ...state });
+    return { ok: true, response };
   }
 
   /**
@@ -465,7 +423,11 @@ export class VerificationService {
    * key; a device method's exchange id is rotated by the device's steps, so its status_id is
    * also kept with it, encrypted.
    */
-  private async newExchange(user: UserRecord | null, facts: InitiationFacts, device: Device | null) {
+  private async newExchange(
+    user: UserRecord | null,
+    facts: InitiationFacts,
+    device: Device | null,
+  ): Promise<NewExchangeResult> {
     const { method, flow, expiresAt } = facts;
     const exchangeId = this.deps.services.crypto.randomToken(32);
     const statusId = this.statusIdOf(exchangeId);
@@ -542,23 +504,19 @@ export class VerificationService {
     return flow;
   }
 
-  /** The user of a flow past its first stage: active, with the method set up. */
-  private async flowUser(
-    flow: LoginFlow,
-    fields: Record<string, string>,
-    method: AuthMethod,
-    request: RequestFacts,
-    logger: Logger,
-  ): Promise<UserRecord> {
+  /** The method's context for the user of a flow past its first stage: active, with the method set up. */
+  private async flowContext(fields: Record<string, string>, facts: InitiationFacts): Promise<MethodContext> {
+    const { flow, method } = facts;
     if (fields.sub && fields.sub !== flow.userId)
       throw verificationError('INVALID_FIELD', 'sub does not match the login');
     const user = await this.deps.services.users.findById(flow.userId!);
     if (!user) throw verificationError('USER_NOT_FOUND');
     if (user.status !== 'active') throw verificationError('USER_DISABLED');
-    if (!(await method.isEnrolled(this.methodContext(user, method.id, flow.clientId, request, logger)))) {
+    const ctx = this.methodContext(user, method.id, atOf(facts));
+    if (!(await method.isEnrolled(ctx))) {
       throw verificationError('METHOD_NOT_ENABLED', `${method.id} is not set up for this user`);
     }
-    return user;
+    return ctx;
   }
 
   // ─────────────── verification ───────────────
@@ -615,6 +573,16 @@ export class VerificationService {
     // What FDS judges and the outcome records: the sign-in's context. For a device method that
     // is the browser that started the push, not the phone answering it.
     const context = method.device ? signInFacts(exchange, input.request) : input.request;
+    const subject: Subject = {
+      user,
+      method: method.id,
+      clientId: flow.clientId,
+      request: context,
+      logger: input.logger,
+    };
+    // The outcome as an event, for no user once the attempt guard took the user away.
+    const record = (type: string, reason: string | null) =>
+      this.recordOutcome(type, { ...subject, userId: state.user?.id ?? null }, reason, { step });
 
     // The FDS phases of this request read the user's events once.
     const history = new UserHistorySnapshot(this.deps.services.history, user.id, this.deps.clock.now());
@@ -625,11 +593,7 @@ export class VerificationService {
       const guard = await this.runRules(
         this.attemptGuards,
         'attempt',
-        user,
-        method.id,
-        flow.clientId,
-        context,
-        input.logger,
+        subject,
         // At the first stage a refusal must cost what an unknown identifier's does (no extra
         // write): it records no blocked event, and its verdicts are a step of their own.
         { history, step, outcomeFollows: !flow.userId },
@@ -660,15 +624,14 @@ export class VerificationService {
     }
     const outcome = await this.methodOutcome(method, exchange, flow.clientId, user, input, state.methodContext);
     if (!outcome.ok || state.phantom) {
-      if (!state.phantom)
-        this.noticeReplay(outcome, user, { method: method.id, request: context, clientId: flow.clientId });
+      if (!state.phantom) this.noticeReplay(outcome, subject);
       if (!outcome.ok && outcome.final && !state.phantom) {
         // A proof that must not be retried (a wrong number): the attempt is over.
         await this.deps.exchanges.revoke(exchange.key, 'final');
         if (method.device) await this.deps.pushes.deniedAtVerification(exchange, input.request, outcome.reason);
       }
       await this.deps.exchanges.burnIfSpent(exchange.key);
-      await this.outcomeOf('verification.failure', step, state, context, outcome.ok ? 'unknown_user' : outcome.reason);
+      await record('verification.failure', outcome.ok ? 'unknown_user' : outcome.reason);
       throw wrongProof(outcome.ok || !outcome.final ? attemptsLeft : 0);
     }
 
@@ -676,11 +639,7 @@ export class VerificationService {
     const fds = await this.runRules(
       this.fdsRules,
       'verification',
-      user,
-      method.id,
-      flow.clientId,
-      context,
-      input.logger,
+      subject,
       // A first stage records the refusal as a failure (below): no blocked event of its own.
       { history, step, outcomeFollows: !flow.userId },
     );
@@ -688,7 +647,7 @@ export class VerificationService {
       if (!flow.userId) {
         // First stage: a refused right proof must look like a wrong one (no oracle for guesses).
         await this.deps.exchanges.burnIfSpent(exchange.key);
-        await this.outcomeOf('verification.failure', step, state, context, `fds:${fds.reasons.join(',')}`);
+        await record('verification.failure', `fds:${fds.reasons.join(',')}`);
         throw wrongProof(attemptsLeft);
       }
       await this.deps.exchanges.revoke(exchange.key, 'fds');
@@ -698,7 +657,7 @@ export class VerificationService {
     // Single use: the conditional update picks exactly one winner among concurrent requests.
     if (!(await this.deps.exchanges.consume(exchange.key))) throw verificationError('EXCHANGE_USED');
     if (outcome.commit && !(await outcome.commit())) {
-      await this.outcomeOf('verification.failure', step, state, context, 'already_consumed');
+      await record('verification.failure', 'already_consumed');
       throw verificationError('VERIFICATION_FAILED');
     }
     await this.deps.statuses.authenticate(exchange.statusKey, outcome.amr ?? method.amr, {
@@ -709,7 +668,7 @@ export class VerificationService {
       ttlSeconds: this.deps.config.verification.status_ttl,
       from: method.device ? ['ALLOWED'] : ['INITIATED'],
     });
-    await this.outcomeOf('verification.success', step, state, context, fds.action === 'step_up' ? 'step_up' : null);
+    await record('verification.success', fds.action === 'step_up' ? 'step_up' : null);
     const statusId = exchange.statusSeal
       ? this.deps.secretBox.decrypt(exchange.statusSeal)
       : this.statusIdOf(input.fields.exchange_id!);
@@ -729,31 +688,31 @@ export class VerificationService {
     /** The context the pipeline made for this user already (its credential reads are reused). */
     made?: MethodContext,
   ): Promise<VerifyOutcome> {
-    const ctx = {
+    let ctx: VerifyContext = {
       ...(made?.user.id === user.id
         ? made
-        : this.methodContext(user, method.id, clientId, input.request, input.logger)),
+        : this.methodContext(user, method.id, { clientId, request: input.request, logger: input.logger })),
       fields: input.fields,
       files: input.files,
       state: exchange.state,
     };
-    if (!method.device)
-      return this.deps.tracing.span('method.verify', { 'gatehouse.method': method.id }, () => method.verify(ctx));
-    const request: DeviceRequest = {
-      fields: input.fields,
-      files: input.files,
-      proof: input.device?.proof,
-      path: input.device?.path ?? '',
-      request: input.request,
-    };
-    const checked = await this.deps.pushes.checkVerification(method, exchange, request);
-    if (!checked.ok) return checked;
-    return this.deps.tracing.span('method.verify', { 'gatehouse.method': method.id }, () =>
-      method.verify({ ...ctx, device: { ...boundDevice(checked.device), userVerified: checked.uv } }),
-    );
+    if (method.device) {
+      const request: DeviceRequest = {
+        fields: input.fields,
+        files: input.files,
+        proof: input.device?.proof,
+        path: input.device?.path ?? '',
+        request: input.request,
+      };
+      const checked = await this.deps.pushes.checkVerification(method, exchange, request);
+      if (!checked.ok) return checked;
+      ctx = { ...ctx, device: { ...boundDevice(checked.device), userVerified: checked.uv } };
+    }
+    return this.deps.tracing.span('method.verify', { 'gatehouse.method': method.id }, () => method.verify(ctx));
   }
 
   private stepDeps(method: AuthMethod): StepDeps {
+    const at = (s: VerifyState): At => ({ clientId: s.flow!.clientId, request: s.request, logger: s.logger });
     return {
       findExchange: (id) => this.deps.exchanges.find(id),
       findFlow: (id) => this.deps.flows.get(id),
@@ -761,13 +720,13 @@ export class VerificationService {
       findUser: (id) => this.deps.services.users.findById(id),
       identify: (s) =>
         method.discoverable!.identify({
-          ...this.discoverableContext(method, s.flow!.clientId, s.request, s.logger, s.exchange!.expiresAt),
+          ...this.discoverableContext(method, at(s), s.exchange!.expiresAt),
           fields: s.fields,
           state: s.exchange!.state,
         }),
       methodContext: (s, user) =>
         (s.methodContext ??= {
-          ...this.methodContext(user, method.id, s.flow!.clientId, s.request, s.logger),
+          ...this.methodContext(user, method.id, at(s)),
           credentials: readOnce(this.deps.services.credentials(user.id, method.id)),
         }),
       knownFields: () => this.knownFields,
@@ -816,8 +775,7 @@ export class VerificationService {
   async pushStep(methodId: string, step: PushStep, req: DeviceRequest & { keys: string[]; logger: Logger }) {
     const method = this.method(methodId);
     if (!method.device) throw verificationError('METHOD_NOT_FOUND', `${method.id} has no push steps`);
-    const missing = ['exchange_id', 'push_id', 'device_id', 'client_id'].filter((f) => !req.fields[f]);
-    if (missing.length) throw verificationError('FIELD_MISSING', `missing: ${missing.join(', ')}`, { fields: missing });
+    requireFields(req.fields, ['exchange_id', 'push_id', 'device_id', 'client_id']);
     const state: VerifyState = { method, ...req, malformed: [] };
     for (const check of EXCHANGE_STEPS) await check(state, this.stepDeps(method));
     return this.deps.pushes.step(step, state.exchange!, req);
@@ -839,48 +797,34 @@ export class VerificationService {
     if (!method) return { ok: false, reason: 'method_not_registered' };
     const app = this.app(input.clientId);
     if (!app || !appMethods(app).includes(method.id)) return { ok: false, reason: 'method_not_enabled' };
+    const { clientId, request, logger } = input;
     const found = await this.deps.services.users.findByIdentifier(input.identifier);
     const usable =
       found && found.status === 'active'
-        ? await method.isEnrolled(this.methodContext(found, method.id, input.clientId, input.request, input.logger))
+        ? await method.isEnrolled(this.methodContext(found, method.id, { clientId, request, logger }))
         : false;
     const user = usable ? found! : phantomUser(input.identifier);
     const outcome = await this.deps.tracing.span('method.verify', { 'gatehouse.method': method.id }, () =>
       method.verify({
-        ...this.methodContext(user, method.id, input.clientId, input.request, input.logger),
+        ...this.methodContext(user, method.id, { clientId, request, logger }),
         fields: input.fields,
         files: [],
         state: {},
       }),
     );
-    const who = {
-      userId: usable ? user.id : null,
-      method: method.id,
-      clientId: input.clientId,
-      request: input.request,
-    };
+    const subject: Subject = { user, method: method.id, clientId, request, logger };
     const step = randomUUID();
     const event = (type: string, reason: string | null) =>
-      this.recordOutcome(type, who, reason, { grant: 'password', step });
+      this.recordOutcome(type, { ...subject, userId: usable ? user.id : null }, reason, { grant: 'password', step });
     if (!outcome.ok || !usable) {
-      if (usable)
-        this.noticeReplay(outcome, user, { method: method.id, request: input.request, clientId: input.clientId });
+      if (usable) this.noticeReplay(outcome, subject);
       await event('verification.failure', outcome.ok ? 'unknown_user' : outcome.reason);
       return { ok: false, reason: outcome.ok ? 'unknown_user' : outcome.reason };
     }
-    const fds = await this.runRules(
-      this.fdsRules,
-      'verification',
-      user,
-      method.id,
-      input.clientId,
-      input.request,
-      input.logger,
-      { step },
-    );
+    const fds = await this.runRules(this.fdsRules, 'verification', subject, { step });
     if (fds.action !== 'allow') {
       // A grant cannot step up: a step-up refuses it too (a deny was recorded by runRules).
-      if (fds.action === 'step_up') await this.recordBlocked(step, 'verification', user, method.id, input, fds);
+      if (fds.action === 'step_up') await this.recordBlocked(step, 'verification', subject, fds);
       return { ok: false, reason: `fds:${fds.reasons.join(',')}` };
     }
     if (outcome.commit && !(await outcome.commit())) {
@@ -917,8 +861,7 @@ export class VerificationService {
    * binds the flow to the user and says what comes next.
    */
   async continueLogin(fields: Record<string, string>, logger: Logger): Promise<ContinueResult> {
-    const missing = ['requestId', 'status_id'].filter((f) => !fields[f]);
-    if (missing.length) throw verificationError('FIELD_MISSING', `missing: ${missing.join(', ')}`, { fields: missing });
+    requireFields(fields, ['requestId', 'status_id']);
     const status = await this.deps.statuses.find(fields.status_id!);
     if (!status) throw verificationError('STATUS_NOT_FOUND');
     if (
@@ -937,7 +880,8 @@ export class VerificationService {
     const flow = await this.activeFlow(fields.requestId);
     if (flow.stage !== status.stage) throw verificationError('WRONG_FLOW_STAGE');
 
-    const extraStage = status.stepUp ? this.stepUpStage(flow, status.method) : null;
+    // A step-up asks for one more stage: any method of the app not used in this login yet.
+    const extraStage = status.stepUp ? this.stepUpMethods(flow.clientId, [...flow.methods, status.method]) : null;
     if (status.stepUp && extraStage?.length === 0)
       throw verificationError('FDS_BLOCKED', 'no further method can satisfy the step-up');
     const next = await this.deps.flows.advance(flow, status.stage, {
@@ -948,15 +892,32 @@ export class VerificationService {
       alone: status.singleFactor,
     });
     if (!next) throw verificationError('WRONG_FLOW_STAGE');
+    const done = { userId: status.userId!, method: status.method, stage: status.stage, stepUp: status.stepUp };
+    return this.stageCompleted(flow, next, done, logger);
+  }
+
+  /**
+   * A stage done (by a proof, or by setting a method up during the login): its event and log
+   * line, and what the login offers next.
+   */
+  async stageCompleted(
+    flow: LoginFlow,
+    next: LoginFlow,
+    done: { userId: string; method: string; stage: number; stepUp: boolean; setup?: true },
+    logger: Logger,
+  ): Promise<ContinueResult> {
+    const completed = next.status === 'completed';
     await this.deps.services.events.record({
       type: 'login.stage_completed',
-      userId: status.userId,
-      method: status.method,
+      userId: done.userId,
+      method: done.method,
       clientId: flow.clientId,
-      data: { stage: status.stage, completed: next.status === 'completed', step_up: status.stepUp },
+      data: { stage: done.stage, completed, step_up: done.stepUp, ...(done.setup ? { setup: true } : {}) },
     });
-    logger.info({ flow: flow.id, stage: status.stage, method: status.method }, 'login stage completed');
-    const completed = next.status === 'completed';
+    logger.info(
+      { flow: flow.id, stage: done.stage, method: done.method },
+      done.setup ? 'login stage completed by a setup' : 'login stage completed',
+    );
     return {
       flow: next,
       completed,
@@ -981,18 +942,14 @@ export class VerificationService {
       this.registrationChecks,
       { ...ctx, history: this.deps.services.history, logger },
       anyones(this.deps.services.events),
-      {
-        timeoutMs: this.deps.config.verification.fds_timeout_ms,
-        logger,
-        metrics: this.deps.metrics,
-        tracing: this.deps.tracing,
-      },
+      this.fdsOptions(logger),
     );
   }
 
-  /** A step-up asks for one more stage: any method of the app not used in this login yet. */
-  private stepUpStage(flow: LoginFlow, justUsed: string): string[] {
-    return this.stepUpMethods(flow.clientId, [...flow.methods, justUsed]);
+  /** How the FDS rules run: the time limit, and where their verdicts are counted and traced. */
+  private fdsOptions(logger: Logger) {
+    const { metrics, tracing } = this.deps;
+    return { timeoutMs: this.deps.config.verification.fds_timeout_ms, logger, metrics, tracing };
   }
 
   private statusIdOf(exchangeId: string): string {
@@ -1029,45 +986,16 @@ export class VerificationService {
     });
   }
 
-  /** The outcome of a verification request, from its pipeline state. */
-  private outcomeOf(
-    type: string,
-    step: string,
-    state: VerifyState,
-    request: RequestFacts,
-    reason: string | null,
-  ): Promise<void> {
-    return this.recordOutcome(
-      type,
-      {
-        userId: state.user?.id ?? null,
-        method: state.method.id,
-        clientId: state.flow?.clientId ?? null,
-        request,
-      },
-      reason,
-      { step },
-    );
-  }
-
-  /** Runs FDS rules (all, or the attempt guards) for one user and method. */
   /**
    * A step the FDS rules refused with no outcome event of its own (a blocked initiation, attempt
    * or session; a refused grant): its verdicts are folded under this event (`data.step`).
    */
-  private recordBlocked(
-    step: string,
-    phase: FdsContext['phase'],
-    user: UserRecord,
-    method: string,
-    at: { clientId: string; request: RequestFacts },
-    result: FdsResult,
-  ): Promise<void> {
+  private recordBlocked(step: string, phase: FdsContext['phase'], at: Subject, result: FdsResult): Promise<void> {
     return this.deps.services.events.record({
       type: 'verification.blocked',
       key: at.request.deviceKey,
-      userId: user.id,
-      method,
+      userId: at.user.id,
+      method: at.method,
       clientId: at.clientId,
       ip: at.request.ip,
       outcome: result.action,
@@ -1077,24 +1005,18 @@ export class VerificationService {
   }
 
   /** A right code of a spent step (the method's reason `replay`) is a security event. */
-  private noticeReplay(
-    outcome: VerifyOutcome,
-    user: UserRecord,
-    facts: { method: string; request: RequestFacts; clientId: string },
-  ): void {
-    if (!outcome.ok && outcome.reason === 'replay')
-      this.deps.securityEvents.emit({ type: 'code_reuse', user, ...facts, at: this.deps.clock.now() });
+  private noticeReplay(outcome: VerifyOutcome, at: Subject): void {
+    if (!outcome.ok && outcome.reason === 'replay') {
+      const { user, method, request, clientId } = at;
+      this.deps.securityEvents.emit({ type: 'code_reuse', user, method, request, clientId, at: this.deps.clock.now() });
+    }
   }
 
   /** The FDS rules, and a notice to the user when they blocked or challenged a sign-in. */
   private async runRules(
     rules: FdsRule[],
     phase: FdsContext['phase'],
-    user: UserRecord,
-    method: string,
-    clientId: string,
-    request: RequestFacts,
-    logger: Logger,
+    at: Subject,
     opts: {
       /** Shared by the phases of one request (the attempt guard, then the verification). */
       history?: UserHistorySnapshot;
@@ -1107,35 +1029,21 @@ export class VerificationService {
       outcomeFollows?: boolean;
     } = {},
   ) {
+    const { user, method, clientId, request, logger } = at;
     const history = opts.history ?? new UserHistorySnapshot(this.deps.services.history, user.id, this.deps.clock.now());
     const step = opts.step ?? randomUUID();
     const result = await runFdsRules(
       rules,
-      {
-        phase,
-        user,
-        method,
-        clientId,
-        request,
-        now: history.now,
-        // One read of the user's events answers the rules' user-scoped questions.
-        history,
-        logger,
-      },
+      // One read of the user's events answers the rules' user-scoped questions.
+      { phase, user, method, clientId, request, now: history.now, history, logger },
       history.recording(
         user.id === PHANTOM_USER_ID ? anyones(this.deps.services.events) : this.deps.services.events,
         () => this.deps.clock.now(),
       ),
-      {
-        timeoutMs: this.deps.config.verification.fds_timeout_ms,
-        logger,
-        metrics: this.deps.metrics,
-        tracing: this.deps.tracing,
-        step,
-      },
+      { ...this.fdsOptions(logger), step },
     );
     if (result.action === 'deny' && !opts.outcomeFollows && user.id !== PHANTOM_USER_ID)
-      await this.recordBlocked(step, phase, user, method, { clientId, request }, result);
+      await this.recordBlocked(step, phase, at, result);
     // A deny blocked a sign-in attempt in any phase. A step-up takes effect only after a right
     // proof, so only then is it an event (else anyone knowing a username could have them told).
     const type =
@@ -1147,6 +1055,18 @@ export class VerificationService {
     if (type) this.deps.securityEvents.emit({ type, user, method, clientId, request, at: this.deps.clock.now() });
     return result;
   }
+}
+
+/** What an initiation made: the exchange, its id (the caller's handle) and its status's id. */
+interface NewExchangeResult {
+  exchangeId: string;
+  statusId: string;
+  exchange: Exchange;
+}
+
+/** Where an initiation happens: its app, its request and its logger. */
+function atOf(facts: InitiationFacts): At {
+  return { clientId: facts.flow.clientId, request: facts.request, logger: facts.logger };
 }
 
 /** A link's number in the initiation's answer: the starting screen shows it (drawn for a phantom too). */

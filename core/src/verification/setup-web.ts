@@ -1,4 +1,4 @@
-import type { Clock, EventLog, LoginFlowView, SetupApi, UserRecord } from '@gatehouse-auth/plugin-api';
+import type { Clock, LoginFlowView, SetupApi, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { AdminGuard } from '../http/admin-guard.js';
@@ -12,7 +12,6 @@ import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
 import { verificationError } from './errors.js';
 import type { VerificationService } from './service.js';
 import { setupAccess } from './setup-access.js';
-import { offered } from './stages.js';
 
 export interface SetupWebDeps {
   adminGuard: AdminGuard;
@@ -23,7 +22,6 @@ export interface SetupWebDeps {
   setupOffers: SetupOffers;
   loginFlows: LoginFlows;
   flows: Pick<LoginFlowStore, 'advance'>;
-  events: EventLog;
   clock: Clock;
 }
 
@@ -91,19 +89,14 @@ export class SetupWeb implements SetupApi {
     body: Record<string, unknown>,
     req: IncomingMessage,
   ) {
+    const { verification } = this.deps;
     const user = await this.duringLogin(view, methodId, req);
-    const method = this.deps.verification.method(methodId);
+    const method = verification.method(methodId);
     const response = await this.step(step, method.id, user, body, req);
     // Finished by an initiation alone (a password set), the setup proved nothing: sign in with it.
     if (step === 'initiation') return { response, continuation: null };
     const flow = this.deps.loginFlows.flowOf(view);
-    const enrolled = await this.deps.verification.isEnrolled(
-      user,
-      method.id,
-      flow.clientId,
-      requestFacts(req),
-      logOf(req),
-    );
+    const enrolled = await verification.isEnrolled(user, method.id, flow.clientId, requestFacts(req), logOf(req));
     if (!enrolled) return { response, continuation: null };
     const next = await this.deps.flows.advance(flow, flow.stage, {
       userId: user.id,
@@ -111,17 +104,9 @@ export class SetupWeb implements SetupApi {
       amr: method.amr,
     });
     if (!next) throw verificationError('WRONG_FLOW_STAGE');
-    const completed = next.status === 'completed';
-    await this.deps.events.record({
-      type: 'login.stage_completed',
-      userId: user.id,
-      method: method.id,
-      clientId: flow.clientId,
-      data: { stage: flow.stage, completed, step_up: false, setup: true },
-    });
-    logOf(req).info({ flow: flow.id, stage: flow.stage, method: method.id }, 'login stage completed by a setup');
-    const nextMethods = completed ? [] : offered(next.stages[next.stage] ?? [], next.methods);
-    return { response, continuation: this.deps.loginFlows.continuation({ flow: next, completed, nextMethods }) };
+    const done = { userId: user.id, method: method.id, stage: flow.stage, stepUp: false, setup: true } as const;
+    const result = await verification.stageCompleted(flow, next, done, logOf(req));
+    return { response, continuation: this.deps.loginFlows.continuation(result) };
   }
 
   async mayBind(view: LoginFlowView, methodId: string, req: IncomingMessage): Promise<boolean> {

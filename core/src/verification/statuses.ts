@@ -63,15 +63,12 @@ export class StatusStore {
     private readonly clock: Clock,
   ) {}
 
-  async create(input: {
-    /** The status_id handed to the caller; stored as its hash. */
-    id: string;
-    flowId: string;
-    userId: string | null;
-    method: string;
-    stage: number;
-    expiresAt: Date;
-  }): Promise<string> {
+  async create(
+    input: Pick<VerificationStatus, 'flowId' | 'userId' | 'method' | 'stage' | 'expiresAt'> & {
+      /** The status_id handed to the caller; stored as its hash. */
+      id: string;
+    },
+  ): Promise<string> {
     const now = this.clock.now().getTime();
     await this.sql.exec(
       `INSERT INTO verification_statuses (id, flow_id, user_id, method, stage, state, amr, step_up, created_at,
