@@ -60,7 +60,7 @@ type Message =
  * The protocol over any broadcast channel that reaches every node, the sender included: news,
  * acknowledgements addressed to its sender, and heartbeats that say who the peers are.
  */
-class Peers {
+class Peers implements PeerBus {
   readonly node = randomUUID();
   readonly listeners: PeerListener[] = [];
   private seq = 0;
@@ -70,10 +70,14 @@ class Peers {
   private readonly waiting = new Map<number, { missing: Set<string>; done: () => void }>();
   private heartbeat: NodeJS.Timeout | undefined;
   private live = false;
+  /** Set once `close` starts: a channel lost from then on is not connected again. */
+  closing = false;
 
   constructor(
     private readonly transmit: (message: Message) => Promise<void>,
     private readonly logger: Logger,
+    /** Ends the channel, after the goodbye. */
+    private readonly end: () => Promise<void>,
   ) {}
 
   /** The channel works (again): say hello, and from now on say so every HEARTBEAT_MS. */
@@ -91,13 +95,16 @@ class Peers {
     this.live = false;
     clearInterval(this.heartbeat);
     this.seen.clear();
-    this.releaseAll();
+    for (const w of this.waiting.values()) w.done();
+    this.waiting.clear();
     for (const l of this.listeners) l.connected(false);
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     if (this.live) await this.transmit({ type: 'bye', node: this.node }).catch(() => undefined);
     this.down();
+    await this.end();
   }
 
   subscribe(listener: PeerListener): void {
@@ -180,11 +187,6 @@ class Peers {
   private emit(message: Message): void {
     this.transmit(message).catch((err: unknown) => this.logger.warn({ err }, 'peer bus: a message was not sent'));
   }
-
-  private releaseAll(): void {
-    for (const w of this.waiting.values()) w.done();
-    this.waiting.clear();
-  }
 }
 
 /** One process, nobody else to tell. */
@@ -225,18 +227,26 @@ function pieces(news: PeerNews): PeerNews[] {
  */
 export async function postgresPeerBus(url: string, logger: Logger): Promise<PeerBus> {
   let client: pg.Client | null = null;
-  let closed = false;
   let retry: NodeJS.Timeout | undefined;
   let queue: Promise<unknown> = Promise.resolve();
 
-  const peers = new Peers(async (message) => {
-    const c = client;
-    if (!c) return;
-    // One query at a time on the connection (pg 9 refuses overlapping ones).
-    const sent = queue.then(() => c.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(message)]));
-    queue = sent.catch(() => undefined);
-    await sent;
-  }, logger);
+  const peers = new Peers(
+    async (message) => {
+      const c = client;
+      if (!c) return;
+      // One query at a time on the connection (pg 9 refuses overlapping ones).
+      const sent = queue.then(() => c.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(message)]));
+      queue = sent.catch(() => undefined);
+      await sent;
+    },
+    logger,
+    async () => {
+      clearTimeout(retry);
+      const c = client;
+      client = null;
+      await c?.end();
+    },
+  );
 
   const connect = async (): Promise<void> => {
     // Named, so that an operator finds it in pg_stat_activity.
@@ -253,7 +263,7 @@ export async function postgresPeerBus(url: string, logger: Logger): Promise<Peer
       if (client !== c) return;
       client = null;
       peers.down();
-      if (closed) return;
+      if (peers.closing) return;
       logger.warn({ err }, 'peer bus lost its connection; token cache off until it is back');
       retry = setTimeout(() => void connect().catch(lost), 1000);
     };
@@ -265,19 +275,7 @@ export async function postgresPeerBus(url: string, logger: Logger): Promise<Peer
     peers.up();
   };
   await connect();
-
-  return {
-    publish: (news) => peers.publish(news),
-    subscribe: (l) => peers.subscribe(l),
-    close: async () => {
-      closed = true;
-      clearTimeout(retry);
-      await peers.close();
-      const c = client;
-      client = null;
-      await c?.end();
-    },
-  };
+  return peers;
 }
 
 /** What cluster workers and the primary send each other. */
@@ -291,6 +289,7 @@ export function clusterPeerBus(logger: Logger): PeerBus {
         process.send!({ type: CLUSTER_MESSAGE, message }, undefined, {}, (err) => (err ? reject(err) : resolve())),
       ),
     logger,
+    async () => void process.off('message', onMessage),
   );
   const onMessage = (raw: unknown) => {
     const m = raw as { type?: string; message?: Message };
@@ -298,14 +297,7 @@ export function clusterPeerBus(logger: Logger): PeerBus {
   };
   process.on('message', onMessage);
   peers.up();
-  return {
-    publish: (news) => peers.publish(news),
-    subscribe: (l) => peers.subscribe(l),
-    close: async () => {
-      await peers.close();
-      process.off('message', onMessage);
-    },
-  };
+  return peers;
 }
 
 /**

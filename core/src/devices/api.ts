@@ -2,7 +2,6 @@ import { defineRoute, type ErrorRef, type RouteSpec } from '@gatehouse-auth/plug
 import { z } from 'zod';
 import { ADMIN_THROTTLED } from '../http/admin-guard.js';
 import { verificationError } from '../verification/errors.js';
-import { BIND_PATH, DEVICE_CLIENT_ID, DEVICE_ID } from './binding.js';
 import { keyAlgorithm } from './proof.js';
 import { PUSH_STEPS } from './pushes.js';
 
@@ -12,8 +11,13 @@ import { PUSH_STEPS } from './pushes.js';
  * body as it came.
  */
 
+export const BIND_PATH = '/verification-srv/devices/bind';
 export const INBOX_PATH = '/verification-srv/devices/pushes';
 export const DEVICES_PATH = '/verification-actions-srv/setup/users/:sub/devices';
+
+export const BINDING_CODE = /^[A-Za-z0-9_-]{16,128}$/;
+const DEVICE_ID = /^[A-Za-z0-9._-]{8,128}$/;
+const DEVICE_CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 const invalid = (message: string, names: string[]) => verificationError('INVALID_FIELD', message, { fields: names });
 const text = (re: RegExp, description: string) => z.string().regex(re).meta({ description });
@@ -54,7 +58,7 @@ export const DEVICE_API = {
     security: ['deviceProof'],
     body: z
       .object({
-        code: text(/^[A-Za-z0-9_-]{16,128}$/, 'the binding code from the QR code link'),
+        code: text(BINDING_CODE, 'the binding code from the QR code link'),
         device_id: text(DEVICE_ID, 'the app’s id for this device'),
         client_id: text(DEVICE_CLIENT_ID, 'the authenticator app'),
         name: text(/^\S.{0,63}$/su, 'what the user calls the device'),
@@ -171,3 +175,6 @@ export const DEVICE_API = {
     errors: [...SETUP_ACCESS, 'DEVICE_NOT_FOUND'],
   }),
 } satisfies Record<string, RouteSpec>;
+
+/** A binding's body as the schema checked it (it transforms nothing: the same object as it came). */
+export type BindBody = z.output<NonNullable<typeof DEVICE_API.bind.body>>;

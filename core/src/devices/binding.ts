@@ -3,6 +3,7 @@ import QRCode from 'qrcode';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
 import { sha256 } from '../util/crypto.js';
 import { verificationError } from '../verification/errors.js';
+import { BINDING_CODE, type BindBody } from './api.js';
 import { canonicalBody, checkDeviceProof, keyAlgorithm, publicJwk } from './proof.js';
 import type { DeviceStore } from './store.js';
 
@@ -10,10 +11,6 @@ import type { DeviceStore } from './store.js';
 const BINDING_TTL_SECONDS = 600;
 /** Path of the link in the QR code; the app posts to BIND_PATH. */
 export const BINDING_LINK_PATH = '/devices/bind';
-export const BIND_PATH = '/verification-srv/devices/bind';
-
-export const DEVICE_ID = /^[A-Za-z0-9._-]{8,128}$/;
-export const DEVICE_CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Binding an authenticator app install to a user (docs/devices.md, "Binding a device"): a
@@ -58,7 +55,7 @@ export class DeviceBinding {
    * (scanned from there by the app); null for a code that is unknown, used or expired.
    */
   async linkOf(code: unknown): Promise<{ link: string; qr: string } | null> {
-    if (typeof code !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(code)) return null;
+    if (typeof code !== 'string' || !BINDING_CODE.test(code)) return null;
     const pending = await this.deps.pending.get(sha256(code));
     if (!pending || Number(pending.data.expires_at) <= this.deps.clock.now().getTime()) return null;
     const link = this.linkFor(code);
@@ -69,27 +66,16 @@ export class DeviceBinding {
     return `${this.deps.issuer}${BINDING_LINK_PATH}?code=${encodeURIComponent(code)}`;
   }
 
-  /** The app's call: checks the code, the key and the proof made with it, then binds the device. */
-  async complete(body: Record<string, unknown>, proof: string | undefined, path: string, request: RequestFacts) {
-    const text = (name: string, pattern: RegExp) => {
-      const value = body[name];
-      if (typeof value !== 'string' || !pattern.test(value))
-        throw verificationError('INVALID_FIELD', `${name} is missing or not valid`, { fields: [name] });
-      return value;
-    };
-    const code = text('code', /^[A-Za-z0-9_-]{16,128}$/);
-    const deviceId = text('device_id', DEVICE_ID);
-    const clientId = text('client_id', DEVICE_CLIENT_ID);
-    const name = text('name', /^\S.{0,63}$/su).trim();
-    const alg = keyAlgorithm(body.public_key);
-    if (!alg) {
-      throw verificationError('INVALID_FIELD', 'public_key must be a public EC P-256 or Ed25519 JWK', {
-        fields: ['public_key'],
-      });
-    }
-    if (body.biometric !== undefined && typeof body.biometric !== 'boolean')
-      throw verificationError('INVALID_FIELD', 'biometric must be true or false', { fields: ['biometric'] });
-    const pushToken = body.push_token === undefined ? null : text('push_token', /^[\x21-\x7e]{1,4096}$/);
+  /**
+   * The app's call, its body checked against `DEVICE_API.bind` (the route does that, and hands
+   * over the body as it came, which the proof signs): checks the code, the key and the proof
+   * made with it, then binds the device.
+   */
+  async complete(body: BindBody, proof: string | undefined, path: string, request: RequestFacts) {
+    const { code, device_id: deviceId, client_id: clientId } = body;
+    const name = body.name.trim();
+    const alg = keyAlgorithm(body.public_key)!; // the schema refused any other key
+    const pushToken = body.push_token ?? null;
 
     const pending = await this.deps.pending.get(sha256(code));
     if (!pending) throw verificationError('BINDING_INVALID');
@@ -100,7 +86,7 @@ export class DeviceBinding {
         fields: ['biometric'],
       });
     }
-    const publicKey = publicJwk(body.public_key as Record<string, unknown>);
+    const publicKey = publicJwk(body.public_key);
     const checked = await checkDeviceProof(
       proof,
       { deviceId, publicKey, alg, biometric },

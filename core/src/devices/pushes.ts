@@ -21,28 +21,17 @@ import { SINGLE_FACTOR_KEY } from '../verification/pipeline.js';
 import { canonicalBody, checkDeviceProof } from './proof.js';
 import type { Device, DeviceStore } from './store.js';
 
-/** The steps a device takes on a push, and the states each may start from. */
-export const PUSH_STEPS = {
-  acknowledge: { from: ['INITIATED'], to: 'PUSH_ACKNOWLEDGED' },
-  allow: { from: ['INITIATED', 'PUSH_ACKNOWLEDGED'], to: 'ALLOWED' },
-  deny: { from: LIVE_STATES, to: 'DENIED' },
-  cancel: { from: LIVE_STATES, to: 'CANCELLED' },
-} as const satisfies Record<string, { from: readonly StatusState[]; to: StatusState }>;
-export type PushStep = keyof typeof PUSH_STEPS;
-
-/** The event each step records (the push-fatigue rule counts denials). */
-const STEP_EVENTS: Record<PushStep, string> = {
-  acknowledge: 'push.acknowledged',
-  allow: 'push.allowed',
-  deny: 'push.denied',
-  cancel: 'push.cancelled',
-};
-
 /**
- * How many digits the number of number matching has. The user types it on the device (a blind
- * guess is right one time in 90); picking it among a few offered would be one time in three.
+ * The steps a device takes on a push: the states each may start from, the state it moves to,
+ * and the event it records (the push-fatigue rule counts denials).
  */
-export const NUMBER_DIGITS = MATCH_NUMBER_DIGITS;
+export const PUSH_STEPS = {
+  acknowledge: { from: ['INITIATED'], to: 'PUSH_ACKNOWLEDGED', event: 'push.acknowledged' },
+  allow: { from: ['INITIATED', 'PUSH_ACKNOWLEDGED'], to: 'ALLOWED', event: 'push.allowed' },
+  deny: { from: LIVE_STATES, to: 'DENIED', event: 'push.denied' },
+  cancel: { from: LIVE_STATES, to: 'CANCELLED', event: 'push.cancelled' },
+} as const satisfies Record<string, { from: readonly StatusState[]; to: StatusState; event: string }>;
+export type PushStep = keyof typeof PUSH_STEPS;
 
 /** Whether the device sent the push's number (compared in constant time; no number, no match). */
 function rightNumber(push: PushState, typed: string | undefined): boolean {
@@ -246,13 +235,13 @@ export class DevicePushes {
   async step(step: PushStep, exchange: Exchange, req: DeviceRequest): Promise<JsonObject> {
     const push = this.pushOf(exchange, req.fields);
     const device = await this.signedDevice(req, push);
-    const { from, to } = PUSH_STEPS[step];
+    const { from, to, event } = PUSH_STEPS[step];
     if (!(await this.deps.statuses.transition(exchange.statusKey, from, to))) {
       const now = await this.deps.statuses.findByKey(exchange.statusKey);
       throw verificationError('PUSH_STATE', `the push is ${now?.state ?? 'over'}; ${step} is not possible`);
     }
     const reason = step === 'deny' ? (req.fields.reason ?? '').slice(0, 64) || 'user_denied' : null;
-    await this.record(STEP_EVENTS[step], exchange, device, req.request, reason);
+    await this.record(event, exchange, device, req.request, reason);
     await this.deps.devices.touch(device.deviceId);
     if (step === 'deny' || step === 'cancel') {
       await this.deps.exchanges.revoke(exchange.key, step === 'deny' ? 'denied' : 'cancelled');
@@ -267,7 +256,7 @@ export class DevicePushes {
       ...(step === 'acknowledge' ? { context: push.context } : {}),
       // The device never learns the number: it asks the user to type the one the login page shows.
       ...(step === 'allow' && method?.device?.numberMatching && push.number !== undefined
-        ? { number_digits: NUMBER_DIGITS }
+        ? { number_digits: MATCH_NUMBER_DIGITS }
         : {}),
     };
   }

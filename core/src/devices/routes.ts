@@ -14,11 +14,11 @@ import { verificationError } from '../verification/errors.js';
 import type { VerificationService } from '../verification/service.js';
 import { setupAccess } from '../verification/setup-access.js';
 import type { AdminGuard } from '../http/admin-guard.js';
-import { BIND_PATH, BINDING_LINK_PATH, type DeviceBinding } from './binding.js';
+import { BINDING_LINK_PATH, type DeviceBinding } from './binding.js';
 import { renderBindingLinkPage } from './link-page.js';
 import { PROOF_HEADER } from './proof.js';
 import { routeInput } from '../http/api-spec.js';
-import { DEVICE_API, DEVICES_PATH, INBOX_PATH } from './api.js';
+import { BIND_PATH, DEVICE_API, DEVICES_PATH, INBOX_PATH, type BindBody } from './api.js';
 import { PUSH_STEPS, type DevicePushes, type DeviceRequest, type PushStep } from './pushes.js';
 import { publicDevice, type DeviceStore } from './store.js';
 
@@ -64,8 +64,8 @@ export function deviceRoutes(deps: DeviceRouteDeps): Router {
 
   router.post(BIND_PATH, json, async (req, res) => {
     routeInput(DEVICE_API.bind, req);
-    // The body as it came: the device's signature covers it.
-    const body = req.body as Record<string, unknown>;
+    // The body as it came (the schema only checked it): the device's signature covers it.
+    const body = req.body as BindBody;
     const path = deps.issuerPath + req.path;
     ok(res, await deps.deviceBinding.complete(body, req.get(PROOF_HEADER), path, requestFacts(req)));
   });

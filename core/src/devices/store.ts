@@ -100,12 +100,12 @@ export class DeviceStore {
     return rows.map((r) => this.toDevice(r));
   }
 
-  async rename(userId: string, deviceId: string, name: string): Promise<boolean> {
-    const rows = await this.sql.write(
-      'UPDATE devices SET name = :name WHERE id = :deviceId AND user_id = :userId RETURNING id',
-      { userId, deviceId, name },
-    );
-    return rows.length > 0;
+  rename(userId: string, deviceId: string, name: string): Promise<boolean> {
+    return this.sql.changed('UPDATE devices SET name = :name WHERE id = :deviceId AND user_id = :userId RETURNING id', {
+      userId,
+      deviceId,
+      name,
+    });
   }
 
   async touch(deviceId: string): Promise<void> {
@@ -118,12 +118,10 @@ export class DeviceStore {
   /** Removes the device and what was set up on it (credentials bound to it). */
   async remove(userId: string, deviceId: string): Promise<boolean> {
     return this.sql.tx(async (db) => {
-      const rows = await db.write('DELETE FROM devices WHERE id = :deviceId AND user_id = :userId RETURNING id', {
-        userId,
-        deviceId,
-      });
-      if (!rows.length) return false;
-      await db.exec('DELETE FROM credentials WHERE user_id = :userId AND device_id = :deviceId', { userId, deviceId });
+      const params = { userId, deviceId };
+      if (!(await db.changed('DELETE FROM devices WHERE id = :deviceId AND user_id = :userId RETURNING id', params)))
+        return false;
+      await db.exec('DELETE FROM credentials WHERE user_id = :userId AND device_id = :deviceId', params);
       return true;
     });
   }

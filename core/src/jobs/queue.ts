@@ -134,12 +134,12 @@ export class JobQueue {
       { now, batch: BATCH },
     );
     for (const row of due) {
-      const claimed = await this.deps.sql.write(
+      const claimed = await this.deps.sql.changed(
         `UPDATE jobs SET locked_until = :until, attempts = attempts + 1
          WHERE id = :id AND status = 'pending' AND (locked_until IS NULL OR locked_until <= :now) RETURNING id`,
         { id: row.id, now, until: now + LEASE_MS },
       );
-      if (!claimed.length) continue; // another node took it
+      if (!claimed) continue; // another node took it
       const run = this.runOne(row).finally(() => this.running.delete(run));
       this.running.add(run);
     }

@@ -5,7 +5,6 @@ import { rmSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { isTemporary } from './database.js';
 import { BackgroundCheckpointer, type CheckpointerOptions } from './checkpointer.js';
-import { Mutex } from './mutex.js';
 
 export type Params = Record<string, unknown>;
 
@@ -80,8 +79,7 @@ const bindable = (v: unknown) => (v === undefined ? null : typeof v === 'boolean
 class SqliteDriver implements Driver {
   readonly dialect = 'sqlite';
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
-  private readonly txLock = new Mutex();
-  /** While a transaction runs on the connection, other statements wait for it. */
+  /** While a transaction runs on the connection, other statements and transactions wait for it. */
   private gate: Promise<void> | null = null;
   /** While the checkpointer holds the writes, the group commit and new transactions wait for it. */
   private held: Promise<void> | null = null;
@@ -191,33 +189,32 @@ class SqliteDriver implements Driver {
     batch.forEach((write, i) => write.done(outcomes[i]!));
   };
 
-  transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T> {
-    return this.txLock.run(async () => {
-      while (this.held) await this.held;
-      // Writes queued before the transaction commit first: the transaction may depend on them.
-      this.flushWrites();
-      let release!: () => void;
-      this.gate = new Promise<void>((resolve) => (release = resolve));
-      const bound: Driver = {
-        dialect: 'sqlite',
-        query: (sql, params) => this.query(sql, params, true),
-        transaction: (inner) => inner(bound),
-        close: async () => undefined,
-        stats: () => this.stats(),
-      };
-      try {
-        this.db.exec('BEGIN IMMEDIATE');
-        const result = await work(bound);
-        this.db.exec('COMMIT');
-        return result;
-      } catch (err) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
-        throw err;
-      } finally {
-        this.gate = null;
-        release();
-      }
-    });
+  async transaction<T>(work: (driver: Driver) => Promise<T>): Promise<T> {
+    // One at a time, and none while the checkpointer holds the writes (in order: the first to wake goes).
+    while (this.gate || this.held) await (this.gate ?? this.held);
+    // Writes queued before the transaction commit first: the transaction may depend on them.
+    this.flushWrites();
+    let release!: () => void;
+    this.gate = new Promise<void>((resolve) => (release = resolve));
+    const bound: Driver = {
+      dialect: 'sqlite',
+      query: (sql, params) => this.query(sql, params, true),
+      transaction: (inner) => inner(bound),
+      close: async () => undefined,
+      stats: () => this.stats(),
+    };
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      const result = await work(bound);
+      this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw err;
+    } finally {
+      this.gate = null;
+      release();
+    }
   }
 
   /**
@@ -253,34 +250,31 @@ type Queryable = Pick<pg.Pool, 'query'>;
 
 class PostgresDriver implements Driver {
   readonly dialect = 'postgres';
-  private readonly names = new Map<string, { text: string; name: string }>();
+  /** Per expanded text: the text with `$n` placeholders, its parameters in that order, a statement name. */
+  private readonly compiled = new Map<string, { text: string; order: string[]; name: string }>();
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly target: Queryable = pool,
   ) {}
 
-  /** `:name` → `$n`, and a stable prepared-statement name per text. */
-  private compile(sql: string, params: Params): { text: string; name: string; values: unknown[] } {
-    const { text: expanded, values: named } = expand(sql, params);
-    let compiled = this.names.get(expanded);
-    const order: string[] = [];
-    const text = expanded.replace(PARAM, (_m, name: string) => {
-      let i = order.indexOf(name);
-      if (i < 0) i = order.push(name) - 1;
-      return `$${i + 1}`;
-    });
-    if (!compiled) {
-      compiled = { text, name: `gh_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` };
-      if (this.names.size < 1000) this.names.set(expanded, compiled);
-    }
-    return { text, name: compiled.name, values: order.map((n) => (named[n] === undefined ? null : named[n])) };
-  }
-
   async query<T>(sql: string, params: Params): Promise<T[]> {
-    const { text, name, values } = this.compile(sql, params);
+    const { text: expanded, values } = expand(sql, params);
+    let compiled = this.compiled.get(expanded);
+    if (!compiled) {
+      // `:name` → `$n`, and a stable prepared-statement name per text.
+      const order: string[] = [];
+      const text = expanded.replace(PARAM, (_m, name: string) => {
+        let i = order.indexOf(name);
+        if (i < 0) i = order.push(name) - 1;
+        return `$${i + 1}`;
+      });
+      compiled = { text, order, name: `gh_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` };
+      if (this.compiled.size < 1000) this.compiled.set(expanded, compiled);
+    }
+    const { text, name, order } = compiled;
     try {
-      const result = await this.target.query({ text, name, values });
+      const result = await this.target.query({ text, name, values: order.map((n) => values[n] ?? null) });
       return result.rows as T[];
     } catch (err) {
       throw fromDatabase(err);

@@ -35,6 +35,11 @@ export class Sql {
     return this.driver.query<T>(sql, params);
   }
 
+  /** Runs a conditional write with a RETURNING clause: whether it changed a row (of racing callers, one wins). */
+  async changed(sql: string, params: Params = {}): Promise<boolean> {
+    return (await this.driver.query(sql, params)).length > 0;
+  }
+
   async exec(sql: string, params: Params = {}): Promise<void> {
     await this.driver.query(sql, params);
   }

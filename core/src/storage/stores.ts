@@ -80,10 +80,7 @@ export function credentialStore(sql: Sql, clock: Clock, userId: string, method: 
     async get(id) {
       const row = await sql.one<CredentialRow>(
         'SELECT * FROM credentials WHERE id = :id AND user_id = :u AND method = :m',
-        {
-          ...scope,
-          id,
-        },
+        { ...scope, id },
       );
       return row ? toCredential(row) : null;
     },
@@ -99,32 +96,23 @@ export function credentialStore(sql: Sql, clock: Clock, userId: string, method: 
         return out;
       });
     },
-    async remove(id) {
-      const rows = await sql.write(
-        'DELETE FROM credentials WHERE id = :id AND user_id = :u AND method = :m RETURNING id',
-        {
-          ...scope,
-          id,
-        },
-      );
-      return rows.length > 0;
-    },
-    async markUsed(id) {
-      const rows = await sql.write(
+    remove: async (id) =>
+      sql.changed('DELETE FROM credentials WHERE id = :id AND user_id = :u AND method = :m RETURNING id', {
+        ...scope,
+        id,
+      }),
+    markUsed: async (id) =>
+      sql.changed(
         `UPDATE credentials SET used_at = :now WHERE id = :id AND user_id = :u AND method = :m AND used_at IS NULL
          RETURNING id`,
         { ...scope, id, now: clock.now().getTime() },
-      );
-      return rows.length > 0;
-    },
-    async advanceCounter(id, value) {
-      const rows = await sql.write(
+      ),
+    advanceCounter: async (id, value) =>
+      sql.changed(
         `UPDATE credentials SET counter = :value WHERE id = :id AND user_id = :u AND method = :m AND counter < :value
          RETURNING id`,
         { ...scope, id, value },
-      );
-      return rows.length > 0;
-    },
+      ),
     async update(id, changes) {
       const values: Params = {
         secret: changes.secret,
@@ -176,6 +164,9 @@ export function eventColumns(e: NewEvent) {
   };
 }
 
+/** The queries' fields that match a column exactly, and the column. */
+const EQUAL_COLUMNS = { key: 'key', userId: 'user_id', method: 'method', ip: 'ip' } as const;
+
 /** The append-only event log, and read access to it for FDS rules. */
 export class EventStore implements EventLog, History {
   constructor(
@@ -224,16 +215,11 @@ export class EventStore implements EventLog, History {
       parts.push(`type IN (:types)`);
       params.types = q.types;
     }
-    const eq: [keyof EventQuery, string][] = [
-      ['key', 'key'],
-      ['userId', 'user_id'],
-      ['method', 'method'],
-      ['ip', 'ip'],
-    ];
-    for (const [field, column] of eq) {
-      if (q[field] !== undefined) {
+    for (const [field, column] of Object.entries(EQUAL_COLUMNS)) {
+      const value = q[field as keyof typeof EQUAL_COLUMNS];
+      if (value !== undefined) {
         parts.push(`${column} = :${field}`);
-        params[field] = q[field];
+        params[field] = value;
       }
     }
     if (q.since) {
@@ -246,15 +232,11 @@ export class EventStore implements EventLog, History {
   async count(q: EventQuery): Promise<number> {
     const { clause, params } = this.where(q);
     // With a limit the count stops there: a user with a million failures costs no more rows.
-    const row = q.limit
-      ? await this.sql.one<{ n: unknown }>(
-          `SELECT COALESCE(SUM(c), 0) AS n FROM (SELECT count AS c FROM events ${clause} LIMIT :limit) t`,
-          {
-            ...params,
-            limit: q.limit,
-          },
-        )
-      : await this.sql.one<{ n: unknown }>(`SELECT COALESCE(SUM(count), 0) AS n FROM events ${clause}`, params);
+    const rows = q.limit ? `(SELECT count FROM events ${clause} LIMIT :limit) t` : `events ${clause}`;
+    const row = await this.sql.one<{ n: unknown }>(`SELECT COALESCE(SUM(count), 0) AS n FROM ${rows}`, {
+      ...params,
+      limit: q.limit,
+    });
     return num(row?.n ?? 0);
   }
 
@@ -263,10 +245,7 @@ export class EventStore implements EventLog, History {
     // Within a millisecond the id, time-ordered (event-ids.ts), keeps the order of writing.
     const rows = await this.sql.select<EventRow>(
       `SELECT * FROM events ${clause} ORDER BY at DESC, id DESC LIMIT :limit`,
-      {
-        ...params,
-        limit: Math.min(q.limit ?? 100, 10_000),
-      },
+      { ...params, limit: Math.min(q.limit ?? 100, 10_000) },
     );
     return rows.map((r) => ({
       id: r.id,
@@ -326,21 +305,16 @@ export function recordStore(sql: Sql, clock: Clock, plugin: string): RecordStore
     async put(key, data, opts = {}) {
       await sql.exec(insert, row(key, data, opts));
     },
-    async add(key, data, opts = {}) {
-      // The conflict branch replaces only an expired record: a live one keeps the key.
-      const rows = await sql.write(
+    // The conflict branch replaces only an expired record: a live one keeps the key.
+    add: async (key, data, opts = {}) =>
+      sql.changed(
         `${insert} WHERE plugin_records.expires_at IS NOT NULL AND plugin_records.expires_at <= :now RETURNING key`,
         row(key, data, opts),
-      );
-      return rows.length > 0;
-    },
+      ),
     async get(key) {
       const row = await sql.one<RecordRow>(
         `SELECT * FROM plugin_records WHERE plugin = :plugin AND key = :key AND ${live}`,
-        {
-          ...base(),
-          key,
-        },
+        { ...base(), key },
       );
       return row ? toRecord(row) : null;
     },
@@ -351,16 +325,11 @@ export function recordStore(sql: Sql, clock: Clock, plugin: string): RecordStore
       );
       return rows[0] ? toRecord(rows[0]) : null;
     },
-    async delete(key) {
-      const rows = await sql.write(
-        `DELETE FROM plugin_records WHERE plugin = :plugin AND key = :key AND ${live} RETURNING key`,
-        {
-          ...base(),
-          key,
-        },
-      );
-      return rows.length > 0;
-    },
+    delete: async (key) =>
+      sql.changed(`DELETE FROM plugin_records WHERE plugin = :plugin AND key = :key AND ${live} RETURNING key`, {
+        ...base(),
+        key,
+      }),
     async list(prefix, opts = {}) {
       const rows = await sql.select<RecordRow>(
         `SELECT * FROM plugin_records WHERE plugin = :plugin AND key LIKE :pattern ESCAPE '\\' AND ${live}

@@ -11,7 +11,8 @@ import {
 
 /**
  * The digits of the number two screens show to be compared (number matching, a sign-in link's
- * page): typed or compared by a person, so a blind guess is right one time in 90.
+ * page): typed or compared by a person, so a blind guess is right one time in 90 (picking it
+ * among a few offered would be right one time in three).
  */
 export const MATCH_NUMBER_DIGITS = 2;
 
