@@ -300,20 +300,16 @@ export class ClientBlocks {
 
 /** RFC 6749 §2.3.1: id and secret are form-urlencoded before Base64. */
 export function parseBasic(header: string | undefined): { id: string; secret: string } | null {
-  if (!header) return null;
+  if (!header || !/^Basic\b/i.test(header.trim())) return null;
+  const malformed = () => new OAuthError('invalid_request', 'malformed Basic authorization header');
   const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim());
-  if (!match) {
-    if (/^Basic\b/i.test(header.trim()))
-      throw new OAuthError('invalid_request', 'malformed Basic authorization header');
-    return null;
-  }
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
-  if (colon < 0) throw new OAuthError('invalid_request', 'malformed Basic authorization header');
+  if (colon < 0) throw malformed();
   try {
     const decode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
     return { id: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)) };
   } catch {
-    throw new OAuthError('invalid_request', 'malformed Basic authorization header');
+    throw malformed();
   }
 }

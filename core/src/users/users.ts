@@ -62,11 +62,7 @@ export class UserService {
     // One namespace for all three: a username may not be another user's email or phone, or a
     // sign-in with that identifier could reach either account.
     const identifiers = new Map<string, string>();
-    for (const [field, value] of [
-      ['phone', phone],
-      ['email', email],
-      ['username', username],
-    ] as const) {
+    for (const [field, value] of Object.entries({ phone, email, username })) {
       if (value !== null) identifiers.set(value.toLowerCase(), field);
     }
     const taken = await this.sql.one<{ value: string }>(
