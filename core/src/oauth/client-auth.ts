@@ -298,10 +298,11 @@ export class ClientBlocks {
   }
 }
 
+const malformed = () => new OAuthError('invalid_request', 'malformed Basic authorization header');
+
 /** RFC 6749 §2.3.1: id and secret are form-urlencoded before Base64. */
 export function parseBasic(header: string | undefined): { id: string; secret: string } | null {
   if (!header || !/^Basic\b/i.test(header.trim())) return null;
-  const malformed = () => new OAuthError('invalid_request', 'malformed Basic authorization header');
   const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim());
   const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
