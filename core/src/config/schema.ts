@@ -265,13 +265,10 @@ export const appSchema = z
     const report = reporter(ctx);
     // Each stage needs its own method: a stage every method of which could already be used is
     // a login that can get stuck (or, before, one method counted twice).
+    const deadEnd = ({ after }: { after: string[] }) =>
+      `can only be met by a method already used at an earlier stage (after ${after.join(', ')})`;
     const stuck = deadEndStage(app.login_stages);
-    if (stuck) {
-      report(
-        ['login_stages', stuck.stage],
-        `can only be met by a method already used at an earlier stage (after ${stuck.after.join(', ')}); each stage needs a method of its own`,
-      );
-    }
+    if (stuck) report(['login_stages', stuck.stage], `${deadEnd(stuck)}; each stage needs a method of its own`);
     app.acr_values.forEach((level, i) => {
       const prefix = level.login_stages.slice(0, app.login_stages.length);
       if (JSON.stringify(prefix) !== JSON.stringify(app.login_stages)) {
@@ -281,12 +278,7 @@ export const appSchema = z
         );
       }
       const dead = deadEndStage(level.login_stages);
-      if (dead) {
-        report(
-          ['acr_values', i, 'login_stages', dead.stage],
-          `can only be met by a method already used at an earlier stage (after ${dead.after.join(', ')})`,
-        );
-      }
+      if (dead) report(['acr_values', i, 'login_stages', dead.stage], deadEnd(dead));
     });
     const method = app.token_endpoint_auth_method;
     const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
