@@ -106,6 +106,10 @@ describe('CLI: migrate and users', function () {
     const result = await runCli(['frobnicate']);
     expect(result.code).to.equal(2);
     expect(result.stderr).to.match(/^gatehouse: unknown command "frobnicate"\nUsage: gatehouse <command>/);
+    // An object's own property names are no commands either (they once crashed with a stack trace).
+    const inherited = await runCli(['toString']);
+    expect(inherited.code).to.equal(2);
+    expect(inherited.stderr).to.match(/^gatehouse: unknown command "toString"\nUsage: gatehouse <command>/);
   });
 
   it('gatehouse help prints the usage (exit 0)', async () => {

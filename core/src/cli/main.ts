@@ -64,7 +64,7 @@ const SUBCOMMANDS: Record<string, string[]> = {
  */
 function commandProblem(positionals: string[]): string | null {
   const [command, sub] = positionals;
-  const subs = command !== undefined ? SUBCOMMANDS[command] : undefined;
+  const subs = command !== undefined && Object.hasOwn(SUBCOMMANDS, command) ? SUBCOMMANDS[command] : undefined;
   if (subs && (sub === undefined || !subs.includes(sub))) {
     const given = sub === undefined ? '' : ` (not "${sub}")`;
     return `${command} needs one of: ${subs.join(', ')}${given}`;
