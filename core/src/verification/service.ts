@@ -797,22 +797,20 @@ export class VerificationService {
     if (!method) return { ok: false, reason: 'method_not_registered' };
     const app = this.app(input.clientId);
     if (!app || !appMethods(app).includes(method.id)) return { ok: false, reason: 'method_not_enabled' };
-    const { clientId, request, logger } = input;
+    const at: At = { clientId: input.clientId, request: input.request, logger: input.logger };
     const found = await this.deps.services.users.findByIdentifier(input.identifier);
     const usable =
-      found && found.status === 'active'
-        ? await method.isEnrolled(this.methodContext(found, method.id, { clientId, request, logger }))
-        : false;
+      found && found.status === 'active' ? await method.isEnrolled(this.methodContext(found, method.id, at)) : false;
     const user = usable ? found! : phantomUser(input.identifier);
     const outcome = await this.deps.tracing.span('method.verify', { 'gatehouse.method': method.id }, () =>
       method.verify({
-        ...this.methodContext(user, method.id, { clientId, request, logger }),
+        ...this.methodContext(user, method.id, at),
         fields: input.fields,
         files: [],
         state: {},
       }),
     );
-    const subject: Subject = { user, method: method.id, clientId, request, logger };
+    const subject: Subject = { user, method: method.id, ...at };
     const step = randomUUID();
     const event = (type: string, reason: string | null) =>
       this.recordOutcome(type, { ...subject, userId: usable ? user.id : null }, reason, { grant: 'password', step });
@@ -1034,8 +1032,17 @@ export class VerificationService {
     const step = opts.step ?? randomUUID();
     const result = await runFdsRules(
       rules,
-      // One read of the user's events answers the rules' user-scoped questions.
-      { phase, user, method, clientId, request, now: history.now, history, logger },
+      {
+        phase,
+        user,
+        method,
+        clientId,
+        request,
+        now: history.now,
+        // One read of the user's events answers the rules' user-scoped questions.
+        history,
+        logger,
+      },
       history.recording(
         user.id === PHANTOM_USER_ID ? anyones(this.deps.services.events) : this.deps.services.events,
         () => this.deps.clock.now(),
