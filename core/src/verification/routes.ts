@@ -193,17 +193,17 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     ok(res, await verification.verify(String(req.params.method), { ...body, files, request, logger: req.log, device }));
   });
 
-  router.get('/verification-srv/verificationstatus/:statusId', async (req, res) => {
+  router.get(api.status.path, async (req, res) => {
     res.set('Cache-Control', 'no-store');
     const { params, query } = routeInput(api.status, req);
     ok(res, await verification.status(params.statusId, longPoll(query)));
   });
   // The same poll as cidaas's notification-status call makes it.
-  router.post('/verification-srv/v2/notification/status/:statusId', json, form, async (req, res) => {
+  router.post(api.notificationStatus.path, json, form, async (req, res) => {
     ok(res, await verification.status(routeInput(api.notificationStatus, req).params.statusId));
   });
 
-  router.post('/verification-srv/authentication/:method/cancel', json, form, async (req, res) => {
+  router.post(api.cancel.path, json, form, async (req, res) => {
     const { fields, keys } = stringFields(routeInput(api.cancel, req).body);
     ok(res, await verification.cancel(String(req.params.method), fields, keys, requestFacts(req), req.log));
   });
@@ -258,36 +258,27 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
   };
   const multipart = multipartFor(verification);
   for (const step of ['initiation', 'scan', 'verification'] as const) {
-    const path = `/verification-actions-srv/setup/:method/${step}`;
+    const { path } = setupRoutes[step];
     if (step === 'verification') router.post(path, json, form, confirmByExchange);
     router.post(path, enrollmentAuth, json, form, multipart, enrollmentStep(step));
   }
-  router.get('/verification-actions-srv/setup/users/:sub/methods', enrollmentAuth, async (req, res) => {
+  router.get(api.listMethods.path, enrollmentAuth, async (req, res) => {
     const user = await userOf(routeInput(api.listMethods, req).params.sub, res);
     ok(res, await enrollment.list(user, requestFacts(req), req.log));
   });
   // Renaming one credential (a passkey, a phone): only its label changes.
-  router.patch(
-    '/verification-actions-srv/setup/users/:sub/methods/:method/:credentialId',
-    enrollmentAuth,
-    json,
-    async (req, res) => {
-      const user = await userOf(req.params.sub, res);
-      const label = routeInput(api.renameCredential, req).body.name;
-      const credentialId = String(req.params.credentialId);
-      await enrollment.rename(user, String(req.params.method), credentialId, label);
-      ok(res, { id: credentialId, name: label });
-    },
-  );
-  router.delete(
-    '/verification-actions-srv/setup/users/:sub/methods/:method{/:credentialId}',
-    enrollmentAuth,
-    async (req, res) => {
-      const { params } = routeInput(api.removeMethod, req);
-      const user = await userOf(params.sub, res);
-      const credentialId = params.credentialId;
-      ok(res, { removed: await enrollment.remove(user, String(req.params.method), credentialId) });
-    },
-  );
+  router.patch(api.renameCredential.path, enrollmentAuth, json, async (req, res) => {
+    const user = await userOf(req.params.sub, res);
+    const label = routeInput(api.renameCredential, req).body.name;
+    const credentialId = String(req.params.credentialId);
+    await enrollment.rename(user, String(req.params.method), credentialId, label);
+    ok(res, { id: credentialId, name: label });
+  });
+  router.delete(api.removeMethod.path, enrollmentAuth, async (req, res) => {
+    const { params } = routeInput(api.removeMethod, req);
+    const user = await userOf(params.sub, res);
+    const credentialId = params.credentialId;
+    ok(res, { removed: await enrollment.remove(user, String(req.params.method), credentialId) });
+  });
   return router;
 }

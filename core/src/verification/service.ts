@@ -64,9 +64,10 @@ interface InitiationFacts {
   expiresAt: Date;
   /** The login page asked the method to complete the login alone (`single_factor_auth`). */
   singleFactor: boolean;
-  /** A sign-in link instead of a code (`processingType: LINK`). */
-  link: boolean;
-  /** For a link: what its page on another device shows (the starting screen shows the number too). */
+  /**
+   * Only for a sign-in link instead of a code (`processingType: LINK`): what its page on another
+   * device shows (the starting screen shows the number too).
+   */
   linkFacts?: LinkFacts;
 }
 
@@ -210,7 +211,6 @@ export class VerificationService {
     );
     const singleFactor =
       Object.hasOwn(fields, 'single_factor_auth') && singleFactorRequested(method, fields.single_factor_auth, app);
-    const link = this.wantsLink(method, fields);
     // Messages to the person (a code by text or email) speak the sign-in request's language.
     const uiLocales = (flow.params.oauth as { ui_locales?: string | null } | undefined)?.ui_locales ?? null;
     const facts: InitiationFacts = {
@@ -220,8 +220,7 @@ export class VerificationService {
       logger,
       expiresAt,
       singleFactor,
-      link,
-      ...(link ? { linkFacts: newLinkFacts(request, now) } : {}),
+      ...(this.wantsLink(method, fields) ? { linkFacts: newLinkFacts(request, now) } : {}),
     };
     const answer = flow.userId
       ? await this.initiateKnown(fields, facts)
@@ -262,7 +261,7 @@ export class VerificationService {
 
   /** The URL builder a method sends a link with, for this exchange (see LINK_PATH). */
   private linkOf(facts: InitiationFacts, exchangeId: string): { link?: (token: string) => string } {
-    if (!facts.link) return {};
+    if (!facts.linkFacts) return {};
     const base = `${this.deps.config.issuer.replace(/\/+$/, '')}${LINK_PATH.replace(':method', facts.method.id)}`;
     return {
       link: (token) => `${base}?${new URLSearchParams({ exchange_id: exchangeId, token }).toString()}`,
@@ -797,22 +796,20 @@ export class VerificationService {
     if (!method) return { ok: false, reason: 'method_not_registered' };
     const app = this.app(input.clientId);
     if (!app || !appMethods(app).includes(method.id)) return { ok: false, reason: 'method_not_enabled' };
-    const { clientId, request, logger } = input;
+    const at: At = { clientId: input.clientId, request: input.request, logger: input.logger };
     const found = await this.deps.services.users.findByIdentifier(input.identifier);
     const usable =
-      found && found.status === 'active'
-        ? await method.isEnrolled(this.methodContext(found, method.id, { clientId, request, logger }))
-        : false;
+      found && found.status === 'active' ? await method.isEnrolled(this.methodContext(found, method.id, at)) : false;
     const user = usable ? found! : phantomUser(input.identifier);
     const outcome = await this.deps.tracing.span('method.verify', { 'gatehouse.method': method.id }, () =>
       method.verify({
-        ...this.methodContext(user, method.id, { clientId, request, logger }),
+        ...this.methodContext(user, method.id, at),
         fields: input.fields,
         files: [],
         state: {},
       }),
     );
-    const subject: Subject = { user, method: method.id, clientId, request, logger };
+    const subject: Subject = { user, method: method.id, ...at };
     const step = randomUUID();
     const event = (type: string, reason: string | null) =>
       this.recordOutcome(type, { ...subject, userId: usable ? user.id : null }, reason, { grant: 'password', step });
@@ -1034,8 +1031,17 @@ export class VerificationService {
     const step = opts.step ?? randomUUID();
     const result = await runFdsRules(
       rules,
-      // One read of the user's events answers the rules' user-scoped questions.
-      { phase, user, method, clientId, request, now: history.now, history, logger },
+      {
+        phase,
+        user,
+        method,
+        clientId,
+        request,
+        now: history.now,
+        // One read of the user's events answers the rules' user-scoped questions.
+        history,
+        logger,
+      },
       history.recording(
         user.id === PHANTOM_USER_ID ? anyones(this.deps.services.events) : this.deps.services.events,
         () => this.deps.clock.now(),
