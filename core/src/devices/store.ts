@@ -33,8 +33,6 @@ interface DeviceRow {
   last_used_at: unknown;
 }
 
-export type NewDevice = Omit<Device, 'createdAt' | 'lastUsedAt'>;
-
 /** The bound devices. Push tokens are encrypted at rest; public keys need not be. */
 export class DeviceStore {
   constructor(
@@ -59,7 +57,7 @@ export class DeviceStore {
   }
 
   /** Binds a device; false when its id is taken (the primary key decides, on every node). */
-  async add(device: NewDevice): Promise<boolean> {
+  async add(device: Omit<Device, 'createdAt' | 'lastUsedAt'>): Promise<boolean> {
     return this.sql.changed(
       `INSERT INTO devices (id, user_id, client_id, name, public_key, alg, biometric, push_token, created_at,
          last_used_at)

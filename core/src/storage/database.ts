@@ -67,10 +67,6 @@ interface SqliteConnection {
 
 const PRAGMAS = 'PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;';
 
-function applyPragmas(connection: SqliteConnection): Promise<void> {
-  return new Promise((resolve, reject) => connection.exec(PRAGMAS, (err) => (err ? reject(err) : resolve())));
-}
-
 /**
  * Sequelize's SQLite dialect opens a new connection for each transaction and has no
  * afterConnect hook, so its getConnection is wrapped to give every connection the PRAGMAs
@@ -86,7 +82,7 @@ function preparePerConnection(sequelize: Sequelize): void {
     const connection = await original(options);
     if (!prepared.has(connection)) {
       prepared.add(connection);
-      await applyPragmas(connection);
+      await new Promise<void>((resolve, reject) => connection.exec(PRAGMAS, (err) => (err ? reject(err) : resolve())));
     }
     return connection;
   };
