@@ -265,14 +265,32 @@ export async function postgresPeerBus(url: string, logger: Logger): Promise<Peer
       peers.down();
       if (peers.closing) return;
       logger.warn({ err }, 'peer bus lost its connection; token cache off until it is back');
-      retry = setTimeout(() => void connect().catch(lost), 1000);
+      reconnect();
     };
     c.on('error', lost);
     c.on('end', () => lost());
-    await c.connect();
-    await c.query(`LISTEN ${CHANNEL}`);
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      await c.end().catch(() => undefined);
+      throw err;
+    }
+    // Closed while this attempt was under way: nobody is listening any more.
+    if (peers.closing) return void (await c.end().catch(() => undefined));
     client = c;
     peers.up();
+  };
+  // Every second until a connection listens again: a failed attempt is not the end of trying
+  // (it once was: the failure reached the lost connection's handler, which had nothing to do).
+  const reconnect = () => {
+    retry = setTimeout(() => {
+      connect().catch((err: unknown) => {
+        if (peers.closing) return;
+        logger.debug({ err }, 'peer bus: reconnecting failed; trying again in a second');
+        reconnect();
+      });
+    }, 1000);
   };
   await connect();
   return peers;

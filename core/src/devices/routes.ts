@@ -1,19 +1,13 @@
-import type { Clock } from '@gatehouse-auth/plugin-api';
 import express, { type Request, type Router } from 'express';
-import type { GatehouseConfig } from '../config/schema.js';
 import { ok } from '../http/envelope.js';
 import { jsonBody } from '../http/parsers.js';
 import { pageHeaders } from '../login/headers.js';
 import type { Branding } from '../login/branding.js';
 import type { Locales } from '../i18n/locales.js';
-import type { TokenService } from '../oauth/tokens.js';
-import type { UserService } from '../users/users.js';
 import { requestFacts, stringFields } from '../verification/context.js';
-import type { EnrollmentService } from '../verification/enrollment.js';
 import { verificationError } from '../verification/errors.js';
 import type { VerificationService } from '../verification/service.js';
 import { setupAccess } from '../verification/setup-access.js';
-import type { AdminGuard } from '../http/admin-guard.js';
 import { BINDING_LINK_PATH, type DeviceBinding } from './binding.js';
 import { renderBindingLinkPage } from './link-page.js';
 import { PROOF_HEADER } from './proof.js';
@@ -22,24 +16,17 @@ import { BIND_PATH, DEVICE_API, DEVICES_PATH, INBOX_PATH, type BindBody } from '
 import { PUSH_STEPS, type DevicePushes, type DeviceRequest, type PushStep } from './pushes.js';
 import { publicDevice, type DeviceStore } from './store.js';
 
-export { INBOX_PATH } from './api.js';
-
-export interface DeviceRouteDeps {
-  config: GatehouseConfig;
+/** What the routes use, and what the setup API's access check uses. */
+export type DeviceRouteDeps = Parameters<typeof setupAccess>[0] & {
   issuerPath: string;
   devices: DeviceStore;
   deviceBinding: DeviceBinding;
   pushes: DevicePushes;
   verification: VerificationService;
-  enrollment: EnrollmentService;
-  tokens: TokenService;
-  adminGuard: AdminGuard;
-  users: UserService;
-  clock: Clock;
   locales: Locales;
   /** The deployment's brand on the binding link's page (it belongs to no one app). */
   branding: Pick<Branding, 'of'>;
-}
+};
 
 const json = jsonBody('16kb');
 

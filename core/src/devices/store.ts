@@ -1,5 +1,4 @@
 import type { Clock, JsonObject } from '@gatehouse-auth/plugin-api';
-import { uniqueViolation } from '../storage/drivers.js';
 import { dateOrNull, num, parseJson, type Sql } from '../storage/sql.js';
 import type { SecretBox } from '../util/crypto.js';
 
@@ -34,8 +33,6 @@ interface DeviceRow {
   last_used_at: unknown;
 }
 
-export type NewDevice = Omit<Device, 'createdAt' | 'lastUsedAt'>;
-
 /** The bound devices. Push tokens are encrypted at rest; public keys need not be. */
 export class DeviceStore {
   constructor(
@@ -60,29 +57,24 @@ export class DeviceStore {
   }
 
   /** Binds a device; false when its id is taken (the primary key decides, on every node). */
-  async add(device: NewDevice): Promise<boolean> {
-    try {
-      await this.sql.exec(
-        `INSERT INTO devices (id, user_id, client_id, name, public_key, alg, biometric, push_token, created_at,
-           last_used_at)
-         VALUES (:id, :userId, :clientId, :name, :publicKey, :alg, :biometric, :pushToken, :now, NULL)`,
-        {
-          id: device.deviceId,
-          userId: device.userId,
-          clientId: device.clientId,
-          name: device.name,
-          publicKey: JSON.stringify(device.publicKey),
-          alg: device.alg,
-          biometric: device.biometric,
-          pushToken: device.pushToken === null ? null : this.secretBox.encrypt(device.pushToken),
-          now: this.clock.now().getTime(),
-        },
-      );
-      return true;
-    } catch (err) {
-      if (uniqueViolation(err)) return false;
-      throw err;
-    }
+  async add(device: Omit<Device, 'createdAt' | 'lastUsedAt'>): Promise<boolean> {
+    return this.sql.changed(
+      `INSERT INTO devices (id, user_id, client_id, name, public_key, alg, biometric, push_token, created_at,
+         last_used_at)
+       VALUES (:id, :userId, :clientId, :name, :publicKey, :alg, :biometric, :pushToken, :now, NULL)
+       ON CONFLICT (id) DO NOTHING RETURNING id`,
+      {
+        id: device.deviceId,
+        userId: device.userId,
+        clientId: device.clientId,
+        name: device.name,
+        publicKey: JSON.stringify(device.publicKey),
+        alg: device.alg,
+        biometric: device.biometric,
+        pushToken: device.pushToken === null ? null : this.secretBox.encrypt(device.pushToken),
+        now: this.clock.now().getTime(),
+      },
+    );
   }
 
   async find(deviceId: string): Promise<Device | null> {

@@ -149,13 +149,14 @@ export class JobQueue {
     const handler = this.handlers.get(row.kind);
     const attempt = num(row.attempts) + 1;
     let payload: JsonObject = {};
+    let reason: string | null = null;
     try {
       if (!handler) throw new Error(`no job handler for "${row.kind}"`);
       payload = parseJson<JsonObject>(this.deps.secretBox.decrypt(row.payload));
       if (num(row.expires_at) <= this.deps.clock.now().getTime()) throw new Error('expired before it could run');
       await handler.run(payload);
     } catch (err) {
-      const reason = (err instanceof Error ? err.message : String(err)).slice(0, 255);
+      reason = (err instanceof Error ? err.message : String(err)).slice(0, 255);
       const now = this.deps.clock.now().getTime();
       const giveUp = attempt >= num(row.max_attempts) || num(row.expires_at) <= now || !handler;
       await this.deps.sql.exec(
@@ -168,21 +169,12 @@ export class JobQueue {
         },
       );
       this.deps.logger.warn({ job: row.kind, attempt, giveUp, reason }, 'background job failed');
-      if (giveUp) await this.outcome(handler, row.kind, payload, 'failed', reason);
-      return;
+      if (!giveUp) return;
     }
-    await this.deps.sql.exec('DELETE FROM jobs WHERE id = :id', { id: row.id });
-    await this.outcome(handler, row.kind, payload, 'done', null);
-  }
-
-  private async outcome(
-    handler: JobHandler | undefined,
-    kind: string,
-    payload: JsonObject,
-    outcome: 'done' | 'failed',
-    reason: string | null,
-  ): Promise<void> {
-    const about = handler?.describe?.(payload) ?? {};
-    await this.deps.events.record({ ...about, type: `${kind}.${outcome}`, outcome, reason });
+    if (reason === null) await this.deps.sql.exec('DELETE FROM jobs WHERE id = :id', { id: row.id });
+    // The outcome event: `<kind>.done` or `<kind>.failed`, about whom and what the handler says.
+    const outcome = reason === null ? 'done' : 'failed';
+    const about = handler?.describe?.(payload);
+    await this.deps.events.record({ ...about, type: `${row.kind}.${outcome}`, outcome, reason });
   }
 }

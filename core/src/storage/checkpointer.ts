@@ -86,8 +86,8 @@ export class BackgroundCheckpointer {
   private stopped = false;
   private exited = false;
   private started = false;
-  /** WAL pages at the last pass: the metrics' gauge. */
-  private lastLog = 0;
+  /** WAL pages when the worker last looked (0 before it starts): the metrics' gauge. */
+  walPages = 0;
   /** Pages past which the next hold is tried; doubles while holds leave frames behind (another process writing). */
   private holdAt: number;
   private holding = false;
@@ -149,14 +149,9 @@ export class BackgroundCheckpointer {
     return this.worker !== null && !this.stopped;
   }
 
-  /** WAL pages when the worker last looked (0 before it starts). */
-  get walPages(): number {
-    return this.lastLog;
-  }
-
   private passed(report: PassReport): void {
     const log = report.log ?? 0;
-    this.lastLog = log;
+    this.walPages = log;
     if (report.drained) {
       // Every frame copied with no write in flight: the next commit starts the WAL over. If a
       // reader or another process kept a frame back, the next hold is tried twice as far on.

@@ -5,17 +5,11 @@ import path from 'node:path';
 import { Sequelize, type Options } from 'sequelize';
 import type { Logger } from 'pino';
 
-export type Dialect = 'sqlite' | 'postgres';
-
 export interface DatabaseOptions {
   url: string;
   logger: Logger;
   logSql?: boolean;
   poolMax?: number;
-}
-
-export function dialectOf(url: string): Dialect {
-  return url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
 }
 
 const TEMPORARY = path.join(tmpdir(), 'gatehouse-memory-');
@@ -43,7 +37,7 @@ export function sqlitePath(url: string): string {
 export async function openDatabase(opts: DatabaseOptions): Promise<Sequelize> {
   const logging: Options['logging'] = opts.logSql ? (sql: string) => opts.logger.debug({ sql }, 'sql') : false;
   let sequelize: Sequelize;
-  if (dialectOf(opts.url) === 'sqlite') {
+  if (opts.url.startsWith('sqlite:')) {
     const storage = sqlitePath(opts.url);
     mkdirSync(path.dirname(path.resolve(storage)), { recursive: true });
     sequelize = new Sequelize({
@@ -73,10 +67,6 @@ interface SqliteConnection {
 
 const PRAGMAS = 'PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;';
 
-function applyPragmas(connection: SqliteConnection): Promise<void> {
-  return new Promise((resolve, reject) => connection.exec(PRAGMAS, (err) => (err ? reject(err) : resolve())));
-}
-
 /**
  * Sequelize's SQLite dialect opens a new connection for each transaction and has no
  * afterConnect hook, so its getConnection is wrapped to give every connection the PRAGMAs
@@ -92,7 +82,7 @@ function preparePerConnection(sequelize: Sequelize): void {
     const connection = await original(options);
     if (!prepared.has(connection)) {
       prepared.add(connection);
-      await applyPragmas(connection);
+      await new Promise<void>((resolve, reject) => connection.exec(PRAGMAS, (err) => (err ? reject(err) : resolve())));
     }
     return connection;
   };

@@ -87,9 +87,7 @@ class SqliteDriver implements Driver {
 
   constructor(
     private readonly db: BetterSqlite3.Database,
-    file: string,
-    /** A throwaway file behind `sqlite::memory:`, deleted on close. */
-    private readonly temporaryFile: string | null,
+    private readonly file: string,
     checkpoints: Partial<CheckpointerOptions> = {},
   ) {
     this.checkpointer = new BackgroundCheckpointer(db, file, () => this.holdWrites(), checkpoints);
@@ -240,8 +238,9 @@ class SqliteDriver implements Driver {
     if (!this.db.inTransaction) this.flushWrites(); // writes of the last turn are not lost
     this.statements.clear();
     this.db.close();
-    if (this.temporaryFile) {
-      for (const suffix of ['', '-wal', '-shm']) rmSync(this.temporaryFile + suffix, { force: true });
+    // The throwaway file behind `sqlite::memory:` goes with it.
+    if (isTemporary(this.file)) {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(this.file + suffix, { force: true });
     }
   }
 }
@@ -342,7 +341,7 @@ export function openSqliteDriver(
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  return new SqliteDriver(db, file, isTemporary(file) ? file : null, checkpoints);
+  return new SqliteDriver(db, file, checkpoints);
 }
 
 /** Set on errors the PostgreSQL driver threw: a socket error there is the database's. */

@@ -1,12 +1,3 @@
-/**
- * The browser and system a User-Agent header names, roughly: enough for a person to recognise
- * "Firefox on Windows" as theirs. Not for decisions (anyone can send any header).
- */
-export interface BrowserName {
-  browser: string | null;
-  os: string | null;
-}
-
 // First match wins: Edge and Opera also say Chrome, Chrome also says Safari.
 const BROWSERS: [RegExp, string][] = [
   [/\bEdg(e|A|iOS)?\//, 'Edge'],
@@ -30,6 +21,10 @@ const SYSTEMS: [RegExp, string][] = [
 
 const first = (list: [RegExp, string][], ua: string) => list.find(([pattern]) => pattern.test(ua))?.[1] ?? null;
 
-export function browserName(userAgent: string): BrowserName {
+/**
+ * The browser and system a User-Agent header names, roughly: enough for a person to recognise
+ * "Firefox on Windows" as theirs. Not for decisions (anyone can send any header).
+ */
+export function browserName(userAgent: string): { browser: string | null; os: string | null } {
   return { browser: first(BROWSERS, userAgent), os: first(SYSTEMS, userAgent) };
 }
