@@ -239,18 +239,14 @@ export class TokenService {
 
   /** Revokes every grant of a subject (password change, logout everywhere). */
   async revokeSubject(subject: string, reason: string): Promise<number> {
-    const grants = await this.sql.select<{ id: string }>(
-      'SELECT id FROM oauth_grants WHERE subject = :subject AND revoked_at IS NULL',
-      { subject },
-    );
-    for (const g of grants) await this.revokeGrant(g.id, reason);
+    const grants = await this.revokeSession(subject, null, reason);
     // Tokens that stand alone (no grant row) go too.
     await this.sql.exec(`UPDATE oauth_tokens SET revoked_at = :now WHERE subject = :subject AND revoked_at IS NULL`, {
       subject,
       now: this.clock.now().getTime(),
     });
     await this.revoked({ subjects: [subject] });
-    return grants.length;
+    return grants;
   }
 
   /** Revokes every grant of a client and every token issued to it (the app was deleted). */
@@ -269,13 +265,13 @@ export class TokenService {
     return { grants: grants.length, tokens: tokens.length };
   }
 
-  /** Revokes the grants a session's sign-in led to (logout): those whose data names its sid. */
-  async revokeSession(subject: string, sid: string, reason: string): Promise<number> {
+  /** Revokes the grants a session's sign-in led to (logout): those whose data names its sid (null: every grant). */
+  async revokeSession(subject: string, sid: string | null, reason: string): Promise<number> {
     const grants = await this.sql.select<{ id: string; data: string }>(
       'SELECT id, data FROM oauth_grants WHERE subject = :subject AND revoked_at IS NULL',
       { subject },
     );
-    const mine = grants.filter((g) => parseJson<JsonObject>(g.data).sid === sid);
+    const mine = sid === null ? grants : grants.filter((g) => parseJson<JsonObject>(g.data).sid === sid);
     for (const g of mine) await this.revokeGrant(g.id, reason);
     return mine.length;
   }
