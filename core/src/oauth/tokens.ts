@@ -156,6 +156,17 @@ export interface NewCode extends Omit<
   dpopJkt?: string | null;
 }
 
+/** What the grant of a sign-in keeps for the ID tokens issued under it (refreshed ones too). */
+export function signInGrantData(signIn: Pick<NewCode, 'authTime' | 'amr' | 'sid' | 'claims' | 'acr'>): JsonObject {
+  return {
+    auth_time: signIn.authTime,
+    amr: signIn.amr,
+    ...(signIn.sid ? { sid: signIn.sid } : {}),
+    ...(signIn.claims ? { claims: signIn.claims as JsonObject } : {}),
+    ...(signIn.acr ? { acr: signIn.acr } : {}),
+  };
+}
+
 /**
  * Token storage and issuance. Every token and code is stored by its SHA-256 with its grant,
  * client, subject, scope and expiry; JWT access tokens too, so revocation is immediate.
@@ -284,13 +295,7 @@ export class TokenService {
       subject: input.subject,
       scope: input.scope,
       ttlSeconds: input.grantTtlSeconds,
-      data: {
-        auth_time: input.authTime,
-        amr: input.amr,
-        ...(input.sid ? { sid: input.sid } : {}),
-        ...(input.claims ? { claims: input.claims as JsonObject } : {}),
-        ...(input.acr ? { acr: input.acr } : {}),
-      },
+      data: signInGrantData(input),
     });
     const code = randomToken(32); // 256 bits (CS EnsureMinimumAuthorizationCodeLength: ≥ 128)
     const now = this.clock.now().getTime();
