@@ -4,7 +4,6 @@ import {
   type Confirmation,
   confirmationOf,
   type OAuthClient,
-  type RequestObjectVerifier,
   type TokenBinding,
   type TokenInfo,
 } from '@gatehouse-auth/plugin-api';
@@ -93,15 +92,6 @@ export function assertionAudiences(issuer: string): string[] {
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 const json = (body: unknown): Reply => ({ status: 200, headers: NO_STORE, body });
 
-/** The token, introspection and revocation endpoints, free of any framework (see withFastRoutes). */
-export interface OAuthEndpoints {
-  token: Endpoint;
-  introspect: Endpoint;
-  revoke: Endpoint;
-  /** GET and friends on a token path: 405 with `Allow: POST`. */
-  tokenMethodNotAllowed: Endpoint;
-}
-
 /** The parameters every grant receives, whatever it declares. */
 const COMMON_PARAMETERS = ['grant_type', 'client_id'];
 
@@ -111,7 +101,10 @@ function pick(params: Record<string, string>, declared: string[]): Record<string
   return out;
 }
 
-export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
+/** The token, introspection and revocation endpoints, free of any framework (see withFastRoutes). */
+export type OAuthEndpoints = ReturnType<typeof oauthEndpoints>;
+
+export function oauthEndpoints(deps: OAuthDeps) {
   const urls = endpointUrls(deps.config.issuer);
   const api = oauthApi(deps.extensions.grants.values());
   const audiences = assertionAudiences(deps.config.issuer);
@@ -255,6 +248,7 @@ export function oauthEndpoints(deps: OAuthDeps): OAuthEndpoints {
     return { status: 200, headers: NO_STORE };
   };
 
+  // GET and friends on a token path.
   const tokenMethodNotAllowed: Endpoint = async () => {
     throw new OAuthError('invalid_request', 'the token endpoint accepts POST only', 405, { Allow: 'POST' });
   };
@@ -414,6 +408,7 @@ function coreMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' 
   const usesJwtAuth = authMethods.some((m) => m === 'private_key_jwt' || m === 'client_secret_jwt');
   const algs = usesJwtAuth ? { signing: CLIENT_AUTH_SIGNING_ALGS } : null;
   const acrValues = [...new Set(clients.flatMap((c) => c.acrValues.map((a) => a.acr)))];
+  const verifier = deps.extensions.requestObjects.values()[0];
   return {
     issuer: deps.config.issuer,
     ...endpointUrls(deps.config.issuer),
@@ -442,18 +437,13 @@ function coreMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' 
     claims_parameter_supported: true,
     // Request objects (RFC 9101) by value when a plugin verifies them; `request_uri` means pushed
     // requests only (RFC 9126), never one fetched from the client, so its member stays false.
-    ...requestObjectMetadata(deps.extensions.requestObjects.values()[0]),
+    request_parameter_supported: verifier !== undefined,
+    ...(verifier ? { request_object_signing_alg_values_supported: verifier.algorithms } : {}),
     request_uri_parameter_supported: false,
     ...(acrValues.length ? { acr_values_supported: acrValues } : {}),
     prompt_values_supported: ['none', 'login', 'consent', 'select_account', ...deps.extensions.prompts.ids()],
     verification_methods_supported: deps.extensions.methods.ids(),
   };
-}
-
-/** The request object members (RFC 9101 §10.2, OIDC Discovery) for the verifier a plugin registered, if any. */
-function requestObjectMetadata(verifier: RequestObjectVerifier | undefined): Record<string, unknown> {
-  if (!verifier) return { request_parameter_supported: false };
-  return { request_parameter_supported: true, request_object_signing_alg_values_supported: verifier.algorithms };
 }
 
 /** Members the core sets only for some configurations: a plugin may not take those either. */

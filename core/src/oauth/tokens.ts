@@ -156,6 +156,17 @@ export interface NewCode extends Omit<
   dpopJkt?: string | null;
 }
 
+/** What the grant of a sign-in keeps for the ID tokens issued under it (refreshed ones too). */
+export function signInGrantData(signIn: Pick<NewCode, 'authTime' | 'amr' | 'sid' | 'claims' | 'acr'>): JsonObject {
+  return {
+    auth_time: signIn.authTime,
+    amr: signIn.amr,
+    ...(signIn.sid ? { sid: signIn.sid } : {}),
+    ...(signIn.claims ? { claims: signIn.claims as JsonObject } : {}),
+    ...(signIn.acr ? { acr: signIn.acr } : {}),
+  };
+}
+
 /**
  * Token storage and issuance. Every token and code is stored by its SHA-256 with its grant,
  * client, subject, scope and expiry; JWT access tokens too, so revocation is immediate.
@@ -239,18 +250,14 @@ export class TokenService {
 
   /** Revokes every grant of a subject (password change, logout everywhere). */
   async revokeSubject(subject: string, reason: string): Promise<number> {
-    const grants = await this.sql.select<{ id: string }>(
-      'SELECT id FROM oauth_grants WHERE subject = :subject AND revoked_at IS NULL',
-      { subject },
-    );
-    for (const g of grants) await this.revokeGrant(g.id, reason);
+    const grants = await this.revokeSession(subject, null, reason);
     // Tokens that stand alone (no grant row) go too.
     await this.sql.exec(`UPDATE oauth_tokens SET revoked_at = :now WHERE subject = :subject AND revoked_at IS NULL`, {
       subject,
       now: this.clock.now().getTime(),
     });
     await this.revoked({ subjects: [subject] });
-    return grants.length;
+    return grants;
   }
 
   /** Revokes every grant of a client and every token issued to it (the app was deleted). */
@@ -269,13 +276,13 @@ export class TokenService {
     return { grants: grants.length, tokens: tokens.length };
   }
 
-  /** Revokes the grants a session's sign-in led to (logout): those whose data names its sid. */
-  async revokeSession(subject: string, sid: string, reason: string): Promise<number> {
+  /** Revokes the grants a session's sign-in led to (logout): those whose data names its sid (null: every grant). */
+  async revokeSession(subject: string, sid: string | null, reason: string): Promise<number> {
     const grants = await this.sql.select<{ id: string; data: string }>(
       'SELECT id, data FROM oauth_grants WHERE subject = :subject AND revoked_at IS NULL',
       { subject },
     );
-    const mine = grants.filter((g) => parseJson<JsonObject>(g.data).sid === sid);
+    const mine = sid === null ? grants : grants.filter((g) => parseJson<JsonObject>(g.data).sid === sid);
     for (const g of mine) await this.revokeGrant(g.id, reason);
     return mine.length;
   }
@@ -288,13 +295,7 @@ export class TokenService {
       subject: input.subject,
       scope: input.scope,
       ttlSeconds: input.grantTtlSeconds,
-      data: {
-        auth_time: input.authTime,
-        amr: input.amr,
-        ...(input.sid ? { sid: input.sid } : {}),
-        ...(input.claims ? { claims: input.claims as JsonObject } : {}),
-        ...(input.acr ? { acr: input.acr } : {}),
-      },
+      data: signInGrantData(input),
     });
     const code = randomToken(32); // 256 bits (CS EnsureMinimumAuthorizationCodeLength: ≥ 128)
     const now = this.clock.now().getTime();

@@ -7,21 +7,16 @@ import type {
   UserRecord,
 } from '@gatehouse-auth/plugin-api';
 import type { Request, Response } from 'express';
-import type { GatehouseConfig } from '../../config/schema.js';
-import type { DeviceCookie } from '../../http/device.js';
 import { SharedLimit, type SharedCounters } from '../../limits/shared-counters.js';
 import { clientIp } from '../../verification/context.js';
-import type { LoginFlow, LoginFlowStore } from '../../verification/flows.js';
-import type { ClientRegistry } from '../clients.js';
-import type { LogoutService } from '../logout.js';
+import type { LoginFlow } from '../../verification/flows.js';
 import type { LoginUi } from '../../login/custom-ui.js';
 import { errorPage, formPostPage, type PageContext } from '../pages.js';
 import { queryUiLocales, type Locales } from '../../i18n/locales.js';
-import type { SessionStore } from '../sessions.js';
 import type { RequiredActions } from '../../users/required-actions.js';
-import type { SingleSignOn } from '../sso.js';
 import type { TokenService } from '../tokens.js';
-import { sessionCookieName, type BrowserBinding } from './browser.js';
+import { sessionCookieName } from './browser.js';
+import type { HostedLoginDeps } from './hosted-login.js';
 import { ErrorPage, type AuthorizationRequest } from './request.js';
 import type { Branding } from '../../login/branding.js';
 import { resolveRequestUri } from './request-uri.js';
@@ -32,18 +27,8 @@ export const CONSENT_PATH = '/login/consent';
 export const CANCEL_PATH = '/login/cancel';
 
 /** What the authorization endpoint's actions use (the container's cradle provides it). */
-export interface AuthorizeDeps {
-  config: GatehouseConfig;
-  clients: ClientRegistry;
-  /** Decides what an existing browser session is worth to the request's app. */
-  sso: SingleSignOn;
-  /** The hosted page's device cookie, for the facts the session-phase FDS rules see. */
-  device: DeviceCookie;
-  binding: BrowserBinding;
+export interface AuthorizeDeps extends HostedLoginDeps {
   tokens: TokenService;
-  sessions: SessionStore;
-  logout: LogoutService;
-  flows: LoginFlowStore;
   /** Consents given, by `user:client`. */
   consents: RecordStore;
   clock: Clock;

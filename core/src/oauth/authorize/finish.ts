@@ -1,7 +1,8 @@
-import type { JsonObject, OAuthClient, Session } from '@gatehouse-auth/plugin-api';
+import type { OAuthClient, Session } from '@gatehouse-auth/plugin-api';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { achievedAcr } from '../acr.js';
+import { signInGrantData } from '../tokens.js';
 import type { LoginFlow } from '../../verification/flows.js';
 import { alreadyFinished, type AuthorizationRequest } from './request.js';
 import type { AuthorizeContext } from './context.js';
@@ -56,13 +57,7 @@ export async function finish(
     grantType: 'implicit',
     refreshToken: false,
     idToken: { nonce: request.nonce, authTime, amr: flow.amr },
-    grantData: {
-      auth_time: authTime,
-      amr: flow.amr,
-      ...(sid ? { sid } : {}),
-      ...(request.claims ? { claims: request.claims as JsonObject } : {}),
-      ...(acr ? { acr } : {}),
-    },
+    grantData: signInGrantData({ authTime, amr: flow.amr, sid, claims: request.claims, acr }),
   });
   log.info({ client: client.clientId }, 'implicit access token issued');
   ctx.respond(res, request, {

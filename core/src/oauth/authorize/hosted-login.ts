@@ -12,14 +12,17 @@ import type { SessionStore } from '../sessions.js';
 import { flowStart, type SingleSignOn, type SsoDecision, type SsoRequest } from '../sso.js';
 import { sessionCookieName, type BrowserBinding } from './browser.js';
 
+/** What a login on the hosted page uses, from /authorize or a plugin's page (the cradle provides it). */
 export interface HostedLoginDeps {
   config: GatehouseConfig;
   clients: ClientRegistry;
+  /** Decides what an existing browser session is worth to the request's app. */
   sso: SingleSignOn;
   sessions: SessionStore;
   logout: LogoutService;
   flows: LoginFlowStore;
   binding: BrowserBinding;
+  /** The hosted page's device cookie, for the facts the session-phase FDS rules see. */
   device: DeviceCookie;
 }
 
