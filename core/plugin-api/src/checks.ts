@@ -79,7 +79,7 @@ function errorTable(value: unknown): boolean {
 export function grantProblems(g: Shape): string[] {
   const errors = Array.isArray(g.errors) ? (g.errors as unknown[]) : [];
   // A code by name must be one the catalogue knows (else it documents nothing); others bring their status.
-  const unknown = errors.filter((e) => typeof e === 'string' && !(e in OAUTH_ERROR_STATUS));
+  const unknown = errors.filter((e) => typeof e === 'string' && !Object.hasOwn(OAUTH_ERROR_STATUS, e));
   return [
     ...strings(g, 'parameters'),
     ...fn(g, 'handle'),
@@ -155,11 +155,11 @@ export function promptHandlerProblems(h: Shape): string[] {
 }
 
 /** The core services a plugin may replace (`provides`), with what a replacement must have. */
-export const REPLACEABLE_SERVICES: Record<string, (service: Shape) => string[]> = {
+export const REPLACEABLE_SERVICES: Readonly<Record<string, (service: Shape) => string[]>> = Object.freeze({
   passwordHashing: (s) => fn(s, 'withCost'),
   userDirectory: (s) => [...fn(s, 'findById'), ...fn(s, 'findByIdentifier')],
   tracing: (s) => [
     ...(typeof s.enabled === 'boolean' ? [] : ['has no enabled flag']),
     ...['span', 'request', 'inTrace', 'flush', 'shutdown'].flatMap((name) => fn(s, name)),
   ],
-};
+});

@@ -3,7 +3,7 @@
  * plugins name these codes (a grant's `errors`, a route's `ErrorRef`) and the contract checks
  * that a code named without its status is one of them.
  */
-export const OAUTH_ERROR_STATUS: Record<string, number> = {
+export const OAUTH_ERROR_STATUS: Readonly<Record<string, number>> = Object.freeze({
   invalid_request: 400,
   invalid_client: 401,
   invalid_grant: 400,
@@ -27,4 +27,4 @@ export const OAUTH_ERROR_STATUS: Record<string, number> = {
   // RFC 9449 (DPoP) §5, §8: the token binding's refusals at the token endpoint.
   invalid_dpop_proof: 400,
   use_dpop_nonce: 400,
-};
+});

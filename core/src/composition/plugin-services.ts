@@ -65,7 +65,7 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     },
     resolve: <T>(name: string): T => {
       // Only services meant for plugins: never the core's own (sql, secretBox…).
-      if (!provided.has(name) && !(name in REPLACEABLE_SERVICES) && name !== 'userAccounts' && name !== 'clientAdmin')
+      if (!provided.has(name) && !Object.hasOwn(REPLACEABLE_SERVICES, name) && name !== 'userAccounts' && name !== 'clientAdmin')
         throw new Error(`no service "${name}" is provided`);
       return container.resolve<T>(name as keyof Cradle & string);
     },
@@ -114,7 +114,7 @@ export function provideService(container: AwilixContainer<Cradle>, provided: Map
         `plugin ${owner}: service "${name}" is already provided by plugin ${first}`,
       );
     }
-    if (name in container.registrations && !(name in REPLACEABLE_SERVICES)) {
+    if (Object.hasOwn(container.registrations, name) && !Object.hasOwn(REPLACEABLE_SERVICES, name)) {
       throw new BootError('PLUGIN_INVALID', `plugin ${owner}: "${name}" is a core service a plugin may not replace`);
     }
     provided.set(name, owner);
