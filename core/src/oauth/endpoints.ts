@@ -31,7 +31,7 @@ import { isFapi2, senderConstrained } from './fapi.js';
 import { readForm } from './form.js';
 import type { KeyStore } from './keys.js';
 import { namedClaims, scopeClaims, USER_CLAIMS, type ClaimRequest, type UserClaims } from './claims.js';
-import { oauthServices } from './services.js';
+import { oauthServicesFactory } from './services.js';
 import type { TokenService } from './tokens.js';
 import { bindingRequest } from './binding-request.js';
 import { TOKEN_BINDING, type Extensions } from '../plugins/loader.js';
@@ -97,7 +97,8 @@ const COMMON_PARAMETERS = ['grant_type', 'client_id'];
 
 function pick(params: Record<string, string>, declared: string[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of [...COMMON_PARAMETERS, ...declared]) if (params[name] !== undefined) out[name] = params[name];
+  for (const names of [COMMON_PARAMETERS, declared])
+    for (const name of names) if (params[name] !== undefined) out[name] = params[name];
   return out;
 }
 
@@ -109,6 +110,17 @@ export function oauthEndpoints(deps: OAuthDeps) {
   const api = oauthApi(deps.extensions.grants.values());
   const audiences = assertionAudiences(deps.config.issuer);
   const bindings = deps.extensions.tokenBinding.values();
+  const oauthFor = oauthServicesFactory({
+    issuer: deps.config.issuer,
+    tokenEndpoint: urls.token_endpoint,
+    assertionAudiences: audiences,
+    tokens: deps.tokens,
+    replay: deps.replay,
+    verification: deps.verification,
+    users: deps.users,
+    keys: deps.keys,
+    clock: deps.clock,
+  });
 
   const authenticate = (req: IncomingMessage, params: Record<string, string>, ip: string): Promise<OAuthClient> =>
     deps.clientAuth.authenticate({ params, authorization: req.headers.authorization, request: req }, ip);
@@ -156,20 +168,7 @@ export function oauthEndpoints(deps: OAuthDeps) {
         params: pick(params, handler.parameters),
         request,
         logger,
-        oauth: oauthServices({
-          issuer: deps.config.issuer,
-          tokenEndpoint: urls.token_endpoint,
-          assertionAudiences: audiences,
-          tokens: deps.tokens,
-          replay: deps.replay,
-          verification: deps.verification,
-          users: deps.users,
-          keys: deps.keys,
-          clock: deps.clock,
-          request,
-          logger,
-          confirmation: proof.confirmation,
-        }),
+        oauth: oauthFor(request, logger, proof.confirmation),
       }),
     );
     return proof.headers ? { ...json(result), headers: { ...NO_STORE, ...proof.headers } } : json(result);

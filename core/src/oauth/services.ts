@@ -2,6 +2,7 @@ import {
   boundToAnother,
   type Clock,
   type Confirmation,
+  type IssueInput,
   type JsonObject,
   type OAuthServices,
   type RequestFacts,
@@ -36,8 +37,8 @@ export function resolveScope(requested: string | undefined, allowed: string[], f
   return [...new Set(parts)];
 }
 
-/** The OAuthServices a grant handler receives for one request. */
-export function oauthServices(deps: {
+/** What every token request's OAuthServices share: the server's, not the request's. */
+export interface OAuthServicesDeps {
   issuer: string;
   tokenEndpoint: string;
   assertionAudiences: string[];
@@ -47,42 +48,25 @@ export function oauthServices(deps: {
   users: OAuthServices['users'];
   keys: KeyStore;
   clock: Clock;
-  request: RequestFacts;
-  logger: Logger;
-  /** What the request proved (a DPoP key, a client certificate): the tokens are bound to it. */
-  confirmation?: Confirmation | null;
-}): OAuthServices {
+}
+
+type SharedServices = Omit<OAuthServices, 'proofKey' | 'confirmation' | 'issue' | 'refreshTokens' | 'authenticateUser'>;
+
+/**
+ * The OAuthServices a grant handler receives, made per request: the members that do not depend on
+ * the request are built once and inherited (a grant may still destructure them), so a request
+ * allocates only what names its proof, its address and its logger.
+ */
+export function oauthServicesFactory(deps: OAuthServicesDeps) {
   const { tokens } = deps;
-  const confirmation = deps.confirmation ?? null;
-  return {
+  const shared: SharedServices = {
     issuer: deps.issuer,
     tokenEndpoint: deps.tokenEndpoint,
     assertionAudiences: deps.assertionAudiences,
-    proofKey: confirmation?.jkt ?? null,
-    confirmation,
-    issue: (input) => tokens.issue(input, confirmation),
     inspect: (token) => tokens.inspect(token),
     codes: { find: (code) => tokens.findCode(code), consume: (code) => tokens.consumeCode(code) },
-    refreshTokens: {
-      async rotate(token) {
-        refusedWithoutItsKey(token, confirmation);
-        return tokens.rotateRefresh(token);
-      },
-      async rotateAndIssue(token, input) {
-        refusedWithoutItsKey(token, confirmation);
-        return tokens.issue(input, confirmation, token);
-      },
-    },
     grants: { get: (id) => tokens.getGrant(id), revoke: (id, reason) => tokens.revokeGrant(id, reason) },
     resolveScope,
-    async authenticateUser(input) {
-      const result = await deps.verification.authenticateDirect({
-        ...input,
-        request: deps.request,
-        logger: deps.logger,
-      });
-      return result.ok ? { ok: true, userId: result.user.id, amr: result.amr } : result;
-    },
     useAssertionId: (namespace, id, expiresAt) => deps.replay.use(namespace, id, expiresAt),
     users: deps.users,
     async verifyOwnJwt(token, opts = {}) {
@@ -98,6 +82,37 @@ export function oauthServices(deps: {
       } catch {
         return null;
       }
+    },
+  };
+  /** The tokens of an unbound request (no DPoP key, no certificate): the same members for all. */
+  const unbound = boundTo(tokens, null);
+  return (request: RequestFacts, logger: Logger, confirmation: Confirmation | null = null): OAuthServices => {
+    const own: Omit<OAuthServices, keyof SharedServices> = {
+      ...(confirmation ? boundTo(tokens, confirmation) : unbound),
+      async authenticateUser(input) {
+        const result = await deps.verification.authenticateDirect({ ...input, request, logger });
+        return result.ok ? { ok: true, userId: result.user.id, amr: result.amr } : result;
+      },
+    };
+    return Object.assign(Object.create(shared) as SharedServices, own);
+  };
+}
+
+/** The members that issue tokens, bound to what the request proved (or to nothing). */
+function boundTo(tokens: TokenService, confirmation: Confirmation | null) {
+  return {
+    proofKey: confirmation?.jkt ?? null,
+    confirmation,
+    issue: (input: IssueInput) => tokens.issue(input, confirmation),
+    refreshTokens: {
+      async rotate(token: StoredToken) {
+        refusedWithoutItsKey(token, confirmation);
+        return tokens.rotateRefresh(token);
+      },
+      async rotateAndIssue(token: StoredToken, input: IssueInput) {
+        refusedWithoutItsKey(token, confirmation);
+        return tokens.issue(input, confirmation, token);
+      },
     },
   };
 }

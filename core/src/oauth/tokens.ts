@@ -94,6 +94,9 @@ const INSERT_TOKENS = [1, 2].map(
       .join(', '),
 );
 
+/** RFC 9068 §2.1: a JWT access token says what it is. */
+const AT_JWT_HEADER = Object.freeze({ typ: 'at+jwt' });
+
 const splitScope = (s: string) => s.split(' ').filter(Boolean);
 
 const toGrant = (r: GrantColumns): GrantRecord | null =>
@@ -416,27 +419,29 @@ export class TokenService {
     let accessToken: string;
     if (client.tokenFormat === 'jwt') {
       const signer = await this.keys.signer(client.accessTokenAlg);
-      accessToken = await signJwtOffThread(
-        signer,
-        { typ: 'at+jwt' },
-        {
-          ...(input.claims ?? {}),
-          client_id: client.clientId,
-          scope,
-          ...(authTime ? { auth_time: authTime } : {}),
-          ...(input.idToken?.amr?.length ? { amr: input.idToken.amr } : {}),
-          ...cnf,
-          iss: this.issuer,
-          sub,
-          aud: input.audience?.length ? input.audience : client.clientId,
-          jti,
-          iat,
-          exp: iat + accessTtl,
-        },
-      );
+      // The grant's claims first: the registered ones after them are the server's to set.
+      const claims: JsonObject = { ...input.claims, client_id: client.clientId, scope };
+      if (authTime) claims.auth_time = authTime;
+      if (input.idToken?.amr?.length) claims.amr = input.idToken.amr;
+      Object.assign(claims, cnf);
+      claims.iss = this.issuer;
+      claims.sub = sub;
+      claims.aud = input.audience?.length ? input.audience : client.clientId;
+      claims.jti = jti;
+      claims.iat = iat;
+      claims.exp = iat + accessTtl;
+      accessToken = await signJwtOffThread(signer, AT_JWT_HEADER, claims);
     } else {
       accessToken = randomToken(32);
     }
+    // Assigned, not spread: one object per token rather than one per optional member.
+    const accessData: JsonObject = { jti, format: client.tokenFormat, aud: input.audience ?? [client.clientId] };
+    if (authTime) accessData.auth_time = authTime;
+    if (amr.length) accessData.amr = amr;
+    if (input.claims) Object.assign(accessData, input.claims);
+    // What userinfo adds to the scopes' claims for this token (OIDC Core §5.5).
+    if (claimsRequest?.userinfo) accessData.userinfo_claims = claimsRequest.userinfo as JsonObject;
+    Object.assign(accessData, cnf);
     // The access and refresh tokens go into the table together: one INSERT of one or two rows.
     const accessKey = sha256(accessToken);
     const rows: NewTokenRow[] = [];
@@ -449,17 +454,7 @@ export class TokenService {
       scope,
       expiresAt: now.getTime() + accessTtl * 1000,
       parentKey: input.derivedFrom ?? null,
-      data: JSON.stringify({
-        jti,
-        format: client.tokenFormat,
-        aud: input.audience ?? [client.clientId],
-        ...(authTime ? { auth_time: authTime } : {}),
-        ...(amr.length ? { amr } : {}),
-        ...(input.claims ?? {}),
-        // What userinfo adds to the scopes' claims for this token (OIDC Core §5.5).
-        ...(claimsRequest?.userinfo ? { userinfo_claims: claimsRequest.userinfo as JsonObject } : {}),
-        ...cnf,
-      }),
+      data: JSON.stringify(accessData),
     });
 
     const response: TokenResponse = {
@@ -492,10 +487,12 @@ export class TokenService {
       input.subject && input.scope.includes('openid') && !input.withoutIdToken
         ? this.idToken(input, input.subject, { accessToken, iat, acr, sid, claims: claimsRequest?.id_token })
         : undefined;
-    const store = rotates ? this.rotateAndStore(rotates, rows) : this.storeTokens(rows).then(() => true);
-    const [stored, signed] = await Promise.all([store, idToken]);
-    if (!stored) return null;
-    if (signed) response.id_token = signed;
+    const store = rotates ? this.rotateAndStore(rotates, rows) : this.storeTokens(rows);
+    if (idToken) {
+      const [stored, signed] = await Promise.all([store, idToken]);
+      if (stored === false) return null;
+      response.id_token = signed;
+    } else if ((await store) === false) return null;
     this.metrics.tokenIssued(input.grantType);
     return response;
   }
