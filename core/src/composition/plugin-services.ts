@@ -65,7 +65,12 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     },
     resolve: <T>(name: string): T => {
       // Only services meant for plugins: never the core's own (sql, secretBox…).
-      if (!provided.has(name) && !Object.hasOwn(REPLACEABLE_SERVICES, name) && name !== 'userAccounts' && name !== 'clientAdmin')
+      if (
+        !provided.has(name) &&
+        !Object.hasOwn(REPLACEABLE_SERVICES, name) &&
+        name !== 'userAccounts' &&
+        name !== 'clientAdmin'
+      )
         throw new Error(`no service "${name}" is provided`);
       return container.resolve<T>(name as keyof Cradle & string);
     },
