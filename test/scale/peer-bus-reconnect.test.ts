@@ -56,7 +56,11 @@ describe('PostgreSQL peer bus: back after an outage of several retries (issue 30
     await proxy.restore();
     await until('the bus is connected again', () => states.at(-1) === true, 5000);
 
-    await direct.publish({ revoked: ['after-the-outage'] });
-    await until('news from a peer arrives', () => received.some((n) => n.revoked?.[0] === 'after-the-outage'), 5000);
+    await direct.publish({ revoked: { keys: ['after-the-outage'] } });
+    await until(
+      'news from a peer arrives',
+      () => received.some((n) => n.revoked?.keys?.[0] === 'after-the-outage'),
+      5000,
+    );
   });
 });
