@@ -90,6 +90,8 @@ export function assertionAudiences(issuer: string): string[] {
 }
 
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+/** A request no token binding is loaded to read: its tokens are bound to nothing. */
+const NO_PROOF: Awaited<ReturnType<typeof proofOf>> = Object.freeze({ confirmation: null });
 const json = (body: unknown): Reply => ({ status: 200, headers: NO_STORE, body });
 
 /** The parameters every grant receives, whatever it declares. */
@@ -148,7 +150,9 @@ export function oauthEndpoints(deps: OAuthDeps) {
       throw new OAuthError('unauthorized_client', `this client may not use ${grantType}`);
     }
     // Proof of possession (DPoP, a client certificate), checked before the grant runs: the tokens it issues are bound to it.
-    const proof = await proofOf(bindings, { ...bindingRequest(deps.config.issuer, req), client });
+    const proof = bindings.length
+      ? await proofOf(bindings, { ...bindingRequest(deps.config.issuer, req), client })
+      : NO_PROOF;
     // FAPI 2.0 §5.3.2.1 (4): only sender-constrained tokens; refused before the grant spends a code.
     if (isFapi2(client) && !senderConstrained(proof.confirmation)) {
       throw new OAuthError(
@@ -159,18 +163,19 @@ export function oauthEndpoints(deps: OAuthDeps) {
     const request = requestFacts(req, ip);
     // The request's child logger is made only if the grant logs (making one costs more than a grant).
     const logger = lazyLogger(() => req.log);
-    const grant = { 'oauth.grant_type': params.grant_type };
-    const result = await deps.tracing.span('oauth.grant', grant, () =>
-      handler.handle({
-        client,
-        // Only what the grant declares (RFC 6749 §3.2: other parameters are ignored), so no
-        // grant acts on a parameter its documentation and the metadata do not name.
-        params: pick(params, handler.parameters),
-        request,
-        logger,
-        oauth: oauthFor(request, logger, proof.confirmation),
-      }),
-    );
+    const ctx = {
+      client,
+      // Only what the grant declares (RFC 6749 §3.2: other parameters are ignored), so no
+      // grant acts on a parameter its documentation and the metadata do not name.
+      params: pick(params, handler.parameters),
+      request,
+      logger,
+      oauth: oauthFor(request, logger, proof.confirmation),
+    };
+    // Untraced, no span's attributes and closure to make.
+    const result = await (deps.tracing.enabled
+      ? deps.tracing.span('oauth.grant', { 'oauth.grant_type': params.grant_type }, () => handler.handle(ctx))
+      : handler.handle(ctx));
     return proof.headers ? { ...json(result), headers: { ...NO_STORE, ...proof.headers } } : json(result);
   };
 

@@ -358,11 +358,10 @@ export class TokenService {
 
   async consumeCode(code: AuthorizationCode): Promise<boolean> {
     const now = this.clock.now().getTime();
-    const rows = await this.sql.write(
+    return this.sql.changed(
       `UPDATE oauth_codes SET used_at = :now WHERE id = :key AND used_at IS NULL AND expires_at > :now RETURNING id`,
       { key: code.key, now },
     );
-    return rows.length > 0;
   }
 
   // ─────────── tokens ───────────
@@ -581,12 +580,11 @@ export class TokenService {
 
   /** Marks a refresh token rotated; false if another request rotated it first. */
   async rotateRefresh(token: StoredToken, sql: Sql = this.sql): Promise<boolean> {
-    const rows = await sql.write(
+    return sql.changed(
       `UPDATE oauth_tokens SET rotated_at = :now WHERE id = :key AND kind = 'refresh' AND rotated_at IS NULL
          AND revoked_at IS NULL RETURNING id`,
       { key: token.key, now: this.clock.now().getTime() },
     );
-    return rows.length > 0;
   }
 
   /** Revokes one token, and the access tokens exchanged from it (RFC 8693), transitively. */

@@ -130,11 +130,11 @@ export class UserService {
 
   /** Sets a user's status; false when there is no such user. A disabled or locked user cannot sign in. */
   async setStatus(id: string, status: UserRecord['status']): Promise<boolean> {
-    const rows = await this.sql.write<{ id: string }>(
-      'UPDATE users SET status = :status, updated_at = :now WHERE id = :id RETURNING id',
-      { id, status, now: timestamp(this.sql, new Date()) },
-    );
-    return rows.length > 0;
+    return this.sql.changed('UPDATE users SET status = :status, updated_at = :now WHERE id = :id RETURNING id', {
+      id,
+      status,
+      now: timestamp(this.sql, new Date()),
+    });
   }
 
   /**

@@ -227,12 +227,11 @@ export class ExchangeStore {
   /** Single use: true for exactly one caller, and only while unexpired and not revoked. */
   async consume(key: string): Promise<boolean> {
     const now = this.clock.now().getTime();
-    const rows = await this.sql.write(
+    return this.sql.changed(
       `UPDATE exchanges SET used_at = :now
        WHERE id = :key AND used_at IS NULL AND revoked_at IS NULL AND expires_at > :now
        RETURNING id`,
       { key, now },
     );
-    return rows.length > 0;
   }
 }

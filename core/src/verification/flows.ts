@@ -143,7 +143,7 @@ export class LoginFlowStore {
     const params = parseJson<JsonObject>(row.params);
     if (params.unclaimed !== true || typeof params.binding === 'string') return false;
     const { unclaimed: _claimed, ...rest } = params;
-    const rows = await this.sql.write(
+    return this.sql.changed(
       'UPDATE login_flows SET params = :next, updated_at = :now WHERE id = :id AND params = :old RETURNING id',
       {
         id,
@@ -156,34 +156,30 @@ export class LoginFlowStore {
         now: this.clock.now().getTime(),
       },
     );
-    return rows.length > 0;
   }
 
   /** Counts one initiation against the flow's budget; false once `max` were made. */
   async reserveInitiation(id: string, max: number): Promise<boolean> {
-    const rows = await this.sql.write(
+    return this.sql.changed(
       'UPDATE login_flows SET initiations = initiations + 1 WHERE id = :id AND initiations < :max RETURNING id',
       { id, max },
     );
-    return rows.length > 0;
   }
 
   /** active → cancelled (the user went back to the app), once. */
   async cancel(id: string): Promise<boolean> {
-    const rows = await this.sql.write(
+    return this.sql.changed(
       `UPDATE login_flows SET status = 'cancelled', updated_at = :now WHERE id = :id AND status = 'active' RETURNING id`,
       { id, now: this.clock.now().getTime() },
     );
-    return rows.length > 0;
   }
 
   /** completed → finished, once: exactly one response (code or token) per login. */
   async finish(id: string): Promise<boolean> {
-    const rows = await this.sql.write(
+    return this.sql.changed(
       `UPDATE login_flows SET status = 'finished', updated_at = :now WHERE id = :id AND status = 'completed' RETURNING id`,
       { id, now: this.clock.now().getTime() },
     );
-    return rows.length > 0;
   }
 
   /**

@@ -143,12 +143,11 @@ export class StatusStore {
   /** Single use of an AUTHENTICATED status: true for exactly one caller. */
   async consume(key: string): Promise<boolean> {
     const now = this.clock.now().getTime();
-    const rows = await this.sql.write(
+    return this.sql.changed(
       `UPDATE verification_statuses SET consumed_at = :now
        WHERE id = :key AND state = 'AUTHENTICATED' AND consumed_at IS NULL AND expires_at > :now
        RETURNING id`,
       { key, now },
     );
-    return rows.length > 0;
   }
 }
