@@ -25,8 +25,7 @@ const FORM_LIMIT = 64 * 1024;
 const tooLarge = () => new OAuthError('invalid_request', 'the request body is too large', 413);
 
 export function parseStrict(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const seen = new Set<string>();
+  const form = new StrictForm();
   // The WHATWG form parser's steps (URLSearchParams), without its object and iterator per body.
   for (let start = 0; start < text.length;) {
     let end = text.indexOf('&', start);
@@ -37,14 +36,28 @@ export function parseStrict(text: string): Record<string, string> {
       const key = formDecode(text.slice(start, named ? eq : end));
       const value = named ? formDecode(text.slice(eq + 1, end)) : '';
       // A malformed escape: URLSearchParams decides what it stands for.
-      if (key === null || value === null) return parseWith(new URLSearchParams(text));
-      if (seen.has(key)) throw new OAuthError('invalid_request', `parameter ${key} appears more than once`);
-      seen.add(key);
-      if (value !== '') out[key] = value;
+      if (key === null || value === null) {
+        const fallback = new StrictForm();
+        for (const [k, v] of new URLSearchParams(text)) fallback.add(k, v);
+        return fallback.params;
+      }
+      form.add(key, value);
     }
     start = end + 1;
   }
-  return out;
+  return form.params;
+}
+
+/** The parameters read so far: a repeated one is `invalid_request`, an empty one counts as absent. */
+class StrictForm {
+  readonly params: Record<string, string> = {};
+  private readonly seen = new Set<string>();
+
+  add(key: string, value: string): void {
+    if (this.seen.has(key)) throw new OAuthError('invalid_request', `parameter ${key} appears more than once`);
+    this.seen.add(key);
+    if (value !== '') this.params[key] = value;
+  }
 }
 
 /** `+` and percent escapes decoded, or null where decodeURIComponent refuses (invalid UTF-8). */
@@ -55,17 +68,6 @@ function formDecode(part: string): string | null {
   } catch {
     return null;
   }
-}
-
-function parseWith(params: URLSearchParams): Record<string, string> {
-  const out: Record<string, string> = {};
-  const seen = new Set<string>();
-  for (const [key, value] of params) {
-    if (seen.has(key)) throw new OAuthError('invalid_request', `parameter ${key} appears more than once`);
-    seen.add(key);
-    if (value !== '') out[key] = value;
-  }
-  return out;
 }
 
 /** The same rules for a query string (the authorization endpoint). */

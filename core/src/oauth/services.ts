@@ -84,17 +84,18 @@ export function oauthServicesFactory(deps: OAuthServicesDeps) {
       }
     },
   };
-  /** The tokens of an unbound request (no DPoP key, no certificate): the same members for all. */
-  const unbound = boundTo(tokens, null);
+  /** An unbound request's members (no DPoP key, no certificate): the same for all, inherited too. */
+  const unbound: SharedServices = Object.assign(Object.create(shared) as SharedServices, boundTo(tokens, null));
   return (request: RequestFacts, logger: Logger, confirmation: Confirmation | null = null): OAuthServices => {
-    const own: Omit<OAuthServices, keyof SharedServices> = {
-      ...(confirmation ? boundTo(tokens, confirmation) : unbound),
-      async authenticateUser(input) {
-        const result = await deps.verification.authenticateDirect({ ...input, request, logger });
-        return result.ok ? { ok: true, userId: result.user.id, amr: result.amr } : result;
-      },
+    const base = confirmation
+      ? Object.assign(Object.create(shared) as SharedServices, boundTo(tokens, confirmation))
+      : unbound;
+    const services = Object.create(base) as OAuthServices;
+    services.authenticateUser = async (input) => {
+      const result = await deps.verification.authenticateDirect({ ...input, request, logger });
+      return result.ok ? { ok: true, userId: result.user.id, amr: result.amr } : result;
     };
-    return Object.assign(Object.create(shared) as SharedServices, own);
+    return services;
   };
 }
 
