@@ -210,7 +210,8 @@ function pieces(news: PeerNews): PeerNews[] {
   const blocked = news.blocked ?? [];
   const size = (revoked.keys?.length ?? 0) + (revoked.grants?.length ?? 0) + (revoked.subjects?.length ?? 0);
   if (size + blocked.length <= KEYS_PER_MESSAGE) return [news];
-  const out: PeerNews[] = [];
+  // A reload of the apps goes with the first piece: splitting must not drop it.
+  const out: PeerNews[] = news.clients ? [{ clients: true }] : [];
   for (const field of ['keys', 'grants', 'subjects'] as const) {
     const list = revoked[field] ?? [];
     for (let i = 0; i < list.length; i += KEYS_PER_MESSAGE)
