@@ -369,7 +369,6 @@ function fail(message: string, code = 2): number {
   return code;
 }
 
-/** `--app '{"client_id": ...}'`: a JSON object, or one line saying it is not. */
 /** The package that provides `clientAdmin` in a first-party installation. */
 const MANAGEMENT = '@gatehouse-auth/management';
 
@@ -382,6 +381,7 @@ function managedApps(gatehouse: Gatehouse): ClientAdmin | null {
   }
 }
 
+/** `--app '{"client_id": ...}'`: a JSON object, or one line saying it is not. */
 function jsonObject(text: string): Record<string, unknown> {
   let value: unknown;
   try {
