@@ -69,7 +69,8 @@ const config = parseConfig(
       { name: '@gatehouse-auth/method-totp' },
       { name: '@gatehouse-auth/grant-client-credentials' },
       { name: '@gatehouse-auth/grant-authorization-code' },
-      // Scenario e signs in through the hosted page.
+      // Scenario e signs in through the hosted page; it and the admin API use the management services.
+      { name: '@gatehouse-auth/management' },
       { name: '@gatehouse-auth/page-login' },
       // The demo config's fraud rules: the TOTP pairs pay for them as deployed.
       { name: '@gatehouse-auth/fds-ip-list' },

@@ -133,7 +133,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     // After appSettings: the client registry it builds must see the plugins' app keys.
     checkMetadataMembers(c);
     // The apps stored in the database, before the first request (decision 0051).
-    await c.clientAdmin.start();
+    await c.storedClients.start();
     c.jobs.register(queuedDeliveries(c.extensions, c));
     c.jobs.register(c.logout.noticeJob());
 

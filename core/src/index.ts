@@ -38,9 +38,6 @@ export {
   pickLocale,
   unprovenBinding,
 } from '@gatehouse-auth/plugin-api';
-export type { DeviceListing, ServerOverview, UserAccounts } from './users/accounts.js';
-export type { LoadedPluginInfo } from './plugins/loader.js';
-export type { DependencyState } from './observability/dependencies.js';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).
 export { verificationError, type VerificationErrorCode } from './verification/errors.js';
 export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
@@ -49,8 +46,8 @@ export { layout as pageLayout, passwordReveal, renderErrorPage } from './login/l
 export { readCookie } from './http/cookies.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
 export { ADMIN_THROTTLED } from './http/admin-guard.js';
-export { profilePatchSchema, type UserProfile } from './users/profile.js';
-export { REQUIRED_ACTIONS, REQUIRED_ACTIONS_PATH, type RequiredAction } from './users/required-actions.js';
+export { profilePatchSchema } from './users/profile.js';
+export { REQUIRED_ACTIONS, REQUIRED_ACTIONS_PATH } from './users/required-actions.js';
 export { E164 as E164_PATTERN, EMAIL as EMAIL_PATTERN, USERNAME as USERNAME_PATTERN } from './users/users.js';
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './version.js';

@@ -35,7 +35,7 @@ describe('admin token: wrong tokens are throttled per client address', function 
 
   before(async () => {
     gatehouse = await buildApp(
-      testConfig([{ name: '@gatehouse-auth/admin-api' }], {
+      testConfig([{ name: '@gatehouse-auth/management' }, { name: '@gatehouse-auth/admin-api' }], {
         server: { trust_proxy: true },
         admin: { token: TEST_ADMIN_TOKEN },
         metrics: { enabled: true, expose: 'admin' },
@@ -120,7 +120,9 @@ describe('admin token throttle without trust_proxy', function () {
   let gatehouse: Gatehouse;
   before(async () => {
     gatehouse = await buildApp(
-      testConfig([{ name: '@gatehouse-auth/admin-api' }], { admin: { token: TEST_ADMIN_TOKEN } }),
+      testConfig([{ name: '@gatehouse-auth/management' }, { name: '@gatehouse-auth/admin-api' }], {
+        admin: { token: TEST_ADMIN_TOKEN },
+      }),
       {
         logger: createLogger('silent'),
       },

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import supertest from 'supertest';
 import { buildApp, createLogger, type Gatehouse, type GatehousePlugin } from '@gatehouse-auth/core';
 import { fakeServices, fakeUser, registerWithFakes, verifyContext } from '@gatehouse-auth/testing';
-import { HOSTED_PAGE, testConfig } from '../support/config.js';
+import { HOSTED_PAGE, MANAGEMENT, testConfig } from '../support/config.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 const app = (id: string, extra: Record<string, unknown> = {}) => ({
@@ -28,6 +28,7 @@ describe('per-app config contributed by plugins (issue 9)', () => {
           { path: path.join(REPO_ROOT, 'test/fixtures/plugins/greeting-method.js') },
           { name: '@gatehouse-auth/grant-client-credentials' },
           HOSTED_PAGE,
+          MANAGEMENT,
         ],
         {
           apps: [

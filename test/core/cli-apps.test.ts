@@ -14,7 +14,7 @@ describe('CLI: apps', function () {
   this.timeout(60_000);
   let dir: string;
   let env: Record<string, string>;
-  const config = fixtureConfig('valid.yaml');
+  const config = fixtureConfig('management.yaml');
   const app = JSON.stringify({ client_id: 'cli-app', name: 'CLI app', redirect_uris: ['https://app.example/cb'] });
   before(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'gh-cli-apps-'));
@@ -92,6 +92,14 @@ describe('CLI: apps', function () {
     expect(rotated.stderr).to.equal('');
     expect(rotated.code).to.equal(0);
     expect(rotated.stdout).to.match(/^published \S+ key \S+; it signs from /m);
+  });
+
+  it('without the management plugin: one line naming it, exit 1', async () => {
+    const res = await runCli(['apps', 'list', '--config', fixtureConfig('valid.yaml')], { env });
+    expect(res).to.deep.include({
+      code: 1,
+      stderr: "gatehouse: apps list needs the plugin @gatehouse-auth/management in the config's plugins:\n",
+    });
   });
 
   it('delete removes the app', async () => {

@@ -8,6 +8,8 @@ import { LogCapture } from '../support/log-capture.js';
 const validPlugin = { path: fixturePlugin('valid') };
 /** The admin API's routes: the invalid-body and log tests below post to them. */
 const adminApi = { name: '@gatehouse-auth/admin-api' };
+/** The services the admin API runs on (decision 0063). */
+const management = { name: '@gatehouse-auth/management' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The Gatehouse API error envelope. */
@@ -20,9 +22,12 @@ describe('HTTP', () => {
   let logs: LogCapture;
   before(async () => {
     logs = new LogCapture();
-    gatehouse = await buildApp(testConfig([validPlugin, adminApi], { admin: { token: TEST_ADMIN_TOKEN } }), {
-      logger: createLogger('info', logs),
-    });
+    gatehouse = await buildApp(
+      testConfig([validPlugin, management, adminApi], { admin: { token: TEST_ADMIN_TOKEN } }),
+      {
+        logger: createLogger('info', logs),
+      },
+    );
   });
   after(async () => {
     await gatehouse.close();

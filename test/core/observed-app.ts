@@ -32,6 +32,7 @@ export async function startObservedApp(
         { name: '@gatehouse-auth/method-email', options: { channel: 'broken', max_sends: 50 } },
         { name: '@gatehouse-auth/grant-client-credentials' },
         ...(opts.plugins ?? []),
+        { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/page-login' },
       ],
       apps: [

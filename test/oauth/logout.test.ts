@@ -104,6 +104,7 @@ describe('logout: RP-initiated, hosted, admin and back-channel (issue 8)', funct
           { name: '@gatehouse-auth/method-totp' },
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/grant-refresh-token' },
+          { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/admin-api' },
           { name: '@gatehouse-auth/page-login' },
           { name: '@gatehouse-auth/oauth-end-session' },

@@ -275,6 +275,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         { name: '@gatehouse-auth/grant-refresh-token' },
         { name: '@gatehouse-auth/grant-client-credentials' },
         { name: '@gatehouse-auth/grant-password' },
+        { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/admin-api' },
         { name: '@gatehouse-auth/page-login' },
         { name: '@gatehouse-auth/oauth-end-session' },

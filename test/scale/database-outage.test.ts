@@ -37,7 +37,11 @@ describe('PostgreSQL unavailable: 503 with Retry-After, fast, and back without a
         secrets: { encryption_key: Buffer.alloc(32, 7).toString('base64') },
         admin: { token: ADMIN },
         maintenance: { purge_interval_seconds: 0 },
-        plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }, { name: '@gatehouse-auth/admin-api' }],
+        plugins: [
+          { name: '@gatehouse-auth/grant-client-credentials' },
+          { name: '@gatehouse-auth/management' },
+          { name: '@gatehouse-auth/admin-api' },
+        ],
         apps: [
           {
             client_id: 'svc',

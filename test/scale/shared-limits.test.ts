@@ -33,7 +33,11 @@ function config(url: string, limits: Record<string, unknown> = {}) {
       limits,
       maintenance: { purge_interval_seconds: 0 },
       oauth: { authorize_per_ip_per_minute: PER_IP },
-      plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }, { name: '@gatehouse-auth/admin-api' }],
+      plugins: [
+        { name: '@gatehouse-auth/grant-client-credentials' },
+        { name: '@gatehouse-auth/management' },
+        { name: '@gatehouse-auth/admin-api' },
+      ],
       apps: [{ client_id: 'machine', client_secret: SECRET, grant_types: ['client_credentials'], scopes: ['api'] }],
     },
     {},

@@ -29,6 +29,7 @@ function config(url: string) {
         { name: '@gatehouse-auth/grant-authorization-code' },
         { name: '@gatehouse-auth/grant-refresh-token' },
         { name: '@gatehouse-auth/grant-client-credentials' },
+        { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/page-login' },
       ],
       apps: [

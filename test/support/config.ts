@@ -18,9 +18,13 @@ type Section = Record<string, unknown>;
 /** The hosted login page: /authorize sends the browser there for every app without a login_page_url. */
 export const HOSTED_PAGE: PluginEntryInput = { name: '@gatehouse-auth/page-login' };
 
-/** `plugins` with the hosted login page at the end, unless it is listed (decision 43). */
+/** The management services (`userAccounts`, `clientAdmin`) the hosted page and the sites use (decision 0063). */
+export const MANAGEMENT: PluginEntryInput = { name: '@gatehouse-auth/management' };
+
+/** `plugins` with the hosted login page at the end, unless it is listed (decision 43), and its management services. */
 export function withHostedPage<T extends PluginEntryInput>(plugins: T[]): (T | PluginEntryInput)[] {
-  return plugins.some((p) => p.name === HOSTED_PAGE.name) ? plugins : [...plugins, HOSTED_PAGE];
+  const withPage = plugins.some((p) => p.name === HOSTED_PAGE.name) ? plugins : [...plugins, HOSTED_PAGE];
+  return withPage.some((p) => p.name === MANAGEMENT.name) ? withPage : [...withPage, MANAGEMENT];
 }
 
 /**

@@ -1,4 +1,4 @@
-/** The apps stored in the database, as plugins manage them: the core implements `ClientAdmin`. */
+/** The apps stored in the database: `ClientAdmin` (@gatehouse-auth/management) on the core's `AppStore`. */
 import type { Actor } from './login.js';
 
 /** An app as the admin API, the CLI and the console show it: never its secret. */
@@ -25,7 +25,8 @@ export interface AppWithSecret {
 }
 
 /**
- * Since plugin API 1.3 (`services.resolve<ClientAdmin>('clientAdmin')`): the apps stored in the
+ * Since plugin API 1.3 (`services.resolve<ClientAdmin>('clientAdmin')`, provided by
+ * @gatehouse-auth/management): the apps stored in the
  * database — list, create, change, rotate a secret, delete — for the admin API, the console and
  * the CLI. Every node sees a change at once (decision 0051). Refusals are `ApiError`s:
  * 404 `APP_NOT_FOUND`, 409 `APP_READ_ONLY` (a config app), 409 `APP_EXISTS`, 400 `INVALID_APP`,
@@ -52,4 +53,55 @@ export interface ClientAdmin {
   rotateSecret(actor: Actor, clientId: string, opts?: { overlapSeconds?: number }): Promise<AppWithSecret>;
   /** Deletes the app: its grants and tokens are revoked, sessions forget it. */
   delete(actor: Actor, clientId: string): Promise<{ revoked_grants: number; revoked_tokens: number }>;
+}
+
+/** A row of the apps table (decision 0051): the entry as written, never a secret. */
+export interface StoredAppRow {
+  client_id: string;
+  /** The entry without `client_id` and secrets, as the config's `apps[]` has it. */
+  settings: Record<string, unknown>;
+  /** The SHA-256 of its secret; null for a public or private_key_jwt app. */
+  secret_sha256: string | null;
+  /** Until when (epoch ms) the previous secret still works; null when there is none. */
+  previous_secret_expires_at: number | null;
+  /** Bumped by every write. */
+  revision: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * Since plugin API 1.3 (`services.appStore`): the core's apps table and the client registry's
+ * view of it, which `ClientAdmin` is built on, for the plugin that provides it. A write is seen
+ * by this node when it resolves and by the others through the peer bus; it records no event and
+ * checks nothing of who asks: every other plugin uses `clientAdmin`.
+ */
+export interface AppStore {
+  /** The config file's apps (and plugins' first-party ones), without their secrets. */
+  configApps(): { entry: Record<string, unknown>; hasSecret: boolean }[];
+  /** Whether the id is a config app's (read-only at run time). */
+  fromConfig(clientId: string): boolean;
+  /** How the registry authenticates the app, when it serves it. */
+  authMethod(clientId: string): string | undefined;
+  /**
+   * Checks an entry as start-up checks the config's apps (schema, the plugins' keys, methods
+   * and grants), `client_secret_sha256` included: throws an Error saying what is wrong.
+   */
+  check(entry: Record<string, unknown>): void;
+  rows(): Promise<StoredAppRow[]>;
+  row(clientId: string): Promise<StoredAppRow | null>;
+  /** False when the id is taken. */
+  insert(clientId: string, settings: Record<string, unknown>, secretSha256: string | null): Promise<boolean>;
+  /** Replaces the entry; false when there is no such row. */
+  update(clientId: string, settings: Record<string, unknown>): Promise<boolean>;
+  /**
+   * A new secret digest if the current one is still `previous` (false when another rotation came
+   * first); `previous` keeps working until `previousUntil` (epoch ms; null: not at all).
+   */
+  rotate(clientId: string, previous: string, secretSha256: string, previousUntil: number | null): Promise<boolean>;
+  /**
+   * Deletes the app; then its grants and tokens are revoked, sessions forget it and its users'
+   * consents go. Null when there was no such row.
+   */
+  delete(clientId: string): Promise<{ grants: number; tokens: number } | null>;
 }

@@ -7,6 +7,8 @@ import type {
   History,
   OutboundMessage,
 } from './extensions.js';
+import type { AccountStore } from './accounts.js';
+import type { AppStore } from './client-admin.js';
 import type { JsonObject, UserRecord } from './values.js';
 
 export interface Clock {
@@ -93,6 +95,16 @@ export interface Services {
      */
     markVerified(userId: string, medium: 'email' | 'sms', address: string): Promise<void>;
   };
+  /**
+   * Since 1.3: the core's account operations, unaudited, for the plugin that provides
+   * `userAccounts` (@gatehouse-auth/management); others resolve that service instead.
+   */
+  readonly accountStore: AccountStore;
+  /**
+   * Since 1.3: the apps table and the registry's view of it, for the plugin that provides
+   * `clientAdmin` (@gatehouse-auth/management); others resolve that service instead.
+   */
+  readonly appStore: AppStore;
   /** Slow salted hashing for passwords and codes (service `passwordHashing`, replaceable). */
   readonly passwordHashing: PasswordHashing;
   /**

@@ -6,7 +6,8 @@ import { parseArgs } from 'node:util';
 import { runPrimary } from '../cluster.js';
 import { loadConfigFile, resolveConfigFile, type LoadedConfig } from '../config/load.js';
 import { ApiError, isBootError, isProtocolError } from '../errors.js';
-import { buildApp, checkConfig } from '../gatehouse.js';
+import type { ClientAdmin } from '@gatehouse-auth/plugin-api';
+import { buildApp, checkConfig, type Gatehouse } from '../gatehouse.js';
 import { createLogger } from '../http/logging.js';
 import { exitOnSignals, listen } from '../server.js';
 import { openDatabase } from '../storage/database.js';
@@ -287,7 +288,9 @@ async function main(argv: string[]): Promise<number> {
       // running nodes hear of the change (the peer bus, or their poll).
       const gatehouse = await buildApp(loaded(), { logger: createLogger('error') });
       try {
-        const apps = gatehouse.container.cradle.clientAdmin;
+        // The service is a plugin's (decision 0063): without it the config cannot manage apps.
+        const apps = managedApps(gatehouse);
+        if (!apps) return fail(`apps ${sub} needs the plugin ${MANAGEMENT} in the config's plugins:`, 1);
         const actor = { via: 'cli', userId: 'cli', ip: null };
         const clientId = values['client-id'] ?? '';
         let answer: unknown;
@@ -364,6 +367,18 @@ async function main(argv: string[]): Promise<number> {
 function fail(message: string, code = 2): number {
   process.stderr.write(`gatehouse: ${message}\n`);
   return code;
+}
+
+/** The package that provides `clientAdmin` in a first-party installation. */
+const MANAGEMENT = '@gatehouse-auth/management';
+
+/** The `clientAdmin` service a plugin provides; null when no configured plugin does. */
+function managedApps(gatehouse: Gatehouse): ClientAdmin | null {
+  try {
+    return gatehouse.container.cradle.services.resolve<ClientAdmin>('clientAdmin');
+  } catch {
+    return null;
+  }
 }
 
 /** `--app '{"client_id": ...}'`: a JSON object, or one line saying it is not. */

@@ -3,7 +3,7 @@ import { asFunction, asValue, createContainer, InjectionMode, type AwilixContain
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { GatehouseConfig } from '../config/schema.js';
-import { AccountActions } from '../users/accounts.js';
+import { accountStore } from '../users/account-store.js';
 import { argon2Hashing } from '../hashing.js';
 import { DeviceBinding } from '../devices/binding.js';
 import { LoginFlows } from '../login/flows-api.js';
@@ -25,7 +25,7 @@ import { browserBinding, RESUME_PATH } from '../oauth/authorize/index.js';
 import { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
 import { AdminGuard } from '../http/admin-guard.js';
 import { ClientRegistry } from '../oauth/clients.js';
-import { StoredClients } from '../oauth/client-admin.js';
+import { StoredClients } from '../oauth/stored-clients.js';
 import { appChecker } from '../plugins/app-config.js';
 import { assertionAudiences } from '../oauth/endpoints.js';
 import { KeyStore } from '../oauth/keys.js';
@@ -166,9 +166,9 @@ export function createGatehouseContainer(
         new Branding({ config, app: (clientId) => clients.app(clientId), issuerPath }),
     ),
     appCheck: single(({ config, extensions }) => appChecker(config, [], extensions)),
-    clientAdmin: asFunction(
-      ({ sql, clock, config, clients, appCheck, peers, tokens, sessions, events, logger }: Cradle) =>
-        new StoredClients({ sql, clock, config, clients, check: appCheck, peers, tokens, sessions, events, logger }),
+    storedClients: asFunction(
+      ({ sql, clock, config, clients, appCheck, peers, tokens, sessions, logger }: Cradle) =>
+        new StoredClients({ sql, clock, config, clients, check: appCheck, peers, tokens, sessions, logger }),
     )
       .singleton()
       .disposer((admin) => admin.stop()),
@@ -284,7 +284,7 @@ export function createGatehouseContainer(
     appSettings: asValue(new Map<string, AppSettings>()),
 
     loadedPlugins: asValue([]),
-    userAccounts: single((c) => new AccountActions(c)),
+    accountStore: single((c) => accountStore(c)),
 
     issuerPath: asValue(issuerPath),
     binding: single(({ config }) => browserBinding(config.issuer)),

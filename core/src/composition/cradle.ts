@@ -1,4 +1,5 @@
 import type {
+  AccountStore,
   AppSettingsLookup,
   Clock,
   PasswordHashing,
@@ -38,9 +39,8 @@ import type { TokenService } from '../oauth/tokens.js';
 import type { ActiveTokenCache } from '../oauth/token-cache.js';
 import type { SharedCounters } from '../limits/shared-counters.js';
 import type { PeerBus } from '../peer-bus.js';
-import type { AppCheck, StoredClients } from '../oauth/client-admin.js';
+import type { AppCheck, StoredClients } from '../oauth/stored-clients.js';
 import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
-import type { AccountActions } from '../users/accounts.js';
 import type { Sql } from '../storage/sql.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
@@ -135,8 +135,8 @@ export interface Cradle {
 
   /** The plugins loaded, as `gatehouse plugins` lists them (filled in once they registered). */
   loadedPlugins: LoadedPluginInfo[];
-  /** What the console and the account page do to accounts, audited (plugins: `resolve('userAccounts')`). */
-  userAccounts: AccountActions;
+  /** The account operations a plugin's `userAccounts` service composes (plugins: `services.accountStore`). */
+  accountStore: AccountStore;
 
   // What plugins see, and may replace or extend
   services: Services;
@@ -148,8 +148,8 @@ export interface Cradle {
   appSettings: AppSettingsLookup;
   /** Checks an app entry stored in the database as start-up checks the config's (with the plugins' keys). */
   appCheck: AppCheck;
-  /** The apps stored in the database and the registry's snapshot of them (plugins: `resolve('clientAdmin')`). */
-  clientAdmin: StoredClients;
+  /** The apps stored in the database and the registry's snapshot of them (plugins: `services.appStore`). */
+  storedClients: StoredClients;
 
   // The browser side
   /** The issuer's path ('' at the root): the prefix of every URL a page uses. */

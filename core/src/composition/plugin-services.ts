@@ -63,14 +63,15 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     get passwordHashing() {
       return container.cradle.passwordHashing;
     },
+    get accountStore() {
+      return container.cradle.accountStore;
+    },
+    get appStore() {
+      return container.cradle.storedClients;
+    },
     resolve: <T>(name: string): T => {
       // Only services meant for plugins: never the core's own (sql, secretBox…).
-      if (
-        !provided.has(name) &&
-        !Object.hasOwn(REPLACEABLE_SERVICES, name) &&
-        name !== 'userAccounts' &&
-        name !== 'clientAdmin'
-      )
+      if (!provided.has(name) && !Object.hasOwn(REPLACEABLE_SERVICES, name))
         throw new Error(`no service "${name}" is provided`);
       return container.resolve<T>(name as keyof Cradle & string);
     },

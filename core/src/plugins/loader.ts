@@ -17,6 +17,7 @@ import {
   type FdsRule,
   type GatehousePlugin,
   type GrantHandler,
+  type LoadedPluginInfo,
   type MetadataMember,
   PLUGIN_API_VERSION,
   type PluginApi,
@@ -106,13 +107,7 @@ export interface ResolvedPlugin {
   options: unknown;
 }
 
-export interface LoadedPluginInfo {
-  name: string;
-  version: string;
-  apiVersion: string;
-  source: string;
-  contributes: Record<string, string[]>;
-}
+export type { LoadedPluginInfo } from '@gatehouse-auth/plugin-api';
 
 /**
  * Imports every configured plugin and checks it: shape, apiVersion range, unique name,

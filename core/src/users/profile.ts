@@ -1,4 +1,4 @@
-import type { Clock, JsonObject, RecordStore } from '@gatehouse-auth/plugin-api';
+import type { Clock, JsonObject, RecordStore, UserProfile } from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
 
@@ -44,7 +44,8 @@ export const profilePatchSchema = z.strictObject(
   },
 );
 
-export type UserProfile = Partial<z.output<typeof profileSchema>> & { updated_at?: number };
+// The contract writes the claims out (`UserProfile`); `parseProfile` checks the schema matches it.
+export type { UserProfile } from '@gatehouse-auth/plugin-api';
 
 /** The profile claims a user may have, in OIDC's order. */
 export const PROFILE_CLAIMS = Object.keys(profileSchema.shape) as (keyof z.output<typeof profileSchema>)[];

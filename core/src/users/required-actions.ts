@@ -1,11 +1,6 @@
-import type { RecordStore } from '@gatehouse-auth/plugin-api';
+import { REQUIRED_ACTIONS, type RecordStore, type RequiredAction } from '@gatehouse-auth/plugin-api';
 
-/**
- * Since plugin API 1.3: what an admin asks a user to do at their next sign-in, before the app gets
- * its answer (Keycloak's required actions): a new password, a second factor.
- */
-export const REQUIRED_ACTIONS = ['change_password', 'second_factor'] as const;
-export type RequiredAction = (typeof REQUIRED_ACTIONS)[number];
+export { REQUIRED_ACTIONS, type RequiredAction } from '@gatehouse-auth/plugin-api';
 
 /** The path of the hosted page (a plugin's) that walks a signed-in user through them. */
 export const REQUIRED_ACTIONS_PATH = '/login/required';

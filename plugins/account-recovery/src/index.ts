@@ -62,6 +62,8 @@ export interface PasswordRecoveryService {
 export default definePlugin({
   name: '@gatehouse-auth/account-recovery',
   apiVersion: '^1.3',
+  // userAccounts is that plugin's (decision 0063).
+  dependencies: ['@gatehouse-auth/management'],
   options: recoveryOptions,
   provides: ['passwordRecovery'],
   register(api, options) {

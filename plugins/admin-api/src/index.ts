@@ -30,6 +30,8 @@ type Logged = Request & { log: { info(obj: object, msg: string): void } };
 export default definePlugin({
   name: '@gatehouse-auth/admin-api',
   apiVersion: '^1.3',
+  // userAccounts and clientAdmin are that plugin's (decision 0063).
+  dependencies: ['@gatehouse-auth/management'],
   options: z.strictObject({}),
   register(api) {
     const { web, services } = api;

@@ -13,6 +13,8 @@ import { TEST_ADMIN_TOKEN, testConfig } from '../../../test/support/config.js';
 import { expectError } from '../../../test/verification/steps.js';
 
 const adminApi = { name: '@gatehouse-auth/admin-api' };
+/** The services the admin API runs on (decision 0063). */
+const management = { name: '@gatehouse-auth/management' };
 
 /** The Gatehouse API error envelope. */
 function errorEnvelope(status: number, code: string, message: string, type: string, requestId: string | undefined) {
@@ -22,7 +24,7 @@ function errorEnvelope(status: number, code: string, message: string, type: stri
 describe('@gatehouse-auth/admin-api over HTTP', () => {
   let gatehouse: Gatehouse;
   before(async () => {
-    gatehouse = await buildApp(testConfig([adminApi], { admin: { token: TEST_ADMIN_TOKEN } }), {
+    gatehouse = await buildApp(testConfig([management, adminApi], { admin: { token: TEST_ADMIN_TOKEN } }), {
       logger: createLogger('silent'),
     });
   });
@@ -34,7 +36,7 @@ describe('@gatehouse-auth/admin-api over HTTP', () => {
     const auth = (token = TEST_ADMIN_TOKEN) => ({ Authorization: `Bearer ${token}` });
 
     it('without admin.token configured: 403 ADMIN_API_DISABLED, whatever is presented', async () => {
-      const closed = await buildApp(testConfig([adminApi]));
+      const closed = await buildApp(testConfig([management, adminApi]));
       try {
         for (const headers of [{}, auth(), auth('')]) {
           const res = await request(closed.app).get('/admin/users').set(headers).expect(403);
@@ -248,7 +250,7 @@ describe('admin API: wrong admin tokens are throttled on its routes', function (
   let gatehouse: Gatehouse;
   before(async () => {
     gatehouse = await buildApp(
-      testConfig([adminApi], { server: { trust_proxy: true }, admin: { token: TEST_ADMIN_TOKEN } }),
+      testConfig([management, adminApi], { server: { trust_proxy: true }, admin: { token: TEST_ADMIN_TOKEN } }),
       { logger: createLogger('silent'), clock },
     );
   });

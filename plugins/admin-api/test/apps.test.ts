@@ -140,7 +140,7 @@ describe('@gatehouse-auth/admin-api: apps at run time', function () {
   });
 
   it("a database row with a config app's id (the config gained it later) is ignored: the config app wins", async function () {
-    const { sql, clientAdmin, clients } = server.gatehouse.container.cradle;
+    const { sql, storedClients, clients } = server.gatehouse.container.cradle;
     const now = Date.now();
     await sql.exec(
       `INSERT INTO clients (client_id, settings, secret_sha256, revision, created_at, updated_at)
@@ -148,7 +148,7 @@ describe('@gatehouse-auth/admin-api: apps at run time', function () {
       { id: MACHINE.id, settings: JSON.stringify({ token_endpoint_auth_method: 'none' }), now },
     );
     try {
-      await clientAdmin.refresh();
+      await storedClients.refresh();
       expect(clients.get(MACHINE.id)!.isPublic).to.equal(false);
       expect((await machineToken(server, 'reports.read')).status).to.equal(200);
       const listed = (await admin(server, 'GET', '/apps')).body.data as unknown as {
@@ -158,7 +158,7 @@ describe('@gatehouse-auth/admin-api: apps at run time', function () {
       expect(listed.filter((a) => a.client_id === MACHINE.id).map((a) => a.source)).to.deep.equal(['config']);
     } finally {
       await sql.exec('DELETE FROM clients WHERE client_id = :id', { id: MACHINE.id });
-      await clientAdmin.refresh();
+      await storedClients.refresh();
     }
   });
 

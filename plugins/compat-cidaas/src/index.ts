@@ -28,6 +28,8 @@ const options = z.strictObject({
 export default definePlugin({
   name: '@gatehouse-auth/compat-cidaas',
   apiVersion: '^1.3',
+  // userAccounts is that plugin's (decision 0063).
+  dependencies: ['@gatehouse-auth/management'],
   options,
   register(api, opts) {
     const router = api.services.http.createRouter();

@@ -3,6 +3,7 @@
  * profile, schedule the account's deletion, which addresses are verified. Every refusal with
  * its status and code, on the demo config (with @gatehouse-auth/page-account, which deletes).
  */
+import type { UserAccounts } from '@gatehouse-auth/core';
 import { expect } from 'chai';
 import { admin, call, type Reply } from '../../../test/devices/support.js';
 import { startDemoServer, type DemoServer } from '../../../test/oauth/demo-server.js';
@@ -182,7 +183,9 @@ describe('cidaas UserService calls of the compat-cidaas plugin (issue 27)', func
       });
       expect(done.status, JSON.stringify(done)).to.equal(200);
       expect(done.data.profile).to.include({ given_name: 'Ada', family_name: 'Lovelace' });
-      expect(await server.gatehouse.container.cradle.userAccounts.profile(user.id)).to.include({ given_name: 'Ada' });
+      expect(
+        await server.gatehouse.container.cradle.services.resolve<UserAccounts>('userAccounts').profile(user.id),
+      ).to.include({ given_name: 'Ada' });
       const changed = await put(user.id, { email: 'elsewhere@example.test' });
       expect(codeOf(changed)).to.deep.equal([400, 'INVALID_FIELD']);
       expect(codeOf(await put(user.id, { birthdate: 42 }))).to.deep.equal([400, 'INVALID_FIELD']);

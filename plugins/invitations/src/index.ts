@@ -29,6 +29,8 @@ function ok(res: Response, data: unknown, status = 200): void {
 export default definePlugin({
   name: '@gatehouse-auth/invitations',
   apiVersion: '^1.3',
+  // userAccounts is that plugin's (decision 0063).
+  dependencies: ['@gatehouse-auth/management'],
   provides: ['invitations'],
   options,
   register(api, opts) {

@@ -87,6 +87,7 @@ describe('invitations (Chromium)', function () {
           { path: CAPTURE },
           { name: '@gatehouse-auth/invitations', options: { email_channel: 'capture' } },
           { name: '@gatehouse-auth/grant-authorization-code' },
+          { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
         ],
         apps: [

@@ -34,6 +34,7 @@ describe('@gatehouse-auth/invitations over HTTP', () => {
           { path: CAPTURE },
           { name: '@gatehouse-auth/invitations', options: { email_channel: 'capture' } },
           { name: '@gatehouse-auth/compat-cidaas' },
+          { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
           // Beside the admin API's /admin router: both take the admin token.
           { name: '@gatehouse-auth/admin-api' },
@@ -259,9 +260,12 @@ describe('@gatehouse-auth/invitations over HTTP', () => {
 
 describe('compat-cidaas invite info without the invitations plugin', () => {
   it('answers 404 INVITATION_NOT_FOUND', async () => {
-    const gatehouse = await buildApp(testConfig([{ name: '@gatehouse-auth/compat-cidaas' }]), {
-      logger: createLogger('silent'),
-    });
+    const gatehouse = await buildApp(
+      testConfig([{ name: '@gatehouse-auth/management' }, { name: '@gatehouse-auth/compat-cidaas' }]),
+      {
+        logger: createLogger('silent'),
+      },
+    );
     try {
       const res = await request(gatehouse.app).get('/users-srv/invite/info/AAAAAAAAAAAAAAAAAAAAAA').expect(404);
       expect(res.body.error.code).to.equal('INVITATION_NOT_FOUND');

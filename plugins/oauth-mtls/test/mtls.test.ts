@@ -133,6 +133,7 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/oauth-par' },
           { name: '@gatehouse-auth/admin-api' },
+          { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
           { path: PLUGIN, options: { trusted_ca_certificates: [pki.ca.cert] } },
           { path: DPOP },

@@ -44,6 +44,8 @@ export const accountOptions = z.strictObject({
 export default definePlugin({
   name: '@gatehouse-auth/page-account',
   apiVersion: '^1.3',
+  // userAccounts is that plugin's (decision 0063).
+  dependencies: ['@gatehouse-auth/management'],
   options: accountOptions,
   // The cidaas deletion call (compat-cidaas) schedules with the page's grace period and sweep.
   provides: ['accountDeletion'],

@@ -20,7 +20,7 @@ import {
   type OAuthServer,
   type TestUser,
 } from '../../../test/oauth/support.js';
-import type { Clock } from '@gatehouse-auth/core';
+import type { Clock, UserAccounts } from '@gatehouse-auth/core';
 import { rowsOf } from './rows.js';
 import { withPostgresDatabase } from '../../../test/support/postgres.js';
 
@@ -402,8 +402,12 @@ describe('@gatehouse-auth/page-account self-service (HTTP)', function () {
       const cradle = server.gatehouse.container.cradle;
       // Enabled (kept), then disabled again for another reason: still kept.
       const admin = { via: 'console', userId: 'some-admin', ip: null };
-      await cradle.userAccounts.enable(admin, (await cradle.users.findById(user.id))!);
-      await cradle.userAccounts.disable(admin, (await cradle.users.findById(user.id))!);
+      await cradle.services
+        .resolve<UserAccounts>('userAccounts')
+        .enable(admin, (await cradle.users.findById(user.id))!);
+      await cradle.services
+        .resolve<UserAccounts>('userAccounts')
+        .disable(admin, (await cradle.users.findById(user.id))!);
       await waitFor(
         async () =>
           (await cradle.events.recent({ userId: user.id, types: ['account.deletion_cancelled'], limit: 1 })).length > 0,

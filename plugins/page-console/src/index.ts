@@ -37,6 +37,8 @@ export const consoleOptions = z.strictObject({
 export default definePlugin({
   name: '@gatehouse-auth/page-console',
   apiVersion: '^1.3',
+  // userAccounts and clientAdmin are that plugin's (decision 0063).
+  dependencies: ['@gatehouse-auth/management'],
   options: consoleOptions,
   register(api, options) {
     api.app({ client_id: CONSOLE_CLIENT_ID, name: 'Gatehouse console', login_stages: options.login_stages });

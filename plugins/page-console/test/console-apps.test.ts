@@ -3,6 +3,7 @@
  * secret shown once), change redirect URIs, scopes and name, rotate the secret, delete; config
  * apps are shown read-only; every form needs the sign-in's CSRF token; each change is an event.
  */
+import type { ClientAdmin } from '@gatehouse-auth/core';
 import { expect } from 'chai';
 import { csrfOf, signInToSite, startConsoleServer, userWithTotp, ADMINS } from '../../../test/oauth/console-support.js';
 import { Browser, locationOf, MACHINE, machineToken, type OAuthServer } from '../../../test/oauth/support.js';
@@ -69,7 +70,9 @@ describe('@gatehouse-auth/page-console: apps', function () {
       const res = await browser.postForm('/console/apps', { ...body, client_id: 'console-csrf' });
       expect(res.status).to.equal(403);
     }
-    expect(await server.gatehouse.container.cradle.clientAdmin.get('console-csrf')).to.equal(null);
+    expect(
+      await server.gatehouse.container.cradle.services.resolve<ClientAdmin>('clientAdmin').get('console-csrf'),
+    ).to.equal(null);
   });
 
   it('changes the redirect URIs, scopes and name; rotates the secret; deletes the app', async () => {

@@ -152,6 +152,7 @@ describe('enrollment at login and required actions (Chromium)', function () {
           // WebAuthn needs a domain name as the relying party id: the issuer is http://localhost:<port>.
           { name: '@gatehouse-auth/method-fido2', options: { rp_id: 'localhost', origins: [issuer] } },
           { name: '@gatehouse-auth/grant-authorization-code' },
+          { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
         ],
         apps: [

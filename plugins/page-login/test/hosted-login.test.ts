@@ -333,6 +333,7 @@ describe('hosted login page (Chromium)', function () {
           { name: '@gatehouse-auth/method-sms', options: { channel: 'capture' } },
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/grant-refresh-token' },
+          { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
           { path: path.join(FIXTURE_PLUGINS, 'device-check') },
           { path: path.join(FIXTURE_PLUGINS, 'plain-question.js') },

@@ -49,6 +49,7 @@ describe('the setup screens of the hosted page (HTTP)', () => {
           { path: CAPTURE },
           { name: '@gatehouse-auth/method-sms', options: { channel: 'capture' } },
           { name: '@gatehouse-auth/grant-authorization-code' },
+          { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
         ],
         {

@@ -55,7 +55,10 @@ describe('page-login left out of plugins: (decision 43)', function () {
   });
 
   it('starts with the plugin listed', async function () {
-    const gatehouse = await build([app('hosted')], [...PLUGINS, { name: '@gatehouse-auth/page-login' }]);
+    const gatehouse = await build(
+      [app('hosted')],
+      [...PLUGINS, { name: '@gatehouse-auth/management' }, { name: '@gatehouse-auth/page-login' }],
+    );
     await gatehouse.close();
   });
 

@@ -40,6 +40,8 @@ export const REGISTRATION_SERVICE = 'registration';
 export default definePlugin({
   name: '@gatehouse-auth/registration',
   apiVersion: '^1.3',
+  // userAccounts is that plugin's (decision 0063).
+  dependencies: ['@gatehouse-auth/management'],
   provides: [REGISTRATION_SERVICE],
   options: pluginOptions,
   appConfig: { registration: appRegistration },

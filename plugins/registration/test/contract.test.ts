@@ -25,6 +25,7 @@ function config(plugins: Record<string, unknown>[], registrationKey: Record<stri
         { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
         { path: CAPTURE },
         { name: '@gatehouse-auth/grant-authorization-code' },
+        { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/page-login' },
         ...plugins,
       ],

@@ -74,6 +74,7 @@ describe('registration (Chromium)', function () {
           { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
           { path: CAPTURE },
           { name: '@gatehouse-auth/grant-authorization-code' },
+          { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
           { name: '@gatehouse-auth/registration', options: { email_channel: 'capture' } },
         ],

@@ -324,6 +324,14 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     get passwordHashing() {
       return (provided.get('passwordHashing') as PasswordHashing | undefined) ?? hashing;
     },
+    // The core's stores behind the management services have no fake: that plugin is tested on a
+    // built server (plugins/management/test).
+    get accountStore(): never {
+      throw new Error('fakeServices has no accountStore: test against buildApp');
+    },
+    get appStore(): never {
+      throw new Error('fakeServices has no appStore: test against buildApp');
+    },
     provided,
     deviceMap,
     bindings,
