@@ -84,7 +84,10 @@ export async function startWalkServer(): Promise<WalkServer> {
         app.redirect_uris = [redirectUri];
         app.post_logout_redirect_uris = [`${clientOrigin}${SIGNED_OUT_PATH}`];
         const { button: _global, ...global } = BRAND.global;
-        config.branding = { ...global, logo: logoFile(logos, 'walkway', global.primary_color, 'W') };
+        config.plugins.push({
+          name: '@gatehouse-auth/branding',
+          options: { ...global, logo: logoFile(logos, 'walkway', global.primary_color, 'W') },
+        });
         const { button: _app, ...own } = BRAND.app;
         app.branding = { ...own, logo: logoFile(logos, 'demo-shop', own.primary_color, 'S') };
       },

@@ -54,6 +54,12 @@ export interface GatehousePlugin<O = Record<string, unknown>> {
    * `client.settings[key]`. A key no plugin declares is refused.
    */
   appConfig?: Record<string, ZodType>;
+  /**
+   * Since 1.3: for keys of `appConfig` that an app stored in the database (written by a
+   * bearer-token caller of the admin API) may take less of, their schema for such apps; the
+   * `appConfig` one otherwise. A logo that names a server file is the case (decision 65).
+   */
+  storedAppConfig?: Record<string, ZodType>;
   /** Called once at start-up; add extensions through `api`. Must not keep per-request state. */
   register(api: PluginApi, options: O): void | Promise<void>;
 }

@@ -162,4 +162,6 @@ export const REPLACEABLE_SERVICES: Readonly<Record<string, (service: Shape) => s
     ...(typeof s.enabled === 'boolean' ? [] : ['has no enabled flag']),
     ...['span', 'request', 'inTrace', 'flush', 'shutdown'].flatMap((name) => fn(s, name)),
   ],
+  // Since 1.3 (decision 65): the pages' brands.
+  branding: (s) => fn(s, 'of'),
 });

@@ -37,6 +37,16 @@ export const NO_BRAND: Brand = {
   docsUrl: null,
 };
 
+/**
+ * Since plugin API 1.3: the `branding` service, which the pages ask for their brand
+ * (`web.brand`). The core's answers `NO_BRAND` for every page; `@gatehouse-auth/branding`
+ * provides one from its options and the apps' `branding` keys (decision 65).
+ */
+export interface Branding {
+  /** The brand of an app's pages (its keys over the global ones), or with no app the global brand. */
+  of(clientId?: string | null): Brand;
+}
+
 /** Who signed in through a login a plugin started, and how (what a browser session keeps). */
 export interface HostedLoginResult {
   userId: string;

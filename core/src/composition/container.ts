@@ -1,4 +1,4 @@
-import type { AppSettings, Clock, UserDirectory } from '@gatehouse-auth/plugin-api';
+import { type AppSettings, type Clock, NO_BRAND, type UserDirectory } from '@gatehouse-auth/plugin-api';
 import { asFunction, asValue, createContainer, InjectionMode, type AwilixContainer } from 'awilix';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
@@ -19,7 +19,6 @@ import { LoginUi } from '../login/custom-ui.js';
 import { DeviceCookie } from '../http/device.js';
 import { JobQueue } from '../jobs/queue.js';
 import { Locales } from '../i18n/locales.js';
-import { Branding } from '../login/branding.js';
 import { AssertionReplayStore } from '../oauth/assertions.js';
 import { browserBinding, RESUME_PATH } from '../oauth/authorize/index.js';
 import { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
@@ -161,10 +160,8 @@ export function createGatehouseContainer(
           config.oauth.jwks_uri_refetch_seconds * 1000,
         ),
     ),
-    branding: single(
-      ({ config, clients, issuerPath }) =>
-        new Branding({ config, app: (clientId) => clients.app(clientId), issuerPath }),
-    ),
+    // Replaceable (decision 65): no brand, the pages as they look unbranded, until a plugin provides one.
+    branding: asValue({ of: () => NO_BRAND }),
     appCheck: single(({ config, extensions }) => appChecker(config, [], extensions)),
     storedClients: asFunction(
       ({ sql, clock, config, clients, appCheck, peers, tokens, sessions, logger }: Cradle) =>

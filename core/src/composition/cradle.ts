@@ -1,6 +1,7 @@
 import type {
   AccountStore,
   AppSettingsLookup,
+  Branding,
   Clock,
   PasswordHashing,
   RecordStore,
@@ -25,7 +26,6 @@ import type { RequiredActions } from '../users/required-actions.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Locales } from '../i18n/locales.js';
-import type { Branding } from '../login/branding.js';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
 import type { BrowserBinding } from '../oauth/authorize/index.js';
 import type { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
@@ -154,7 +154,7 @@ export interface Cradle {
   // The browser side
   /** The issuer's path ('' at the root): the prefix of every URL a page uses. */
   issuerPath: string;
-  /** The global and the apps' brands, and the routes of their logos and colors. */
+  /** The pages' brands; replaceable by a plugin (`provides: ['branding']`, decision 65). */
   branding: Branding;
   binding: BrowserBinding;
   device: DeviceCookie;

@@ -59,7 +59,6 @@ export function buildWeb(cradle: Cradle): {
   app.use(deviceRoutes(c));
   app.use(verificationRoutes(c));
   app.use(assetRoutes());
-  app.use(c.branding.routes());
   app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
   // A declaration naming an unknown error code, or a path twice, stops the boot.

@@ -51,6 +51,9 @@ const MOVED_SECTIONS: Record<string, string> = {
   // Decision 35 (issue 26): the security notices to users.
   notifications:
     'the security notices to users are now the plugin @gatehouse-auth/notices-security; list it under plugins: with these keys as its options',
+  // Decision 65: the apps' `branding` keys stay where they are, read by the plugin.
+  branding:
+    'the branding is now the plugin @gatehouse-auth/branding; list it under plugins: with these keys as its options',
 };
 
 /**

@@ -2,7 +2,6 @@ import { PLUGGABLE_AUTH_METHODS, SECURITY_PROFILES, SIGNING_ALGS } from '@gateho
 import { z } from 'zod';
 import { fapi2AppIssues } from '../oauth/fapi.js';
 import { deadEndStage } from '../verification/stages.js';
-import { brandingSchema, isLogoUrl, logoFileProblem } from '../login/branding.js';
 
 /** Reports a problem at a key path below the object being refined, in one line. */
 function reporter(ctx: z.RefinementCtx): (path: PropertyKey[], message: string) => void {
@@ -258,8 +257,6 @@ export const appSchema = z
      * checked against the method's `appOptions` schema once plugins are loaded.
      */
     methods: z.record(methodId, z.unknown()).default({}),
-    /** Its login pages' brand: each key over the global `branding` (a logo file in the config file only). */
-    branding: brandingSchema.optional(),
   })
   .superRefine((app, ctx) => {
     const report = reporter(ctx);
@@ -449,8 +446,6 @@ const configFields = z.strictObject({
   maintenance: maintenanceSchema.prefault({}),
   locales: localesSchema.prefault({}),
   metrics: metricsSchema.prefault({}),
-  /** The product name, logo, primary color and links of the hosted pages (apps may override each). */
-  branding: brandingSchema.optional(),
   plugins: z.array(pluginEntrySchema).default([]),
   apps: z.array(appSchema).default([]),
 });
@@ -462,7 +457,6 @@ export const configSchema = configFields.superRefine((config, ctx) => {
   const report = reporter(ctx);
   if (!config.dev_mode) requireHttps(config, report);
   checkMetrics(config, report);
-  checkLogoFiles(config, report);
   const seen = new Map<string, number>();
   config.apps.forEach((app, i) => {
     const first = seen.get(app.client_id);
@@ -487,16 +481,6 @@ function checkMetrics({ metrics, admin, server }: ConfigFields, report: Report):
   if (metrics.expose === 'listener' && metrics.port !== 0 && metrics.port === server.port) {
     report(['metrics', 'port'], 'must differ from server.port (use expose: admin to serve metrics on the main port)');
   }
-}
-
-/** A logo file of the config (global or an app's) must be there and small. */
-function checkLogoFiles(config: ConfigFields, report: Report): void {
-  const check = (logo: string | undefined, path: (string | number)[]) => {
-    const problem = logo && !isLogoUrl(logo) ? logoFileProblem(logo) : null;
-    if (problem) report(path, problem);
-  };
-  check(config.branding?.logo, ['branding', 'logo']);
-  config.apps.forEach((app, i) => check(app.branding?.logo, ['apps', i, 'branding', 'logo']));
 }
 
 /** The URL-valued settings that carry codes, tokens or logins, by path. */

@@ -1,8 +1,8 @@
+import type { Branding } from '@gatehouse-auth/plugin-api';
 import express, { type Request, type Router } from 'express';
 import { ok } from '../http/envelope.js';
 import { jsonBody } from '../http/parsers.js';
 import { pageHeaders } from '../login/headers.js';
-import type { Branding } from '../login/branding.js';
 import type { Locales } from '../i18n/locales.js';
 import { requestFacts, stringFields } from '../verification/context.js';
 import { verificationError } from '../verification/errors.js';

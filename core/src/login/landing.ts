@@ -1,7 +1,6 @@
-import { html } from '@gatehouse-auth/plugin-api';
+import { type Branding, html } from '@gatehouse-auth/plugin-api';
 import express, { type Router } from 'express';
 import type { Locales } from '../i18n/locales.js';
-import type { Branding } from './branding.js';
 import { pageHeaders } from './headers.js';
 import { layout } from './layout.js';
 

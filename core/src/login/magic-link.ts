@@ -1,4 +1,4 @@
-import { type Clock, html, type PageContext } from '@gatehouse-auth/plugin-api';
+import { type Branding, type Clock, html, type PageContext } from '@gatehouse-auth/plugin-api';
 import express, { type Request, type Response, type Router } from 'express';
 import { isProtocolError } from '../errors.js';
 import { formBody } from '../http/parsers.js';
@@ -12,7 +12,6 @@ import { LINK_PATH, type VerificationService } from '../verification/service.js'
 import { linkFactsOf } from '../verification/link-facts.js';
 import { pageHeaders } from './headers.js';
 import { linkDetails } from './link-details.js';
-import type { Branding } from './branding.js';
 import { layout, renderErrorPage, renderNoticePage } from './layout.js';
 import type { Locales } from '../i18n/locales.js';
 import type { LoginFlow } from '../verification/flows.js';

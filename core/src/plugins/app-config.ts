@@ -2,7 +2,6 @@ import type { AppSettings } from '@gatehouse-auth/plugin-api';
 import type { ZodType } from 'zod';
 import type { AppConfig, GatehouseConfig } from '../config/schema.js';
 import { APP_URL_KEYS, appSchema, appSchemaKeys, insecureUrl } from '../config/schema.js';
-import { isLogoUrl } from '../login/branding.js';
 import { BootError } from '../errors.js';
 import { appComposition } from './composition.js';
 import { parsed, type Extensions, type ResolvedPlugin } from './loader.js';
@@ -60,7 +59,11 @@ export function appSettings(
   return out;
 }
 
-type KeyOwners = Map<string, { plugin: string; schema: ZodType }>;
+/** App keys the core had before a plugin took them (decision 65): refused without it, naming it. */
+const MOVED_APP_KEYS = new Map([['branding', '@gatehouse-auth/branding']]);
+
+/** Each key's owner and schemas: `stored` for apps stored in the database (`storedAppConfig`, else `schema`). */
+type KeyOwners = Map<string, { plugin: string; schema: ZodType; stored: ZodType }>;
 
 /** Who declares each app key plugins add (`appConfig`); a key claimed twice stops start-up. */
 function appKeyOwners(plugins: ResolvedPlugin[]): KeyOwners {
@@ -74,25 +77,33 @@ function appKeyOwners(plugins: ResolvedPlugin[]): KeyOwners {
           'PLUGIN_INVALID',
           `plugin ${plugin.name}: the app key "${key}" belongs to ${owner === 'the core' ? owner : `plugin ${owner}`}`,
         );
-      owners.set(key, { plugin: plugin.name, schema });
+      owners.set(key, { plugin: plugin.name, schema, stored: plugin.storedAppConfig?.[key] ?? schema });
     }
   }
   return owners;
 }
 
 /** One app's plugin keys and method options, parsed; `label` names it in errors (`apps[2]`). */
-function settingsOf(app: AppConfig, label: string, owners: KeyOwners, extensions: Extensions): AppSettings {
+function settingsOf(
+  app: AppConfig,
+  label: string,
+  owners: KeyOwners,
+  extensions: Extensions,
+  stored = false,
+): AppSettings {
   const core = new Set(appSchemaKeys());
   const path = label.startsWith('apps[') ? ['apps', Number(label.slice(5, -1))] : [label];
   const unknown = Object.keys(app).find((key) => !core.has(key) && !owners.has(key));
   if (unknown) {
+    const moved = MOVED_APP_KEYS.get(unknown);
     throw new BootError(
       'CONFIG_INVALID',
-      `${label}.${unknown}: is not a known key (neither the core nor a loaded plugin adds it)`,
+      `${label}.${unknown}: is not a known key (neither the core nor a loaded plugin adds it${moved ? `; the plugin ${moved} does` : ''})`,
     );
   }
   const settings: Record<string, unknown> = {};
-  for (const [key, { schema }] of owners) settings[key] = parse(schema, app[key], [...path, key]);
+  for (const [key, owner] of owners)
+    settings[key] = parse(stored ? owner.stored : owner.schema, app[key], [...path, key]);
   const methods: Record<string, unknown> = {};
   for (const method of extensions.methods.values()) {
     if (method.appOptions)
@@ -139,13 +150,7 @@ export function appChecker(
           );
       }
     }
-    // A file path from the admin API would let its caller have any file of the server served.
-    if (app.branding?.logo && !isLogoUrl(app.branding.logo))
-      throw new BootError(
-        'CONFIG_INVALID',
-        `${label}.branding.logo: an app stored in the database takes an https URL, not a file`,
-      );
-    const settings = settingsOf(app, label, owners, extensions);
+    const settings = settingsOf(app, label, owners, extensions, true);
     checkApp(app, label);
     return { app, settings };
   };

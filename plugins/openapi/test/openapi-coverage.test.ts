@@ -34,6 +34,7 @@ const NOT_JSON: Record<string, string> = {
   'get /login/assets/form-post.js': 'static script',
   'get /favicon.ico': 'static icon (SVG)',
   'get /': 'HTML landing page for a browser (API clients get the JSON 404 NOT_FOUND)',
+  // @gatehouse-auth/branding, loaded by the first suite below.
   'get /branding/logo': 'the configured logo file (static image)',
   'get /branding/apps/{clientId}/logo': "an app's configured logo file (static image)",
   'get /branding/color/{file}': "the primary color's style sheet, made from its path",
@@ -204,6 +205,8 @@ describe('OpenAPI coverage', function () {
         { path: path.join(REPO_ROOT, 'plugins', 'invitations'), options: { email_channel: 'outbox' } },
         // Its calls document codes the core's login flows throw for it (generate, setup during a login).
         { path: path.join(REPO_ROOT, 'plugins', 'compat-cidaas') },
+        // Its logo and color routes are pages listed in NOT_JSON.
+        { path: path.join(REPO_ROOT, 'plugins', 'branding') },
       ],
     });
     doc = (await (await fetch(server.url('/openapi.json'))).json()) as Json;

@@ -1,5 +1,6 @@
 import type {
   AuthorizationRequestResolver,
+  Branding,
   Clock,
   OAuthClient,
   RecordStore,
@@ -18,7 +19,6 @@ import type { TokenService } from '../tokens.js';
 import { sessionCookieName } from './browser.js';
 import type { HostedLoginDeps } from './hosted-login.js';
 import { ErrorPage, type AuthorizationRequest } from './request.js';
-import type { Branding } from '../../login/branding.js';
 import { resolveRequestUri } from './request-uri.js';
 
 export const AUTHORIZE_PATHS = ['/api/oauth2/authorize', '/api/oauth2/authorize/'];

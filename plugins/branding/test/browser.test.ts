@@ -10,10 +10,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { requireChromium } from '../support/chromium.js';
-import { startConsoleServer, userWithTotp } from '../oauth/console-support.js';
-import { authorizePath, WEB_CB, type OAuthServer } from '../oauth/support.js';
-import { openSiteBrowser, signInByKeyboard, type BrowserUser, type SiteBrowser } from './site-support.js';
+import { requireChromium } from '../../../test/support/chromium.js';
+import { startConsoleServer, userWithTotp } from '../../../test/oauth/console-support.js';
+import { authorizePath, WEB_CB, type OAuthServer } from '../../../test/oauth/support.js';
+import {
+  openSiteBrowser,
+  signInByKeyboard,
+  type BrowserUser,
+  type SiteBrowser,
+} from '../../../test/browser/site-support.js';
 
 const svg = (fill: string) =>
   `<svg xmlns="http://www.w3.org/2000/svg" width="160" height="48"><rect width="160" height="48" rx="8" fill="${fill}"/></svg>`;
@@ -60,14 +65,17 @@ describe('branding (Chromium)', function () {
     writeFileSync(path.join(dir, 'acme.svg'), svg('#0b5d3b'));
     writeFileSync(path.join(dir, 'shop.svg'), svg('#5b2a86'));
     server = await startConsoleServer({
-      config: {
-        branding: {
-          title: 'Acme',
-          logo: path.join(dir, 'acme.svg'),
-          primary_color: '#0b5d3b',
-          support_url: 'https://help.acme.example/',
+      plugins: [
+        {
+          name: '@gatehouse-auth/branding',
+          options: {
+            title: 'Acme',
+            logo: path.join(dir, 'acme.svg'),
+            primary_color: '#0b5d3b',
+            support_url: 'https://help.acme.example/',
+          },
         },
-      },
+      ],
       apps: [
         {
           client_id: 'shop',

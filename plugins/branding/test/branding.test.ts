@@ -1,6 +1,7 @@
 /**
- * Branding (issue 29, decision 54): `branding:` and an app's `branding` are checked at config
- * check (and for database apps by the admin API) with one line per key; the logo file and the
+ * Branding (issue 29, decisions 54 and 65): the plugin's options and an app's `branding` are
+ * checked at start-up (and for database apps by the admin API) with a line naming the key; the
+ * former top-level `branding:` and an app's `branding` without the plugin stop start-up; the logo file and the
  * color's style sheet are served with their content type and caching; the login page of a
  * branded app shows its brand under the exact CSP of every hosted page (a logo URL adds its
  * origin to img-src, nothing more); error pages link support next to the reference; and `/` is a
@@ -10,9 +11,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BootError, parseConfig } from '@gatehouse-auth/core';
-import { contrastWithWhite } from '../../core/src/login/branding.js';
-import { ACCOUNT_PLUGIN } from '../oauth/console-support.js';
+import { BootError, buildApp, createLogger, parseConfig } from '@gatehouse-auth/core';
+import { contrastWithWhite } from '@gatehouse-auth/branding';
+import { ACCOUNT_PLUGIN } from '../../../test/oauth/console-support.js';
+import { testConfig } from '../../../test/support/config.js';
 import {
   ADMIN_TOKEN,
   authorizePath,
@@ -22,7 +24,7 @@ import {
   startServer,
   WEB_CB,
   type OAuthServer,
-} from '../oauth/support.js';
+} from '../../../test/oauth/support.js';
 
 /** The CSP of every hosted page: unchanged by branding (a logo file, a color). */
 const CSP =
@@ -43,17 +45,39 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The config error of `raw` (BootError CONFIG_INVALID), a line per problem. */
-function configError(raw: Record<string, unknown>): string {
+/** The plugin's entry in `plugins:`, the global brand as its options. */
+const brandingPlugin = (options: Record<string, unknown> = {}) => ({ name: '@gatehouse-auth/branding', options });
+
+/** Starts (and closes) a server of these plugins and apps: a brand's keys are checked at start-up. */
+async function startWith(plugins: Record<string, unknown>[], apps: Record<string, unknown>[] = []): Promise<void> {
+  const gatehouse = await buildApp(testConfig(plugins as never, { apps }), { logger: createLogger('silent') });
+  await gatehouse.close();
+}
+
+/** The start-up error of these plugins and apps (a BootError of `code`). */
+async function startupError(
+  code: 'CONFIG_INVALID' | 'PLUGIN_OPTIONS_INVALID' | 'PLUGIN_INVALID',
+  plugins: Record<string, unknown>[],
+  apps: Record<string, unknown>[] = [],
+): Promise<string> {
   try {
-    parseConfig(raw, {});
+    await startWith(plugins, apps);
   } catch (err) {
     expect(err).to.be.instanceOf(BootError);
-    expect((err as BootError).code).to.equal('CONFIG_INVALID');
+    expect((err as BootError).code, (err as Error).message).to.equal(code);
     return (err as BootError).message;
   }
-  return expect.fail('expected CONFIG_INVALID');
+  return expect.fail(`expected ${code}`);
 }
+
+/** The start-up error of the plugin's options (the global brand). */
+const optionsError = (options: Record<string, unknown>) =>
+  startupError('PLUGIN_OPTIONS_INVALID', [brandingPlugin(options)]).then((m) =>
+    m.replace('plugin @gatehouse-auth/branding: plugins[0].options.', 'branding.'),
+  );
+/** The start-up error of an app's `branding` key, with the plugin loaded. */
+const appError = (branding: Record<string, unknown>) =>
+  startupError('CONFIG_INVALID', [brandingPlugin()], [app(branding)]);
 
 const app = (branding: Record<string, unknown>) => ({
   client_id: 'shop',
@@ -61,57 +85,92 @@ const app = (branding: Record<string, unknown>) => ({
   branding,
 });
 
-describe('branding: config check', () => {
-  it('takes a global brand and an app brand (#rgb and #rrggbb, a file logo, https links)', () => {
-    const config = parseConfig(
-      {
-        branding: { title: 'Acme', logo: logoFile, primary_color: '#0b5d3b', support_url: 'https://help.acme.example' },
-        apps: [app({ title: 'Acme Shop', primary_color: '#36c', logo: 'https://cdn.acme.example/shop.png' })],
-      },
-      {},
+describe('branding: config check', function () {
+  this.timeout(20_000);
+
+  it('takes a global brand and an app brand (#rgb and #rrggbb, a file logo, https links)', async () => {
+    const gatehouse = await buildApp(
+      testConfig(
+        [
+          brandingPlugin({
+            title: 'Acme',
+            logo: logoFile,
+            primary_color: '#0b5d3b',
+            support_url: 'https://help.acme.example',
+          }),
+        ],
+        { apps: [app({ title: 'Acme Shop', primary_color: '#36c', logo: 'https://cdn.acme.example/shop.png' })] },
+      ),
+      { logger: createLogger('silent') },
     );
-    expect(config.branding?.title).to.equal('Acme');
-    expect(config.apps[0]!.branding?.primary_color).to.equal('#36c');
+    try {
+      const { branding } = gatehouse.container.cradle;
+      expect(branding.of(null).title).to.equal('Acme');
+      expect(branding.of('shop').stylesheet).to.equal('/branding/color/3366cc.css');
+    } finally {
+      await gatehouse.close();
+    }
   });
 
-  it('refuses each bad key with a line naming it', () => {
+  // Plugin options and app keys stop start-up at their first problem: one start per key here.
+  it('refuses each bad key with a line naming it', async () => {
     const missing = path.join(dir, 'missing.png');
     const big = path.join(dir, 'big.png');
     writeFileSync(big, Buffer.alloc(600 * 1024));
-    const message = configError({
-      branding: {
-        primary_color: 'green',
-        logo: 'http://cdn.acme.example/logo.png',
-        support_url: 'mailto:help@acme.example',
-      },
-      apps: [app({ logo: missing, docs_url: 'https://docs.acme.example', colour: '#000' })],
-    });
-    expect(message.split('\n')).to.have.members([
+    expect(await optionsError({ logo: 'http://cdn.acme.example/logo.png' })).to.equal(
       'branding.logo: must be an https URL or a file path',
+    );
+    expect(await optionsError({ primary_color: 'green' })).to.equal(
       'branding.primary_color: must be a color as #rgb or #rrggbb',
+    );
+    expect(await optionsError({ support_url: 'mailto:help@acme.example' })).to.equal(
       'branding.support_url: must be an https URL',
+    );
+    expect(await appError({ docs_url: 'https://docs.acme.example', colour: '#000' })).to.equal(
       'apps[0].branding.colour: is not a known key',
+    );
+    expect(await appError({ logo: missing, docs_url: 'https://docs.acme.example' })).to.equal(
       `apps[0].branding.logo: cannot read ${missing} (a path is relative to the working directory)`,
-    ]);
-    expect(configError({ branding: { logo: big } })).to.equal(
+    );
+    expect(await optionsError({ logo: big })).to.equal(
       `branding.logo: ${big} has ${600 * 1024} bytes; a logo may have at most ${512 * 1024}`,
     );
-    expect(configError({ branding: { logo: path.join(dir, 'logo.bmp') } })).to.equal(
+    expect(await optionsError({ logo: path.join(dir, 'logo.bmp') })).to.equal(
       'branding.logo: a logo file must end in .svg, .png, .jpg, .jpeg, .webp, .gif (its content type)',
     );
   });
 
-  it('refuses a primary color too light for white button text (WCAG AA 4.5:1)', () => {
+  it('refuses a primary color too light for white button text (WCAG AA 4.5:1)', async () => {
     expect(contrastWithWhite('#fff')).to.equal(1);
     expect(contrastWithWhite('#000000')).to.be.closeTo(21, 0.001);
     // Gatehouse's own blue passes; a bright orange does not.
     expect(contrastWithWhite('#1f5fbf')).to.be.greaterThan(4.5);
-    expect(configError({ branding: { primary_color: '#ff9900' } })).to.equal(
+    expect(await optionsError({ primary_color: '#ff9900' })).to.equal(
       'branding.primary_color: #ff9900 has a contrast of 2.14:1 with the white text of buttons; WCAG AA asks for 4.5:1, choose a darker color',
     );
-    expect(configError({ apps: [app({ primary_color: '#777' })] })).to.match(
+    expect(await appError({ primary_color: '#777' })).to.match(
       /^apps\[0\]\.branding\.primary_color: #777 has a contrast of 4\.48:1/,
     );
+  });
+
+  it('refuses the former top-level branding: section at start-up, naming the plugin', () => {
+    expect(() => parseConfig({ branding: { title: 'Acme' } }, {})).to.throw(
+      BootError,
+      /^branding: the branding is now the plugin @gatehouse-auth\/branding; list it under plugins: with these keys as its options$/,
+    );
+  });
+
+  it("refuses an app's branding key without the plugin", async () => {
+    expect(await startupError('CONFIG_INVALID', [], [app({ title: 'Acme Shop' })])).to.equal(
+      'apps[0].branding: is not a known key (neither the core nor a loaded plugin adds it; the plugin @gatehouse-auth/branding does)',
+    );
+  });
+
+  it('refuses a branding service without of()', async () => {
+    const message = await startupError('PLUGIN_INVALID', [
+      { path: path.join(import.meta.dirname, 'fixtures', 'bad-branding.js') },
+    ]);
+    expect(message).to.equal('plugin @fixture/bad-branding: service "branding" has no of function');
   });
 });
 
@@ -121,14 +180,6 @@ describe('branding: pages and headers', function () {
 
   before(async () => {
     server = await startServer({
-      config: {
-        branding: {
-          title: 'Acme',
-          logo: logoFile,
-          primary_color: '#0b5d3b',
-          support_url: 'https://help.acme.example/',
-        },
-      },
       apps: [
         {
           client_id: 'shop',
@@ -141,6 +192,12 @@ describe('branding: pages and headers', function () {
       plugins: [
         { name: '@gatehouse-auth/method-backupcode', options: { memory_cost: 1024, time_cost: 2 } },
         ACCOUNT_PLUGIN,
+        brandingPlugin({
+          title: 'Acme',
+          logo: logoFile,
+          primary_color: '#0b5d3b',
+          support_url: 'https://help.acme.example/',
+        }),
       ],
     });
   });
@@ -290,7 +347,7 @@ describe('branding: the landing page without a brand or an account page', functi
   this.timeout(30_000);
   let server: OAuthServer;
   before(async () => {
-    server = await startServer({ config: { branding: { docs_url: 'https://docs.acme.example/' } } });
+    server = await startServer({ plugins: [brandingPlugin({ docs_url: 'https://docs.acme.example/' })] });
   });
   after(() => server?.close());
 
@@ -304,5 +361,27 @@ describe('branding: the landing page without a brand or an account page', functi
     expect(body).to.include('<a href="https://docs.acme.example/" id="gh-docs">Documentation</a>');
     expect(body).to.include('<body>');
     expect(body).not.to.include('brand-bar');
+  });
+});
+
+describe('branding: without the plugin', function () {
+  this.timeout(30_000);
+  let server: OAuthServer;
+  before(async () => {
+    server = await startServer();
+  });
+  after(() => server?.close());
+
+  it('serves no logo and no color style sheet (404), and the pages are unbranded', async () => {
+    for (const route of ['/branding/logo', '/branding/apps/web/logo', '/branding/color/0b5d3b.css']) {
+      const res = await fetch(server.url(route));
+      expect(res.status, route).to.equal(404);
+      expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('NOT_FOUND');
+    }
+    const body = await (await fetch(server.url('/'), { headers: { Accept: 'text/html' } })).text();
+    expect(body).to.include('<title>Gatehouse</title>');
+    expect(body).to.include('<body>');
+    expect(body).not.to.include('brand-bar');
+    expect(body).not.to.include('/branding/');
   });
 });
