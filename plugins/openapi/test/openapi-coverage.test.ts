@@ -55,6 +55,7 @@ const NOT_JSON: Record<string, string> = {
   'get /invitations/assets/accept-page.js': 'static script',
   'post /invitations/accept/open': 'form post answered with an HTML page',
   'post /invitations/accept': 'form post answered with an HTML page',
+  // @gatehouse-auth/page-link, loaded by the first suite below.
   'get /verification-srv/authentication/{method}/link': 'HTML page of a sign-in link',
   'post /verification-srv/authentication/{method}/link': 'HTML page of a sign-in link',
   'get /devices/bind': 'HTML notice for the QR code link opened in a browser',
@@ -204,6 +205,7 @@ describe('OpenAPI coverage', function () {
         { path: path.join(REPO_ROOT, 'plugins', 'invitations'), options: { email_channel: 'outbox' } },
         // Its calls document codes the core's login flows throw for it (generate, setup during a login).
         { path: path.join(REPO_ROOT, 'plugins', 'compat-cidaas') },
+        { name: '@gatehouse-auth/page-link' },
       ],
     });
     doc = (await (await fetch(server.url('/openapi.json'))).json()) as Json;
