@@ -106,7 +106,7 @@ export interface InitiateContext extends MethodContext {
   /**
    * The caller asked for a link instead of a code (`processingType: LINK`; only for a method
    * with `links`): send `link(token)` for a fresh random token the method keeps a hash of. The
-   * core's link page hands the token back to `verify` in the method's one verify field.
+   * link page (`loginFlows.openLink`) hands the token back to `verify` in the method's one verify field.
    */
   link?: (token: string) => string;
 }

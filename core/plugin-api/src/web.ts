@@ -79,6 +79,48 @@ export interface LoginContinuation {
   location: string;
 }
 
+/** Since plugin API 1.3: what a sign-in link carries (`processingType: LINK`), as the browser sent it back. */
+export interface SignInLink {
+  /** The method of the link's path (`EMAIL`, any case). */
+  method: string;
+  exchangeId: unknown;
+  token: unknown;
+}
+
+/**
+ * Since plugin API 1.3: why a sign-in link does not work, the link page's message
+ * `link.problem.<problem>`: not a link of a method that sends them, or no such exchange
+ * (`invalid`); used, cancelled or replaced (`revoked`), expired; its login is over; or its
+ * proof was refused (`refused`: a wrong token spends one of the exchange's attempts).
+ */
+export type SignInLinkProblem = 'invalid' | 'used' | 'revoked' | 'expired' | 'over' | 'refused';
+
+/**
+ * Since plugin API 1.3: what a sign-in link's page on another device shows, so the user can tell
+ * the sign-in they started from someone else's: the browser that started it, when, and a number
+ * the starting screen shows too (the initiation's `link_number`).
+ */
+export interface LinkFacts {
+  /** Two digits from crypto randomness (as number matching's), drawn at initiation. */
+  number: number;
+  browser: string | null;
+  os: string | null;
+  /** When the sign-in link was asked for, ms since the epoch. */
+  startedAt: number;
+}
+
+/** Since plugin API 1.3: what opening a sign-in link did (`loginFlows.openLink`). */
+export type SignInLinkOpened =
+  /** In the browser doing the login: verified, and the login moved on (send the browser to `location`). */
+  | { outcome: 'continued'; continuation: LoginContinuation }
+  /** Anywhere else: nothing verified; ask, showing the flow's app and the sign-in's facts (null for an older exchange). */
+  | { outcome: 'confirm'; flow: LoginFlowView; facts: LinkFacts | null }
+  | { outcome: 'refused'; problem: SignInLinkProblem };
+
+/** Since plugin API 1.3: what the answer on a sign-in link's page did (`loginFlows.answerLink`). */
+export type SignInLinkAnswered =
+  { outcome: 'confirmed' | 'denied'; flow: LoginFlowView } | { outcome: 'refused'; problem: SignInLinkProblem };
+
 /**
  * Since plugin API 1.3 (`api.web.loginFlows`): the login flows of the core, for a plugin that
  * moves them on from its own routes (an app's own login UI, decision 40). Every rule the core's
@@ -202,6 +244,25 @@ export interface LoginFlowsApi {
     user: UserRecord,
     methods: string[],
   ): Promise<LoginContinuation>;
+
+  // Since 1.3, for the page a sign-in link opens (`processingType: LINK`, decision 66).
+
+  /**
+   * A sign-in link opened: it must be a link of a method that sends them, to an exchange neither
+   * used, cancelled nor expired, of a login still open (else `refused`). In the browser doing
+   * that login (it holds the flow's cookie; a flow without a browser binding has none) the link's
+   * proof is verified and the login moves on at once: `continued`. Anywhere else nothing is
+   * verified (a mail scanner's GET must sign nobody in): `confirm`, for a page that asks and
+   * posts the answer to `answerLink`. A proof the verification refuses is `refused` too.
+   */
+  openLink(req: IncomingMessage, link: SignInLink): Promise<SignInLinkOpened>;
+  /**
+   * The answer given on a sign-in link's page, in a POST (any other request is `refused`), after
+   * `openLink`'s checks: `confirm` verifies the link's proof, so its status turns AUTHENTICATED
+   * and the login goes on where it started (this browser signs nobody in); `deny` cancels the
+   * exchange and its status (CANCELLED, reason `denied_by_link`). The flow is for the notice page.
+   */
+  answerLink(req: IncomingMessage, link: SignInLink, answer: 'confirm' | 'deny'): Promise<SignInLinkAnswered>;
 }
 
 /**

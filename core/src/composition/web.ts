@@ -1,5 +1,4 @@
 import type { RouteSpec } from '@gatehouse-auth/plugin-api';
-import { magicLinkRoutes } from '../login/magic-link.js';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { DEVICE_API } from '../devices/api.js';
@@ -59,7 +58,6 @@ export function buildWeb(cradle: Cradle): {
   app.use(deviceRoutes(c));
   app.use(verificationRoutes(c));
   app.use(assetRoutes());
-  app.use(magicLinkRoutes(c));
   app.use(authorizeRoutes(c));
   // A declaration naming an unknown error code, or a path twice, stops the boot.
   try {

@@ -7,6 +7,9 @@ import type {
   LoginFlowsApi,
   LoginFlowView,
   Messages,
+  SignInLink,
+  SignInLinkAnswered,
+  SignInLinkOpened,
   UserRecord,
 } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
@@ -23,6 +26,7 @@ import { randomToken, sha256 } from '../util/crypto.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import { remainingStages } from '../verification/stages.js';
 import { verificationError } from '../verification/errors.js';
+import type { ExchangeStore } from '../verification/exchanges.js';
 import { flowClosedReason, type LoginFlow, type LoginFlowStore } from '../verification/flows.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { VerificationService } from '../verification/service.js';
@@ -40,10 +44,12 @@ import type { SessionStore } from '../oauth/sessions.js';
 import type { UserService } from '../users/users.js';
 import { redirectSources } from './headers.js';
 import type { SetupOffers } from './offer.js';
+import { SignInLinks } from './sign-in-links.js';
 
 export interface LoginFlowsDeps {
   config: GatehouseConfig;
   flows: LoginFlowStore;
+  exchanges: Pick<ExchangeStore, 'find'>;
   clients: ClientRegistry;
   binding: Pick<BrowserBinding, 'isBound' | 'isUnclaimed' | 'flowCookie' | 'cookieOptions'>;
   verification: Pick<
@@ -55,6 +61,8 @@ export interface LoginFlowsDeps {
     | 'method'
     | 'isEnrolled'
     | 'screenRegistration'
+    | 'verifyProof'
+    | 'cancel'
   >;
   loginRedirects: LoginRedirects;
   loginUi: LoginUi;
@@ -74,8 +82,10 @@ export class LoginFlows implements LoginFlowsApi {
   private readonly full = new WeakMap<LoginFlowView, LoginFlow>();
   private readonly flowStarts: SharedLimit | null;
   private readonly issuerOrigin: string;
+  private readonly links: SignInLinks;
 
   constructor(private readonly deps: LoginFlowsDeps) {
+    this.links = new SignInLinks(deps, this);
     this.issuerOrigin = new URL(deps.config.issuer).origin;
     // The same counter as /authorize's (one name, every node).
     const perIp = deps.config.oauth.authorize_per_ip_per_minute;
@@ -364,6 +374,14 @@ export class LoginFlows implements LoginFlowsApi {
       completed,
       nextMethods: completed ? [] : (next.stages[next.stage] ?? []).filter((m) => !next.methods.includes(m)),
     });
+  }
+
+  openLink(req: IncomingMessage, link: SignInLink): Promise<SignInLinkOpened> {
+    return this.links.open(req, link);
+  }
+
+  answerLink(req: IncomingMessage, link: SignInLink, answer: 'confirm' | 'deny'): Promise<SignInLinkAnswered> {
+    return this.links.answer(req, link, answer);
   }
 }
 

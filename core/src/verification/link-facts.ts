@@ -1,23 +1,9 @@
-import type { JsonObject, RequestFacts } from '@gatehouse-auth/plugin-api';
+import type { JsonObject, LinkFacts, RequestFacts } from '@gatehouse-auth/plugin-api';
 import { browserName } from '../util/user-agent.js';
 import { matchNumber } from '../util/crypto.js';
 
 /** Where an exchange keeps what its sign-in link's page shows on another device. */
 const LINK_KEY = '_link';
-
-/**
- * What the link's page on another device shows, so the user can tell the sign-in they started
- * from someone else's: the browser that started it, when, and a number the starting screen
- * shows too (as a push does).
- */
-export interface LinkFacts {
-  /** Two digits from crypto randomness (as number matching's), drawn at initiation. */
-  number: number;
-  browser: string | null;
-  os: string | null;
-  /** When the sign-in link was asked for, ms since the epoch. */
-  startedAt: number;
-}
 
 export function newLinkFacts(request: RequestFacts, now: Date): LinkFacts {
   return { number: matchNumber(), ...browserName(request.userAgent), startedAt: now.getTime() };

@@ -7,6 +7,7 @@ import type {
   FdsContext,
   FdsRule,
   JsonObject,
+  LinkFacts,
   LoginContinuation,
   MethodContext,
   MethodRefusal,
@@ -29,7 +30,7 @@ import { registeredMethod, requireFields, verificationError } from './errors.js'
 import type { Exchange, ExchangeStore } from './exchanges.js';
 import { runFdsRules, type FdsResult } from './fds.js';
 import { UserHistorySnapshot } from './user-history.js';
-import { linkState, newLinkFacts, type LinkFacts } from './link-facts.js';
+import { linkState, newLinkFacts } from './link-facts.js';
 import { readOnce } from './read-once.js';
 import { flowClosedReason, type LoginFlow, type LoginFlowStore } from './flows.js';
 import { appOptionsOf, methodContextOf, namedIdentifier, PHANTOM_USER_ID, phantomUser, type At } from './context.js';
@@ -77,8 +78,14 @@ interface Subject extends At {
   method: string;
 }
 
-/** The link page of an exchange (login/magic-link.ts): where a sign-in link points. */
-export const LINK_PATH = '/verification-srv/authentication/:method/link';
+/**
+ * Where a plugin mounts its routes to be the page a sign-in link opens (`@gatehouse-auth/page-link`,
+ * decision 66), as a plugin at `/login` is the hosted login page.
+ */
+export const LINK_PAGE_MOUNT = '/verification-srv/authentication';
+
+/** Where a sign-in link points: the link page's route under its mount. */
+export const LINK_PATH = `${LINK_PAGE_MOUNT}/:method/link`;
 
 const USAGE_TYPES = ['INITIAL_AUTHENTICATION', 'MULTIFACTOR_AUTHENTICATION', 'PASSWORDLESS_AUTHENTICATION'];
 
@@ -256,6 +263,10 @@ export class VerificationService {
     if (kind === 'CODE') return false;
     if (kind !== 'LINK') throw verificationError('INVALID_FIELD', 'processingType must be CODE or LINK');
     if (!method.links) throw verificationError('INVALID_FIELD', `${method.id} sends no sign-in links`);
+    // A link nobody serves would be mailed dead: without the page, no links.
+    if (!this.deps.extensions.routes.values().some((route) => route.path === LINK_PAGE_MOUNT)) {
+      throw verificationError('INVALID_FIELD', 'no plugin serves sign-in links (@gatehouse-auth/page-link)');
+    }
     return true;
   }
 

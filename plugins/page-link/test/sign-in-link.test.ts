@@ -4,9 +4,16 @@
  * signs nobody in), then the login goes on where it started; "it was not me" cancels.
  */
 import { expect } from 'chai';
-import { DEMO_APP, aliceTotp, codeFrom, outboxMessage, redeemDemo, startAuthorization } from '../oauth/demo-server.js';
-import { call, startDemoServer, type DemoServer } from '../devices/support.js';
-import { Browser, completeStage, locationOf, loginRequestId } from '../oauth/support.js';
+import {
+  DEMO_APP,
+  aliceTotp,
+  codeFrom,
+  outboxMessage,
+  redeemDemo,
+  startAuthorization,
+} from '../../../test/oauth/demo-server.js';
+import { call, startDemoServer, type DemoServer } from '../../../test/devices/support.js';
+import { Browser, completeStage, locationOf, loginRequestId } from '../../../test/oauth/support.js';
 
 const ALICE_EMAIL = 'alice@example.test';
 /**

@@ -1,5 +1,4 @@
-import { html, type Messages, type SafeHtml } from '@gatehouse-auth/plugin-api';
-import type { LinkFacts } from '../verification/link-facts.js';
+import { html, type LinkFacts, type Messages, type SafeHtml } from '@gatehouse-auth/core';
 
 /** "Firefox on Windows", or what is known of it. */
 function browserText(t: Messages, facts: LinkFacts): string {
