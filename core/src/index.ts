@@ -40,7 +40,6 @@ export {
 } from '@gatehouse-auth/plugin-api';
 export type { DeviceListing, ServerOverview, UserAccounts } from './users/accounts.js';
 export type { LoadedPluginInfo } from './plugins/loader.js';
-export type { DependencyState } from './observability/dependencies.js';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).
 export { verificationError, type VerificationErrorCode } from './verification/errors.js';
 export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
@@ -52,6 +51,7 @@ export { ADMIN_THROTTLED } from './http/admin-guard.js';
 export { profilePatchSchema, type UserProfile } from './users/profile.js';
 export { REQUIRED_ACTIONS, REQUIRED_ACTIONS_PATH, type RequiredAction } from './users/required-actions.js';
 export { E164 as E164_PATTERN, EMAIL as EMAIL_PATTERN, USERNAME as USERNAME_PATTERN } from './users/users.js';
+export type { Metrics } from './observability/metrics.js';
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './version.js';
 export { argon2Hashing } from './hashing.js';

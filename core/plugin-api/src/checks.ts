@@ -162,4 +162,10 @@ export const REPLACEABLE_SERVICES: Readonly<Record<string, (service: Shape) => s
     ...(typeof s.enabled === 'boolean' ? [] : ['has no enabled flag']),
     ...['span', 'request', 'inTrace', 'flush', 'shutdown'].flatMap((name) => fn(s, name)),
   ],
+  metrics: (s) => [
+    ...(typeof s.enabled === 'boolean' ? [] : ['has no enabled flag']),
+    ...['httpRequest', 'tokenIssued', 'tokenRefused', 'verification', 'fdsVerdict', 'delivery'].flatMap((name) =>
+      fn(s, name),
+    ),
+  ],
 });

@@ -1,17 +1,6 @@
-import type { DependencyCheck } from '@gatehouse-auth/plugin-api';
+import type { DependencyCheck, DependencyState } from '@gatehouse-auth/plugin-api';
 
-/** One dependency's state at its last check. */
-export interface DependencyState {
-  name: string;
-  /** `core`, or the plugin that registered it. */
-  owner: string;
-  up: boolean;
-  /** Why it is down: the check's error message. */
-  reason?: string;
-  /** How long the check took. */
-  ms: number;
-  checkedAt: string;
-}
+export type { DependencyState } from '@gatehouse-auth/plugin-api';
 
 export interface DependencyOptions {
   /** A check that takes longer is down. */
