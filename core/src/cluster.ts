@@ -1,9 +1,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
-import type { GatehouseConfig } from './config/schema.js';
+import type { LoadedConfig } from './config/load.js';
 import { startPurgeJob } from './maintenance.js';
-import { primaryMetrics } from './observability/cluster.js';
-import { listenForMetrics } from './observability/http.js';
+import { resolvePlugins } from './plugins/loader.js';
+import { portFields, startAll } from './plugins/serve.js';
 import { loadSecretBox, systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrate.js';
@@ -13,9 +13,11 @@ import { Sql } from './storage/sql.js';
 
 /**
  * The primary of `server.workers > 1`: migrates once, forks the workers (which share the port),
- * restarts a worker that dies, runs the purge job, and on SIGTERM lets every worker drain.
+ * restarts a worker that dies, runs the purge job and the plugins' `primary` hooks, and on
+ * SIGTERM lets every worker drain.
  */
-export async function runPrimary(config: GatehouseConfig, workers: number, logger: Logger): Promise<void> {
+export async function runPrimary(loaded: LoadedConfig, workers: number, logger: Logger): Promise<void> {
+  const { config } = loaded;
   // Generate the key file (if any) before the workers race for it.
   loadSecretBox(config, logger);
   const db = await openDatabase({ url: config.database.url, logger, poolMax: 2 });
@@ -33,13 +35,21 @@ export async function runPrimary(config: GatehouseConfig, workers: number, logge
     setTimeout(fork, 1000).unref();
   });
   relayPeerNews();
-  // The workers' metrics, added up: on the metrics' own listener (the workers have none), and
-  // for the scrapes the workers pass on (`expose: admin`).
-  const source = config.metrics.enabled ? primaryMetrics() : null;
-  const metrics =
-    source && config.metrics.expose === 'listener' ? await listenForMetrics(config.metrics, source) : null;
+  // Only the plugins with a `primary` hook run here (decision 67), before the workers start: a
+  // listener that answers for all of them, e.g. the workers' metrics added up.
+  const hooked = (await resolvePlugins(config.plugins, loaded.baseDir)).filter((r) => r.plugin.primary);
+  const hooks = await startAll(
+    hooked.map(({ plugin, version, options }) => ({
+      plugin: plugin.name,
+      start: () =>
+        plugin.primary!(
+          { plugin: { name: plugin.name, version }, logger: logger.child({ plugin: plugin.name }) },
+          options,
+        ),
+    })),
+  );
   for (let i = 0; i < workers; i++) fork();
-  logger.info({ workers, ...(metrics ? { metricsPort: metrics.port } : {}) }, 'gatehouse primary started');
+  logger.info({ workers, ...portFields(hooks.ports) }, 'gatehouse primary started');
 
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -55,7 +65,7 @@ export async function runPrimary(config: GatehouseConfig, workers: number, logge
           }),
       ),
     );
-    await metrics?.close();
+    await hooks.close();
     await purge?.stop();
     await db.close();
     logger.info('all workers stopped');

@@ -1,4 +1,4 @@
-import type { Clock } from '@gatehouse-auth/plugin-api';
+import type { Clock, Served, ServingInfo } from '@gatehouse-auth/plugin-api';
 import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { asValue, type AwilixContainer } from 'awilix';
@@ -13,10 +13,12 @@ import type { GatehouseConfig } from './config/schema.js';
 import { createLogger } from './http/logging.js';
 import { startPurgeJob } from './maintenance.js';
 import { tracedDriver } from './observability/database.js';
+import { metricsSlot } from './observability/metrics.js';
 import { tracingSlot } from './observability/tracing.js';
 import { appChecker, appSettings, joinPluginApps } from './plugins/app-config.js';
 import { checkComposition } from './plugins/composition.js';
 import { registerPlugins, resolvePlugins, type LoadedPluginInfo } from './plugins/loader.js';
+import { startAll, type StartedTogether } from './plugins/serve.js';
 import { pluginWeb } from './plugins/web.js';
 import { checkMetadataMembers } from './oauth/endpoints.js';
 import { systemClock } from './services.js';
@@ -49,6 +51,11 @@ export interface Gatehouse {
   logger: Logger;
   container: AwilixContainer<Cradle>;
   plugins: LoadedPluginInfo[];
+  /**
+   * Runs what plugins serve besides the public port (`api.serve`: a listener of their own).
+   * `listen` calls it once the port is open, and closes what it started at shutdown.
+   */
+  serve(serving: ServingInfo): Promise<StartedTogether>;
   /** Makes /health/ready answer 503 so load balancers stop sending traffic. */
   beginShutdown(): void;
   /** Starts the background work: the job queue's poller and the purge of expired rows. */
@@ -90,6 +97,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     if (options.migrate !== false) await migrate(sequelize, logger);
     // No-op until a plugin provides `tracing` (decision 37); the driver below already holds it.
     const tracing = tracingSlot();
+    // Likewise for `metrics` (decision 67): services made before the plugins hold this one.
+    const metrics = metricsSlot();
     const sql = new Sql(
       tracedDriver(
         await openDriver(sequelize, database.url, database.pool_max, {
@@ -102,8 +111,9 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     const bus = await openPeerBus({ dialect: sql.dialect, url: database.url, logger });
     peers = bus;
     const provided = new Map<string, string>();
+    const starts: { plugin: string; start: (serving: ServingInfo) => Promise<Served | void> }[] = [];
     const container = createGatehouseContainer(
-      { config, logger, sequelize, sql, clock: options.clock ?? systemClock, peers: bus, tracing },
+      { config, logger, sequelize, sql, clock: options.clock ?? systemClock, peers: bus, tracing, metrics },
       provided,
     );
     const c = container.cradle;
@@ -120,8 +130,10 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       dependencies: c.dependencies,
       securityEvents: c.securityEvents,
       webFor: (plugin, catalogs) => pluginWeb(plugin, c, catalogs),
+      serve: (plugin, start) => void starts.push({ plugin, start }),
     });
     if (provided.has('tracing')) tracing.use(c.tracing);
+    if (provided.has('metrics')) metrics.use(c.metrics);
     joinPluginApps(config, c.extensions);
     checkComposition(config, c.extensions, logger);
     const configSettings = appSettings(config, resolved, c.extensions);
@@ -147,6 +159,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       logger,
       container,
       plugins,
+      serve: (serving) => startAll(starts.map(({ plugin, start }) => ({ plugin, start: () => start(serving) }))),
       beginShutdown: () => {
         c.lifecycle.draining = true;
       },

@@ -49,6 +49,7 @@ export { ADMIN_THROTTLED } from './http/admin-guard.js';
 export { profilePatchSchema } from './users/profile.js';
 export { REQUIRED_ACTIONS, REQUIRED_ACTIONS_PATH } from './users/required-actions.js';
 export { E164 as E164_PATTERN, EMAIL as EMAIL_PATTERN, USERNAME as USERNAME_PATTERN } from './users/users.js';
+export type { Metrics } from './observability/metrics.js';
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './version.js';
 export { argon2Hashing } from './hashing.js';

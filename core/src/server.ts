@@ -6,14 +6,14 @@ import type { AddressInfo } from 'node:net';
 import type { Gatehouse } from './gatehouse.js';
 import { capHeapGrowth } from './heap-growth.js';
 import { InFlightHandlers } from './http/in-flight.js';
-import { listenForMetrics, registrySource, type MetricsListener } from './observability/http.js';
 import { isClusterWorker } from './observability/metrics.js';
+import type { StartedTogether } from './plugins/serve.js';
 
 export interface RunningServer {
   server: http.Server;
   port: number;
-  /** The metrics' own listener's port (`metrics.expose: listener`), else null. */
-  metricsPort: number | null;
+  /** The ports of the listeners plugins opened (`api.serve`), by name: `{ metrics: 9464 }`. */
+  listeners: Readonly<Record<string, number>>;
   /**
    * Stops accepting, lets in-flight requests finish (cutting their connections after
    * server.shutdown_timeout_ms), waits for handlers still running, then closes the database.
@@ -40,9 +40,10 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
   // Rejects with the listen error (EADDRINUSE, EACCES) instead of emitting it.
   await once(server.listen(cfg.port, cfg.host), 'listening');
   const port = (server.address() as AddressInfo).port;
-  let metrics: MetricsListener | null;
+  // What plugins run while the server serves (a listener of their own), once the port is ours.
+  let served: StartedTogether;
   try {
-    metrics = await metricsListener(gatehouse);
+    served = await gatehouse.serve({ host: cfg.host, port, worker: isClusterWorker() });
   } catch (err) {
     server.close();
     throw err;
@@ -71,21 +72,10 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
       if (!(await handlers.settled(cfg.shutdown_settle_ms))) {
         gatehouse.logger.warn({ running: handlers.size }, 'closing the database with request handlers still running');
       }
-      await metrics?.close();
+      await served.close();
       await gatehouse.close();
     })());
-  return { server, port, metricsPort: metrics?.port ?? null, shutdown };
-}
-
-/**
- * The metrics' own listener, when configured. In a cluster the primary listens and adds the
- * workers' metrics up (cluster.ts): a worker's own would answer for one worker at random.
- */
-async function metricsListener(gatehouse: Gatehouse): Promise<MetricsListener | null> {
-  const { metrics: config } = gatehouse.config;
-  const { registry } = gatehouse.container.cradle.metrics;
-  if (!registry || config.expose !== 'listener' || isClusterWorker()) return null;
-  return listenForMetrics(config, registrySource(registry));
+  return { server, port, listeners: served.ports, shutdown };
 }
 
 /**

@@ -35,11 +35,17 @@ describe('admin token: wrong tokens are throttled per client address', function 
 
   before(async () => {
     gatehouse = await buildApp(
-      testConfig([{ name: '@gatehouse-auth/management' }, { name: '@gatehouse-auth/admin-api' }], {
-        server: { trust_proxy: true },
-        admin: { token: TEST_ADMIN_TOKEN },
-        metrics: { enabled: true, expose: 'admin' },
-      }),
+      testConfig(
+        [
+          { name: '@gatehouse-auth/management' },
+          { name: '@gatehouse-auth/admin-api' },
+          { name: '@gatehouse-auth/metrics-prometheus', options: { expose: 'admin' } },
+        ],
+        {
+          server: { trust_proxy: true },
+          admin: { token: TEST_ADMIN_TOKEN },
+        },
+      ),
       { logger: createLogger('silent'), clock },
     );
   });

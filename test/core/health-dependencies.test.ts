@@ -41,8 +41,9 @@ describe('dependencies: GET /health/dependencies and gatehouse_dependency_up', f
               ],
             },
           },
+          { name: '@gatehouse-auth/metrics-prometheus', options: { expose: 'admin' } },
         ],
-        { admin: { token: TEST_ADMIN_TOKEN }, metrics: { enabled: true, expose: 'admin' } },
+        { admin: { token: TEST_ADMIN_TOKEN } },
       ),
     );
   });

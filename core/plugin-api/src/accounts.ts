@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { OAuthClient } from './client.js';
 import type { Actor, MethodInfo, Session } from './login.js';
+import type { DependencyState } from './services.js';
 import type { JsonObject, UserRecord } from './values.js';
 
 /**
@@ -46,19 +47,6 @@ export type UserProfile = {
   address?: AddressClaim;
   updated_at?: number;
 };
-
-/** One dependency's state at its last check. */
-export interface DependencyState {
-  name: string;
-  /** `core`, or the plugin that registered it. */
-  owner: string;
-  up: boolean;
-  /** Why it is down: the check's error message. */
-  reason?: string;
-  /** How long the check took. */
-  ms: number;
-  checkedAt: string;
-}
 
 /** A loaded plugin, as `gatehouse plugins` and the console list it. */
 export interface LoadedPluginInfo {

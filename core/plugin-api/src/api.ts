@@ -62,6 +62,35 @@ export interface GatehousePlugin<O = Record<string, unknown>> {
   storedAppConfig?: Record<string, ZodType>;
   /** Called once at start-up; add extensions through `api`. Must not keep per-request state. */
   register(api: PluginApi, options: O): void | Promise<void>;
+  /**
+   * Since 1.3: runs in the primary process of `server.workers > 1`, which serves no request and
+   * calls no `register`: only the plugins with this hook are called there, with their parsed
+   * options, before the workers start (a listener that answers for all of them, decision 67).
+   * What it returns is closed when the primary stops; a throw stops start-up.
+   */
+  primary?(api: PrimaryApi, options: O): Served | void | Promise<Served | void>;
+}
+
+/** Since 1.3: what a `primary` hook receives. */
+export interface PrimaryApi {
+  readonly plugin: { readonly name: string; readonly version: string };
+  readonly logger: Logger;
+}
+
+/** Since 1.3: where this process serves, for `api.serve`. */
+export interface ServingInfo {
+  /** The public listener's host and port (the one it got, when configured as 0). */
+  readonly host: string;
+  readonly port: number;
+  /** A worker of `server.workers > 1`: its primary runs the plugins' `primary` hooks. */
+  readonly worker: boolean;
+}
+
+/** Since 1.3: what `api.serve` or a `primary` hook started, closed at shutdown. */
+export interface Served {
+  /** The ports of the listeners it opened, by name (`metrics`): logged as `<name>Port`. */
+  readonly ports?: Readonly<Record<string, number>>;
+  close(): Promise<void>;
 }
 
 /** Identity for type inference: `export default definePlugin({...})`. */
@@ -194,6 +223,13 @@ export interface PluginApi {
    * listener's failure is logged; shutdown waits for its promise, so bound its work.
    */
   securityEvents(listener: SecurityEventListener): void;
+  /**
+   * Since 1.3: work this plugin runs while the server serves, such as a listener of its own
+   * (decision 67). `start` is called once the public port listens (`listen`, `gatehouse start`;
+   * never by `buildApp` alone or `config check`); what it returns is closed at shutdown, after
+   * the public port and before the database. A throw stops start-up.
+   */
+  serve(start: (serving: ServingInfo) => Promise<Served | void>): void;
 }
 
 /** A member of the discovery document a plugin contributes. */

@@ -164,4 +164,10 @@ export const REPLACEABLE_SERVICES: Readonly<Record<string, (service: Shape) => s
   ],
   // Since 1.3 (decision 65): the pages' brands.
   branding: (s) => fn(s, 'of'),
+  metrics: (s) => [
+    ...(typeof s.enabled === 'boolean' ? [] : ['has no enabled flag']),
+    ...['httpRequest', 'tokenIssued', 'tokenRefused', 'verification', 'fdsVerdict', 'delivery'].flatMap((name) =>
+      fn(s, name),
+    ),
+  ],
 });

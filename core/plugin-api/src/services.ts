@@ -112,6 +112,8 @@ export interface Services {
    * none is registered under that name.
    */
   resolve<T>(name: string): T;
+  /** Since 1.3: the server's load, read at each call (a metrics exporter's gauges, decision 67). */
+  readonly stats: ServerStats;
 }
 
 /** Finding users by id or by what they sign in with. */
@@ -147,3 +149,37 @@ export interface PasswordHashing {
 
 /** A check of one thing the server depends on: resolves when it is up, throws (saying why) when not. */
 export type DependencyCheck = () => Promise<unknown>;
+
+/** Since 1.3: one dependency's state at its last check. */
+export interface DependencyState {
+  name: string;
+  /** `core`, or the plugin that registered it. */
+  owner: string;
+  up: boolean;
+  /** Why it is down: the check's error message. */
+  reason?: string;
+  /** How long the check took. */
+  ms: number;
+  checkedAt: string;
+}
+
+/**
+ * Since 1.3: a PostgreSQL pool's connections, or SQLite's group-commit batch waiting for the end
+ * of the turn and the WAL's size in pages when the checkpointer last looked.
+ */
+export type DatabaseStats =
+  | { dialect: 'postgres'; total: number; idle: number; waiting: number }
+  | { dialect: 'sqlite'; pendingWrites: number; walPages: number };
+
+/** Since 1.3: read-only figures of this process's load, read when asked (`services.stats`). */
+export interface ServerStats {
+  /** Which database figures there are: a pool's (PostgreSQL) or the write batch's (SQLite). */
+  readonly dialect: DatabaseStats['dialect'];
+  database(): DatabaseStats;
+  /** Password and code hashes running and waiting in the CPU-heavy-work limiter. */
+  hashing(): { running: number; waiting: number };
+  /** Background jobs (deliveries, logout notices) this process is running. */
+  jobsRunning(): number;
+  /** The dependencies' states: the database, Redis, what plugins check (at most every 10 s). */
+  dependencies(): Promise<DependencyState[]>;
+}

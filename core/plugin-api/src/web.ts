@@ -475,4 +475,9 @@ export interface WebApi {
    * TOO_MANY_ATTEMPTS with Retry-After (`ADMIN_THROTTLED` documents it).
    */
   requireAdmin(req: Request): Promise<void>;
+  /**
+   * Since 1.3: whether `admin.token` is set. Without it `requireAdmin` refuses everyone, so a
+   * plugin that serves something only behind the token refuses to start instead.
+   */
+  readonly adminTokenSet: boolean;
 }

@@ -10,6 +10,7 @@ import type { ClientAdmin } from '@gatehouse-auth/plugin-api';
 import { buildApp, checkConfig, type Gatehouse } from '../gatehouse.js';
 import { createLogger } from '../http/logging.js';
 import { exitOnSignals, listen } from '../server.js';
+import { portFields } from '../plugins/serve.js';
 import { openDatabase } from '../storage/database.js';
 import { migrate } from '../storage/migrate.js';
 import { importUsers } from '../users/import.js';
@@ -149,7 +150,7 @@ async function main(argv: string[]): Promise<number> {
       const workers = wanted === 0 ? availableParallelism() : wanted;
       const isWorker = cluster.isWorker;
       if (workers > 1 && cluster.isPrimary) {
-        await runPrimary(cfg.config, workers, createLogger(cfg.config.log.level));
+        await runPrimary(cfg, workers, createLogger(cfg.config.log.level));
         return -1; // keep running
       }
       // A worker's primary already migrated and runs the purge job.
@@ -160,7 +161,7 @@ async function main(argv: string[]): Promise<number> {
       gatehouse.logger.info(
         {
           port: running.port,
-          ...(running.metricsPort !== null ? { metricsPort: running.metricsPort } : {}),
+          ...portFields(running.listeners),
           issuer: gatehouse.config.issuer,
           plugins: gatehouse.plugins.map((p) => p.name),
         },

@@ -37,9 +37,9 @@ import { DatabaseCounters } from '../limits/shared-counters.js';
 import { RedisCounters } from '../limits/redis-counters.js';
 import type { PeerBus } from '../peer-bus.js';
 import { createExtensions } from '../plugins/loader.js';
-import { heavyWorkLoad, loadSecretBox, runHeavy } from '../services.js';
+import { loadSecretBox, runHeavy } from '../services.js';
 import type { Sql } from '../storage/sql.js';
-import { createMetrics } from '../observability/metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 import { DependencyChecks } from '../observability/dependencies.js';
 import type { Tracing } from '../observability/tracing.js';
 import { EventStore, recordStore } from '../storage/stores.js';
@@ -68,6 +68,8 @@ export interface ContainerBase {
   peers: PeerBus;
   /** Made before the database driver, whose calls it traces. */
   tracing: Tracing;
+  /** Made before the plugins, one of which may provide the metrics it passes calls on to. */
+  metrics: Metrics;
 }
 
 /**
@@ -89,15 +91,7 @@ export function createGatehouseContainer(
     clock: asValue(base.clock),
     peers: asValue(base.peers),
     tracing: asValue(base.tracing),
-    metrics: single(({ config, sql, jobs, dependencies }) =>
-      createMetrics(config.metrics, {
-        dialect: sql.dialect,
-        database: () => sql.driver.stats(),
-        hashing: heavyWorkLoad,
-        jobsRunning: () => jobs.runningJobs,
-        dependencies: () => dependencies.states(),
-      }),
-    ),
+    metrics: asValue(base.metrics),
     dependencies: single(({ sql, config, counters }) => {
       const checks = new DependencyChecks();
       checks.add('database', 'core', () => sql.select('SELECT 1'));

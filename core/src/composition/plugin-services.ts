@@ -5,7 +5,7 @@ import { BootError } from '../errors.js';
 import { DELIVERY_JOB, deliveryJob, toPayload, type QueuedDelivery } from '../jobs/delivery.js';
 import type { JobHandler } from '../jobs/queue.js';
 import type { Extensions } from '../plugins/loader.js';
-import { cryptoHelpers, httpHelpers, runHeavy } from '../services.js';
+import { cryptoHelpers, heavyWorkLoad, httpHelpers, runHeavy } from '../services.js';
 import { credentialStore } from '../storage/stores.js';
 import type { Cradle } from './cradle.js';
 
@@ -98,6 +98,13 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
     accounts: {
       verified: (user, medium) => container.cradle.accounts.verified(user, medium),
       markVerified: (userId, medium, address) => container.cradle.accounts.markVerified(userId, medium, address),
+    },
+    stats: {
+      dialect: sql.dialect,
+      database: () => sql.driver.stats(),
+      hashing: heavyWorkLoad,
+      jobsRunning: () => jobs.runningJobs,
+      dependencies: () => container.cradle.dependencies.states(),
     },
     devices: {
       startBinding: (user, opts) => container.cradle.deviceBinding.start(user, opts),

@@ -11,9 +11,7 @@ import { HEALTH_API, healthRoutes } from '../http/health.js';
 import { oauthApi } from '../oauth/api.js';
 import { corsMiddleware, crossOrigin } from '../http/cors.js';
 import { httpLogger } from '../http/logging.js';
-import { metricsFromPrimary } from '../observability/cluster.js';
-import { metricsRoutes, observeExpress, registrySource, requestObserver } from '../observability/http.js';
-import { isClusterWorker } from '../observability/metrics.js';
+import { observeExpress, requestObserver } from '../observability/http.js';
 import { assetRoutes } from '../login/assets.js';
 import { landingRoutes } from '../login/landing.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
@@ -49,12 +47,6 @@ export function buildWeb(cradle: Cradle): {
   const oauth = oauthEndpoints(c);
   app.use(oauthRoutes(c, oauth));
   app.use(healthRoutes(c));
-  const { registry } = c.metrics;
-  if (registry && c.config.metrics.expose === 'admin') {
-    // A worker of a cluster asks the primary, which adds every worker up.
-    const source = isClusterWorker() ? metricsFromPrimary(registry.contentType) : registrySource(registry);
-    app.use(metricsRoutes(source, c.adminGuard));
-  }
   app.use(deviceRoutes(c));
   app.use(verificationRoutes(c));
   app.use(assetRoutes());

@@ -43,6 +43,9 @@ const MOVED_SECTIONS: Record<string, string> = {
   // Decision 37.
   tracing:
     'the OTLP exporter is now the plugin @gatehouse-auth/tracing-otlp; move these keys to its options under plugins:',
+  // Decision 67.
+  metrics:
+    'the Prometheus exporter is now the plugin @gatehouse-auth/metrics-prometheus; list it under plugins: with these keys (without enabled) as its options',
   // Decision 39: the console and the account page are plugins, off unless listed.
   console:
     'the admin console is now the plugin @gatehouse-auth/page-console; list it under plugins: with these keys (without enabled) as its options',

@@ -341,21 +341,6 @@ const maintenanceSchema = z.strictObject({
   event_retention_days: positive.default(90),
 });
 
-/**
- * Prometheus metrics (docs/operations.md#metrics, decision 25). Off unless enabled; then on a
- * listener of their own, on loopback by default, never on the public port unless asked to be
- * (`expose: admin`), and there only behind the admin token.
- */
-const metricsSchema = z.strictObject({
-  enabled: z.boolean().default(false),
-  /** `listener`: GET /metrics on `host`:`port`; `admin`: GET /metrics on the main port, admin token required. */
-  expose: z.enum(['listener', 'admin']).default('listener'),
-  host: z.string().min(1).default('127.0.0.1'),
-  port: port.default(9464),
-  /** The Node process's own metrics (CPU, memory, event loop lag, GC, handles). */
-  default_metrics: z.boolean().default(true),
-});
-
 /** The hosted pages' languages (docs/locales.md). */
 const localesSchema = z.strictObject({
   /**
@@ -445,7 +430,6 @@ const configFields = z.strictObject({
     .prefault({}),
   maintenance: maintenanceSchema.prefault({}),
   locales: localesSchema.prefault({}),
-  metrics: metricsSchema.prefault({}),
   plugins: z.array(pluginEntrySchema).default([]),
   apps: z.array(appSchema).default([]),
 });
@@ -456,7 +440,6 @@ type Report = ReturnType<typeof reporter>;
 export const configSchema = configFields.superRefine((config, ctx) => {
   const report = reporter(ctx);
   if (!config.dev_mode) requireHttps(config, report);
-  checkMetrics(config, report);
   const seen = new Map<string, number>();
   config.apps.forEach((app, i) => {
     const first = seen.get(app.client_id);
@@ -473,15 +456,6 @@ export const configSchema = configFields.superRefine((config, ctx) => {
     }
   });
 });
-
-/** Metrics on the main port need the admin token; their own listener needs a port of its own. */
-function checkMetrics({ metrics, admin, server }: ConfigFields, report: Report): void {
-  if (!metrics.enabled) return;
-  if (metrics.expose === 'admin' && !admin.token) report(['metrics', 'expose'], 'admin needs admin.token set');
-  if (metrics.expose === 'listener' && metrics.port !== 0 && metrics.port === server.port) {
-    report(['metrics', 'port'], 'must differ from server.port (use expose: admin to serve metrics on the main port)');
-  }
-}
 
 /** The URL-valued settings that carry codes, tokens or logins, by path. */
 export const APP_URL_KEYS = [

@@ -1,10 +1,6 @@
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express, { type Router } from 'express';
-import type { Registry } from 'prom-client';
-import { BootError } from '../errors.js';
-import type { AdminGuard } from '../http/admin-guard.js';
-import type { Metrics, MetricsSource } from './metrics.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
+import type { Metrics } from './metrics.js';
 import type { Tracing } from './tracing.js';
 
 /** Counts and traces one request; `route` names its route template once the response is done. */
@@ -20,7 +16,7 @@ export const UNMATCHED = 'unmatched';
 
 /** The request observer, or null when neither metrics nor tracing are on (nothing to do per request). */
 export function requestObserver(metrics: Metrics, tracing: Tracing): RequestObserver | null {
-  const counting = metrics.registry !== null;
+  const counting = metrics.enabled;
   if (!counting && !tracing.enabled) return null;
   return (req, res, route, next) => {
     if (counting) {
@@ -49,7 +45,7 @@ export function routeTemplate(baseUrl: string | undefined, route: unknown): stri
  * the router assigns `req.route`: by the time the response is done, a router left through an
  * error has already put its mount path back out of `req.baseUrl`.
  */
-export function observeExpress(observe: RequestObserver): express.RequestHandler {
+export function observeExpress(observe: RequestObserver): RequestHandler {
   return (req, res, next) => {
     let route: unknown;
     let template = UNMATCHED;
@@ -63,83 +59,5 @@ export function observeExpress(observe: RequestObserver): express.RequestHandler
       },
     });
     observe(req, res, () => template, next);
-  };
-}
-
-const METRICS_PATH = '/metrics';
-
-/** Answers a scrape: the registry's text, or 500 with no detail if collecting failed. */
-async function scrape(text: () => Promise<string>, contentType: string, res: ServerResponse): Promise<void> {
-  let body: string;
-  try {
-    body = await text();
-  } catch {
-    res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
-    return void res.end('metrics collection failed\n');
-  }
-  res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
-  res.end(body);
-}
-
-/** `GET /metrics` on the main port, behind the admin token (`metrics.expose: admin`). */
-export function metricsRoutes(source: MetricsSource, adminGuard: Pick<AdminGuard, 'require'>): Router {
-  const router = express.Router();
-  router.get(METRICS_PATH, adminGuard.require, (_req, res) => scrape(() => source.text(), source.contentType, res));
-  return router;
-}
-
-/** This server's registry as a scrape source. */
-export function registrySource(registry: Registry): MetricsSource {
-  return { text: () => registry.metrics(), contentType: registry.contentType };
-}
-
-export interface MetricsListener {
-  port: number;
-  close(): Promise<void>;
-}
-
-/**
- * The metrics' own listener (`metrics.expose: listener`): `GET /metrics` and nothing else, on a
- * host and port apart from the public ones (loopback by default).
- */
-export async function listenForMetrics(
-  where: { host: string; port: number },
-  source: MetricsSource,
-): Promise<MetricsListener> {
-  const server = http.createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0];
-    if (path !== METRICS_PATH) {
-      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
-      return void res.end('not found\n');
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' });
-      return void res.end('method not allowed\n');
-    }
-    void scrape(() => source.text(), source.contentType, res);
-  });
-  await new Promise<void>((resolve, reject) => {
-    const refused = (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new BootError(
-              'CONFIG_INVALID',
-              `metrics.port: ${where.host}:${where.port} is already in use; stop what listens there or set another metrics.port`,
-            )
-          : err,
-      );
-    server.once('error', refused);
-    server.listen(where.port, where.host, () => {
-      server.off('error', refused);
-      resolve();
-    });
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
   };
 }

@@ -26,6 +26,8 @@ import {
   type RecordStore,
   type RequestObjectVerifier,
   type RouteContribution,
+  type Served,
+  type ServingInfo,
   type Services,
   type TokenBinding,
   type WebApi,
@@ -185,12 +187,14 @@ export interface RegistrationDeps {
   webFor: (plugin: string, catalogs: () => PluginCatalogs) => WebApi;
   /** Where `api.securityEvents` listeners go. */
   securityEvents: Pick<SecurityEvents, 'listen'>;
+  /** Where `api.serve` functions go: run by `listen` once the public port is open. */
+  serve: (plugin: string, start: (serving: ServingInfo) => Promise<Served | void>) => void;
 }
 
 /** Calls each plugin's register with its own options, child logger and extension points. */
 export async function registerPlugins(
   plugins: ResolvedPlugin[],
-  { extensions, services, logger, recordsFor, provide, dependencies, webFor, securityEvents }: RegistrationDeps,
+  { extensions, services, logger, recordsFor, provide, dependencies, webFor, securityEvents, serve }: RegistrationDeps,
 ): Promise<LoadedPluginInfo[]> {
   const infos: LoadedPluginInfo[] = [];
   const checks: { plugin: string; where: string; run: () => void | Promise<void> }[] = [];
@@ -252,6 +256,10 @@ export async function registerPlugins(
       securityEvents: (listener) => {
         securityEvents.listen(plugin.name, listener);
         contributes.securityEvents = ['listener'];
+      },
+      serve: (start) => {
+        serve(plugin.name, start);
+        contributes.serve = ['listener'];
       },
       tokenBinding: adder('tokenBinding', extensions.tokenBinding),
       clientAuthentication: adder('clientAuthentications', extensions.clientAuthentications),

@@ -94,6 +94,7 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
     setup: lazy(() => c.setupWeb),
     requestFacts: (req) => requestFacts(req),
     requireAdmin: (req) => c.adminGuard.check(req),
+    adminTokenSet: Boolean(c.config.admin.token),
     page(req, res, page) {
       const brand = c.branding.of(page.app);
       pageHeaders(res, page.formTargets ?? [], page.referrer ?? 'same-origin', brand);

@@ -1,3 +1,4 @@
+import type { DatabaseStats } from '@gatehouse-auth/plugin-api';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Sequelize } from 'sequelize';
@@ -24,13 +25,8 @@ export interface Driver {
   stats(): DriverStats;
 }
 
-/**
- * A PostgreSQL pool's connections, or SQLite's group-commit batch waiting for the end of the turn
- * and the WAL's size in pages when the checkpointer last looked.
- */
-export type DriverStats =
-  | { dialect: 'postgres'; total: number; idle: number; waiting: number }
-  | { dialect: 'sqlite'; pendingWrites: number; walPages: number };
+/** A PostgreSQL pool's connections, or SQLite's write batch and WAL size (the contract's type). */
+export type DriverStats = DatabaseStats;
 
 const PARAM = /:([A-Za-z_][A-Za-z0-9_]*)/g;
 

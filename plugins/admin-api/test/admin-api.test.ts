@@ -187,10 +187,10 @@ describe('admin API left out of plugins: (decision 44)', () => {
         [
           { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
           { name: '@gatehouse-auth/openapi' },
+          { name: '@gatehouse-auth/metrics-prometheus', options: { expose: 'admin' } },
         ],
         {
           admin: { token: TEST_ADMIN_TOKEN },
-          metrics: { enabled: true, expose: 'admin' },
         },
       ),
       { logger: createLogger('silent') },

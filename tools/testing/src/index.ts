@@ -39,6 +39,8 @@ import {
   type RequestObjectVerifier,
   type PromptHandler,
   type SecurityEventListener,
+  type Served,
+  type ServingInfo,
   type BoundDevice,
   type Credential,
   type CredentialStore,
@@ -320,6 +322,14 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     },
     heavy: (work) => work(),
     http: httpHelpers,
+    // An idle server on SQLite: no writes waiting, nothing hashing, no jobs, no dependencies.
+    stats: {
+      dialect: 'sqlite',
+      database: () => ({ dialect: 'sqlite', pendingWrites: 0, walPages: 0 }),
+      hashing: () => ({ running: 0, waiting: 0 }),
+      jobsRunning: () => 0,
+      dependencies: async () => [],
+    },
     // Real argon2id: tests pass a low cost. Replaced like on the server when a plugin provides one.
     get passwordHashing() {
       return (provided.get('passwordHashing') as PasswordHashing | undefined) ?? hashing;
@@ -389,6 +399,8 @@ export interface Registered {
   prompts: Map<string, PromptHandler>;
   /** `api.securityEvents` listeners (since plugin API 1.3): call one with a `SecurityEvent`. */
   securityEvents: SecurityEventListener[];
+  /** What the plugin serves besides the public port (`api.serve`): call one with a `ServingInfo`. */
+  serving: ((serving: ServingInfo) => Promise<Served | void>)[];
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -429,6 +441,7 @@ function webWithoutServer(): WebApi {
     setup: needsServerAll<WebApi['setup']>('setup', needsServer),
     requestFacts: needsServer('requestFacts'),
     requireAdmin: needsServer('requireAdmin'),
+    adminTokenSet: false,
     routeSpecs: needsServer('routeSpecs'),
   };
 }
@@ -462,6 +475,7 @@ export async function registerWithFakes<O>(
     cors: [],
     prompts: new Map(),
     securityEvents: [],
+    serving: [],
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -545,6 +559,7 @@ export async function registerWithFakes<O>(
       out.apps.set(app.client_id, app);
     },
     securityEvents: (listener) => void out.securityEvents.push(listener),
+    serve: (start) => void out.serving.push(start),
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);
   await plugin.register(api, options);

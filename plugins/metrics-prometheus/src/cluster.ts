@@ -1,8 +1,9 @@
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
-import { clusterMetrics, type MetricsSource } from './metrics.js';
+import { AggregatorRegistry, type Registry } from 'prom-client';
+import type { MetricsSource } from './scrape.js';
 
-/** The IPC messages of a scrape a worker passes on to the primary (`metrics.expose: admin`). */
+/** The IPC messages of a scrape a worker passes on to the primary (`expose: admin`). */
 const SCRAPE_REQUEST = 'gatehouse:metrics-scrape';
 const SCRAPE_ANSWER = 'gatehouse:metrics-scraped';
 
@@ -21,20 +22,41 @@ interface ScrapeAnswer {
 const ANSWER_TIMEOUT_MS = 8000;
 
 /**
- * In the primary: the workers' metrics added up, for its own listener and for the scrapes
- * workers pass on, so a scrape on the main port is not one worker's at random.
+ * The metrics of every worker of a cluster, added up (counters and histograms summed, as are the
+ * gauges: connections, hashes and jobs of all the workers). prom-client asks each worker's
+ * registry over IPC; a worker names its registry with `AggregatorRegistry.setRegistries`.
  */
-export function primaryMetrics(): MetricsSource {
+function clusterMetrics(): MetricsSource {
+  const aggregator = new AggregatorRegistry();
+  return { text: () => aggregator.clusterMetrics(), contentType: aggregator.contentType };
+}
+
+/**
+ * In the primary: the workers' metrics added up, for its own listener and for the scrapes
+ * workers pass on, so a scrape on the main port is not one worker's at random. `stop` stops
+ * answering the workers.
+ */
+export function primaryMetrics(): MetricsSource & { stop(): void } {
   const source = clusterMetrics();
-  cluster.on('message', (worker, message: Partial<ScrapeRequest> | null) => {
+  const onMessage = (worker: Worker, message: Partial<ScrapeRequest> | null) => {
     if (message?.type !== SCRAPE_REQUEST || typeof message.id !== 'string') return;
     const { id } = message;
     const answer = (text?: string) => {
       if (worker.isConnected()) worker.send({ type: SCRAPE_ANSWER, id, ...(text !== undefined ? { text } : {}) });
     };
     source.text().then(answer, () => answer());
-  });
-  return source;
+  };
+  cluster.on('message', onMessage);
+  return { ...source, stop: () => void cluster.off('message', onMessage) };
+}
+
+/**
+ * In a worker: answer the primary's requests with `registry`. prom-client starts answering them
+ * once an `AggregatorRegistry` is made in the process, so one is made here, then names ours.
+ */
+export function answerPrimary(registry: Registry): void {
+  new AggregatorRegistry();
+  AggregatorRegistry.setRegistries([registry]);
 }
 
 /** In a worker: the whole cluster's metrics, asked of the primary over IPC. */

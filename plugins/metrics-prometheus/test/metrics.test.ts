@@ -1,13 +1,14 @@
 /**
- * Prometheus metrics (docs/operations.md#metrics, decision 25): what is counted, under which
- * labels, and where /metrics answers (its own loopback listener, or the main port behind the
- * admin token).
+ * Prometheus metrics with @gatehouse-auth/metrics-prometheus loaded (docs/operations.md#metrics,
+ * decisions 25 and 67): what is counted, under which labels, and where /metrics answers (its own
+ * loopback listener, or the main port behind the admin token).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { listen, parseConfig } from '@gatehouse-auth/core';
-import { ADMIN_TOKEN, type VerificationApp } from '../verification/support.js';
+import { buildApp, listen, parseConfig } from '@gatehouse-auth/core';
+import { metricsOptions } from '@gatehouse-auth/metrics-prometheus';
+import { ADMIN_TOKEN, type VerificationApp } from '../../../test/verification/support.js';
 import {
   dataOf,
   expectError,
@@ -18,10 +19,17 @@ import {
   verify,
   WRONG_PASSWORD,
   type ScriptedVerdict,
-} from '../verification/steps.js';
-import { withPostgresDatabase } from '../support/postgres.js';
-import { fixturePlugin } from '../support/paths.js';
-import { basic, MACHINE, startObservedApp } from './observed-app.js';
+} from '../../../test/verification/steps.js';
+import { withPostgresDatabase } from '../../../test/support/postgres.js';
+import { fixturePlugin } from '../../../test/support/paths.js';
+import { freePort } from '../../../test/oauth/support.js';
+import { basic, MACHINE, startObservedApp } from '../../../test/core/observed-app.js';
+
+/** The plugin's entry in `plugins:` with these options. */
+const prometheus = (options: Record<string, unknown> = {}) => ({
+  name: '@gatehouse-auth/metrics-prometheus',
+  options,
+});
 
 interface Sample {
   name: string;
@@ -66,7 +74,7 @@ async function scrapeMain(v: VerificationApp): Promise<Sample[]> {
   return parseExposition(res.text);
 }
 
-describe('metrics on the main port (metrics.expose: admin)', function () {
+describe('metrics on the main port (expose: admin)', function () {
   this.timeout(30_000);
   let v: VerificationApp;
   let verdict: ScriptedVerdict;
@@ -74,9 +82,10 @@ describe('metrics on the main port (metrics.expose: admin)', function () {
   before(async () => {
     // Security notices by email through the capturing channel: the FDS deny below sends one.
     v = await startObservedApp(
-      { metrics: { enabled: true, expose: 'admin' } },
+      {},
       {
         plugins: [
+          prometheus({ expose: 'admin' }),
           { path: fixturePlugin('valid') },
           { name: '@gatehouse-auth/admin-api' },
           { name: '@gatehouse-auth/notices-security', options: { email_channel: 'capture' } },
@@ -259,16 +268,16 @@ describe('metrics on the main port (metrics.expose: admin)', function () {
   });
 });
 
-describe('metrics on their own listener (metrics.expose: listener, the default)', function () {
+describe('metrics on their own listener (expose: listener, the default)', function () {
   this.timeout(30_000);
 
   it('serves GET /metrics on the metrics port only, and nothing else there', async () => {
-    const v = await startObservedApp({ metrics: { enabled: true, port: 0 } });
+    const v = await startObservedApp({}, { plugins: [prometheus({ port: 0 })] });
     const running = await listen(v.gatehouse);
     try {
-      expect(running.metricsPort).to.be.a('number').and.not.equal(running.port);
+      expect(running.listeners.metrics).to.be.a('number').and.not.equal(running.port);
       const main = `http://127.0.0.1:${running.port}`;
-      const side = `http://127.0.0.1:${running.metricsPort}`;
+      const side = `http://127.0.0.1:${running.listeners.metrics}`;
       const token = await fetch(`${main}/oauth/token`, {
         method: 'POST',
         headers: {
@@ -299,18 +308,18 @@ describe('metrics on their own listener (metrics.expose: listener, the default)'
       await running.shutdown();
     }
     // Closed with the server.
-    const closed = await fetch(`http://127.0.0.1:${running.metricsPort}/metrics`).then(
+    const closed = await fetch(`http://127.0.0.1:${running.listeners.metrics}/metrics`).then(
       () => 'answered',
       () => 'refused',
     );
     expect(closed).to.equal('refused');
   });
 
-  it('refuses to start when the metrics port is taken, naming metrics.port', async () => {
+  it('refuses to start when the metrics port is taken, naming the port option', async () => {
     const taken = http.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const { port } = taken.address() as AddressInfo;
-    const v = await startObservedApp({ metrics: { enabled: true, port } });
+    const v = await startObservedApp({}, { plugins: [prometheus({ port })] });
     try {
       const failure = await listen(v.gatehouse).then(
         () => null,
@@ -318,7 +327,7 @@ describe('metrics on their own listener (metrics.expose: listener, the default)'
       );
       expect(failure?.name).to.equal('BootError');
       expect(failure?.message).to.equal(
-        `metrics.port: 127.0.0.1:${port} is already in use; stop what listens there or set another metrics.port`,
+        `plugin @gatehouse-auth/metrics-prometheus: options.port: 127.0.0.1:${port} is already in use; stop what listens there or set another port`,
       );
     } finally {
       await v.close();
@@ -326,13 +335,12 @@ describe('metrics on their own listener (metrics.expose: listener, the default)'
     }
   });
 
-  it('is off by default: no listener, and /metrics on the main port is 404', async () => {
+  it('is off without the plugin: no listener, and /metrics on the main port is 404', async () => {
     const v = await startObservedApp({});
     const running = await listen(v.gatehouse);
     try {
-      expect(running.metricsPort).to.equal(null);
-      expect(v.gatehouse.config.metrics).to.deep.include({
-        enabled: false,
+      expect(running.listeners).to.deep.equal({});
+      expect(metricsOptions.parse({})).to.deep.include({
         expose: 'listener',
         host: '127.0.0.1',
         port: 9464,
@@ -343,13 +351,32 @@ describe('metrics on their own listener (metrics.expose: listener, the default)'
     }
   });
 
-  it('refuses a config that puts metrics on the main port without an admin token, or on its port', () => {
-    const base = { dev_mode: true, server: { port: 3000 } };
-    expect(() => parseConfig({ ...base, metrics: { enabled: true, expose: 'admin' } }, {})).to.throw(
-      /metrics\.expose.*admin needs admin\.token set/,
+  it('refuses to start with metrics on the main port without an admin token, or on its port', async () => {
+    const base = { dev_mode: true, database: { url: 'sqlite::memory:' }, log: { level: 'silent' } };
+    const unguarded = parseConfig({ ...base, plugins: [prometheus({ expose: 'admin' })] }, {});
+    const refused = await buildApp(unguarded).then(
+      async (app) => void (await app.close()),
+      (err: unknown) => err as Error,
     );
-    expect(() => parseConfig({ ...base, metrics: { enabled: true, port: 3000 } }, {})).to.throw(
-      /metrics\.port.*must differ from server\.port/,
+    expect(String(refused)).to.match(/metrics-prometheus.*expose: admin needs admin\.token set/);
+    const port = await freePort();
+    const shared = await buildApp(
+      parseConfig({ ...base, server: { host: '127.0.0.1', port }, plugins: [prometheus({ port })] }, {}),
+    );
+    try {
+      const failure = await listen(shared).then(
+        async (running) => void (await running.shutdown()),
+        (err: unknown) => err as Error,
+      );
+      expect(String(failure)).to.match(/options\.port must differ from server\.port/);
+    } finally {
+      await shared.close();
+    }
+  });
+
+  it('refuses the former core metrics: section at start-up, naming the plugin', () => {
+    expect(() => parseConfig({ metrics: { enabled: true } }, {})).to.throw(
+      /^metrics: the Prometheus exporter is now the plugin @gatehouse-auth\/metrics-prometheus; list it under plugins:/,
     );
   });
 });
@@ -359,7 +386,7 @@ describe('metrics on PostgreSQL', function () {
   const db = withPostgresDatabase();
 
   it('gauges the pool: idle and busy connections, and queries waiting for one', async () => {
-    const v = await startObservedApp({ metrics: { enabled: true, expose: 'admin' } }, { databaseUrl: db.url });
+    const v = await startObservedApp({}, { databaseUrl: db.url, plugins: [prometheus({ expose: 'admin' })] });
     try {
       // The pool opens connections on first use: a token request uses one, then leaves it idle.
       const token = await v.http

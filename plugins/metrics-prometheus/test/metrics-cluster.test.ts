@@ -1,6 +1,6 @@
 /**
  * Metrics with `server.workers > 1`: the primary serves the metrics listener and adds up what
- * every worker counted (docs/operations.md#metrics).
+ * every worker counted (docs/operations.md#metrics), through the plugin's `primary` hook.
  */
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { spawnCli } from '../support/cli.js';
-import { REPO_ROOT } from '../support/paths.js';
-import { freePort } from '../oauth/support.js';
-import { basic, MACHINE } from './observed-app.js';
+import { spawnCli } from '../../../test/support/cli.js';
+import { REPO_ROOT } from '../../../test/support/paths.js';
+import { freePort } from '../../../test/oauth/support.js';
+import { basic, MACHINE } from '../../../test/core/observed-app.js';
 
 describe('metrics in a cluster (server.workers: 2)', function () {
   this.timeout(60_000);
@@ -27,7 +27,11 @@ describe('metrics in a cluster (server.workers: 2)', function () {
   });
 
   /** Starts `gatehouse start` with two workers; resolves once the primary and both workers logged. */
-  async function startCluster(port: number, more: Record<string, unknown>): Promise<{ metricsPort?: number }> {
+  async function startCluster(
+    port: number,
+    more: Record<string, unknown>,
+    metrics: Record<string, unknown>,
+  ): Promise<{ metricsPort?: number }> {
     const config = path.join(dir, `gatehouse-${port}.json`);
     writeFileSync(
       config,
@@ -37,7 +41,10 @@ describe('metrics in a cluster (server.workers: 2)', function () {
         log: { level: 'info' },
         secrets: { encryption_key: Buffer.alloc(32, 5).toString('base64') },
         maintenance: { purge_interval_seconds: 0 },
-        plugins: [{ path: path.join(REPO_ROOT, 'plugins', 'grant-client-credentials') }],
+        plugins: [
+          { path: path.join(REPO_ROOT, 'plugins', 'grant-client-credentials') },
+          { path: path.join(REPO_ROOT, 'plugins', 'metrics-prometheus'), options: metrics },
+        ],
         apps: [
           {
             client_id: MACHINE.id,
@@ -82,7 +89,7 @@ describe('metrics in a cluster (server.workers: 2)', function () {
 
   it("sums the workers on the primary's listener: every token issued, whichever worker served it", async () => {
     const [port, metricsPort] = [await freePort(), await freePort()];
-    const primary = await startCluster(port, { metrics: { enabled: true, port: metricsPort } });
+    const primary = await startCluster(port, {}, { port: metricsPort });
     expect(primary.metricsPort).to.equal(metricsPort);
 
     // A connection each (no keep-alive), so the primary hands them to both workers in turn.
@@ -103,7 +110,7 @@ describe('metrics in a cluster (server.workers: 2)', function () {
   it('sums the workers on the main port too (expose: admin): any worker asks the primary', async () => {
     const port = await freePort();
     const token = 'cluster-admin-token-0123456789abcdef0123456789';
-    const primary = await startCluster(port, { admin: { token }, metrics: { enabled: true, expose: 'admin' } });
+    const primary = await startCluster(port, { admin: { token } }, { expose: 'admin' });
     expect(primary.metricsPort).to.equal(undefined);
     const issued = 10;
     for (let i = 0; i < issued; i++) expect(await tokenRequest(port)).to.equal(200);
