@@ -5,7 +5,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { OAuthClient } from './client.js';
 import type { Actor, MethodInfo, Session } from './login.js';
-import type { DependencyState } from './services.js';
 import type { JsonObject, UserRecord } from './values.js';
 
 /**
@@ -64,6 +63,19 @@ export interface DeviceListing {
   biometric: boolean;
   createdAt: Date;
   lastUsedAt: Date | null;
+}
+
+/** Since 1.3: one dependency's state at its last check. */
+export interface DependencyState {
+  name: string;
+  /** `core`, or the plugin that registered it. */
+  owner: string;
+  up: boolean;
+  /** Why it is down: the check's error message. */
+  reason?: string;
+  /** How long the check took. */
+  ms: number;
+  checkedAt: string;
 }
 
 /** What the server runs, for an admin: apps, plugins, dependencies, whether it is draining. */

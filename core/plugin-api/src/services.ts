@@ -7,7 +7,7 @@ import type {
   History,
   OutboundMessage,
 } from './extensions.js';
-import type { AccountStore } from './accounts.js';
+import type { AccountStore, DependencyState } from './accounts.js';
 import type { AppStore } from './client-admin.js';
 import type { JsonObject, UserRecord } from './values.js';
 
@@ -149,19 +149,6 @@ export interface PasswordHashing {
 
 /** A check of one thing the server depends on: resolves when it is up, throws (saying why) when not. */
 export type DependencyCheck = () => Promise<unknown>;
-
-/** Since 1.3: one dependency's state at its last check. */
-export interface DependencyState {
-  name: string;
-  /** `core`, or the plugin that registered it. */
-  owner: string;
-  up: boolean;
-  /** Why it is down: the check's error message. */
-  reason?: string;
-  /** How long the check took. */
-  ms: number;
-  checkedAt: string;
-}
 
 /**
  * Since 1.3: a PostgreSQL pool's connections, or SQLite's group-commit batch waiting for the end
