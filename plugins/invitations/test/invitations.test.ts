@@ -279,9 +279,16 @@ describe('invitations options', () => {
   it('stops start-up when email_channel names no channel', async () => {
     let error: Error | null = null;
     try {
-      await buildApp(testConfig([{ name: '@gatehouse-auth/invitations', options: { email_channel: 'nope' } }], {}), {
-        logger: createLogger('silent'),
-      });
+      await buildApp(
+        testConfig(
+          [
+            { name: '@gatehouse-auth/management' },
+            { name: '@gatehouse-auth/invitations', options: { email_channel: 'nope' } },
+          ],
+          {},
+        ),
+        { logger: createLogger('silent') },
+      );
     } catch (err) {
       error = err as Error;
     }
