@@ -79,7 +79,7 @@ export interface Cradle {
   extensions: Extensions;
   /** Spans of requests, grants, verifications, FDS rules and SQL (none without an exporter). */
   tracing: Tracing;
-  /** The Prometheus metrics (no-ops unless `metrics.enabled`). */
+  /** The metrics a plugin provides (`@gatehouse-auth/metrics-prometheus`); no-ops without one. */
   metrics: Metrics;
   /** What operators see on /health/dependencies: the database, Redis, and what plugins check. */
   dependencies: DependencyChecks;
