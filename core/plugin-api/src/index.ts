@@ -13,6 +13,7 @@ export type * from './client-admin.js';
 export * from './routes.js';
 export type * from './security-events.js';
 export * from './api.js';
+export type * from './cli.js';
 export * from './html.js';
 export * from './messages.js';
 export * from './login.js';
