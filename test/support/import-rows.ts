@@ -62,8 +62,9 @@ export const TOTP_SEED = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
 export const LOW_COST = { memory_cost: 1024, time_cost: 2 };
 
 /**
- * A config file for the CLI in `dir`: this database, the PASSWORD and TOTP methods, the tests'
- * encryption key (the verification app of test/verification/support.ts seals with the same).
+ * A config file for the CLI in `dir`: this database, the import command's plugin, the PASSWORD
+ * and TOTP methods, the tests' encryption key (the verification app of
+ * test/verification/support.ts seals with the same).
  */
 export function importConfigFile(dir: string, databaseUrl: string): string {
   const file = path.join(dir, 'gatehouse.yaml');
@@ -73,6 +74,8 @@ export function importConfigFile(dir: string, databaseUrl: string): string {
     secrets: { encryption_key: TEST_ENCRYPTION_KEY },
     maintenance: { purge_interval_seconds: 0 },
     plugins: [
+      // The command itself (decision 64).
+      { name: '@gatehouse-auth/user-import' },
       { name: '@gatehouse-auth/method-password', options: LOW_COST },
       { name: '@gatehouse-auth/method-totp' },
       // A method without an import hook: rows with its credentials are refused.

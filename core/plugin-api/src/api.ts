@@ -1,3 +1,4 @@
+import type { CliCommand } from './cli.js';
 import type { ClientAuthentication, TokenBinding } from './oauth.js';
 import type {
   AuthMethod,
@@ -60,6 +61,12 @@ export interface GatehousePlugin<O = Record<string, unknown>> {
    * `appConfig` one otherwise. A logo that names a server file is the case (decision 65).
    */
   storedAppConfig?: Record<string, ZodType>;
+  /**
+   * Since 1.3: commands this plugin adds to the `gatehouse` binary (`gatehouse users import`),
+   * run with the server composed but not listening. A name the core or another plugin has stops
+   * start-up.
+   */
+  commands?: readonly CliCommand[];
   /** Called once at start-up; add extensions through `api`. Must not keep per-request state. */
   register(api: PluginApi, options: O): void | Promise<void>;
   /**

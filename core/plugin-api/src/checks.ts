@@ -171,3 +171,18 @@ export const REPLACEABLE_SERVICES: Readonly<Record<string, (service: Shape) => s
     ),
   ],
 });
+
+/** One or two words (`backup`, `users import`): what follows `gatehouse` on the command line. */
+export const COMMAND_NAME = /^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)?$/;
+
+/** What is wrong with a CLI command of a plugin (`GatehousePlugin.commands`); empty when nothing is. */
+export function commandProblems(c: Shape): string[] {
+  return [
+    ...(typeof c.name === 'string' && COMMAND_NAME.test(c.name)
+      ? []
+      : ['has a name that is not one or two lowercase words']),
+    ...(typeof c.description === 'string' ? [] : ['has no description']),
+    ...fn(c, 'run'),
+    ...(c.positionals === undefined || Array.isArray(c.positionals) ? [] : ['has positionals that are not a list']),
+  ];
+}

@@ -14,6 +14,7 @@ export * from './accounts.js';
 export * from './routes.js';
 export type * from './security-events.js';
 export * from './api.js';
+export type * from './cli.js';
 export * from './html.js';
 export * from './messages.js';
 export * from './login.js';

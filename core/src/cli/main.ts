@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runPrimary } from '../cluster.js';
@@ -13,7 +12,6 @@ import { exitOnSignals, listen } from '../server.js';
 import { portFields } from '../plugins/serve.js';
 import { openDatabase } from '../storage/database.js';
 import { migrate } from '../storage/migrate.js';
-import { importUsers } from '../users/import.js';
 import { UserService } from '../users/users.js';
 import { UserProfiles } from '../users/profile.js';
 import { recordStore } from '../storage/stores.js';
@@ -21,6 +19,8 @@ import { KeyStore } from '../oauth/keys.js';
 import { loadSecretBox, systemClock } from '../services.js';
 import { openDriver } from '../storage/drivers.js';
 import { Sql } from '../storage/sql.js';
+import { CORE_GROUPS, CORE_SINGLES, MOVED_COMMANDS, type PluginCommand } from './command-table.js';
+import { pluginCommands, pluginUsage, runPluginCommand } from './plugin-commands.js';
 
 const USAGE = `Usage: gatehouse <command> [--config FILE]
 
@@ -31,10 +31,6 @@ Commands:
   plugins               list the plugins the config loads, with versions
   users create --username NAME [--email EMAIL] [--phone +E164]
   users list [--json]
-  users import FILE [--skip-invalid] [--dry-run]
-                        users from a JSON-lines file, with password hashes (argon2, bcrypt, scrypt,
-                        PBKDF2) and TOTP seeds as each method imports them (docs/migration.md);
-                        a bad row (reported with its line) imports nothing, unless --skip-invalid
   users profile --username NAME [--set CLAIM=VALUE ...] [--unset CLAIM ...]
                         show or change a user's OIDC profile claims (name, given_name, locale, ...)
   apps list [--json]    the apps: the config's (read-only) and those in the database
@@ -51,28 +47,43 @@ Commands:
   plugin new            moved: npx @gatehouse-auth/create-plugin <method|fds|channel|grant> NAME [--dir DIR]
 `;
 
-/** The commands that take a subcommand, with theirs: `gatehouse keys` alone says which there are. */
-const SUBCOMMANDS: Record<string, string[]> = {
-  config: ['check'],
-  users: ['create', 'list', 'profile', 'import'],
-  apps: ['list', 'create', 'update', 'rotate-secret', 'delete'],
-  keys: ['rotate', 'list'],
-  plugin: ['new'],
-};
+/** The core's options (a plugin's command has its own, with `--config` and `--help`). */
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  username: { type: 'string' },
+  email: { type: 'string' },
+  phone: { type: 'string' },
+  json: { type: 'boolean' },
+  set: { type: 'string', multiple: true },
+  unset: { type: 'string', multiple: true },
+  dir: { type: 'string' },
+  app: { type: 'string' },
+  'client-id': { type: 'string' },
+  overlap: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Whether the words are a command of the core's own (`help` aside: it lists the plugins' too). */
+function isCoreCommand(command: string | undefined, sub: string | undefined): boolean {
+  if (command === undefined || command === 'help') return false;
+  if (CORE_SINGLES.includes(command)) return true;
+  return Object.hasOwn(CORE_GROUPS, command) && sub !== undefined && CORE_GROUPS[command]!.includes(sub);
+}
 
 /**
  * What is wrong with the words of a command line, or null: a command group without one of its
- * subcommands, or a word too many (`--username al ice` would otherwise create "al").
+ * subcommands (the core's and the plugins'), or a word too many (`--username al ice` would
+ * otherwise create "al").
  */
-function commandProblem(positionals: string[]): string | null {
+function commandProblem(positionals: string[], groups: Record<string, readonly string[]> = CORE_GROUPS): string | null {
   const [command, sub] = positionals;
-  const subs = command !== undefined && Object.hasOwn(SUBCOMMANDS, command) ? SUBCOMMANDS[command] : undefined;
+  const subs = command !== undefined && Object.hasOwn(groups, command) ? groups[command] : undefined;
   if (subs && (sub === undefined || !subs.includes(sub))) {
     const given = sub === undefined ? '' : ` (not "${sub}")`;
     return `${command} needs one of: ${subs.join(', ')}${given}`;
   }
-  // `plugin new KIND NAME` passes its words on to the command that replaced it; `users import FILE`.
-  const words = command === 'plugin' ? 4 : command === 'users' && sub === 'import' ? 3 : subs ? 2 : 1;
+  // `plugin new KIND NAME` passes its words on to the command that replaced it.
+  const words = command === 'plugin' ? 4 : subs ? 2 : 1;
   const extra = positionals[words];
   if (extra === undefined) return null;
   return `unexpected argument "${extra}" (a value with spaces needs quotes: --username 'al ice')`;
@@ -98,38 +109,17 @@ function profilePatch(set: string[], unset: string[]): Record<string, unknown> {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string', short: 'c' },
-      username: { type: 'string' },
-      email: { type: 'string' },
-      phone: { type: 'string' },
-      json: { type: 'boolean' },
-      set: { type: 'string', multiple: true },
-      unset: { type: 'string', multiple: true },
-      dir: { type: 'string' },
-      'skip-invalid': { type: 'boolean' },
-      'dry-run': { type: 'boolean' },
-      app: { type: 'string' },
-      'client-id': { type: 'string' },
-      overlap: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  const [command, sub] = positionals;
-  if (values.help || !command || command === 'help') {
-    process.stdout.write(USAGE);
-    return command || values.help ? 0 : 2;
+  // A plugin's command has options the core does not know: its words are found first.
+  const loose = parseArgs({ args: argv, allowPositionals: true, strict: false, options: OPTIONS });
+  if (loose.values.help === true || !isCoreCommand(loose.positionals[0], loose.positionals[1])) {
+    return viaPlugins(argv, loose.positionals, loose.values.help === true, loose.values.config);
   }
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  const [command, sub] = positionals;
   const problem = commandProblem(positionals);
   if (problem) return fail(problem);
   if (command === 'users' && sub === 'create' && !values.username) {
     return fail('users create needs --username NAME (and optionally --email, --phone)');
-  }
-  if (command === 'users' && sub === 'import' && !positionals[2]) {
-    return fail('users import needs a FILE (JSON lines, docs/migration.md)');
   }
   if (command === 'apps') {
     const needs = {
@@ -198,42 +188,6 @@ async function main(argv: string[]): Promise<number> {
       printTable(['plugin', 'version', 'api', 'contributes'], rows);
       await gatehouse.close();
       return 0;
-    }
-    case 'users import': {
-      let text: string;
-      try {
-        text = readFileSync(positionals[2]!, 'utf8');
-      } catch (err) {
-        return fail(`cannot read ${positionals[2]}: ${(err as Error).message}`, 1);
-      }
-      // The methods' import hooks come from the plugins the config loads: the server is composed, not served.
-      const gatehouse = await buildApp(loaded(), { logger: createLogger('error') });
-      try {
-        const c = gatehouse.container.cradle;
-        const started = Date.now();
-        const result = await importUsers(
-          text,
-          { sql: c.sql, clock: c.clock, method: (id) => c.extensions.methods.get(id), logger: gatehouse.logger },
-          { skipInvalid: values['skip-invalid'], dryRun: values['dry-run'] },
-        );
-        for (const p of result.problems) process.stderr.write(`gatehouse: line ${p.line}: ${p.message}\n`);
-        const kinds = Object.entries(result.credentials).map(([method, n]) => `${method}: ${n}`);
-        const detail = kinds.length ? ` (credentials ${kinds.join(', ')})` : '';
-        const seconds = ((Date.now() - started) / 1000).toFixed(1);
-        if (values['dry-run']) {
-          process.stdout.write(`dry run: ${result.valid} rows valid, ${result.problems.length} bad${detail}\n`);
-        } else if (result.imported > 0) {
-          const skipped = result.problems.length ? `, skipped ${result.problems.length} bad rows` : '';
-          process.stdout.write(`imported ${result.imported} users${detail}${skipped} in ${seconds} s\n`);
-          await c.events.record({ type: 'cli.users_imported', data: { count: result.imported } });
-        } else {
-          const why = result.problems.length ? `${result.problems.length} bad rows` : 'no rows';
-          process.stdout.write(`imported nothing: ${why}\n`);
-        }
-        return result.problems.length > 0 || result.valid === 0 ? 1 : 0;
-      } finally {
-        await gatehouse.close();
-      }
     }
     case 'users create':
     case 'users list':
@@ -362,6 +316,51 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`gatehouse: unknown command "${positionals.join(' ')}"\n${USAGE}`);
       return 2;
   }
+}
+
+/**
+ * Help, and every command line that is not one of the core's commands: a plugin's command (the
+ * config's plugins are imported to find it), a moved one, a group without its subcommand, or an
+ * unknown one.
+ */
+async function viaPlugins(argv: string[], words: string[], help: boolean, config: unknown): Promise<number> {
+  const [command, sub] = words;
+  let loaded: LoadedConfig | undefined;
+  let table = new Map<string, PluginCommand>();
+  let unread: unknown;
+  try {
+    loaded = loadConfigFile(resolveConfigFile(typeof config === 'string' ? config : undefined));
+    table = await pluginCommands(loaded);
+  } catch (err) {
+    unread = err;
+  }
+  const usage = () => USAGE + pluginUsage(table);
+  if (help || !command || command === 'help') {
+    process.stdout.write(usage());
+    return command || help ? 0 : 2;
+  }
+  const found = (sub !== undefined ? table.get(`${command} ${sub}`) : undefined) ?? table.get(command);
+  if (found) return runPluginCommand(found, argv, loaded!, fail);
+  const name = `${command} ${sub}`;
+  if (Object.hasOwn(MOVED_COMMANDS, name)) {
+    // Without the config, what to add it to is unknown: its error is the answer.
+    if (unread !== undefined) throw unread;
+    return fail(
+      `${name} is a command of the plugin ${MOVED_COMMANDS[name]}, which ${loaded!.file} does not load: add it to plugins:`,
+    );
+  }
+  // `gatehouse users` alone: the group's subcommands, the core's, the plugins' and the moved ones.
+  const others = [...table.keys(), ...Object.keys(MOVED_COMMANDS)].filter((n) => n.startsWith(`${command} `));
+  const subs = new Set([
+    ...(Object.hasOwn(CORE_GROUPS, command!) ? CORE_GROUPS[command!]! : []),
+    ...others.map((n) => n.split(' ')[1]!),
+  ]);
+  const problem = subs.size ? commandProblem(words, { [command!]: [...subs] }) : null;
+  if (problem) return fail(problem);
+  const why =
+    unread === undefined ? '' : `(the plugins' commands are not listed: ${(unread as Error).message.split('\n')[0]})\n`;
+  process.stderr.write(`gatehouse: unknown command "${words.join(' ')}"\n${usage()}${why}`);
+  return 2;
 }
 
 /** One line on stderr, and the exit code to return (2: the command line was wrong). */

@@ -39,6 +39,7 @@ import { pathToFileURL } from 'node:url';
 import semver from 'semver';
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
+import { commandTable } from '../cli/command-table.js';
 import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js';
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
@@ -157,6 +158,8 @@ export async function resolvePlugins(entries: PluginEntry[], baseDir: string): P
       : entry.options;
     resolved.push({ plugin, index, version: packageVersion(file), source: file, options });
   }
+  // Their CLI commands: a name the core or another plugin has stops start-up too.
+  commandTable(resolved);
   return orderByDependencies(resolved);
 }
 
@@ -398,6 +401,7 @@ function checkShape(plugin: GatehousePlugin<unknown>, label: string, where: stri
     if (plugin.dependencies !== undefined && !Array.isArray(plugin.dependencies))
       problems.push('dependencies is not a list');
     if (plugin.provides !== undefined && !Array.isArray(plugin.provides)) problems.push('provides is not a list');
+    if (plugin.commands !== undefined && !Array.isArray(plugin.commands)) problems.push('commands is not a list');
   }
   if (problems.length) {
     throw new BootError('PLUGIN_INVALID', `plugin ${label} (${where}): not a Gatehouse plugin: ${problems.join(', ')}`);

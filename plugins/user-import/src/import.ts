@@ -1,10 +1,13 @@
-import type { AuthMethod, Clock, JsonObject, NewCredential } from '@gatehouse-auth/plugin-api';
-import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
-import { uniqueViolation } from '../storage/drivers.js';
-import type { Params, Sql } from '../storage/sql.js';
-import { parseProfile } from './profile.js';
-import { E164, EMAIL, timestamp, USERNAME } from './users.js';
+import {
+  E164_PATTERN as E164,
+  EMAIL_PATTERN as EMAIL,
+  USERNAME_PATTERN as USERNAME,
+  type AuthMethod,
+  type CliServer,
+  type ImportedUser,
+  type JsonObject,
+  type UserImportStore,
+} from '@gatehouse-auth/core';
 
 /** A refused line of the file, and why. */
 export interface ImportProblem {
@@ -30,24 +33,17 @@ export interface ImportResult {
 }
 
 export interface ImportDeps {
-  sql: Sql;
-  clock: Clock;
+  /** Where the users go (`CliServer.userImport`): the core's tables, in one transaction. */
+  users: UserImportStore;
   /** The loaded methods, by id (each row's `credentials.<ID>` goes to that method's `enrollment.import`). */
   method: (id: string) => AuthMethod | undefined;
-  logger: Logger;
+  logger: CliServer['logger'];
 }
 
-interface Row {
+/** A checked row: the user to write, and the line it came from. */
+interface Row extends ImportedUser {
   line: number;
-  id: string;
-  username: string;
-  email: string | null;
-  phone: string | null;
-  emailVerified: boolean;
-  phoneVerified: boolean;
-  disabled: boolean;
-  profile: JsonObject | null;
-  credentials: { method: string; credential: NewCredential }[];
+  credentials: ImportedUser['credentials'][number][];
 }
 
 const FIELDS = new Set([
@@ -60,10 +56,6 @@ const FIELDS = new Set([
   'profile',
   'credentials',
 ]);
-
-// The records the core keeps profiles and proven addresses in (UserProfiles, AccountVerification).
-const PROFILE_RECORDS = 'gatehouse:profile';
-const ACCOUNT_RECORDS = 'gatehouse:account';
 
 class RowError extends Error {}
 
@@ -97,7 +89,7 @@ export async function importUsers(text: string, deps: ImportDeps, options: Impor
     }
   }
   // Already taken in the database: those rows are bad too.
-  const taken = await takenIdentifiers(deps.sql, [...seen.keys()]);
+  const taken = await deps.users.taken([...seen.keys()]);
   const good = rows.filter((row) => {
     const clash = identifiers(row).find((value) => taken.has(value));
     if (clash) problems.push({ line: row.line, message: `"${clash}" is already taken by a user in the database` });
@@ -108,15 +100,8 @@ export async function importUsers(text: string, deps: ImportDeps, options: Impor
   for (const row of good) for (const c of row.credentials) credentials[c.method] = (credentials[c.method] ?? 0) + 1;
   const result = { imported: 0, valid: good.length, problems, credentials };
   if (options.dryRun || good.length === 0 || (problems.length > 0 && !options.skipInvalid)) return result;
-  try {
-    await deps.sql.tx((db) => writeRows(db, deps.clock, good));
-  } catch (err) {
-    // A user made meanwhile took an identifier: the transaction rolled back, nothing is stored.
-    if (uniqueViolation(err)) {
-      throw new Error('an identifier was taken while importing (by a user created meanwhile); nothing was imported');
-    }
-    throw err;
-  }
+  // One transaction: a user made meanwhile that took an identifier rolls all of them back.
+  await deps.users.write(good);
   return { ...result, imported: good.length };
 }
 
@@ -153,13 +138,12 @@ async function checkRow(source: string, line: number, deps: ImportDeps): Promise
   if (input.profile !== undefined && input.profile !== null) {
     if (typeof input.profile !== 'object' || Array.isArray(input.profile))
       throw new RowError('profile must be an object');
-    const parsed = parseProfile(input.profile as Record<string, unknown>);
+    const parsed = deps.users.checkProfile(input.profile as Record<string, unknown>);
     if (!parsed.ok) throw new RowError(`profile.${parsed.field} ${parsed.message}`);
-    profile = parsed.profile as JsonObject;
+    profile = parsed.profile;
   }
   const row: Row = {
     line,
-    id: randomUUID(),
     username,
     email,
     phone,
@@ -200,88 +184,4 @@ function flag(input: Record<string, unknown>, field: string): boolean {
   if (value === undefined || value === null) return false;
   if (typeof value !== 'boolean') throw new RowError(`${field} must be true or false`);
   return value;
-}
-
-async function takenIdentifiers(sql: Sql, values: string[]): Promise<Set<string>> {
-  const taken = new Set<string>();
-  for (let i = 0; i < values.length; i += 500) {
-    const rows = await sql.select<{ value: string }>('SELECT value FROM user_identifiers WHERE value IN (:values)', {
-      values: values.slice(i, i + 500),
-    });
-    for (const row of rows) taken.add(row.value);
-  }
-  return taken;
-}
-
-async function writeRows(db: Sql, clock: Clock, rows: Row[]): Promise<void> {
-  const now = clock.now();
-  const ms = now.getTime();
-  const at = timestamp(db, now);
-  await insertMany(
-    db,
-    'users',
-    ['id', 'username', 'email', 'phone', 'status', 'created_at', 'updated_at'],
-    rows.map((r) => [r.id, r.username, r.email, r.phone, r.disabled ? 'disabled' : 'active', at, at]),
-  );
-  await insertMany(
-    db,
-    'user_identifiers',
-    ['value', 'user_id'],
-    rows.flatMap((r) => identifiers(r).map((value) => [value, r.id])),
-  );
-  await insertMany(
-    db,
-    'credentials',
-    ['id', 'user_id', 'method', 'type', 'label', 'secret', 'data', 'counter', 'created_at', 'device_id'],
-    rows.flatMap((r) =>
-      r.credentials.map(({ method, credential: c }) => [
-        randomUUID(),
-        r.id,
-        method,
-        c.type,
-        c.label ?? null,
-        c.secret ?? null,
-        JSON.stringify(c.data ?? {}),
-        c.counter ?? 0,
-        ms,
-        null,
-      ]),
-    ),
-  );
-  let seq = 0;
-  const record = (plugin: string, key: string, data: JsonObject) => [
-    plugin,
-    key,
-    JSON.stringify(data),
-    ms * 1000 + (seq++ % 1000),
-    ms,
-    null,
-  ];
-  await insertMany(
-    db,
-    'plugin_records',
-    ['plugin', 'key', 'data', 'seq', 'created_at', 'expires_at'],
-    rows.flatMap((r) => [
-      ...(r.profile ? [record(PROFILE_RECORDS, r.id, { ...r.profile, updated_at: Math.floor(ms / 1000) })] : []),
-      ...(r.emailVerified && r.email ? [record(ACCOUNT_RECORDS, `verified:${r.id}:email`, { address: r.email })] : []),
-      ...(r.phoneVerified && r.phone ? [record(ACCOUNT_RECORDS, `verified:${r.id}:sms`, { address: r.phone })] : []),
-    ]),
-  );
-}
-
-/** Multi-row INSERTs, a few hundred parameters each (SQLite's and PostgreSQL's limits are far). */
-async function insertMany(db: Sql, table: string, columns: string[], rows: unknown[][]): Promise<void> {
-  const perStatement = Math.max(1, Math.floor(900 / columns.length));
-  for (let start = 0; start < rows.length; start += perStatement) {
-    const params: Params = {};
-    const tuples = rows.slice(start, start + perStatement).map((row, i) => {
-      const names = row.map((value, j) => {
-        const name = `p${i}_${j}`;
-        params[name] = value;
-        return `:${name}`;
-      });
-      return `(${names.join(', ')})`;
-    });
-    await db.exec(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`, params);
-  }
 }

@@ -1,0 +1,77 @@
+import type { CliContext, CliServer } from '@gatehouse-auth/plugin-api';
+import { parseArgs } from 'node:util';
+import type { LoadedConfig } from '../config/load.js';
+import { buildApp, type Gatehouse } from '../gatehouse.js';
+import { createLogger } from '../http/logging.js';
+import { resolvePlugins } from '../plugins/loader.js';
+import { userImportStore } from '../users/import-store.js';
+import { commandTable, type PluginCommand } from './command-table.js';
+
+/** The commands of the config's plugins (imported and checked, not registered: no database is opened). */
+export async function pluginCommands(loaded: LoadedConfig): Promise<Map<string, PluginCommand>> {
+  return commandTable(await resolvePlugins(loaded.config.plugins, loaded.baseDir));
+}
+
+/** The usage of the plugins' commands, in the core's layout: after the core's own. */
+export function pluginUsage(table: ReadonlyMap<string, PluginCommand>): string {
+  if (table.size === 0) return '';
+  const lines = ['', "Commands of the config's plugins:"];
+  for (const { command, plugin } of table.values()) {
+    lines.push(`  ${command.name}${command.usage ? ` ${command.usage}` : ''}`);
+    for (const line of [...command.description.split('\n'), `(${plugin})`]) lines.push(`${' '.repeat(24)}${line}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Runs a plugin's command with its own options (and the core's `--config`, `--help`), after
+ * checking its words: a required one missing or one too many is exit 2 before `run`. The server
+ * is composed when the command asks for it, and closed after.
+ */
+export async function runPluginCommand(
+  found: PluginCommand,
+  argv: string[],
+  loaded: LoadedConfig,
+  fail: (message: string) => number,
+): Promise<number> {
+  const { command } = found;
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { ...command.options, config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+  });
+  const words = positionals.slice(command.name.split(' ').length);
+  const declared = command.positionals ?? [];
+  const missing = declared.find((p, i) => p.needs !== undefined && words[i] === undefined);
+  if (missing) return fail(`${command.name} needs ${missing.needs}`);
+  const extra = words[declared.length];
+  if (extra !== undefined) return fail(`unexpected argument "${extra}" (a value with spaces needs quotes)`);
+  let composing: Promise<Gatehouse> | undefined;
+  const cli: CliContext = {
+    positionals: words,
+    values,
+    server: async () => cliServer(await (composing ??= buildApp(loaded, { logger: createLogger('error') }))),
+    print: (text) => void process.stdout.write(text),
+    warn: (message) => void process.stderr.write(`gatehouse: ${message}\n`),
+  };
+  try {
+    return await command.run(cli);
+  } finally {
+    // A composition that failed has closed what it opened; its error is the command's.
+    await composing?.then(
+      (gatehouse) => gatehouse.close(),
+      () => undefined,
+    );
+  }
+}
+
+/** What a plugin's command sees of the composed server. */
+function cliServer(gatehouse: Gatehouse): CliServer {
+  const c = gatehouse.container.cradle;
+  return {
+    services: c.services,
+    logger: gatehouse.logger,
+    method: (id) => c.extensions.methods.get(id),
+    userImport: userImportStore(c.sql, c.clock),
+  };
+}
