@@ -387,7 +387,10 @@ describe('@gatehouse-auth/page-account self-service (HTTP)', function () {
       expect(mail!.subject).to.equal('Your account will be deleted');
       await waitFor(async () => (await cradle.users.findById(user.id)) === null, 8000);
       expect(await rowsOf(server, user)).to.deep.equal({});
-      const [deleted] = await cradle.events.recent({ types: ['account.user_deleted'], limit: 5 });
+      // The event is written after the rows are gone: wait for it too.
+      const deletions = () => cradle.events.recent({ types: ['account.user_deleted'], limit: 5 });
+      await waitFor(async () => (await deletions()).length > 0, 8000);
+      const [deleted] = await deletions();
       expect(deleted!.userId).to.equal(null);
       const text = JSON.stringify(deleted);
       expect(text).to.not.contain(user.id).and.not.contain(user.username).and.not.contain(user.email);

@@ -90,11 +90,27 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
     return { url: server.url(`/api/oauth2/authorize/?${params.toString()}`), verifier };
   }
 
+  /**
+   * Starts a navigation to `url`, done once the answer arrives (the redirects and the page's own
+   * script may navigate on). The last test's navigation to the redirect URI (no server there) may
+   * still be failing and interrupt it: then again, a few times.
+   */
+  async function open(url: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await page.goto(url, { waitUntil: 'commit' });
+        return;
+      } catch (err) {
+        if (attempt === 4) throw err;
+        await page.waitForTimeout(200);
+      }
+    }
+  }
+
   /** Opens the hosted page's first stage; answers the code verifier. */
   async function openLogin() {
     const { url, verifier } = authorizeUrl();
-    // The last test's navigation to the redirect URI (no server there) may still be failing.
-    await page.goto(url).catch(() => page.waitForTimeout(200).then(() => page.goto(url)));
+    await open(url);
     await page.getByRole('radio', { name: 'Passkey or security key' }).waitFor();
     return verifier;
   }
@@ -153,9 +169,7 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
     // as a user picking the passkey in the autofill list would: no username, no button.
     await context.clearCookies();
     const { url, verifier } = authorizeUrl();
-    const callback = await arrival(() =>
-      page.goto(url).catch(() => page.waitForTimeout(200).then(() => page.goto(url))),
-    );
+    const callback = await arrival(() => open(url));
     await expectPasskeyTokens(callback, verifier);
   });
 

@@ -263,6 +263,15 @@ export interface FakeServices extends Services {
   verifiedAccounts: Set<string>;
 }
 
+/** A service with no fake: reading any of its members throws, saying what to do instead. */
+function noFake<T extends object>(name: string): T {
+  return new Proxy({} as T, {
+    get() {
+      throw new Error(`fakeServices has no ${name}: test against buildApp`);
+    },
+  });
+}
+
 /** Services backed by memory; `channels` defaults to one CapturingChannel with id 'capture'. */
 export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChannel[] } = {}): FakeServices {
   const clock = opts.clock ?? new FakeClock();
@@ -335,13 +344,9 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
       return (provided.get('passwordHashing') as PasswordHashing | undefined) ?? hashing;
     },
     // The core's stores behind the management services have no fake: that plugin is tested on a
-    // built server (plugins/management/test).
-    get accountStore(): never {
-      throw new Error('fakeServices has no accountStore: test against buildApp');
-    },
-    get appStore(): never {
-      throw new Error('fakeServices has no appStore: test against buildApp');
-    },
+    // built server (plugins/management/test). Any use throws; copying the services (a spread) does not.
+    accountStore: noFake<Services['accountStore']>('accountStore'),
+    appStore: noFake<Services['appStore']>('appStore'),
     provided,
     deviceMap,
     bindings,
