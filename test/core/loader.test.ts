@@ -352,6 +352,8 @@ describe('plugin loader', () => {
       expect(lines[0]).to.match(/^plugin +version +api +contributes$/);
       expect(lines.filter((l) => l.startsWith('{'))).to.deep.equal([]);
       expect(lines.some((l) => l.startsWith('@gatehouse-auth/channel-outbox'))).to.equal(true);
+      // A plugin's CLI commands are among what it contributes (decision 64).
+      expect(lines.find((l) => l.startsWith('@gatehouse-auth/user-import'))).to.match(/ commands: users import$/);
     });
 
     it('plugins: lists the loaded plugins in registration order with versions and contributions', async () => {

@@ -272,6 +272,7 @@ export async function registerPlugins(
       plugin.register(api, options),
     );
     if (promised.size) throw invalid(`names ${[...promised].join(', ')} in provides but did not provide it`);
+    for (const command of plugin.commands ?? []) listed('commands', command.name);
     infos.push({ name: plugin.name, version, apiVersion: plugin.apiVersion, source, contributes });
   }
   for (const check of checks)
