@@ -42,7 +42,7 @@ export {
 export { verificationError, type VerificationErrorCode } from './verification/errors.js';
 export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
 // Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
-export { layout as pageLayout, passwordReveal, renderErrorPage } from './login/layout.js';
+export { layout as pageLayout, passwordReveal, renderErrorPage, renderNoticePage } from './login/layout.js';
 export { readCookie } from './http/cookies.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
 export { ADMIN_THROTTLED } from './http/admin-guard.js';

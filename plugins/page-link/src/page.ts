@@ -2,6 +2,7 @@ import {
   html,
   pageLayout,
   renderErrorPage,
+  renderNoticePage,
   type LinkFacts,
   type LoginFlowView,
   type PageContext,
@@ -40,17 +41,7 @@ export function linkPages(api: PluginApi) {
     notice(req: Request, res: Response, flow: LoginFlowView, keys: [string, string]) {
       const ctx = contextOf(req, res, flow);
       const [title, text] = keys.map((key) => ctx.t.t(key)) as [string, string];
-      res.send(
-        pageLayout(
-          ctx,
-          title,
-          html`<main class="card">
-            <h1>${title}</h1>
-            <p>${text}</p>
-          </main>`,
-          null,
-        ),
-      );
+      res.send(renderNoticePage(ctx, title, text));
     },
 
     /** The question on another device: which app, the sign-in's facts, "yes, it was me" or "no". */
