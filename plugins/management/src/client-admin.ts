@@ -172,16 +172,8 @@ export class AppAdmin implements ClientAdmin {
 
   /** A config app as listed: its entry without the secret, no row. */
   private configListing(entry: Record<string, unknown>, hasSecret: boolean): AppListing {
-    const clientId = String(entry.client_id);
-    const method = entry.token_endpoint_auth_method;
     return {
-      client_id: clientId,
-      source: 'config',
-      name: typeof entry.name === 'string' ? entry.name : clientId,
-      token_endpoint_auth_method:
-        this.store.authMethod(clientId) ?? (typeof method === 'string' ? method : 'client_secret_basic'),
-      app: { client_id: clientId, ...entry },
-      has_secret: hasSecret,
+      ...this.listed(String(entry.client_id), entry, 'config', hasSecret),
       previous_secret_expires_at: null,
       created_at: null,
       updated_at: null,
@@ -190,24 +182,29 @@ export class AppAdmin implements ClientAdmin {
 
   /** A database app as listed. */
   private listing(row: StoredAppRow): AppListing {
-    const clientId = row.client_id;
     const entry = { ...row.settings };
     for (const key of SECRET_KEYS) delete entry[key];
-    const method = entry.token_endpoint_auth_method;
     const until = row.previous_secret_expires_at;
     return {
-      client_id: clientId,
-      source: 'database',
-      name: typeof entry.name === 'string' ? entry.name : clientId,
-      // A valid database app as the registry has it; else what the entry names.
-      token_endpoint_auth_method:
-        this.store.authMethod(clientId) ?? (typeof method === 'string' ? method : 'client_secret_basic'),
-      app: { client_id: clientId, ...entry },
-      has_secret: row.secret_sha256 !== null,
+      ...this.listed(row.client_id, entry, 'database', row.secret_sha256 !== null),
       previous_secret_expires_at:
         until !== null && until > this.services.clock.now().getTime() ? new Date(until).toISOString() : null,
       created_at: new Date(row.created_at).toISOString(),
       updated_at: new Date(row.updated_at).toISOString(),
+    };
+  }
+
+  /** What both kinds of app list alike: the name, the auth method the registry has (else the entry's), the entry. */
+  private listed(clientId: string, entry: Record<string, unknown>, source: AppListing['source'], hasSecret: boolean) {
+    const method = entry.token_endpoint_auth_method;
+    return {
+      client_id: clientId,
+      source,
+      name: typeof entry.name === 'string' ? entry.name : clientId,
+      token_endpoint_auth_method:
+        this.store.authMethod(clientId) ?? (typeof method === 'string' ? method : 'client_secret_basic'),
+      app: { client_id: clientId, ...entry },
+      has_secret: hasSecret,
     };
   }
 
