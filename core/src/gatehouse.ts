@@ -173,6 +173,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         await settle(c);
         await c.jobs.stop();
         await c.securityEvents.drain();
+        await c.sharedCounters.close(); // a plugin's (its Redis connection): after the last hit
         await container.dispose();
         await bus.close();
         await sql.close();
