@@ -93,6 +93,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     poolMax: database.pool_max,
   });
   let peers: PeerBus | undefined;
+  let closeCounters: (() => Promise<void>) | undefined;
   try {
     if (options.migrate !== false) await migrate(sequelize, logger);
     // No-op until a plugin provides `tracing` (decision 37); the driver below already holds it.
@@ -117,6 +118,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       provided,
     );
     const c = container.cradle;
+    // Whichever counters are current when closed: a plugin's holds a connection (Redis).
+    closeCounters = () => c.sharedCounters.close();
     // Peer news (revocations, client blocks) must find its listeners from the first message.
     container.resolve('tokenCache');
     container.resolve('clientBlocks');
@@ -173,6 +176,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         await settle(c);
         await c.jobs.stop();
         await c.securityEvents.drain();
+        await c.sharedCounters.close(); // after the last hit
         await container.dispose();
         await bus.close();
         await sql.close();
@@ -182,6 +186,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       },
     };
   } catch (err) {
+    await closeCounters?.();
     await peers?.close();
     await sequelize.close();
     throw err;

@@ -1,6 +1,6 @@
 /**
  * Issue 15: limits that hold across nodes. Two nodes on one PostgreSQL database (and, with
- * `limits.redis_url`, on one Redis): the /authorize per-address limit counts both nodes' hits,
+ * `@gatehouse-auth/limits-redis`, on one Redis): the /authorize per-address limit counts both nodes' hits,
  * one security notice per interval is claimed once whichever node claims it, and a client (or
  * an address that sent wrong admin tokens) blocked after too many failed authentications on one
  * node is refused on the other at once.
@@ -21,7 +21,8 @@ const ADMIN_TOKEN = 'shared-limits-admin-token-0123456789abcdef';
 const REDIS_URL = process.env.GATEHOUSE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const PER_IP = 10;
 
-function config(url: string, limits: Record<string, unknown> = {}) {
+/** A node's config; with `redis`, the options of @gatehouse-auth/limits-redis (decision 72). */
+function config(url: string, redis?: Record<string, unknown>) {
   return parseConfig(
     {
       issuer: 'https://login.example.test',
@@ -30,13 +31,13 @@ function config(url: string, limits: Record<string, unknown> = {}) {
       log: { level: 'silent' },
       secrets: { encryption_key: KEY },
       admin: { token: ADMIN_TOKEN },
-      limits,
       maintenance: { purge_interval_seconds: 0 },
       oauth: { authorize_per_ip_per_minute: PER_IP },
       plugins: [
         { name: '@gatehouse-auth/grant-client-credentials' },
         { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/admin-api' },
+        ...(redis ? [{ name: '@gatehouse-auth/limits-redis', options: redis }] : []),
       ],
       apps: [{ client_id: 'machine', client_secret: SECRET, grant_types: ['client_credentials'], scopes: ['api'] }],
     },
@@ -69,9 +70,9 @@ function sharedLimitSuite(store: 'database' | 'redis', db: { readonly url: strin
       console.log(`      (skipped: Redis does not answer at ${REDIS_URL}; set GATEHOUSE_TEST_REDIS_URL)`);
       return this.skip();
     }
-    const limits = store === 'redis' ? { redis_url: REDIS_URL } : {};
-    a = await buildApp(config(db.url, limits), { logger: createLogger('silent') });
-    b = await buildApp(config(db.url, limits), { logger: createLogger('silent') });
+    const redis = store === 'redis' ? { url: REDIS_URL } : undefined;
+    a = await buildApp(config(db.url, redis), { logger: createLogger('silent') });
+    b = await buildApp(config(db.url, redis), { logger: createLogger('silent') });
   });
   after(async () => {
     await a?.close();
@@ -103,10 +104,10 @@ function sharedLimitSuite(store: 'database' | 'redis', db: { readonly url: strin
   if (store === 'redis') {
     it('Redis is a dependency operators see: up here, down (limits open) on a node whose Redis is gone', async () => {
       const states = await a.container.cradle.dependencies.states();
-      expect(states.find((d) => d.name === 'redis')).to.include({ owner: 'core', up: true });
+      expect(states.find((d) => d.name === 'redis')).to.include({ owner: '@gatehouse-auth/limits-redis', up: true });
       const gone = new URL(REDIS_URL);
       gone.port = String(await freePort()); // nothing listens there
-      const orphan = await buildApp(config(db.url, { redis_url: gone.toString() }), { logger: createLogger('silent') });
+      const orphan = await buildApp(config(db.url, { url: gone.toString() }), { logger: createLogger('silent') });
       try {
         const redis = (await orphan.container.cradle.dependencies.states()).find((d) => d.name === 'redis');
         expect(redis?.up).to.equal(false);
@@ -125,7 +126,7 @@ function sharedLimitSuite(store: 'database' | 'redis', db: { readonly url: strin
       const via = new URL(REDIS_URL);
       via.hostname = '127.0.0.1';
       via.port = String(proxy.port);
-      const node = await buildApp(config(db.url, { redis_url: via.toString(), redis_timeout_ms: 200 }), {
+      const node = await buildApp(config(db.url, { url: via.toString(), timeout_ms: 200 }), {
         logger: createLogger('silent'),
       });
       const ip = someAddress();
@@ -184,7 +185,7 @@ describe('limits that hold across nodes (issue 15)', function () {
   const db = withPostgresDatabase();
 
   describe('counted in PostgreSQL', () => sharedLimitSuite('database', db));
-  describe('counted in Redis (limits.redis_url)', () => sharedLimitSuite('redis', db));
+  describe('counted in Redis (@gatehouse-auth/limits-redis)', () => sharedLimitSuite('redis', db));
 
   describe('blocks after failed authentications (a client, the admin token)', function () {
     let a: Gatehouse;

@@ -170,6 +170,8 @@ export const REPLACEABLE_SERVICES: Readonly<Record<string, (service: Shape) => s
       fn(s, name),
     ),
   ],
+  // Since 1.3 (decision 72): where the limits that hold across nodes count.
+  sharedCounters: (s) => [...fn(s, 'hit'), ...fn(s, 'close')],
 });
 
 /** One or two words (`backup`, `users import`): what follows `gatehouse` on the command line. */

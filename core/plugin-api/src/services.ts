@@ -147,6 +147,22 @@ export interface PasswordHashing {
   withCost(cost: HashCost): SecretHasher;
 }
 
+/**
+ * Since 1.3: the `sharedCounters` service, where the limits that hold across nodes count (the
+ * /authorize per-address limit, plugins' `web.limit`): the database's `rate_windows` unless a
+ * plugin replaces it (`@gatehouse-auth/limits-redis`, decision 72). Keys reach it hashed and short.
+ */
+export interface SharedCounters {
+  /**
+   * Counts one hit on `key`: the count in its window (which starts at the key's first hit and
+   * lasts `windowMs`) and when the window ends (epoch ms). A store may let hits through while it
+   * does not answer by answering `{ count: 0, resetsAt: now }`; a throw fails the request.
+   */
+  hit(key: string, windowMs: number): Promise<{ count: number; resetsAt: number }>;
+  /** Called once when the server stops, after its last request. */
+  close(): Promise<void>;
+}
+
 /** A check of one thing the server depends on: resolves when it is up, throws (saying why) when not. */
 export type DependencyCheck = () => Promise<unknown>;
 
@@ -167,6 +183,6 @@ export interface ServerStats {
   hashing(): { running: number; waiting: number };
   /** Background jobs (deliveries, logout notices) this process is running. */
   jobsRunning(): number;
-  /** The dependencies' states: the database, Redis, what plugins check (at most every 10 s). */
+  /** The dependencies' states: the database and what plugins check (at most every 10 s). */
   dependencies(): Promise<DependencyState[]>;
 }

@@ -33,8 +33,7 @@ import { SessionStore } from '../oauth/sessions.js';
 import { SingleSignOn } from '../oauth/sso.js';
 import { TokenService } from '../oauth/tokens.js';
 import { ActiveTokenCache } from '../oauth/token-cache.js';
-import { DatabaseCounters } from '../limits/shared-counters.js';
-import { RedisCounters } from '../limits/redis-counters.js';
+import { currentCounters, DatabaseCounters } from '../limits/shared-counters.js';
 import type { PeerBus } from '../peer-bus.js';
 import { createExtensions } from '../plugins/loader.js';
 import { loadSecretBox, runHeavy } from '../services.js';
@@ -92,10 +91,9 @@ export function createGatehouseContainer(
     peers: asValue(base.peers),
     tracing: asValue(base.tracing),
     metrics: asValue(base.metrics),
-    dependencies: single(({ sql, config, counters }) => {
+    dependencies: single(({ sql }) => {
       const checks = new DependencyChecks();
       checks.add('database', 'core', () => sql.select('SELECT 1'));
-      if (config.limits.redis_url && counters.ping) checks.add('redis', 'core', () => counters.ping!());
       return checks;
     }),
     secretBox: asValue(loadSecretBox(base.config, base.logger)),
@@ -110,13 +108,9 @@ export function createGatehouseContainer(
     flows: single(({ sql, clock }) => new LoginFlowStore(sql, clock)),
     exchanges: single(({ sql, clock }) => new ExchangeStore(sql, clock)),
     statuses: single(({ sql, clock }) => new StatusStore(sql, clock)),
-    counters: asFunction(({ config, sql, clock, logger }: Cradle) =>
-      config.limits.redis_url
-        ? new RedisCounters(config.limits.redis_url, logger, config.limits.redis_timeout_ms)
-        : new DatabaseCounters(sql, clock),
-    )
-      .singleton()
-      .disposer((counters) => counters.close()),
+    // Replaceable (decision 72): in the database until a plugin provides them (Redis).
+    sharedCounters: single(({ sql, clock }) => new DatabaseCounters(sql, clock)),
+    counters: asValue(currentCounters(() => container.cradle.sharedCounters)),
     securityEvents: single(({ logger }) => new SecurityEvents(logger)),
     verification: single((c) => new VerificationService(c)),
     passwordChanges: single(

@@ -70,7 +70,10 @@ export interface Cradle {
   sql: Sql;
   peers: PeerBus;
   tokenCache: ActiveTokenCache;
-  counters: SharedCounters;
+  /** Where the limits that hold across nodes count: the database's, or a plugin's (decision 72). */
+  sharedCounters: SharedCounters;
+  /** What the core's limits hit: the current `sharedCounters`, keys hashed. */
+  counters: Pick<SharedCounters, 'hit'>;
   clientBlocks: ClientBlocks;
   /** The admin token's check, throttled per address like client authentication. */
   adminGuard: AdminGuard;
@@ -81,7 +84,7 @@ export interface Cradle {
   tracing: Tracing;
   /** The metrics a plugin provides (`@gatehouse-auth/metrics-prometheus`); no-ops without one. */
   metrics: Metrics;
-  /** What operators see on /health/dependencies: the database, Redis, and what plugins check. */
+  /** What operators see on /health/dependencies: the database and what plugins check. */
   dependencies: DependencyChecks;
   /** Set when the server stops taking traffic (readiness answers 503). */
   lifecycle: { draining: boolean };

@@ -57,6 +57,9 @@ const MOVED_SECTIONS: Record<string, string> = {
   // Decision 65: the apps' `branding` keys stay where they are, read by the plugin.
   branding:
     'the branding is now the plugin @gatehouse-auth/branding; list it under plugins: with these keys as its options',
+  // Decision 72: the section held only the Redis keys.
+  limits:
+    'counting the shared limits in Redis is now the plugin @gatehouse-auth/limits-redis; list it under plugins: with options url (was redis_url) and timeout_ms (was redis_timeout_ms)',
 };
 
 /**

@@ -414,20 +414,6 @@ const configFields = z.strictObject({
   admin: adminSchema.prefault({}),
   verification: verificationSchema.prefault({}),
   oauth: oauthSchema.prefault({}),
-  /**
-   * Limits that hold across nodes (the /authorize per-address limit, plugins' `web.limit`)
-   * count in the database, or in Redis at this URL (redis://host:6379/0).
-   */
-  limits: z
-    .strictObject({
-      redis_url: z
-        .string()
-        .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
-        .optional(),
-      /** How long a Redis command may take before the limit lets the request through. */
-      redis_timeout_ms: positive.default(300),
-    })
-    .prefault({}),
   maintenance: maintenanceSchema.prefault({}),
   locales: localesSchema.prefault({}),
   plugins: z.array(pluginEntrySchema).default([]),

@@ -41,7 +41,7 @@ export const HEALTH_API = {
     tag: 'health',
     summary: 'What the server depends on, each checked now or in the last 10 s (admin token)',
     description:
-      'The database, Redis when `limits.redis_url` is set, and what plugins check (an SMTP relay, a ' +
+      'The database and what plugins check (Redis, an SMTP relay, a ' +
       "webhook's host). Always 200 when the checks ran: `status` is `degraded` when one is down. " +
       'Not for readiness: every node shares these, so a load balancer acting on it would take all of them out.',
     security: ['adminToken'],

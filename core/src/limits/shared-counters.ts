@@ -1,18 +1,17 @@
-import type { Clock } from '@gatehouse-auth/plugin-api';
+import type { Clock, SharedCounters } from '@gatehouse-auth/plugin-api';
 import { num, type Sql } from '../storage/sql.js';
 import { sha256 } from '../util/crypto.js';
 import { WindowLimiter } from '../http/rate-limit.js';
 
+export type { SharedCounters } from '@gatehouse-auth/plugin-api';
+
 /**
- * Counters every node shares, for limits that must hold across nodes: the database (one upsert
- * per hit) or Redis when `limits.redis_url` is set. A window starts at a key's first hit.
+ * What the core's limits count with: the `sharedCounters` service current at each hit (the
+ * database's, or a plugin's, decision 72), so a limit made before the plugins registered counts
+ * where they put it. The keys are hashed here, whichever store keeps them.
  */
-export interface SharedCounters {
-  /** Counts one hit on `key`; returns the count in its window and when the window ends (epoch ms). */
-  hit(key: string, windowMs: number): Promise<{ count: number; resetsAt: number }>;
-  close(): Promise<void>;
-  /** Whether the store behind them answers (Redis: PING), for /health/dependencies. */
-  ping?(): Promise<unknown>;
+export function currentCounters(current: () => SharedCounters): Pick<SharedCounters, 'hit'> {
+  return { hit: (key, windowMs) => current().hit(storedKey(key), windowMs) };
 }
 
 /** The `rate_windows` table: an upsert that restarts an ended window and counts in a live one. */
@@ -30,7 +29,7 @@ export class DatabaseCounters implements SharedCounters {
          count = CASE WHEN rate_windows.expires_at <= :now THEN 1 ELSE rate_windows.count + 1 END,
          expires_at = CASE WHEN rate_windows.expires_at <= :now THEN :end ELSE rate_windows.expires_at END
        RETURNING count, expires_at`,
-      { key: storedKey(key), now, end: now + windowMs },
+      { key, now, end: now + windowMs },
     );
     return { count: num(row!.count), resetsAt: num(row!.expires_at) };
   }
@@ -52,7 +51,7 @@ export class SharedLimit {
   private readonly local: WindowLimiter;
 
   constructor(
-    private readonly counters: SharedCounters,
+    private readonly counters: Pick<SharedCounters, 'hit'>,
     private readonly name: string,
     private readonly limit: number,
     private readonly windowMs: number,

@@ -67,7 +67,7 @@ export interface LoginFlowsDeps {
   loginRedirects: LoginRedirects;
   loginUi: LoginUi;
   extensions: Pick<Extensions, 'methods' | 'requestResolvers' | 'requestObjects' | 'prompts' | 'metadata'>;
-  counters: SharedCounters;
+  counters: Pick<SharedCounters, 'hit'>;
   clock: Clock;
   locales: Locales;
   users: Pick<UserService, 'findById'>;

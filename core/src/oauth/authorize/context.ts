@@ -41,7 +41,7 @@ export interface AuthorizeDeps extends HostedLoginDeps {
   /** Who a session is, for the account choice (`prompt=select_account`). */
   users: { findById(id: string): Promise<UserRecord | null> };
   /** Counters every node shares (the per-address limit). */
-  counters: SharedCounters;
+  counters: Pick<SharedCounters, 'hit'>;
   /** What plugins registered: the resolver of `request_uri` (plugin API 1.3), if one did. */
   extensions: {
     requestResolvers: { values(): AuthorizationRequestResolver[] };

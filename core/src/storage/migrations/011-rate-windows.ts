@@ -3,8 +3,8 @@ import type { Migration } from '../migration.js';
 
 /**
  * Counters that every node shares (the `/authorize` per-address limit, the one-notice-per-interval
- * claim): one row per key and window, counted with an upsert. Redis takes their place when
- * `limits.redis_url` is set.
+ * claim): one row per key and window, counted with an upsert. A plugin's `sharedCounters` (Redis)
+ * takes their place when listed.
  */
 export const m011RateWindows: Migration = {
   name: '011-rate-windows',

@@ -1,13 +1,12 @@
+import type { PluginApi, SharedCounters } from '@gatehouse-auth/core';
 import { Redis } from 'ioredis';
-import type { Logger } from 'pino';
-import { storedKey, type SharedCounters } from './shared-counters.js';
 
 /**
- * Shared counters in Redis (`limits.redis_url`): SET NX PX starts a window at a key's first
- * hit, INCR counts, PTTL says when it ends — one round trip, atomic in MULTI. While Redis does
- * not answer (refused, or silent past `timeoutMs`), hits are let through (the limits guard
- * against floods, not against login guessing, which the database's attempt budgets bound) and a
- * warning is logged once a minute.
+ * Shared counters in Redis: SET NX PX starts a window at a key's first hit, INCR counts, PTTL
+ * says when it ends — one round trip, atomic in MULTI. While Redis does not answer (refused, or
+ * silent past `timeoutMs`), hits are let through (the limits guard against floods, not against
+ * login guessing, which the database's attempt budgets bound) and a warning is logged once a
+ * minute. The keys come hashed from the core.
  */
 export class RedisCounters implements SharedCounters {
   private readonly redis: Redis;
@@ -15,7 +14,7 @@ export class RedisCounters implements SharedCounters {
 
   constructor(
     url: string,
-    private readonly logger: Logger,
+    private readonly logger: PluginApi['logger'],
     timeoutMs = 300,
   ) {
     // Fail fast while Redis is away (no waiting for reconnection) or silent (a partition: the
@@ -34,7 +33,7 @@ export class RedisCounters implements SharedCounters {
 
   async hit(key: string, windowMs: number): Promise<{ count: number; resetsAt: number }> {
     try {
-      return await this.count(`gatehouse:${storedKey(key)}`, windowMs);
+      return await this.count(`gatehouse:${key}`, windowMs);
     } catch (err) {
       if (Date.now() - this.lastWarning > 60_000) {
         this.lastWarning = Date.now();
