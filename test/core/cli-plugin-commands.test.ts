@@ -21,10 +21,10 @@ describe('CLI: commands of plugins', function () {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   /** A config file in `dir` loading these fixture plugins, or packages by name (JSON is YAML). */
-  function configWith(name: string, plugins: string[]): string {
+  function configWith(name: string, plugins: string[], database = name): string {
     const file = path.join(dir, `${name}.yaml`);
     const config = {
-      database: { url: `sqlite:${path.join(dir, `${name}.db`)}` },
+      database: { url: `sqlite:${path.join(dir, `${database}.db`)}` },
       log: { level: 'warn' },
       secrets: { encryption_key: TEST_ENCRYPTION_KEY },
       maintenance: { purge_interval_seconds: 0 },
@@ -35,9 +35,10 @@ describe('CLI: commands of plugins', function () {
   }
 
   it("runs a plugin's command with its options and words, on the composed server; help lists it", async () => {
-    // `users create` is the management plugin's (decision 68).
-    const config = configWith('greet', ['cli-command.js', MANAGEMENT]);
-    const created = await runCli(['users', 'create', '--username', 'ada', '--config', config]);
+    const config = configWith('greet', ['cli-command.js']);
+    // `users create` is the management plugin's (decision 68): a config with it, on the same database.
+    const users = configWith('greet-users', [MANAGEMENT], 'greet');
+    const created = await runCli(['users', 'create', '--username', 'ada', '--config', users]);
     expect(created.code, created.stderr).to.equal(0);
     expect(await runCli(['greet', 'ada', '--shout', '--config', config])).to.deep.include({
       code: 0,
