@@ -12,21 +12,23 @@ import { runCli } from '../support/cli.js';
 import { TEST_ENCRYPTION_KEY } from '../support/config.js';
 import { fixturePlugin } from '../support/paths.js';
 
+const MANAGEMENT = '@gatehouse-auth/management';
+
 describe('CLI: commands of plugins', function () {
   this.timeout(60_000);
   let dir: string;
   before(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'gh-cli-plugins-'))));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** A config file in `dir` loading these fixture plugins (JSON is YAML). */
-  function configWith(name: string, plugins: string[]): string {
+  /** A config file in `dir` loading these fixture plugins, or packages by name (JSON is YAML). */
+  function configWith(name: string, plugins: string[], database = name): string {
     const file = path.join(dir, `${name}.yaml`);
     const config = {
-      database: { url: `sqlite:${path.join(dir, `${name}.db`)}` },
+      database: { url: `sqlite:${path.join(dir, `${database}.db`)}` },
       log: { level: 'warn' },
       secrets: { encryption_key: TEST_ENCRYPTION_KEY },
       maintenance: { purge_interval_seconds: 0 },
-      plugins: plugins.map((p) => ({ path: fixturePlugin(p) })),
+      plugins: plugins.map((p) => (p.startsWith('@') ? { name: p } : { path: fixturePlugin(p) })),
     };
     writeFileSync(file, JSON.stringify(config));
     return file;
@@ -34,7 +36,9 @@ describe('CLI: commands of plugins', function () {
 
   it("runs a plugin's command with its options and words, on the composed server; help lists it", async () => {
     const config = configWith('greet', ['cli-command.js']);
-    const created = await runCli(['users', 'create', '--username', 'ada', '--config', config]);
+    // `users create` is the management plugin's (decision 68): a config with it, on the same database.
+    const users = configWith('greet-users', [MANAGEMENT], 'greet');
+    const created = await runCli(['users', 'create', '--username', 'ada', '--config', users]);
     expect(created.code, created.stderr).to.equal(0);
     expect(await runCli(['greet', 'ada', '--shout', '--config', config])).to.deep.include({
       code: 0,
@@ -65,7 +69,7 @@ describe('CLI: commands of plugins', function () {
   });
 
   it("checks a plugin command's words and options before it runs (exit 2)", async () => {
-    const config = configWith('words', ['cli-command.js']);
+    const config = configWith('words', [MANAGEMENT, 'cli-command.js']);
     expect(await runCli(['greet', '--config', config])).to.deep.include({
       code: 2,
       stdout: '',
@@ -90,7 +94,7 @@ describe('CLI: commands of plugins', function () {
     const core = await runCli(['config', 'check', '--config', configWith('core', ['cli-collision.js'])]);
     expect(core.code).to.equal(1);
     expect(core.stderr).to.equal(
-      `gatehouse: plugin @fixture/cli-collision: command "users create" is already the core's (gatehouse users)\n`,
+      `gatehouse: plugin @fixture/cli-collision: command "keys list" is already the core's (gatehouse keys)\n`,
     );
     const twin = await runCli(['start', '--config', configWith('twin', ['cli-command.js', 'cli-twin.js'])]);
     expect(twin).to.deep.include({

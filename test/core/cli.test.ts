@@ -12,7 +12,8 @@ describe('CLI: migrate and users', function () {
   this.timeout(30_000);
   let dir: string;
   let env: Record<string, string>;
-  const config = fixtureConfig('valid.yaml');
+  // The users commands are the management plugin's (decision 68): valid.yaml with it.
+  const config = fixtureConfig('management.yaml');
   before(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'gh-cli-'));
     // DATABASE_URL overrides the fixture's in-memory database, so the commands share one file.
@@ -102,6 +103,16 @@ describe('CLI: migrate and users', function () {
     expect(nobody).to.deep.include({ code: 1, stderr: 'gatehouse: no user "nobody" (give --username)\n' });
   });
 
+  it('users commands without the management plugin name it, exit 2 (decision 68)', async () => {
+    const valid = fixtureConfig('valid.yaml');
+    const result = await runCli(['users', 'create', '--config', valid, '--username', 'ivy'], { env });
+    expect(result).to.deep.include({
+      code: 2,
+      stdout: '',
+      stderr: `gatehouse: users create is a command of the plugin @gatehouse-auth/management, which ${valid} does not load: add it to plugins:\n`,
+    });
+  });
+
   it('an unknown command exits 2 with the usage', async () => {
     const result = await runCli(['frobnicate']);
     expect(result.code).to.equal(2);
@@ -164,7 +175,7 @@ describe('CLI: migrate and users', function () {
     expect(listed.code).to.equal(0);
     expect(listed.stdout.trimEnd().split('\n').at(-1)).to.match(
       new RegExp(
-        `^\\(\\d+ users? in ${env.DATABASE_URL!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, config .*valid\\.yaml\\)$`,
+        `^\\(\\d+ users? in ${env.DATABASE_URL!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, config .*management\\.yaml\\)$`,
       ),
     );
   });

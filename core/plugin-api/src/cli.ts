@@ -61,6 +61,8 @@ export interface CliContext {
   readonly positionals: readonly string[];
   /** Its options as given (`parseArgs` values: a string, a boolean, a list, or undefined). */
   readonly values: Readonly<Record<string, string | boolean | string[] | undefined>>;
+  /** The config file the command runs with (`--config`, `$GATEHOUSE_CONFIG` or the default), absolute. */
+  readonly configFile: string;
   /**
    * The server the config describes, composed as `gatehouse start` composes it (plugins
    * registered, database migrated) but not listening; its log shows errors only. The first call
@@ -77,6 +79,8 @@ export interface CliContext {
 export interface CliServer {
   readonly services: Services;
   readonly logger: Logger;
+  /** The database's URL, its password replaced by `***` (to say which database a command read). */
+  readonly databaseUrl: string;
   /** A method the config loads, by id (its `enrollment.import`, say). */
   method(id: string): AuthMethod | undefined;
   /** Users written in bulk, as a migration from another system needs (decision 49). */

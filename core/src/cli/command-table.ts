@@ -4,8 +4,6 @@ import { BootError } from '../errors.js';
 /** The core's commands that take a subcommand, with theirs: `gatehouse keys` alone says which there are. */
 export const CORE_GROUPS: Readonly<Record<string, readonly string[]>> = {
   config: ['check'],
-  users: ['create', 'list', 'profile'],
-  apps: ['list', 'create', 'update', 'rotate-secret', 'delete'],
   keys: ['rotate', 'list'],
   plugin: ['new'],
 };
@@ -13,10 +11,15 @@ export const CORE_GROUPS: Readonly<Record<string, readonly string[]>> = {
 /** The core's commands of one word. */
 export const CORE_SINGLES: readonly string[] = ['start', 'migrate', 'plugins', 'help'];
 
+/** The plugin of the management services, and of the `users` and `apps` commands (decisions 63, 68). */
+export const MANAGEMENT = '@gatehouse-auth/management';
+
 /** Commands that moved to a first-party plugin: without it, the CLI names the plugin. */
-export const MOVED_COMMANDS: Readonly<Record<string, string>> = {
-  'users import': '@gatehouse-auth/user-import',
-};
+export const MOVED_COMMANDS: Readonly<Record<string, string>> = Object.fromEntries([
+  ...['users create', 'users list', 'users profile'].map((name) => [name, MANAGEMENT]),
+  ['users import', '@gatehouse-auth/user-import'],
+  ...['list', 'create', 'update', 'rotate-secret', 'delete'].map((sub) => [`apps ${sub}`, MANAGEMENT]),
+]);
 
 /** A plugin's command, with the plugin that added it. */
 export interface PluginCommand {

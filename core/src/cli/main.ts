@@ -4,23 +4,19 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runPrimary } from '../cluster.js';
 import { loadConfigFile, resolveConfigFile, type LoadedConfig } from '../config/load.js';
-import { ApiError, isBootError, isProtocolError } from '../errors.js';
-import type { ClientAdmin } from '@gatehouse-auth/plugin-api';
-import { buildApp, checkConfig, type Gatehouse } from '../gatehouse.js';
+import { isBootError, isProtocolError } from '../errors.js';
+import { buildApp, checkConfig } from '../gatehouse.js';
 import { createLogger } from '../http/logging.js';
 import { exitOnSignals, listen } from '../server.js';
 import { portFields } from '../plugins/serve.js';
 import { openDatabase } from '../storage/database.js';
 import { migrate } from '../storage/migrate.js';
-import { UserService } from '../users/users.js';
-import { UserProfiles } from '../users/profile.js';
-import { recordStore } from '../storage/stores.js';
 import { KeyStore } from '../oauth/keys.js';
 import { loadSecretBox, systemClock } from '../services.js';
 import { openDriver } from '../storage/drivers.js';
 import { Sql } from '../storage/sql.js';
-import { CORE_GROUPS, CORE_SINGLES, MOVED_COMMANDS, type PluginCommand } from './command-table.js';
-import { pluginCommands, pluginUsage, runPluginCommand } from './plugin-commands.js';
+import { CORE_GROUPS, CORE_SINGLES, MANAGEMENT, MOVED_COMMANDS, type PluginCommand } from './command-table.js';
+import { pluginCommands, pluginUsage, runPluginCommand, unexpectedWord, type Tokens } from './plugin-commands.js';
 
 const USAGE = `Usage: gatehouse <command> [--config FILE]
 
@@ -29,19 +25,6 @@ Commands:
   migrate               apply pending database migrations and exit
   config check          compose the server as start would (plugins registered and checked), without serving
   plugins               list the plugins the config loads, with versions
-  users create --username NAME [--email EMAIL] [--phone +E164]
-  users list [--json]
-  users profile --username NAME [--set CLAIM=VALUE ...] [--unset CLAIM ...]
-                        show or change a user's OIDC profile claims (name, given_name, locale, ...)
-  apps list [--json]    the apps: the config's (read-only) and those in the database
-  apps create --app JSON
-                        store an app (a config-style apps[] entry); prints it with its secret, shown once
-  apps update --client-id ID --app JSON
-                        change a database app (a JSON merge patch: null removes a key); tokens stay
-  apps rotate-secret --client-id ID [--overlap SECONDS]
-                        a new secret; the previous one works for SECONDS more (default 86400)
-  apps delete --client-id ID
-                        delete a database app and revoke its grants and tokens
   keys rotate           publish a new signing key; it signs after oauth.key_activation_delay
   keys list             show the published signing keys
   plugin new            moved: npx @gatehouse-auth/create-plugin <method|fds|channel|grant> NAME [--dir DIR]
@@ -50,16 +33,7 @@ Commands:
 /** The core's options (a plugin's command has its own, with `--config` and `--help`). */
 const OPTIONS = {
   config: { type: 'string', short: 'c' },
-  username: { type: 'string' },
-  email: { type: 'string' },
-  phone: { type: 'string' },
-  json: { type: 'boolean' },
-  set: { type: 'string', multiple: true },
-  unset: { type: 'string', multiple: true },
   dir: { type: 'string' },
-  app: { type: 'string' },
-  'client-id': { type: 'string' },
-  overlap: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -72,10 +46,13 @@ function isCoreCommand(command: string | undefined, sub: string | undefined): bo
 
 /**
  * What is wrong with the words of a command line, or null: a command group without one of its
- * subcommands (the core's and the plugins'), or a word too many (`--username al ice` would
- * otherwise create "al").
+ * subcommands (the core's and the plugins'), or a word too many (a value with spaces, unquoted).
  */
-function commandProblem(positionals: string[], groups: Record<string, readonly string[]> = CORE_GROUPS): string | null {
+function commandProblem(
+  positionals: string[],
+  tokens: Tokens,
+  groups: Record<string, readonly string[]> = CORE_GROUPS,
+): string | null {
   const [command, sub] = positionals;
   const subs = command !== undefined && Object.hasOwn(groups, command) ? groups[command] : undefined;
   if (subs && (sub === undefined || !subs.includes(sub))) {
@@ -84,53 +61,24 @@ function commandProblem(positionals: string[], groups: Record<string, readonly s
   }
   // `plugin new KIND NAME` passes its words on to the command that replaced it.
   const words = command === 'plugin' ? 4 : subs ? 2 : 1;
-  const extra = positionals[words];
-  if (extra === undefined) return null;
-  return `unexpected argument "${extra}" (a value with spaces needs quotes: --username 'al ice')`;
-}
-
-/** `--set name=Alice --set address={"country":"DE"} --unset nickname`: a JSON merge patch. */
-function profilePatch(set: string[], unset: string[]): Record<string, unknown> {
-  const patch: Record<string, unknown> = {};
-  for (const pair of set) {
-    const eq = pair.indexOf('=');
-    if (eq < 1) throw new ApiError(400, 'INVALID_FIELD', `--set ${pair}: expected CLAIM=VALUE`, { field: pair });
-    const value = pair.slice(eq + 1);
-    // An object (address) is given as JSON; everything else is a plain string.
-    const name = pair.slice(0, eq);
-    try {
-      patch[name] = value.startsWith('{') ? JSON.parse(value) : value;
-    } catch {
-      throw new ApiError(400, 'INVALID_FIELD', `--set ${name}: not valid JSON`, { field: name });
-    }
-  }
-  for (const name of unset) patch[name] = null;
-  return patch;
+  return positionals[words] === undefined ? null : unexpectedWord(tokens, words);
 }
 
 async function main(argv: string[]): Promise<number> {
   // A plugin's command has options the core does not know: its words are found first.
-  const loose = parseArgs({ args: argv, allowPositionals: true, strict: false, options: OPTIONS });
+  const loose = parseArgs({ args: argv, allowPositionals: true, strict: false, tokens: true, options: OPTIONS });
   if (loose.values.help === true || !isCoreCommand(loose.positionals[0], loose.positionals[1])) {
-    return viaPlugins(argv, loose.positionals, loose.values.help === true, loose.values.config);
+    return viaPlugins(argv, loose, loose.values.help === true, loose.values.config);
   }
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  const { values, positionals, tokens } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    tokens: true,
+    options: OPTIONS,
+  });
   const [command, sub] = positionals;
-  const problem = commandProblem(positionals);
+  const problem = commandProblem(positionals, tokens);
   if (problem) return fail(problem);
-  if (command === 'users' && sub === 'create' && !values.username) {
-    return fail('users create needs --username NAME (and optionally --email, --phone)');
-  }
-  if (command === 'apps') {
-    const needs = {
-      create: ['app'],
-      update: ['client-id', 'app'],
-      'rotate-secret': ['client-id'],
-      delete: ['client-id'],
-    };
-    const missing = (needs[sub as keyof typeof needs] ?? []).find((o) => values[o as 'app'] === undefined);
-    if (missing) return fail(`apps ${sub} needs --${missing}`);
-  }
   const loaded = (): LoadedConfig => loadConfigFile(resolveConfigFile(values.config));
 
   switch (`${command}${sub ? ' ' + sub : ''}`) {
@@ -189,88 +137,6 @@ async function main(argv: string[]): Promise<number> {
       await gatehouse.close();
       return 0;
     }
-    case 'users create':
-    case 'users list':
-    case 'users profile': {
-      const { config, file } = loaded();
-      const logger = createLogger('warn');
-      const db = await openDatabase({ url: config.database.url, logger });
-      await migrate(db, logger);
-      const sql = new Sql(await openDriver(db, config.database.url, 2));
-      try {
-        const users = new UserService(sql);
-        if (sub === 'create') {
-          const user = await users.create({
-            username: values.username ?? '',
-            email: values.email,
-            phone: values.phone,
-          });
-          process.stdout.write(`${JSON.stringify(user)}\n`);
-        } else if (sub === 'profile') {
-          const user = values.username ? await users.findByIdentifier(values.username) : null;
-          if (!user) return fail(`no user ${JSON.stringify(values.username ?? '')} (give --username)`, 1);
-          const profiles = new UserProfiles(recordStore(sql, systemClock, 'gatehouse:profile'), systemClock);
-          const patch = profilePatch(values.set ?? [], values.unset ?? []);
-          const profile = Object.keys(patch).length
-            ? await profiles.update(user.id, patch)
-            : await profiles.get(user.id);
-          process.stdout.write(`${JSON.stringify(profile)}\n`);
-        } else {
-          const list = await users.list({ limit: 1000 });
-          if (values.json) process.stdout.write(`${JSON.stringify(list)}\n`);
-          else {
-            printTable(
-              ['id', 'username', 'email', 'phone', 'status'],
-              list.map((u) => [u.id, u.username, u.email ?? '', u.phone ?? '', u.status]),
-            );
-            // The demo keeps a database of its own: say which one this was.
-            const count = `${list.length} user${list.length === 1 ? '' : 's'}`;
-            process.stdout.write(`(${count} in ${redactedUrl(config.database.url)}, config ${file})\n`);
-          }
-        }
-      } finally {
-        await sql.close();
-        await db.close();
-      }
-      return 0;
-    }
-    case 'apps list':
-    case 'apps create':
-    case 'apps update':
-    case 'apps rotate-secret':
-    case 'apps delete': {
-      // The whole server is composed (not served): apps are checked with the plugins' keys, and
-      // running nodes hear of the change (the peer bus, or their poll).
-      const gatehouse = await buildApp(loaded(), { logger: createLogger('error') });
-      try {
-        // The service is a plugin's (decision 0063): without it the config cannot manage apps.
-        const apps = managedApps(gatehouse);
-        if (!apps) return fail(`apps ${sub} needs the plugin ${MANAGEMENT} in the config's plugins:`, 1);
-        const actor = { via: 'cli', userId: 'cli', ip: null };
-        const clientId = values['client-id'] ?? '';
-        let answer: unknown;
-        if (sub === 'list') {
-          const list = await apps.list();
-          if (!values.json) {
-            printTable(
-              ['client_id', 'source', 'auth', 'name'],
-              list.map((a) => [a.client_id, a.source, a.token_endpoint_auth_method, a.name]),
-            );
-            return 0;
-          }
-          answer = list;
-        } else if (sub === 'create') answer = await apps.create(actor, jsonObject(values.app!));
-        else if (sub === 'update') answer = await apps.patch(actor, clientId, jsonObject(values.app!));
-        else if (sub === 'rotate-secret') {
-          const overlap = values.overlap === undefined ? undefined : Number(values.overlap);
-          answer = await apps.rotateSecret(actor, clientId, overlap === undefined ? {} : { overlapSeconds: overlap });
-        } else answer = await apps.delete(actor, clientId);
-        process.stdout.write(`${JSON.stringify(answer)}\n`);
-      } finally {
-        await gatehouse.close();
-      }
-      return 0;
-    }
     case 'keys rotate':
     case 'keys list': {
       const { config } = loaded();
@@ -323,7 +189,12 @@ async function main(argv: string[]): Promise<number> {
  * config's plugins are imported to find it), a moved one, a group without its subcommand, or an
  * unknown one.
  */
-async function viaPlugins(argv: string[], words: string[], help: boolean, config: unknown): Promise<number> {
+async function viaPlugins(
+  argv: string[],
+  { positionals: words, tokens }: { positionals: string[]; tokens: Tokens },
+  help: boolean,
+  config: unknown,
+): Promise<number> {
   const [command, sub] = words;
   let loaded: LoadedConfig | undefined;
   let table = new Map<string, PluginCommand>();
@@ -345,6 +216,8 @@ async function viaPlugins(argv: string[], words: string[], help: boolean, config
   if (Object.hasOwn(MOVED_COMMANDS, name)) {
     // Without the config, what to add it to is unknown: its error is the answer.
     if (unread !== undefined) throw unread;
+    // `apps …` answered so when it was the core's and its service a plugin's (decision 63), exit 1.
+    if (command === 'apps') return fail(`${name} needs the plugin ${MANAGEMENT} in the config's plugins:`, 1);
     return fail(
       `${name} is a command of the plugin ${MOVED_COMMANDS[name]}, which ${loaded!.file} does not load: add it to plugins:`,
     );
@@ -355,7 +228,7 @@ async function viaPlugins(argv: string[], words: string[], help: boolean, config
     ...(Object.hasOwn(CORE_GROUPS, command!) ? CORE_GROUPS[command!]! : []),
     ...others.map((n) => n.split(' ')[1]!),
   ]);
-  const problem = subs.size ? commandProblem(words, { [command!]: [...subs] }) : null;
+  const problem = subs.size ? commandProblem(words, tokens, { [command!]: [...subs] }) : null;
   if (problem) return fail(problem);
   const why =
     unread === undefined ? '' : `(the plugins' commands are not listed: ${(unread as Error).message.split('\n')[0]})\n`;
@@ -367,36 +240,6 @@ async function viaPlugins(argv: string[], words: string[], help: boolean, config
 function fail(message: string, code = 2): number {
   process.stderr.write(`gatehouse: ${message}\n`);
   return code;
-}
-
-/** The package that provides `clientAdmin` in a first-party installation. */
-const MANAGEMENT = '@gatehouse-auth/management';
-
-/** The `clientAdmin` service a plugin provides; null when no configured plugin does. */
-function managedApps(gatehouse: Gatehouse): ClientAdmin | null {
-  try {
-    return gatehouse.container.cradle.services.resolve<ClientAdmin>('clientAdmin');
-  } catch {
-    return null;
-  }
-}
-
-/** `--app '{"client_id": ...}'`: a JSON object, or one line saying it is not. */
-function jsonObject(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ApiError(400, 'INVALID_APP', '--app: not valid JSON');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new ApiError(400, 'INVALID_APP', '--app: must be a JSON object (an apps[] entry)');
-  return value as Record<string, unknown>;
-}
-
-/** A database URL without its password. */
-function redactedUrl(url: string): string {
-  return url.replace(/^([a-z][\w+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
 }
 
 /** `word` as a shell word: as is when it is plain, else single-quoted. */

@@ -35,9 +35,10 @@ export async function runPluginCommand(
   fail: (message: string) => number,
 ): Promise<number> {
   const { command } = found;
-  const { values, positionals } = parseArgs({
+  const { values, positionals, tokens } = parseArgs({
     args: argv,
     allowPositionals: true,
+    tokens: true,
     options: { ...command.options, config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
   });
   const words = positionals.slice(command.name.split(' ').length);
@@ -45,11 +46,12 @@ export async function runPluginCommand(
   const missing = declared.find((p, i) => p.needs !== undefined && words[i] === undefined);
   if (missing) return fail(`${command.name} needs ${missing.needs}`);
   const extra = words[declared.length];
-  if (extra !== undefined) return fail(`unexpected argument "${extra}" (a value with spaces needs quotes)`);
+  if (extra !== undefined) return fail(unexpectedWord(tokens, command.name.split(' ').length + declared.length));
   let composing: Promise<Gatehouse> | undefined;
   const cli: CliContext = {
     positionals: words,
     values,
+    configFile: loaded.file ?? '',
     server: async () => cliServer(await (composing ??= buildApp(loaded, { logger: createLogger('error') }))),
     print: (text) => void process.stdout.write(text),
     warn: (message) => void process.stderr.write(`gatehouse: ${message}\n`),
@@ -71,7 +73,24 @@ function cliServer(gatehouse: Gatehouse): CliServer {
   return {
     services: c.services,
     logger: gatehouse.logger,
+    // Without its password: the command prints it.
+    databaseUrl: gatehouse.config.database.url.replace(/^([a-z][\w+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@'),
     method: (id) => c.extensions.methods.get(id),
     userImport: userImportStore(c.sql, c.clock),
   };
 }
+
+/**
+ * The refusal of the command line's `index`th word (counting from 0) as one too many; after an
+ * option's value, with the quoting that keeps both (`--username al ice`: `--username 'al ice'`).
+ */
+export function unexpectedWord(tokens: Tokens, index: number): string {
+  const at = tokens.filter((t) => t.kind === 'positional')[index];
+  const before = at && tokens[tokens.indexOf(at) - 1];
+  const option = before?.kind === 'option' && !before.inlineValue && before.value !== undefined ? before : null;
+  const example = option ? `: ${option.rawName} '${option.value} ${at!.value}'` : '';
+  return `unexpected argument "${at?.value ?? ''}" (a value with spaces needs quotes${example})`;
+}
+
+/** A command line as `parseArgs` reads it, word by word. */
+export type Tokens = NonNullable<ReturnType<typeof parseArgs>['tokens']>;

@@ -1,9 +1,11 @@
 import { definePlugin } from '@gatehouse-auth/core';
 import { AppAdmin } from './client-admin.js';
 import { AccountActions } from './user-accounts.js';
+import { managementCommands } from './commands.js';
 
 export { AppAdmin, DEFAULT_SECRET_OVERLAP_SECONDS } from './client-admin.js';
 export { AccountActions } from './user-accounts.js';
+export { managementCommands } from './commands.js';
 
 /** This package's name: what the plugins that use its services list in `dependencies`. */
 export const MANAGEMENT_PLUGIN = '@gatehouse-auth/management';
@@ -15,7 +17,8 @@ export const MANAGEMENT_PLUGIN = '@gatehouse-auth/management';
  * stored in the database (decision 0051), for the admin API, the console, Dynamic Client
  * Registration and `gatehouse apps`. Both run on the core's stores (`services.accountStore`,
  * `services.appStore`). A plugin that uses them names this one in its `dependencies`: left out,
- * start-up stops naming it.
+ * start-up stops naming it. The operator's commands on them are this plugin's too (decision
+ * 0068): `gatehouse users create|list|profile` and `gatehouse apps list|create|update|rotate-secret|delete`.
  *
  * @example
  * plugins:
@@ -25,6 +28,7 @@ export default definePlugin({
   name: MANAGEMENT_PLUGIN,
   apiVersion: '^1.3',
   provides: ['userAccounts', 'clientAdmin'],
+  commands: managementCommands,
   register(api) {
     api.provide('userAccounts', new AccountActions(api.services));
     api.provide('clientAdmin', new AppAdmin(api.services));
