@@ -123,6 +123,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     // Peer news (revocations, client blocks) must find its listeners from the first message.
     container.resolve('tokenCache');
     container.resolve('clientBlocks');
+    c.jobs.register(queuedDeliveries(c.extensions, c));
 
     const plugins = await registerPlugins(resolved, {
       extensions: c.extensions,
@@ -134,6 +135,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       securityEvents: c.securityEvents,
       webFor: (plugin, catalogs) => pluginWeb(plugin, c, catalogs),
       serve: (plugin, start) => void starts.push({ plugin, start }),
+      jobs: c.jobs,
     });
     if (provided.has('tracing')) tracing.use(c.tracing);
     if (provided.has('metrics')) metrics.use(c.metrics);
@@ -149,8 +151,6 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     checkMetadataMembers(c);
     // The apps stored in the database, before the first request (decision 0051).
     await c.storedClients.start();
-    c.jobs.register(queuedDeliveries(c.extensions, c));
-    c.jobs.register(c.logout.noticeJob());
 
     const web = buildWeb(c);
     let purge: { stop(): Promise<void> } | null = null;

@@ -279,6 +279,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         { name: '@gatehouse-auth/admin-api' },
         { name: '@gatehouse-auth/page-login' },
         { name: '@gatehouse-auth/oauth-end-session' },
+        { name: '@gatehouse-auth/oauth-backchannel-logout' },
         { name: '@gatehouse-auth/openapi' },
         ...(opts.plugins ?? []),
       ].filter((p) => !p.name || !opts.without?.includes(p.name)),

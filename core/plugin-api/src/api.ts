@@ -12,7 +12,7 @@ import type {
 } from './extensions.js';
 import type { RouteSpec } from './routes.js';
 import type { SecurityEventListener } from './security-events.js';
-import type { DependencyCheck, Services } from './services.js';
+import type { BackgroundJob, DependencyCheck, EnqueueJob, Services, SessionEndListener } from './services.js';
 import type { Router } from 'express';
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
@@ -237,6 +237,20 @@ export interface PluginApi {
    * the public port and before the database. A throw stops start-up.
    */
   serve(start: (serving: ServingInfo) => Promise<Served | void>): void;
+  /**
+   * Since 1.3: `listener` is told of every sign-in session that ends (a sign-out, a new password,
+   * an admin's request; `EndedSession`), once it has ended and its tokens are revoked, and before
+   * the call that ended it returns: what it stores (a job) is stored by then. Its failure is logged;
+   * the session stays ended. Back-channel logout is such a listener (decision 71).
+   */
+  sessionEnded(listener: SessionEndListener): void;
+  /**
+   * Since 1.3: a kind of durable background job (`job.kind`; a kind the core or another plugin
+   * has stops start-up). Returns what queues one: stored (its payload encrypted) before it
+   * resolves, started at once, retried with growing waits on any node until `maxAttempts` or
+   * `expiresAt`; its outcome is the event `<kind>.done` or `<kind>.failed`.
+   */
+  job(job: BackgroundJob): EnqueueJob;
 }
 
 /** A member of the discovery document a plugin contributes. */

@@ -27,8 +27,6 @@ export interface OAuthClient {
   isPublic: boolean;
   redirectUris: string[];
   postLogoutRedirectUris: string[];
-  /** Back-Channel Logout endpoint, if the app registered one. */
-  backchannelLogoutUri: string | null;
   /** The app's own login UI, if it has one (instead of the hosted page). */
   loginPageUrl: string | null;
   /** Web origins whose pages may call the browser APIs (CORS) and post its login forms. */

@@ -9,6 +9,8 @@ import type {
 } from './extensions.js';
 import type { AccountStore, DependencyState } from './accounts.js';
 import type { AppStore } from './client-admin.js';
+import type { SigningAlg } from './client.js';
+import type { NewEvent } from './extensions.js';
 import type { JsonObject, UserRecord } from './values.js';
 
 export interface Clock {
@@ -114,7 +116,43 @@ export interface Services {
   resolve<T>(name: string): T;
   /** Since 1.3: the server's load, read at each call (a metrics exporter's gauges, decision 67). */
   readonly stats: ServerStats;
+  /**
+   * Since 1.3: a JWT signed with the server's keys (those of its JWKS; `alg` picks one, the first
+   * of `oauth.signing_algs` otherwise), for a kind of token the core does not issue: a
+   * back-channel logout token (`logout+jwt`). `typ` must be explicit and `<kind>+jwt`, never the
+   * core's own (`JWT` of ID tokens, `at+jwt` of access tokens: RFC 8725 §3.11), so no plugin can
+   * sign one of those; the core sets `iss` to the issuer.
+   */
+  signJwt(typ: string, claims: JsonObject, alg?: SigningAlg): Promise<string>;
 }
+
+/** Since 1.3: a sign-in session that ended (`api.sessionEnded`). */
+export interface EndedSession {
+  /** The user's id (`sub` of the session's tokens) and the session's id (their `sid`). */
+  sub: string;
+  sid: string;
+  /** The apps that got tokens or codes in it. */
+  clientIds: string[];
+  /** Why: `user` (signed out), `admin`, `password_changed`, … */
+  reason: string;
+}
+
+/** Since 1.3: told of each ended session before the call that ended it returns. */
+export type SessionEndListener = (ended: EndedSession) => void | Promise<void>;
+
+/** Since 1.3: a kind of durable background job (`api.job`). */
+export interface BackgroundJob {
+  kind: string;
+  /** Runs one job; a throw asks for a retry. */
+  run(payload: JsonObject): Promise<void>;
+  /** Attempts before the job is given up (default 5). */
+  maxAttempts?: number;
+  /** The fields of the outcome event (`<kind>.done` / `<kind>.failed`): who and what it was about. */
+  describe?(payload: JsonObject): Omit<NewEvent, 'type'>;
+}
+
+/** Since 1.3: queues one job of a kind `api.job` registered; resolves once it is stored. */
+export type EnqueueJob = (payload: JsonObject, expiresAt: Date) => Promise<void>;
 
 /** Finding users by id or by what they sign in with. */
 export interface UserDirectory {

@@ -188,8 +188,8 @@ export function createGatehouseContainer(
         new HostedLogin({ config, clients, sso, sessions, logout, flows, binding, device, now: () => clock.now() }),
     ),
     logout: single(
-      ({ config, sessions, tokens, clients, keys, jobs, events, clock, logger }) =>
-        new LogoutService({ issuer: config.issuer, sessions, tokens, clients, keys, jobs, events, clock, logger }),
+      ({ config, sessions, tokens, keys, events, extensions, logger }) =>
+        new LogoutService({ issuer: config.issuer, sessions, tokens, keys, events, extensions, logger }),
     ),
     sso: single(
       ({ users, verification, clock, config }) =>

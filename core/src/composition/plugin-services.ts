@@ -4,6 +4,7 @@ import { asValue, type AwilixContainer } from 'awilix';
 import { BootError } from '../errors.js';
 import { DELIVERY_JOB, deliveryJob, toPayload, type QueuedDelivery } from '../jobs/delivery.js';
 import type { JobHandler } from '../jobs/queue.js';
+import { signJwt } from '../oauth/jws.js';
 import type { Extensions } from '../plugins/loader.js';
 import { cryptoHelpers, heavyWorkLoad, httpHelpers, runHeavy } from '../services.js';
 import { credentialStore } from '../storage/stores.js';
@@ -105,6 +106,13 @@ export function makeServices(container: AwilixContainer<Cradle>, provided: Reado
       hashing: heavyWorkLoad,
       jobsRunning: () => jobs.runningJobs,
       dependencies: () => container.cradle.dependencies.states(),
+    },
+    async signJwt(typ, claims, alg) {
+      // Never the core's own kinds: an ID token (`JWT`, or none) or an access token (`at+jwt`).
+      if (!/^[\w.-]+\+jwt$/i.test(typ) || /^at\+jwt$/i.test(typ))
+        throw new Error(`signJwt: typ "${typ}" is not one a plugin may sign (<kind>+jwt, not at+jwt)`);
+      const { keys, config } = container.cradle;
+      return signJwt(await keys.signer(alg), { typ }, { ...claims, iss: config.issuer });
     },
     devices: {
       startBinding: (user, opts) => container.cradle.deviceBinding.start(user, opts),

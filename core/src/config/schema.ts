@@ -36,8 +36,8 @@ const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:/i;
  * Where a URL would carry codes, tokens or credentials over plain HTTP to another machine: only
  * https, or http to a loopback host (RFC 8252 §7.3), unless `dev_mode` says otherwise.
  */
-export function insecureUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
+export function insecureUrl(value: unknown): boolean {
+  if (typeof value !== 'string' || !URL.canParse(value)) return false;
   const url = new URL(value);
   return url.protocol === 'http:' && !LOOPBACK_HOSTS.includes(url.hostname);
 }
@@ -183,10 +183,6 @@ export const appSchema = z
      * instead of to the hosted page, and so do later stages and errors of its form POSTs.
      */
     login_page_url: absoluteUrl({ noFragment: true }).optional(),
-    /** OpenID Connect Back-Channel Logout: POSTed a logout token when a session with this app ends. */
-    backchannel_logout_uri: absoluteUrl({ noFragment: true }).optional(),
-    /** Whether the app needs `sid` in logout tokens (Gatehouse always sends it). */
-    backchannel_logout_session_required: z.boolean().default(false),
     /** Grant types the app may use; left out: authorization_code (see DEFAULT_GRANT_TYPES). */
     grant_types: z.array(z.string().min(1)).optional(),
     response_types: z.array(z.string().min(1)).default(['code']),
@@ -443,7 +439,10 @@ export const configSchema = configFields.superRefine((config, ctx) => {
   });
 });
 
-/** The URL-valued settings that carry codes, tokens or logins, by path. */
+/**
+ * The URL-valued settings that carry codes, tokens or logins, by path: https outside dev_mode, a
+ * plugin's key too (`backchannel_logout_uri`, decision 71), since only the core knows dev_mode.
+ */
 export const APP_URL_KEYS = [
   'redirect_uris',
   'post_logout_redirect_uris',

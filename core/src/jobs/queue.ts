@@ -1,18 +1,11 @@
-import type { Clock, EventLog, JsonObject, NewEvent } from '@gatehouse-auth/plugin-api';
+import type { BackgroundJob, Clock, EventLog, JsonObject } from '@gatehouse-auth/plugin-api';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { num, parseJson, type Sql } from '../storage/sql.js';
 import type { SecretBox } from '../util/crypto.js';
 
-/** What runs a job of one kind. It throws to ask for a retry. */
-export interface JobHandler {
-  kind: string;
-  run(payload: JsonObject): Promise<void>;
-  /** Attempts before the job is given up (default 5). */
-  maxAttempts?: number;
-  /** The fields of the outcome event (`<kind>.done` / `<kind>.failed`): who and what it was about. */
-  describe?(payload: JsonObject): Omit<NewEvent, 'type'>;
-}
+/** What runs a job of one kind (the contract's, plugins register theirs with `api.job`). */
+export type JobHandler = BackgroundJob;
 
 export interface NewJob {
   kind: string;

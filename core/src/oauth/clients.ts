@@ -140,7 +140,6 @@ function entryOf(
       isPublic: authMethod === 'none',
       redirectUris: app.redirect_uris,
       postLogoutRedirectUris: app.post_logout_redirect_uris,
-      backchannelLogoutUri: app.backchannel_logout_uri ?? null,
       loginPageUrl: app.login_page_url ?? null,
       allowedOrigins: app.allowed_origins,
       grantTypes: app.grant_types ?? DEFAULT_GRANT_TYPES,

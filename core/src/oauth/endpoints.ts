@@ -428,8 +428,6 @@ function coreMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' 
     ...(algs ? { introspection_endpoint_auth_signing_alg_values_supported: algs.signing } : {}),
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
-    backchannel_logout_supported: true,
-    backchannel_logout_session_supported: true,
     subject_types_supported: ['public'],
     ui_locales_supported: deps.locales.supported,
     id_token_signing_alg_values_supported: deps.config.oauth.signing_algs,

@@ -1,27 +1,11 @@
-import type { Clock, EventLog, IdTokenHint, JsonObject } from '@gatehouse-auth/plugin-api';
+import type { EventLog, IdTokenHint } from '@gatehouse-auth/plugin-api';
 import { compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import type { Logger } from 'pino';
-import type { JobHandler, JobQueue } from '../jobs/queue.js';
-import { randomToken, sha256 } from '../util/crypto.js';
-import type { ClientRegistry } from './clients.js';
-import { signJwt } from './jws.js';
+import type { Extensions } from '../plugins/loader.js';
+import { sha256 } from '../util/crypto.js';
 import type { KeyStore } from './keys.js';
 import type { SessionStore } from './sessions.js';
 import type { TokenService } from './tokens.js';
-
-export const BACKCHANNEL_LOGOUT_JOB = 'backchannel_logout';
-/** OpenID Connect Back-Channel Logout 1.0 §2.4: the event a logout token carries. */
-export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
-/** How long an app may take to answer one logout notice. */
-const NOTICE_TIMEOUT_MS = 5_000;
-/** How long notices to an app that does not answer are retried. */
-const NOTICE_RETRY_MS = 3_600_000;
-
-interface NoticeJob {
-  client_id: string;
-  sub: string;
-  sid: string;
-}
 
 /**
  * The token a sign-out form echoes (the end-session endpoint's confirmation, the hosted login
@@ -33,9 +17,8 @@ export function logoutCsrf(sessionCookie: string): string {
 
 /**
  * Ending sign-ins: a session ends on every node at once (the database), takes the tokens issued
- * in it along (their grants are revoked), and each app that received tokens in it and
- * registered a `backchannel_logout_uri` is sent a logout token (OpenID Connect Back-Channel
- * Logout 1.0) through the background jobs, retried for an hour.
+ * in it along (their grants are revoked), and the plugins' `sessionEnded` listeners are told,
+ * with the apps it touched (back-channel logout is one, decision 71), before the call returns.
  */
 export class LogoutService {
   constructor(
@@ -43,35 +26,25 @@ export class LogoutService {
       issuer: string;
       sessions: SessionStore;
       tokens: TokenService;
-      clients: ClientRegistry;
       keys: KeyStore;
-      jobs: JobQueue;
       events: EventLog;
-      clock: Clock;
+      extensions: Extensions;
       logger: Logger;
     },
   ) {}
-
-  /** The background job that delivers logout notices (registered with the queue at start-up). */
-  noticeJob(): JobHandler {
-    return {
-      kind: BACKCHANNEL_LOGOUT_JOB,
-      maxAttempts: 8,
-      run: (payload) => this.notify(payload as unknown as NoticeJob),
-      describe: (payload) => ({ userId: String(payload.sub), clientId: String(payload.client_id) }),
-    };
-  }
 
   /** Ends one session; false if it had ended already (then nothing else happens). */
   async endSession(sid: string, reason: string): Promise<boolean> {
     const userId = await this.deps.sessions.end(sid);
     if (!userId) return false;
     await this.deps.tokens.revokeSession(userId, sid, `logout:${reason}`);
-    const expiresAt = new Date(this.deps.clock.now().getTime() + NOTICE_RETRY_MS);
-    for (const clientId of await this.deps.sessions.clientsOf(sid)) {
-      if (!this.deps.clients.get(clientId)?.backchannelLogoutUri) continue;
-      const job: NoticeJob = { client_id: clientId, sub: userId, sid };
-      await this.deps.jobs.enqueue({ kind: BACKCHANNEL_LOGOUT_JOB, payload: job as unknown as JsonObject, expiresAt });
+    const ended = { sub: userId, sid, clientIds: await this.deps.sessions.clientsOf(sid), reason };
+    for (const { plugin, listener } of this.deps.extensions.sessionEnded.values()) {
+      try {
+        await listener(ended);
+      } catch (err) {
+        this.deps.logger.error({ err, plugin }, 'a session end listener failed');
+      }
     }
     await this.deps.events.record({ type: 'session.ended', userId, reason });
     return true;
@@ -109,39 +82,5 @@ export class LogoutService {
     } catch {
       return null;
     }
-  }
-
-  /** A logout token for one app, signed like ID tokens (§2.4). */
-  async logoutToken(clientId: string, sub: string, sid: string): Promise<string> {
-    const iat = Math.floor(this.deps.clock.now().getTime() / 1000);
-    return signJwt(
-      await this.deps.keys.signer(this.deps.clients.get(clientId)?.idTokenAlg),
-      { typ: 'logout+jwt' },
-      {
-        iss: this.deps.issuer,
-        aud: clientId,
-        iat,
-        exp: iat + 120,
-        jti: randomToken(16),
-        sub,
-        sid,
-        events: { [BACKCHANNEL_LOGOUT_EVENT]: {} },
-      },
-    );
-  }
-
-  /** One delivery of a logout notice; anything but 200/204 is retried (§2.8). */
-  private async notify(job: NoticeJob): Promise<void> {
-    const uri = this.deps.clients.get(job.client_id)?.backchannelLogoutUri;
-    if (!uri) return; // the app no longer wants notices
-    const response = await fetch(uri, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ logout_token: await this.logoutToken(job.client_id, job.sub, job.sid) }),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(NOTICE_TIMEOUT_MS),
-    });
-    await response.body?.cancel().catch(() => undefined);
-    if (response.status !== 200 && response.status !== 204) throw new Error(`the app answered ${response.status}`);
   }
 }

@@ -60,7 +60,11 @@ export function appSettings(
 }
 
 /** App keys the core had before a plugin took them (decision 65): refused without it, naming it. */
-const MOVED_APP_KEYS = new Map([['branding', '@gatehouse-auth/branding']]);
+const MOVED_APP_KEYS = new Map([
+  ['branding', '@gatehouse-auth/branding'],
+  ['backchannel_logout_uri', '@gatehouse-auth/oauth-backchannel-logout'],
+  ['backchannel_logout_session_required', '@gatehouse-auth/oauth-backchannel-logout'],
+]);
 
 /** Each key's owner and schemas: `stored` for apps stored in the database (`storedAppConfig`, else `schema`). */
 type KeyOwners = Map<string, { plugin: string; schema: ZodType; stored: ZodType }>;

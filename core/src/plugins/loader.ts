@@ -29,6 +29,7 @@ import {
   type Served,
   type ServingInfo,
   type Services,
+  type SessionEndListener,
   type TokenBinding,
   type WebApi,
 } from '@gatehouse-auth/plugin-api';
@@ -43,6 +44,7 @@ import { commandTable } from '../cli/command-table.js';
 import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js';
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
+import type { JobQueue } from '../jobs/queue.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
 import type { SecurityEvents } from '../verification/security-events.js';
 import { Registry } from './registry.js';
@@ -97,6 +99,11 @@ export function createExtensions() {
     corsPrefixes: new Registry<{ prefix: string }>('CORS path prefix', (p) => p.prefix),
     /** `prompt` values of /authorize plugins answer (`create`, since plugin API 1.3): one handler each. */
     prompts: new Registry<PromptHandler>('prompt handler', (h) => h.prompt, promptHandlerProblems),
+    /** Who hears of ended sessions (`api.sessionEnded`, since plugin API 1.3), by plugin. */
+    sessionEnded: new Registry<{ plugin: string; listener: SessionEndListener }>(
+      'session end listener',
+      (l) => l.plugin,
+    ),
   };
 }
 
@@ -192,13 +199,13 @@ export interface RegistrationDeps {
   securityEvents: Pick<SecurityEvents, 'listen'>;
   /** Where `api.serve` functions go: run by `listen` once the public port is open. */
   serve: (plugin: string, start: (serving: ServingInfo) => Promise<Served | void>) => void;
+  /** Where `api.job` kinds go (the core's are registered already). */
+  jobs: Pick<JobQueue, 'register' | 'enqueue'>;
 }
 
 /** Calls each plugin's register with its own options, child logger and extension points. */
-export async function registerPlugins(
-  plugins: ResolvedPlugin[],
-  { extensions, services, logger, recordsFor, provide, dependencies, webFor, securityEvents, serve }: RegistrationDeps,
-): Promise<LoadedPluginInfo[]> {
+export async function registerPlugins(plugins: ResolvedPlugin[], deps: RegistrationDeps): Promise<LoadedPluginInfo[]> {
+  const { extensions, services, logger, recordsFor, provide, dependencies, webFor, securityEvents, serve, jobs } = deps;
   const infos: LoadedPluginInfo[] = [];
   const checks: { plugin: string; where: string; run: () => void | Promise<void> }[] = [];
   for (const { plugin, index, version, source, options } of plugins) {
@@ -263,6 +270,22 @@ export async function registerPlugins(
       serve: (start) => {
         serve(plugin.name, start);
         contributes.serve = ['listener'];
+      },
+      sessionEnded: (listener) => {
+        if (typeof listener !== 'function') throw invalid('sessionEnded takes a function');
+        extensions.sessionEnded.add({ plugin: plugin.name, listener }, plugin.name);
+        contributes.sessionEnded = ['listener'];
+      },
+      job: (job) => {
+        if (typeof job?.kind !== 'string' || !job.kind || typeof job.run !== 'function')
+          throw invalid('a background job needs a kind and a run function');
+        try {
+          jobs.register(job);
+        } catch (err) {
+          throw new BootError('PLUGIN_DUPLICATE_ID', `plugin ${plugin.name}: ${(err as Error).message}`);
+        }
+        listed('jobs', job.kind);
+        return (payload, expiresAt) => jobs.enqueue({ kind: job.kind, payload, expiresAt });
       },
       tokenBinding: adder('tokenBinding', extensions.tokenBinding),
       clientAuthentication: adder('clientAuthentications', extensions.clientAuthentications),

@@ -7,6 +7,7 @@
  */
 import { expect } from 'chai';
 import { exportSPKI, SignJWT, generateKeyPair, decodeProtectedHeader, type JWTPayload } from 'jose';
+import { logoutToken as backchannelLogoutToken } from '@gatehouse-auth/oauth-backchannel-logout';
 import {
   Browser,
   MFA,
@@ -153,7 +154,8 @@ describe('oauth-end-session under attack (security review)', function () {
 
     it('our back-channel logout token (typ logout+jwt) is no hint → 400, still signed in', async () => {
       const sid = decodeJwtParts(tokens.id_token).payload.sid as string;
-      const logoutToken = await server.gatehouse.container.cradle.logout.logoutToken(BYE.id, user.id, sid);
+      const { services, clients } = server.gatehouse.container.cradle;
+      const logoutToken = await backchannelLogoutToken(services, clients.get(BYE.id)!, user.id, sid);
       expect(decodeJwtParts(logoutToken).header.typ).to.equal('logout+jwt');
       const res = await end(browser, { id_token_hint: logoutToken, post_logout_redirect_uri: BYE_OUT });
       await refused(res, browser, 400, NOT_OURS);

@@ -104,7 +104,7 @@ describe('oauth-end-session left out of plugins:', function () {
     for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
       const meta = (await (await fetch(server.url(path))).json()) as Record<string, unknown>;
       expect(meta, path).to.not.have.property('end_session_endpoint');
-      // Back-channel logout is the core's: sessions still end elsewhere, and apps are told.
+      // Back-channel logout is its own plugin's (decision 71): sessions still end elsewhere, and apps are told.
       expect(meta.backchannel_logout_supported, path).to.equal(true);
     }
   });

@@ -39,6 +39,8 @@ import {
   type RequestObjectVerifier,
   type PromptHandler,
   type SecurityEventListener,
+  type SessionEndListener,
+  type BackgroundJob,
   type Served,
   type ServingInfo,
   type BoundDevice,
@@ -347,6 +349,8 @@ export function fakeServices(opts: { clock?: FakeClock; channels?: DeliveryChann
     // built server (plugins/management/test). Any use throws; copying the services (a spread) does not.
     accountStore: noFake<Services['accountStore']>('accountStore'),
     appStore: noFake<Services['appStore']>('appStore'),
+    // The server's keys have no fake either: a plugin that signs is tested on a built server.
+    signJwt: () => Promise.reject(new Error('fakeServices has no signJwt: test against buildApp')),
     provided,
     deviceMap,
     bindings,
@@ -406,6 +410,11 @@ export interface Registered {
   securityEvents: SecurityEventListener[];
   /** What the plugin serves besides the public port (`api.serve`): call one with a `ServingInfo`. */
   serving: ((serving: ServingInfo) => Promise<Served | void>)[];
+  /** `api.sessionEnded` listeners (since plugin API 1.3): call one with an `EndedSession`. */
+  sessionEnded: SessionEndListener[];
+  /** `api.job` kinds, by kind, and the jobs queued with what it returned (run one with `jobs.get(kind).run`). */
+  jobs: Map<string, BackgroundJob>;
+  queuedJobs: { kind: string; payload: JsonObject; expiresAt: Date }[];
 }
 
 /** The issuer `api.web` names under `registerWithFakes`. */
@@ -481,6 +490,9 @@ export async function registerWithFakes<O>(
     prompts: new Map(),
     securityEvents: [],
     serving: [],
+    sessionEnded: [],
+    jobs: new Map(),
+    queuedJobs: [],
   };
   // The same contract the server checks at start-up: a missing function fails here too.
   const point = <T>(list: T[], kind: string, problemsOf: (item: Record<string, unknown>) => string[]) => ({
@@ -565,6 +577,12 @@ export async function registerWithFakes<O>(
     },
     securityEvents: (listener) => void out.securityEvents.push(listener),
     serve: (start) => void out.serving.push(start),
+    sessionEnded: (listener) => void out.sessionEnded.push(listener),
+    job: (job) => {
+      if (out.jobs.has(job.kind)) throw new Error(`background job "${job.kind}" is added twice`);
+      out.jobs.set(job.kind, job);
+      return async (payload, expiresAt) => void out.queuedJobs.push({ kind: job.kind, payload, expiresAt });
+    },
   };
   const options = plugin.options ? plugin.options.parse(rawOptions) : (rawOptions as O);
   await plugin.register(api, options);

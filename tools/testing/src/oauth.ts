@@ -40,7 +40,6 @@ export function fakeClient(overrides: Partial<OAuthClient> = {}): OAuthClient {
     isPublic: authMethod === 'none',
     redirectUris: ['https://app.example.test/callback'],
     postLogoutRedirectUris: [],
-    backchannelLogoutUri: null,
     loginPageUrl: null,
     allowedOrigins: [],
     idTokenAlg: 'RS256',
