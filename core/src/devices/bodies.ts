@@ -38,7 +38,9 @@ export const DEVICE_BODIES = {
     .object({
       exchange_id: value,
       ...deviceFields,
-      pass_code: value.meta({ description: 'the number the user typed: the one the sign-in page shows (number matching)' }),
+      pass_code: value.meta({
+        description: 'the number the user typed: the one the sign-in page shows (number matching)',
+      }),
       reason: value,
     })
     .loose(),
