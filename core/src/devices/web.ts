@@ -41,18 +41,18 @@ export class DevicesWeb implements DevicesApi {
     };
   }
 
-  bind(req: IncomingMessage, body: unknown) {
+  async bind(req: IncomingMessage, body: unknown) {
     const checked = deviceBody('bind', body);
     const { proof, path, request } = this.request(req, body, DEVICE_API_PATHS.bind);
     return this.deps.deviceBinding.complete(checked, proof, path, request);
   }
 
-  inbox(req: IncomingMessage, body: unknown) {
+  async inbox(req: IncomingMessage, body: unknown) {
     deviceBody('inbox', body);
     return this.deps.pushes.inbox(this.request(req, body, DEVICE_API_PATHS.inbox));
   }
 
-  pushStep(req: IncomingMessage, method: string, step: string, body: unknown) {
+  async pushStep(req: IncomingMessage, method: string, step: string, body: unknown) {
     if (!Object.hasOwn(PUSH_STEPS, step)) throw new ApiError(404, 'NOT_FOUND', 'no such endpoint');
     deviceBody('pushStep', body);
     const path = DEVICE_API_PATHS.pushStep.replace(':method', method).replace(':step', step);

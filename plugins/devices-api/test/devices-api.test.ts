@@ -1,7 +1,7 @@
 /**
  * Decision 69: the device API's routes are the devices-api plugin's, on `web.devices`. The
  * device methods depend on it (start-up names it when it is missing); without device methods
- * and the plugin, the device paths answer 404; and a plugin that skips the checks skips none.
+ * and the plugin (the test suite's own config), the device paths answer 404; and a plugin that skips the checks skips none.
  */
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
@@ -15,9 +15,9 @@ import {
   startDemoServer,
   type DemoServer,
 } from '../../../test/devices/support.js';
+import { startServer, type OAuthServer } from '../../../test/oauth/support.js';
 
 const CARELESS = fileURLToPath(new URL('./fixtures/careless-devices.js', import.meta.url));
-const DEVICE_METHODS = ['push', 'touchid', 'pattern', 'face'].map((m) => `@gatehouse-auth/method-${m}`);
 const DEVICES_API = '@gatehouse-auth/devices-api';
 
 describe('devices-api left out of plugins: (decision 69)', function () {
@@ -35,31 +35,25 @@ describe('devices-api left out of plugins: (decision 69)', function () {
   });
 
   describe('without device methods', function () {
-    let server: DemoServer;
+    let server: OAuthServer;
     before(async function () {
-      server = await startDemoServer({
-        configure(config) {
-          const gone = [DEVICES_API, ...DEVICE_METHODS];
-          config.plugins = config.plugins.filter((p) => !gone.includes(p.name ?? ''));
-          for (const app of config.apps)
-            app.login_stages = app.login_stages
-              .map((s) => s.filter((m) => m !== 'PUSH' && m !== 'TOUCHID' && m !== 'PATTERN' && m !== 'FACE'))
-              .filter((s) => s.length > 0);
-        },
-      });
+      server = await startServer();
     });
     after(() => server?.close());
 
     it('answers 404 at every device path', async function () {
+      const post = (path: string) =>
+        fetch(server.url(path), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
       for (const path of [
         '/verification-srv/devices/bind',
         '/verification-srv/devices/pushes',
         '/verification-srv/authentication/PUSH/push/allow',
       ]) {
-        expect((await call(server, path, {})).status, path).to.equal(404);
+        expect((await post(path)).status, path).to.equal(404);
       }
-      const devices = `/verification-actions-srv/setup/users/${server.alice.id}/devices`;
-      expect((await call(server, devices, null, {}, 'GET')).status).to.equal(404);
+      const user = await server.user();
+      const devices = server.url(`/verification-actions-srv/setup/users/${user.id}/devices`);
+      expect((await fetch(devices)).status).to.equal(404);
       expect((await fetch(server.url('/devices/bind?code=abcdefghijklmnopqrstuvwxyz'))).status).to.equal(404);
     });
   });
