@@ -1,12 +1,5 @@
-import {
-  DEVICE_API_PATHS,
-  type Clock,
-  type JsonObject,
-  type RecordStore,
-  type RequestFacts,
-  type Services,
-  type UserRecord,
-} from '@gatehouse-auth/plugin-api';
+import { DEVICE_API_PATHS } from '@gatehouse-auth/plugin-api';
+import type { Clock, JsonObject, RecordStore, RequestFacts, Services, UserRecord } from '@gatehouse-auth/plugin-api';
 import QRCode from 'qrcode';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
 import { sha256 } from '../util/crypto.js';
