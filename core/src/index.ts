@@ -10,6 +10,7 @@ export type * from '@gatehouse-auth/plugin-api';
 export {
   ACCESS_TOKEN_TYPE,
   CONFIRMATION_MEMBERS,
+  DEVICE_API_PATHS,
   DEVICE_FIELDS,
   DEVICE_PAGE_MODULE,
   ID_TOKEN_TYPE,
@@ -17,6 +18,7 @@ export {
   NO_BRAND,
   PLUGGABLE_AUTH_METHODS,
   PLUGIN_API_VERSION,
+  PUSH_STEP_NAMES,
   REFRESH_TOKEN_TYPE,
   addCodeMethod,
   addDeviceMethod,
@@ -47,6 +49,8 @@ export { readCookie } from './http/cookies.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
 export { ADMIN_THROTTLED } from './http/admin-guard.js';
 export { profilePatchSchema } from './users/profile.js';
+// Since 1.3: the device API's bodies, which `web.devices` checks, for its plugin's declarations (decision 69).
+export { DEVICE_BODIES } from './devices/bodies.js';
 export { REQUIRED_ACTIONS, REQUIRED_ACTIONS_PATH } from './users/required-actions.js';
 export { E164 as E164_PATTERN, EMAIL as EMAIL_PATTERN, USERNAME as USERNAME_PATTERN } from './users/users.js';
 export type { Metrics } from './observability/metrics.js';

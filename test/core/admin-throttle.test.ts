@@ -40,6 +40,8 @@ describe('admin token: wrong tokens are throttled per client address', function 
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/admin-api' },
           { name: '@gatehouse-auth/metrics-prometheus', options: { expose: 'admin' } },
+          // The setup API's device calls (decision 69).
+          { name: '@gatehouse-auth/devices-api' },
         ],
         {
           server: { trust_proxy: true },

@@ -161,7 +161,9 @@ describe('fuzz: every route family, bodies, encodings and cookies', function () 
   this.timeout(120_000);
   let server: OAuthServer;
   before(async () => {
-    server = await startServer({ plugins: [{ name: '@gatehouse-auth/method-face' }] });
+    server = await startServer({
+      plugins: [{ name: '@gatehouse-auth/devices-api' }, { name: '@gatehouse-auth/method-face' }],
+    });
   });
   after(() => server.close());
 

@@ -32,6 +32,22 @@ export type DeviceMethodOptions = z.infer<typeof deviceMethodOptions>;
 /** The fields every device verification carries besides `exchange_id` (the spec's matrix). */
 export const DEVICE_FIELDS = ['push_id', 'device_id', 'client_id'];
 
+/**
+ * Since 1.3: the device API's paths (docs/devices.md), the device protocol: the core checks
+ * proofs against them (`htu`) and builds the binding link with `bindingLink`; the plugin that
+ * serves the device API (@gatehouse-auth/devices-api) answers there.
+ */
+export const DEVICE_API_PATHS = {
+  bind: '/verification-srv/devices/bind',
+  inbox: '/verification-srv/devices/pushes',
+  pushStep: '/verification-srv/authentication/:method/push/:step',
+  devices: '/verification-actions-srv/setup/users/:sub/devices',
+  bindingLink: '/devices/bind',
+} as const;
+
+/** Since 1.3: a device's steps on a push (docs/devices.md, "The steps of a push"). */
+export const PUSH_STEP_NAMES = ['acknowledge', 'allow', 'deny', 'cancel'] as const;
+
 /** The login page's side of every device method: the number, then waiting on the status. */
 export const DEVICE_PAGE_MODULE = fileURLToPath(new URL('../assets/device-page.js', import.meta.url));
 

@@ -324,6 +324,44 @@ export interface SetupApi {
 }
 
 /**
+ * Since plugin API 1.3 (`api.web.devices`): the device API's operations (docs/devices.md), for the
+ * plugin that serves its routes (@gatehouse-auth/devices-api, decision 69). Each runs every check
+ * inside the core: the body's fields, the `Device-Proof` header (read from `req`, checked against
+ * the path of the operation the core runs, `DEVICE_API_PATHS`, never the request's), the binding
+ * code's single use, the push's device, exchange and state. The plugin hands over the request and
+ * the body it parsed; it never sees a key, an exchange or a status, and moves nothing itself.
+ * Refusals are ApiErrors with the codes of docs/devices.md.
+ */
+export interface DevicesApi {
+  /**
+   * The app's binding call: the code (live, single use), the new key and the proof made with it
+   * (nonce: the code). Answers `{ device_id, sub, name, issuer }`. Throws INVALID_FIELD,
+   * BINDING_INVALID, BINDING_EXPIRED, DEVICE_PROOF_INVALID, DEVICE_EXISTS.
+   */
+  bind(req: IncomingMessage, body: unknown): Promise<JsonObject>;
+  /**
+   * The device's inbox (proof without nonce): `{ pushes }`, each with a new `exchange_id`.
+   * Throws INVALID_FIELD, DEVICE_NOT_FOUND, DEVICE_MISMATCH, DEVICE_PROOF_INVALID.
+   */
+  inbox(req: IncomingMessage, body: unknown): Promise<JsonObject>;
+  /**
+   * A step on a push (`PUSH_STEP_NAMES`: acknowledge, allow, deny, cancel) of a device method, the
+   * path's `method` as sent: the verification's exchange checks, then the push's device and proof
+   * (nonce: the push's challenge), then the state moves. Answers the new state and `exchange_id`.
+   * Throws 404 NOT_FOUND for another step, and the codes of `pushStep` in docs/devices.md.
+   */
+  pushStep(req: IncomingMessage, method: string, step: string, body: unknown): Promise<JsonObject>;
+  /** The link and QR code of a live binding code, for the page the link opens in a browser; null otherwise. */
+  bindingLink(code: unknown): Promise<{ link: string; qr: string } | null>;
+  /** The user's bound devices as the setup API lists them (never a key or push token), last used first. */
+  list(user: UserRecord): Promise<JsonObject[]>;
+  /** Renames one of the user's devices (`body.name`, 1 to 64 characters): `{ device_id, name }`; DEVICE_NOT_FOUND, INVALID_FIELD. */
+  rename(user: UserRecord, deviceId: string, body: unknown): Promise<JsonObject>;
+  /** Removes one of the user's devices: its pushes end, what was set up on it goes, and the user's sessions and tokens; DEVICE_NOT_FOUND. */
+  remove(user: UserRecord, deviceId: string): Promise<void>;
+}
+
+/**
  * Since plugin API 1.2: what an endpoint or page plugin's routes may ask of the core
  * (docs/plugins.md, "Endpoints and pages").
  */
@@ -465,6 +503,8 @@ export interface WebApi {
   readonly loginFlows: LoginFlowsApi;
   /** Since 1.3: the setup API's caller check and steps, for routes that set methods up. */
   readonly setup: SetupApi;
+  /** Since 1.3: the device API's operations, every check inside them (decision 69). */
+  readonly devices: DevicesApi;
   /** Since 1.3: what methods and FDS rules know of a request (address, user agent, languages, …). */
   requestFacts(req: IncomingMessage): RequestFacts;
   /**

@@ -9,6 +9,7 @@ import { DeviceBinding } from '../devices/binding.js';
 import { LoginFlows } from '../login/flows-api.js';
 import { SetupWeb } from '../verification/setup-web.js';
 import { DevicePushes } from '../devices/pushes.js';
+import { DevicesWeb } from '../devices/web.js';
 import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
 import { SetupOffers } from '../login/offer.js';
@@ -258,6 +259,7 @@ export function createGatehouseContainer(
     loginUi: single(({ clients, services }) => new LoginUi(clients, services)),
     loginFlows: single((c) => new LoginFlows(c)),
     setupWeb: single((c) => new SetupWeb(c)),
+    devicesWeb: single((c) => new DevicesWeb(c)),
     statusWatch: single(({ statuses, lifecycle }) => new StatusWatch(statuses, () => lifecycle.draining)),
 
     services: asFunction(() => makeServices(container, provided)).singleton(),

@@ -17,6 +17,7 @@ import type { SetupWeb } from '../verification/setup-web.js';
 import type { LoginUi } from '../login/custom-ui.js';
 import type { DevicePushes } from '../devices/pushes.js';
 import type { DeviceStore } from '../devices/store.js';
+import type { DevicesWeb } from '../devices/web.js';
 import type { StatusWatch } from '../verification/status-watch.js';
 import type { SetupOffers } from '../login/offer.js';
 import type { AccountVerification } from '../verification/account.js';
@@ -117,6 +118,8 @@ export interface Cradle {
   devices: DeviceStore;
   deviceBinding: DeviceBinding;
   pushes: DevicePushes;
+  /** The device API's operations for the plugin that serves its routes (`web.devices`, decision 69). */
+  devicesWeb: DevicesWeb;
   /** The addresses users proved (account verification). */
   accounts: AccountVerification;
   /** Users' OIDC profile claims (name, locale, ...). */

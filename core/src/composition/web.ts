@@ -1,8 +1,6 @@
 import type { RouteSpec } from '@gatehouse-auth/plugin-api';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
-import { DEVICE_API } from '../devices/api.js';
-import { deviceRoutes } from '../devices/routes.js';
 import { BootError } from '../errors.js';
 import { checkRouteSpecs } from '../http/api-spec.js';
 import { errorHandler, notFound, replyLogger } from '../http/error-handler.js';
@@ -47,7 +45,6 @@ export function buildWeb(cradle: Cradle): {
   const oauth = oauthEndpoints(c);
   app.use(oauthRoutes(c, oauth));
   app.use(healthRoutes(c));
-  app.use(deviceRoutes(c));
   app.use(verificationRoutes(c));
   app.use(assetRoutes());
   app.use(authorizeRoutes(c));
@@ -98,7 +95,6 @@ export function apiRoutes(c: Cradle): RouteSpec[] {
       oauthApi(c.extensions.grants.values(), c.extensions.tokenBinding.get(TOKEN_BINDING) !== undefined),
     ),
     ...Object.values(verificationApi(c.verification.methods())),
-    ...Object.values(DEVICE_API),
     ...contributed,
   ];
 }

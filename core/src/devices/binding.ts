@@ -1,16 +1,15 @@
+import { DEVICE_API_PATHS } from '@gatehouse-auth/plugin-api';
 import type { Clock, JsonObject, RecordStore, RequestFacts, Services, UserRecord } from '@gatehouse-auth/plugin-api';
 import QRCode from 'qrcode';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
 import { sha256 } from '../util/crypto.js';
 import { verificationError } from '../verification/errors.js';
-import { BINDING_CODE, type BindBody } from './api.js';
+import { BINDING_CODE, type BindBody } from './bodies.js';
 import { canonicalBody, checkDeviceProof, keyAlgorithm, publicJwk } from './proof.js';
 import type { DeviceStore } from './store.js';
 
 /** How long a binding code (the QR code) is good for. */
 const BINDING_TTL_SECONDS = 600;
-/** Path of the link in the QR code; the app posts to BIND_PATH. */
-export const BINDING_LINK_PATH = '/devices/bind';
 
 /**
  * Binding an authenticator app install to a user (docs/devices.md, "Binding a device"): a
@@ -63,12 +62,12 @@ export class DeviceBinding {
   }
 
   private linkFor(code: string): string {
-    return `${this.deps.issuer}${BINDING_LINK_PATH}?code=${encodeURIComponent(code)}`;
+    return `${this.deps.issuer}${DEVICE_API_PATHS.bindingLink}?code=${encodeURIComponent(code)}`;
   }
 
   /**
-   * The app's call, its body checked against `DEVICE_API.bind` (the route does that, and hands
-   * over the body as it came, which the proof signs): checks the code, the key and the proof
+   * The app's call, its body checked against `DEVICE_BODIES.bind` (`DevicesWeb.bind` does that,
+   * and hands over the body as it came, which the proof signs): checks the code, the key and the proof
    * made with it, then binds the device.
    */
   async complete(body: BindBody, proof: string | undefined, path: string, request: RequestFacts) {

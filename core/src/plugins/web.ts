@@ -92,6 +92,7 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
     brand: (clientId) => c.branding.of(clientId),
     loginFlows: lazy(() => c.loginFlows),
     setup: lazy(() => c.setupWeb),
+    devices: lazy(() => c.devicesWeb),
     requestFacts: (req) => requestFacts(req),
     requireAdmin: (req) => c.adminGuard.check(req),
     adminTokenSet: Boolean(c.config.admin.token),

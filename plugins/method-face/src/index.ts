@@ -35,6 +35,8 @@ export * from './engine/index.js';
 export default definePlugin({
   name: '@gatehouse-auth/method-face',
   apiVersion: '^1',
+  // The device API's routes: binding the device, its inbox and push steps (decision 69).
+  dependencies: ['@gatehouse-auth/devices-api'],
   options: faceOptions,
   register(api, options) {
     // The engine starts now, in the background; start-up waits for it in the check below, so

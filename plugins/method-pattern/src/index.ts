@@ -29,6 +29,8 @@ export { COLOURS, normalizePattern, patternRule } from './pattern.js';
 export default definePlugin({
   name: '@gatehouse-auth/method-pattern',
   apiVersion: '^1',
+  // The device API's routes: binding the device, its inbox and push steps (decision 69).
+  dependencies: ['@gatehouse-auth/devices-api'],
   options: patternOptions,
   register(api, options) {
     // The core's hashing service (argon2id off the event loop, bounded), or a plugin's replacement.

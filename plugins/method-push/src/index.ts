@@ -8,6 +8,8 @@ import { addDeviceMethod, definePlugin, deviceMethodOptions } from '@gatehouse-a
 export default definePlugin({
   name: '@gatehouse-auth/method-push',
   apiVersion: '^1',
+  // The device API's routes: binding the device, its inbox and push steps (decision 69).
+  dependencies: ['@gatehouse-auth/devices-api'],
   options: deviceMethodOptions,
   register(api, options) {
     addDeviceMethod(

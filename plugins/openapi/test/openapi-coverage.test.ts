@@ -59,6 +59,7 @@ const NOT_JSON: Record<string, string> = {
   // @gatehouse-auth/page-link, loaded by the first suite below.
   'get /verification-srv/authentication/{method}/link': 'HTML page of a sign-in link',
   'post /verification-srv/authentication/{method}/link': 'HTML page of a sign-in link',
+  // @gatehouse-auth/devices-api, loaded by the first suite below.
   'get /devices/bind': 'HTML notice for the QR code link opened in a browser',
   'get /session/end_session': 'HTML logout page or redirect',
   'post /session/end_session': 'HTML logout page or redirect',
@@ -209,6 +210,7 @@ describe('OpenAPI coverage', function () {
         // Its logo and color routes are pages listed in NOT_JSON.
         { path: path.join(REPO_ROOT, 'plugins', 'branding') },
         { name: '@gatehouse-auth/page-link' },
+        { name: '@gatehouse-auth/devices-api' },
       ],
     });
     doc = (await (await fetch(server.url('/openapi.json'))).json()) as Json;

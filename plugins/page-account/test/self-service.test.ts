@@ -48,6 +48,7 @@ function accountServer(
       { name: '@gatehouse-auth/channel-outbox', options: { expose_route: true } },
       { name: '@gatehouse-auth/notices-security', options: { email_channel: 'outbox' } },
       { name: '@gatehouse-auth/method-sms', options: { channel: 'outbox' } },
+      { name: '@gatehouse-auth/devices-api' },
       { name: '@gatehouse-auth/method-push', options: {} },
       { name: '@gatehouse-auth/method-fido2', options: { rp_id: 'localhost', origins: ['http://localhost:1'] } },
       {

@@ -453,6 +453,7 @@ function webWithoutServer(): WebApi {
     csrf: { token: needsServer('csrf.token'), valid: needsServer('csrf.valid') },
     loginFlows: needsServerAll<WebApi['loginFlows']>('loginFlows', needsServer),
     setup: needsServerAll<WebApi['setup']>('setup', needsServer),
+    devices: needsServerAll<WebApi['devices']>('devices', needsServer),
     requestFacts: needsServer('requestFacts'),
     requireAdmin: needsServer('requireAdmin'),
     adminTokenSet: false,
