@@ -448,6 +448,7 @@ function webWithoutServer(): WebApi {
     requireAdmin: needsServer('requireAdmin'),
     adminTokenSet: false,
     routeSpecs: needsServer('routeSpecs'),
+    methods: needsServer('methods'),
   };
 }
 
