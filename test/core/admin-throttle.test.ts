@@ -40,6 +40,7 @@ describe('admin token: wrong tokens are throttled per client address', function 
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/admin-api' },
           { name: '@gatehouse-auth/metrics-prometheus', options: { expose: 'admin' } },
+          { name: '@gatehouse-auth/setup-api' },
         ],
         {
           server: { trust_proxy: true },

@@ -25,6 +25,7 @@ describe('services plugins provide (issue 9)', function () {
         [
           { name: '@gatehouse-auth/method-password', options: quiet },
           { path: path.join(FIXTURES, 'pepper-hashing.js') },
+          { name: '@gatehouse-auth/setup-api' },
         ],
         { admin: { token: 'provided-services-admin-token-0123456789' } },
       ),
