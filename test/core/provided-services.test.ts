@@ -35,6 +35,7 @@ describe('services plugins provide (issue 9)', function () {
       expect(gatehouse.plugins.map((p) => p.name)).to.deep.equal([
         '@fixture/pepper-hashing',
         '@gatehouse-auth/method-password',
+        '@gatehouse-auth/setup-api',
       ]);
       expect(gatehouse.plugins[0]!.contributes).to.deep.equal({ services: ['passwordHashing'] });
       const before = calls.hash;
