@@ -27,10 +27,14 @@ export interface SetupWebDeps {
 }
 
 export class SetupWeb implements SetupApi {
-  private readonly guard: ReturnType<typeof setupAccess>;
+  private checks?: ReturnType<typeof setupAccess>;
 
-  constructor(private readonly deps: SetupWebDeps) {
-    this.guard = setupAccess(deps);
+  // Nothing is resolved until a request: a plugin takes `admit` in `register`, before the
+  // plugins' apps joined the registry the token service reads.
+  constructor(private readonly deps: SetupWebDeps) {}
+
+  private get guard() {
+    return (this.checks ??= setupAccess(this.deps));
   }
 
   /** Requests `admit` let through: `access` need not check their caller again. */
