@@ -138,7 +138,11 @@ export const CONTINUE_ROUTE = defineRoute({
  */
 function methodParts(methods: readonly AuthMethod[]): { errors: ErrorRef[]; bodyTypes: MediaType[] } {
   const errors = methods.flatMap((m) =>
-    Object.entries(m.errors ?? {}).map(([code, [status, meaning]]) => ({ code, status, description: `${meaning} (${m.id})` })),
+    Object.entries(m.errors ?? {}).map(([code, [status, meaning]]) => ({
+      code,
+      status,
+      description: `${meaning} (${m.id})`,
+    })),
   );
   const files = methods.some((m) => m.files?.length);
   return { errors, bodyTypes: [...FORMS, ...(files ? (['multipart/form-data'] as const) : [])] };

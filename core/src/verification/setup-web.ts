@@ -70,7 +70,8 @@ export class SetupWeb implements SetupApi {
   // A confirmation without a bearer: the setup's exchange_id names the user and the method.
   async confirm(methodId: string, body: Record<string, unknown>, req: IncomingMessage) {
     const { exchange_id: exchangeId, sub: _sub, ...fields } = body;
-    const userId = typeof exchangeId === 'string' ? await this.deps.enrollment.userOfExchange(exchangeId, methodId) : null;
+    const userId =
+      typeof exchangeId === 'string' ? await this.deps.enrollment.userOfExchange(exchangeId, methodId) : null;
     const user = userId ? await this.deps.users.findById(userId) : null;
     if (!user || user.status !== 'active')
       throw verificationError('EXCHANGE_INVALID', 'no such setup in progress for this method');
