@@ -77,8 +77,9 @@ const config = parseConfig(
       { name: '@gatehouse-auth/fds-velocity' },
       { name: '@gatehouse-auth/fds-new-context' },
       { name: '@gatehouse-auth/fds-push-fatigue' },
-      // The scenarios create their users through the admin API.
+      // The scenarios create their users through the admin API, and set their methods up through the setup API.
       { name: '@gatehouse-auth/admin-api' },
+      { name: '@gatehouse-auth/setup-api' },
     ],
     verification: {
       fds_rules: ['ip_list', 'velocity', 'new_context', 'push_fatigue'],

@@ -42,6 +42,7 @@ describe('admin token: wrong tokens are throttled per client address', function 
           { name: '@gatehouse-auth/metrics-prometheus', options: { expose: 'admin' } },
           // The setup API's device calls (decision 69).
           { name: '@gatehouse-auth/devices-api' },
+          { name: '@gatehouse-auth/setup-api' },
         ],
         {
           server: { trust_proxy: true },

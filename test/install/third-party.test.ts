@@ -116,6 +116,8 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
         'plugins/page-login',
         '-w',
         'plugins/management',
+        '-w',
+        'plugins/setup-api',
         '--pack-destination',
         tarballs,
       ],
@@ -148,7 +150,7 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
       operator,
       env,
     );
-    expect(check).to.match(/^config OK: .*\(6 plugins, 2 apps\)\n$/);
+    expect(check).to.match(/^config OK: .*\(7 plugins, 2 apps\)\n$/);
     server = spawn(path.join(operator, 'node_modules/.bin/gatehouse'), ['start', '--config', 'gatehouse.yaml'], {
       cwd: operator,
       env: { ...process.env, ...env },

@@ -109,6 +109,7 @@ describe('logout: RP-initiated, hosted, admin and back-channel (issue 8)', funct
           { name: '@gatehouse-auth/page-login' },
           { name: '@gatehouse-auth/oauth-end-session' },
           { name: '@gatehouse-auth/oauth-backchannel-logout' },
+          { name: '@gatehouse-auth/setup-api' },
         ],
         apps: [
           app(RP, { post_logout_redirect_uris: [BYE], backchannel_logout_uri: sink.url('/rp/logout') }),

@@ -281,6 +281,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         { name: '@gatehouse-auth/oauth-end-session' },
         { name: '@gatehouse-auth/oauth-backchannel-logout' },
         { name: '@gatehouse-auth/openapi' },
+        { name: '@gatehouse-auth/setup-api' },
         ...(opts.plugins ?? []),
       ].filter((p) => !p.name || !opts.without?.includes(p.name)),
       apps: [...suiteApps(key, opts), ...(opts.apps ?? [])],

@@ -31,6 +31,7 @@ function config(url: string) {
         { name: '@gatehouse-auth/grant-client-credentials' },
         { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/page-login' },
+        { name: '@gatehouse-auth/setup-api' },
       ],
       apps: [
         {

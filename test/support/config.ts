@@ -21,6 +21,14 @@ export const HOSTED_PAGE: PluginEntryInput = { name: '@gatehouse-auth/page-login
 /** The management services (`userAccounts`, `clientAdmin`) the hosted page and the sites use (decision 0063). */
 export const MANAGEMENT: PluginEntryInput = { name: '@gatehouse-auth/management' };
 
+/** The setup API (`/verification-actions-srv/setup`, decision 70): tests set methods up through it. */
+export const SETUP_API: PluginEntryInput = { name: '@gatehouse-auth/setup-api' };
+
+/** `plugins` with the setup API at the end, unless it is listed. */
+export function withSetupApi<T extends PluginEntryInput>(plugins: T[]): (T | PluginEntryInput)[] {
+  return plugins.some((p) => p.name === SETUP_API.name) ? plugins : [...plugins, SETUP_API];
+}
+
 /** `plugins` with the hosted login page at the end, unless it is listed (decision 43), and its management services. */
 export function withHostedPage<T extends PluginEntryInput>(plugins: T[]): (T | PluginEntryInput)[] {
   const withPage = plugins.some((p) => p.name === HOSTED_PAGE.name) ? plugins : [...plugins, HOSTED_PAGE];

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import supertest from 'supertest';
 import { buildApp, createLogger, parseConfig, type Clock, type Gatehouse } from '@gatehouse-auth/core';
-import { withHostedPage } from '../support/config.js';
+import { withHostedPage, withSetupApi } from '../support/config.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const FIXTURES = path.join(here, 'fixtures');
@@ -53,10 +53,12 @@ export async function startVerificationApp(opts: AppOptions = {}): Promise<Verif
       secrets: { encryption_key: KEY },
       admin: { token: ADMIN_TOKEN },
       verification: opts.verification ?? {},
-      plugins: withHostedPage([
-        ...(opts.plugins ?? defaultPlugins()),
-        ...(opts.notifications ? [{ name: '@gatehouse-auth/notices-security', options: opts.notifications }] : []),
-      ]),
+      plugins: withSetupApi(
+        withHostedPage([
+          ...(opts.plugins ?? defaultPlugins()),
+          ...(opts.notifications ? [{ name: '@gatehouse-auth/notices-security', options: opts.notifications }] : []),
+        ]),
+      ),
       apps: [
         {
           client_id: 'app1',

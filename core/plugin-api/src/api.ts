@@ -117,9 +117,10 @@ export interface RouteContribution {
   /**
    * The router's JSON endpoints (`defineRoute`), paths relative to `path`: they appear in
    * /openapi.json (@gatehouse-auth/openapi), and the handlers validate with them (`routeInput`).
-   * HTML pages and redirects need none.
+   * HTML pages and redirects need none. Since 1.3 also a function, called once every plugin has
+   * registered, for declarations that name what others registered (`web.methods()`' fields).
    */
-  operations?: readonly RouteSpec[];
+  operations?: readonly RouteSpec[] | (() => readonly RouteSpec[]);
 }
 
 /** What `register` receives: the extension points and the core services, nothing else. */

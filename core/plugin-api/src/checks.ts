@@ -124,7 +124,9 @@ export function routeProblems(r: Shape): string[] {
   return [
     ...(typeof r.path === 'string' && r.path.startsWith('/') ? [] : ['has a path that does not start with /']),
     ...fn(r, 'router'),
-    ...(r.operations === undefined || Array.isArray(r.operations) ? [] : ['has operations that are not a list']),
+    ...(r.operations === undefined || Array.isArray(r.operations) || typeof r.operations === 'function'
+      ? []
+      : ['has operations that are not a list']),
   ];
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { JWTVerifyGetKey } from 'jose';
 import type { OAuthClient } from './client.js';
 import type { AuthMethod, RequestFacts } from './extensions.js';
@@ -278,7 +278,7 @@ export interface SetupApi {
    * or 429 while the address is blocked.
    */
   access(req: Request, res: Response, sub: unknown): Promise<{ user: UserRecord; clientId: string | null }>;
-  /** One step of setting `methodId` up for `user`, as `/verification-actions-srv/setup/{method}/{step}` does it. */
+  /** One step of setting `methodId` up for `user` (with the files `admit` read, since 1.3). */
   step(
     step: 'initiation' | 'scan' | 'verification',
     methodId: string,
@@ -290,6 +290,27 @@ export interface SetupApi {
   overview(user: UserRecord, clientId: unknown, req: IncomingMessage): Promise<JsonObject>;
   /** Renames one of the user's credentials of a method. */
   rename(user: UserRecord, methodId: string, credentialId: string, label: string): Promise<void>;
+  /** Since 1.3: the user's methods, each with whether it is set up and its credentials' public parts. */
+  list(user: UserRecord, req: IncomingMessage): Promise<JsonObject[]>;
+  /**
+   * Since 1.3: removes one credential of a method, or all of them without `credentialId`; the
+   * user's sessions and tokens end when one went. Answers how many; CREDENTIAL_NOT_FOUND.
+   */
+  remove(user: UserRecord, methodId: string, credentialId?: string): Promise<number>;
+  /**
+   * Since 1.3: the confirmation of a setup without a bearer (cidaas clients confirm a code this
+   * way): the `exchange_id` its initiation answered names the user and the method, and must be
+   * live, of this method and of an active user (else EXCHANGE_INVALID). Then `step`'s
+   * verification with the other fields (not `sub`).
+   */
+  confirm(methodId: string, body: Record<string, unknown>, req: IncomingMessage): Promise<JsonObject>;
+  /**
+   * Since 1.3: the middleware to put before a setup route's body parsers: the caller check of
+   * `access` before any body is read (then `access` only finds the user), and a
+   * `multipart/form-data` body for the path's `:method`: only the files the method declares, of
+   * its types and sizes (INVALID_FIELD, 413). `step` hands those files to the method.
+   */
+  readonly admit: RequestHandler;
   /**
    * The user a login may set `methodId` up for now (decision 34), once the caller proved it is a
    * party of the login: the flow's user, active; a method of the stage to do that they have not
@@ -376,6 +397,8 @@ export interface WebApi {
    * request time, never in `register`.
    */
   routeSpecs(): readonly RouteSpec[];
+  /** Since 1.3: the registered methods; complete once every plugin has registered (not in `register`). */
+  methods(): readonly AuthMethod[];
   /**
    * The client the request authenticates as, with every method the token endpoint supports
    * (Basic, `client_secret`, `client_assertion`, a public client's bare `client_id`) and its

@@ -83,7 +83,7 @@ export function buildWeb(cradle: Cradle): {
 /** Every JSON operation the server answers, the plugins' under their mount paths (decision 26). */
 export function apiRoutes(c: Cradle): RouteSpec[] {
   const contributed = [...c.extensions.routes.values()].flatMap((r) =>
-    (r.operations ?? []).map((op) => ({
+    (typeof r.operations === 'function' ? r.operations() : (r.operations ?? [])).map((op) => ({
       ...op,
       path: r.path.replace(/\/$/, '') + op.path,
       also: op.also?.map((p) => r.path.replace(/\/$/, '') + p),

@@ -47,6 +47,7 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
     issuer,
     url: (path) => `${issuer}${path.startsWith('/') ? path : `/${path}`}`,
     routeSpecs: () => apiRoutes(c),
+    methods: () => c.verification.methods(),
     authenticateClient: (req, params) =>
       c.clientAuth.authenticate({ params, authorization: req.headers.authorization, request: req }, clientIp(req)),
     async session(req) {

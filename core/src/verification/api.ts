@@ -10,11 +10,11 @@ import { ADMIN_THROTTLED } from '../http/admin-guard.js';
 import { verificationError } from './errors.js';
 
 /**
- * The operations of the verification service, the login continuation and the setup API
- * (decision 26). The handlers in routes.ts validate with them; the method-specific checks, in
- * their spec's order (exchange_id first, then the method's fields), stay in the pipeline, so the
- * schemas here refuse only what no order could accept: a body that is not an object, a field
- * that is not a single value.
+ * The operations of the verification service and the login continuation (decision 26; the setup
+ * API's are @gatehouse-auth/setup-api's, decision 70). The handlers in routes.ts validate with
+ * them; the method-specific checks, in their spec's order (exchange_id first, then the method's
+ * fields), stay in the pipeline, so the schemas here refuse only what no order could accept: a
+ * body that is not an object, a field that is not a single value.
  */
 
 /** A field the way forms and JSON send it; numbers and booleans are read as text. */
@@ -132,53 +132,29 @@ export const CONTINUE_ROUTE = defineRoute({
   ],
 });
 
-/** Every operation, for the methods registered (their fields are part of the body schemas). */
-export function verificationApi(methods: readonly AuthMethod[]) {
-  const verifyFields = methodFields(methods);
-  // The codes methods' own outcomes carry, on the steps that run them.
-  const methodErrors: ErrorRef[] = methods.flatMap((m) =>
+/**
+ * What the registered methods add to the steps that run them: the codes their own outcomes carry,
+ * and multipart bodies when one takes files.
+ */
+function methodParts(methods: readonly AuthMethod[]): { errors: ErrorRef[]; bodyTypes: MediaType[] } {
+  const errors = methods.flatMap((m) =>
     Object.entries(m.errors ?? {}).map(([code, [status, meaning]]) => ({
       code,
       status,
       description: `${meaning} (${m.id})`,
     })),
   );
-  const files = methods.flatMap((m) => (m.files ?? []).map((f) => ({ ...f, method: m.id })));
-  const withFiles = files.length ? (['multipart/form-data'] as const) : [];
+  const files = methods.some((m) => m.files?.length);
+  return { errors, bodyTypes: [...FORMS, ...(files ? (['multipart/form-data'] as const) : [])] };
+}
+
+/** Every operation, for the methods registered (their fields are part of the body schemas). */
+export function verificationApi(methods: readonly AuthMethod[]) {
+  const verifyFields = methodFields(methods);
+  const { errors: methodErrors, bodyTypes } = methodParts(methods);
   const byMethod = methods
     .map((m) => `${m.id}: ${[...m.verifyFields, ...(m.files ?? []).map((f) => `${f.name} (file)`)].join(', ')}`)
     .join('; ');
-  const setupStep = (step: 'initiation' | 'scan' | 'verification') =>
-    defineRoute({
-      id: `setup${step[0]!.toUpperCase()}${step.slice(1)}`,
-      method: 'post',
-      path: `/verification-actions-srv/setup/:method/${step}`,
-      tag: 'setup',
-      summary: `Set a method up for a user: ${step}`,
-      description:
-        'With the admin token, `sub` names the user; with the user’s own access token (a recent login, scope to manage methods), the token does.' +
-        (step === 'verification'
-          ? ' Without a bearer, the `exchange_id` of the setup in progress names the user and the method.'
-          : ''),
-      security: step === 'verification' ? ['adminToken', 'accessToken', 'none'] : ['adminToken', 'accessToken'],
-      params: methodParam,
-      body: fields({ sub: 'the user (admin token only)', exchange_id: 'the setup in progress' }),
-      bodyTypes: [...FORMS, ...withFiles],
-      invalid,
-      response: { description: 'what the method answers for this step (a QR code, a challenge, done)', schema: json },
-      errors: [
-        ...SETUP_ACCESS,
-        'METHOD_NOT_FOUND',
-        'ENROLLMENT_NOT_SUPPORTED',
-        'INVALID_FIELD',
-        'VERIFICATION_FAILED',
-        'TOO_MANY_ATTEMPTS',
-        'EXCHANGE_INVALID',
-        'TEMPORARILY_UNAVAILABLE',
-        ...methodErrors,
-      ],
-    });
-
   return {
     initiate: defineRoute({
       id: 'initiateVerification',
@@ -242,7 +218,7 @@ export function verificationApi(methods: readonly AuthMethod[]) {
       security: ['none', 'deviceProof'],
       params: methodParam,
       body: fields(verifyFields),
-      bodyTypes: [...FORMS, ...withFiles],
+      bodyTypes,
       invalid,
       response: {
         description: 'the AUTHENTICATED status to continue the login with',
@@ -324,44 +300,6 @@ export function verificationApi(methods: readonly AuthMethod[]) {
       errors: ['STATUS_NOT_FOUND', 'INVALID_FIELD'],
     }),
     continueLogin: CONTINUE_ROUTE,
-    setupInitiation: setupStep('initiation'),
-    setupScan: setupStep('scan'),
-    setupVerification: setupStep('verification'),
-    listMethods: defineRoute({
-      id: 'listUserMethods',
-      method: 'get',
-      path: '/verification-actions-srv/setup/users/:sub/methods',
-      tag: 'setup',
-      summary: 'The user’s sign-in methods and credentials',
-      security: ['adminToken', 'accessToken'],
-      params: z.object({ sub: z.string() }),
-      response: { description: 'the methods', schema: z.array(json).or(json) },
-      errors: SETUP_ACCESS,
-    }),
-    renameCredential: defineRoute({
-      id: 'renameCredential',
-      method: 'patch',
-      path: '/verification-actions-srv/setup/users/:sub/methods/:method/:credentialId',
-      tag: 'setup',
-      summary: 'Rename one credential (a passkey, a phone)',
-      security: ['adminToken', 'accessToken'],
-      params: z.object({ sub: z.string(), method, credentialId: z.string() }),
-      body: z.object({ name: z.string().trim().min(1).max(64) }),
-      invalid: labelInvalid('name'),
-      response: { description: 'renamed', schema: z.object({ id: z.string(), name: z.string() }) },
-      errors: [...SETUP_ACCESS, 'INVALID_FIELD', 'METHOD_NOT_FOUND', 'CREDENTIAL_NOT_FOUND'],
-    }),
-    removeMethod: defineRoute({
-      id: 'removeMethod',
-      method: 'delete',
-      path: '/verification-actions-srv/setup/users/:sub/methods/:method{/:credentialId}',
-      tag: 'setup',
-      summary: 'Remove a method, or one credential of it; the user’s sessions and tokens end',
-      security: ['adminToken', 'accessToken'],
-      params: z.object({ sub: z.string(), method, credentialId: z.string().optional() }),
-      response: { description: 'what was removed', schema: z.object({ removed: z.unknown() }) },
-      errors: [...SETUP_ACCESS, 'METHOD_NOT_FOUND', 'CREDENTIAL_NOT_FOUND'],
-    }),
   } satisfies Record<string, RouteSpec>;
 }
 
@@ -381,4 +319,6 @@ export const VERIFICATION_ROUTE_PARTS = {
   methodParam,
   json,
   identifierFields: IDENTIFIERS,
+  /** Since 1.3: the methods' error codes and body types, for the steps that run them (the setup API's). */
+  methodParts,
 } as const;

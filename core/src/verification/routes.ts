@@ -1,12 +1,11 @@
 import type { LoginFlowsApi, LoginFlowView, RequestFacts, UploadedFile } from '@gatehouse-auth/plugin-api';
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Router } from 'express';
 import multer from 'multer';
 import { ok, success } from '../http/envelope.js';
 import { bodyLimit, formBody, jsonBody } from '../http/parsers.js';
 import { multipartError } from '../http/multipart-errors.js';
 import type { DeviceCookie } from '../http/device.js';
 import type { GatehouseConfig } from '../config/schema.js';
-import type { TokenService } from '../oauth/tokens.js';
 import { withRequestId } from '../oauth/authorize/hosted-login.js';
 import type { Logger } from 'pino';
 import type { IncomingMessage } from 'node:http';
@@ -14,13 +13,8 @@ import { PROOF_HEADER } from '../devices/proof.js';
 import { isPlainJson, readJson } from '../http/body.js';
 import type { FastRoute } from '../http/fast-routes.js';
 import { lazyLogger } from '../http/logging.js';
-import type { UserService } from '../users/users.js';
 import { requestFacts, stringFields } from './context.js';
-import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
 import { OFFER_PATH, type SetupOffers } from '../login/offer.js';
-import { setupAccess } from './setup-access.js';
-import type { AdminGuard } from '../http/admin-guard.js';
-export { MANAGE_METHODS_SCOPE, type BearerResolver } from './setup-access.js';
 import { verificationError } from './errors.js';
 import type { LoginFlow } from './flows.js';
 import type { VerificationService } from './service.js';
@@ -51,7 +45,7 @@ const form = formBody('100kb');
 const json = jsonBody('100kb');
 
 /** Multipart only for methods that take files (FACE photo), in memory with the method's limits. */
-function multipartFor(verification: VerificationService): RequestHandler {
+export function multipartFor(verification: VerificationService): RequestHandler {
   return (req, res, next) => {
     if (!req.is('multipart/form-data')) return next();
     const method = verification.method(String(req.params.method));
@@ -85,8 +79,8 @@ function multipartFor(verification: VerificationService): RequestHandler {
   };
 }
 
-function uploadedFiles(req: Request): UploadedFile[] {
-  const files = (req.files ?? {}) as Record<string, Express.Multer.File[]>;
+export function uploadedFiles(req: IncomingMessage): UploadedFile[] {
+  const files = ((req as Request).files ?? {}) as Record<string, Express.Multer.File[]>;
   return Object.values(files)
     .flat()
     .map((f) => ({ fieldName: f.fieldname, mimeType: f.mimetype, size: f.size, buffer: f.buffer }));
@@ -143,17 +137,10 @@ export function verificationFastRoutes(
   ];
 }
 
-/** What the verification, continuation and setup routes use (the container's cradle provides it). */
+/** What the verification and continuation routes use (the container's cradle provides it). */
 export interface VerificationRouteDeps {
   config: GatehouseConfig;
   verification: VerificationService;
-  enrollment: EnrollmentService;
-  users: UserService;
-  /** A user's own access token may manage their methods (recently authenticated). */
-  tokens: TokenService;
-  /** ...and the admin token, throttled per address. */
-  adminGuard: AdminGuard;
-  clock: { now(): Date };
   /** The hosted page's device cookie, read into the facts FDS rules see. */
   device: DeviceCookie;
   /** The issuer's path: device proofs name the public path of the call. */
@@ -173,7 +160,7 @@ function longPoll(query: Request['query']): { known: string; seconds: number } |
 }
 
 export function verificationRoutes(deps: VerificationRouteDeps): Router {
-  const { verification, enrollment } = deps;
+  const { verification } = deps;
   const router = express.Router();
   const api = verificationApi(verification.methods());
 
@@ -234,51 +221,5 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     }
   });
 
-  // Enrollment: the admin credential with the user named in `sub`, or the user's own access
-  // token from a recent login (setup-access.ts).
-  const { requireSetupAccess: enrollmentAuth, userOf } = setupAccess(deps);
-  const setupRoutes = { initiation: api.setupInitiation, scan: api.setupScan, verification: api.setupVerification };
-  const enrollmentStep = (step: EnrollmentStep) => async (req: Request, res: Response) => {
-    const { body } = routeInput(setupRoutes[step], req);
-    const user = await userOf(body.sub, res);
-    const files = uploadedFiles(req);
-    ok(res, await enrollment.step(step, req.params.method as string, user, body, requestFacts(req), req.log, files));
-  };
-  // A confirmation without a bearer: the setup's exchange_id names the user and the method.
-  const confirmByExchange = async (req: Request, res: Response, next: (err?: unknown) => void) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    if (req.headers.authorization || typeof body.exchange_id !== 'string') return next('route');
-    routeInput(api.setupVerification, req);
-    const userId = await enrollment.userOfExchange(body.exchange_id, String(req.params.method));
-    const user = userId ? await deps.users.findById(userId) : null;
-    if (!user || user.status !== 'active')
-      throw verificationError('EXCHANGE_INVALID', 'no such setup in progress for this method');
-    const { exchange_id: _handle, sub: _sub, ...fields } = body;
-    ok(res, await enrollment.step('verification', String(req.params.method), user, fields, requestFacts(req), req.log));
-  };
-  const multipart = multipartFor(verification);
-  for (const step of ['initiation', 'scan', 'verification'] as const) {
-    const { path } = setupRoutes[step];
-    if (step === 'verification') router.post(path, json, form, confirmByExchange);
-    router.post(path, enrollmentAuth, json, form, multipart, enrollmentStep(step));
-  }
-  router.get(api.listMethods.path, enrollmentAuth, async (req, res) => {
-    const user = await userOf(routeInput(api.listMethods, req).params.sub, res);
-    ok(res, await enrollment.list(user, requestFacts(req), req.log));
-  });
-  // Renaming one credential (a passkey, a phone): only its label changes.
-  router.patch(api.renameCredential.path, enrollmentAuth, json, async (req, res) => {
-    const user = await userOf(req.params.sub, res);
-    const label = routeInput(api.renameCredential, req).body.name;
-    const credentialId = String(req.params.credentialId);
-    await enrollment.rename(user, String(req.params.method), credentialId, label);
-    ok(res, { id: credentialId, name: label });
-  });
-  router.delete(api.removeMethod.path, enrollmentAuth, async (req, res) => {
-    const { params } = routeInput(api.removeMethod, req);
-    const user = await userOf(params.sub, res);
-    const credentialId = params.credentialId;
-    ok(res, { removed: await enrollment.remove(user, String(req.params.method), credentialId) });
-  });
   return router;
 }

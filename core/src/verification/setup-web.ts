@@ -1,6 +1,6 @@
 import type { Clock, LoginFlowView, SetupApi, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { AdminGuard } from '../http/admin-guard.js';
 import type { LoginFlows } from '../login/flows-api.js';
 import type { SetupOffers } from '../login/offer.js';
@@ -12,6 +12,7 @@ import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
 import { verificationError } from './errors.js';
 import type { VerificationService } from './service.js';
 import { setupAccess } from './setup-access.js';
+import { multipartFor, uploadedFiles } from './routes.js';
 
 export interface SetupWebDeps {
   adminGuard: AdminGuard;
@@ -26,25 +27,63 @@ export interface SetupWebDeps {
 }
 
 export class SetupWeb implements SetupApi {
-  private readonly guard: ReturnType<typeof setupAccess>;
+  private checks?: ReturnType<typeof setupAccess>;
 
-  constructor(private readonly deps: SetupWebDeps) {
-    this.guard = setupAccess(deps);
+  // Nothing is resolved until a request: a plugin takes `admit` in `register`, before the
+  // plugins' apps joined the registry the token service reads.
+  constructor(private readonly deps: SetupWebDeps) {}
+
+  private get guard() {
+    return (this.checks ??= setupAccess(this.deps));
   }
 
-  async access(req: Request, res: Response, sub: unknown) {
+  /** Requests `admit` let through: `access` need not check their caller again. */
+  private readonly admitted = new WeakSet<IncomingMessage>();
+
+  private async caller(req: Request, res: Response): Promise<void> {
     // The middleware answers by next(err), or by throwing (the admin guard's refusals).
     await new Promise<void>((resolve, reject) => {
       Promise.resolve(
         this.guard.requireSetupAccess(req, res, (err?: unknown) => (err ? reject(err) : resolve())),
       ).catch(reject);
     });
+  }
+
+  async access(req: Request, res: Response, sub: unknown) {
+    if (!this.admitted.has(req)) await this.caller(req, res);
     const user = await this.guard.userOf(sub, res);
     return { user, clientId: (res.locals.tokenClient as string | undefined) ?? null };
   }
 
   step(step: EnrollmentStep, methodId: string, user: UserRecord, body: Record<string, unknown>, req: IncomingMessage) {
-    return this.deps.enrollment.step(step, methodId, user, body, requestFacts(req), logOf(req));
+    return this.deps.enrollment.step(step, methodId, user, body, requestFacts(req), logOf(req), uploadedFiles(req));
+  }
+
+  // The caller is checked before any body is read; a multipart one is read here, with the method's limits.
+  readonly admit: RequestHandler = (req, res, next) => {
+    this.caller(req, res).then(() => {
+      this.admitted.add(req);
+      multipartFor(this.deps.verification)(req, res, next);
+    }, next);
+  };
+
+  // A confirmation without a bearer: the setup's exchange_id names the user and the method.
+  async confirm(methodId: string, body: Record<string, unknown>, req: IncomingMessage) {
+    const { exchange_id: exchangeId, sub: _sub, ...fields } = body;
+    const userId =
+      typeof exchangeId === 'string' ? await this.deps.enrollment.userOfExchange(exchangeId, methodId) : null;
+    const user = userId ? await this.deps.users.findById(userId) : null;
+    if (!user || user.status !== 'active')
+      throw verificationError('EXCHANGE_INVALID', 'no such setup in progress for this method');
+    return this.step('verification', methodId, user, fields, req);
+  }
+
+  list(user: UserRecord, req: IncomingMessage) {
+    return this.deps.enrollment.list(user, requestFacts(req), logOf(req));
+  }
+
+  remove(user: UserRecord, methodId: string, credentialId?: string) {
+    return this.deps.enrollment.remove(user, methodId, credentialId);
   }
 
   async overview(user: UserRecord, clientId: unknown, req: IncomingMessage) {

@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import { registerWithFakes } from '@gatehouse-auth/testing';
 import compatCidaas from '@gatehouse-auth/compat-cidaas';
+import type { RouteSpec } from '@gatehouse-auth/core';
 import {
   Browser,
   WEB,
@@ -138,7 +139,7 @@ describe('compat-cidaas registered without a server (plugin API 1.3)', function 
   it('adds one route group with its operations and the CORS prefixes of its XHR calls', async function () {
     const registered = await registerWithFakes(compatCidaas, { email_channel: 'capture' });
     expect(registered.routes).to.have.length(1);
-    const operations = registered.routes[0]!.operations ?? [];
+    const operations = registered.routes[0]!.operations as readonly RouteSpec[];
     expect(operations.map((op) => op.path)).to.include.members([
       '/login-srv/login',
       '/login-srv/verification/login',

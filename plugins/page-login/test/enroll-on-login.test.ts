@@ -154,6 +154,7 @@ describe('enrollment at login and required actions (Chromium)', function () {
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
+          { name: '@gatehouse-auth/setup-api' },
         ],
         apps: [
           appConfig(shop, [['PASSWORD'], ['TOTP']], { enroll_on_login: true }),

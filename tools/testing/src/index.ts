@@ -458,6 +458,7 @@ function webWithoutServer(): WebApi {
     requireAdmin: needsServer('requireAdmin'),
     adminTokenSet: false,
     routeSpecs: needsServer('routeSpecs'),
+    methods: needsServer('methods'),
   };
 }
 
