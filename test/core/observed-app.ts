@@ -33,6 +33,7 @@ export async function startObservedApp(
         { name: '@gatehouse-auth/grant-client-credentials' },
         ...(opts.plugins ?? []),
         { name: '@gatehouse-auth/management' },
+        { name: '@gatehouse-auth/setup-api' },
         { name: '@gatehouse-auth/page-login' },
       ],
       apps: [

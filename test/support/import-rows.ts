@@ -76,6 +76,7 @@ export function importConfigFile(dir: string, databaseUrl: string): string {
     plugins: [
       // The command itself (decision 64).
       { name: '@gatehouse-auth/user-import' },
+      { name: '@gatehouse-auth/management' },
       { name: '@gatehouse-auth/method-password', options: LOW_COST },
       { name: '@gatehouse-auth/method-totp' },
       // A method without an import hook: rows with its credentials are refused.

@@ -8,7 +8,7 @@ import { BootError, definePlugin } from '@gatehouse-auth/core';
 import { answerPrimary, metricsFromPrimary, primaryMetrics } from './cluster.js';
 import { metricsOptions, type MetricsOptions } from './options.js';
 import { PromMetrics } from './prom-metrics.js';
-import { listenForMetrics, metricsRoute, PLUGIN_NAME, registrySource, type MetricsSource } from './scrape.js';
+import { listenForMetrics, METRICS_PATH, metricsRoute, PLUGIN_NAME, registrySource, type MetricsSource } from './scrape.js';
 
 export { metricsOptions, type MetricsOptions } from './options.js';
 export { PromMetrics } from './prom-metrics.js';
@@ -28,7 +28,7 @@ export default definePlugin<MetricsOptions>({
       api.check(() => {
         if (!api.web.adminTokenSet) throw new Error('options.expose: admin needs admin.token set');
       });
-      api.routes.add({ path: '/', router: metricsRoute(api, () => source) });
+      api.routes.add({ path: METRICS_PATH, router: metricsRoute(api, () => source) });
     }
     api.serve(async (serving) => {
       if (serving.worker) {

@@ -12,7 +12,7 @@ export interface MetricsSource {
   contentType: string;
 }
 
-const METRICS_PATH = '/metrics';
+export const METRICS_PATH = '/metrics';
 
 /** Answers a scrape: the registry's text, or 500 with no detail if collecting failed. */
 async function scrape(text: () => Promise<string>, contentType: string, res: ServerResponse): Promise<void> {
@@ -36,7 +36,9 @@ export function metricsRoute(
   source: () => MetricsSource,
 ): Router {
   const router = services.http.createRouter();
-  router.get(METRICS_PATH, async (req, res) => {
+  // Mounted at METRICS_PATH, not at `/`: a plugin mount is one path per plugin, and `/` is
+  // compat-cidaas's (its paths are spread over the root).
+  router.get('/', async (req, res) => {
     await web.requireAdmin(req);
     const current = source();
     await scrape(() => current.text(), current.contentType, res);

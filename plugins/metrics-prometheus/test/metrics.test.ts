@@ -351,6 +351,23 @@ describe('metrics on their own listener (expose: listener, the default)', functi
     }
   });
 
+  it('shares the main port with compat-cidaas, whose routes are mounted at the root', async () => {
+    // A plugin mount is one path per plugin: both at `/` stopped start-up as a duplicate.
+    const v = await startObservedApp(
+      {},
+      { plugins: [prometheus({ expose: 'admin' }), { name: '@gatehouse-auth/compat-cidaas' }] },
+    );
+    try {
+      const scrape = await v.http.get('/metrics').set(admin);
+      expect(scrape.status).to.equal(200);
+      expect(scrape.text).to.match(/^# HELP /m);
+      const generate = await v.http.post('/authz-srv/authrequest/authz/generate').send({});
+      expect(generate.status, 'compat-cidaas answers its own path').to.not.equal(404);
+    } finally {
+      await v.close();
+    }
+  });
+
   it('refuses to start with metrics on the main port without an admin token, or on its port', async () => {
     const base = { dev_mode: true, database: { url: 'sqlite::memory:' }, log: { level: 'silent' } };
     const unguarded = parseConfig({ ...base, plugins: [prometheus({ expose: 'admin' })] }, {});

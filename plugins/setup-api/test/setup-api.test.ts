@@ -18,6 +18,7 @@ const plugins = [
   { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
   { name: '@gatehouse-auth/management' },
   { name: '@gatehouse-auth/openapi' },
+  { name: '@gatehouse-auth/devices-api' },
 ];
 const auth = { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 const OPERATIONS = [
