@@ -8,7 +8,14 @@ import { BootError, definePlugin } from '@gatehouse-auth/core';
 import { answerPrimary, metricsFromPrimary, primaryMetrics } from './cluster.js';
 import { metricsOptions, type MetricsOptions } from './options.js';
 import { PromMetrics } from './prom-metrics.js';
-import { listenForMetrics, METRICS_PATH, metricsRoute, PLUGIN_NAME, registrySource, type MetricsSource } from './scrape.js';
+import {
+  listenForMetrics,
+  METRICS_PATH,
+  metricsRoute,
+  PLUGIN_NAME,
+  registrySource,
+  type MetricsSource,
+} from './scrape.js';
 
 export { metricsOptions, type MetricsOptions } from './options.js';
 export { PromMetrics } from './prom-metrics.js';
