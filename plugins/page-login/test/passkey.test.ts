@@ -141,7 +141,22 @@ describe('passkeys on the hosted page (Chromium, virtual authenticator, issue 11
   }
 
   it('registers a passkey with the browser ceremony (setup API); then the username field offers it (conditional mediation) and picking it signs in', async function () {
+    // The page's conditional request starts a moment after the page shows; a registration
+    // started before it would be aborted by it (one WebAuthn ceremony at a time), so the test
+    // waits for it to be under way.
+    await page.addInitScript(() => {
+      const browser = globalThis as unknown as {
+        navigator: { credentials: { get(o?: { mediation?: string }): Promise<unknown> } };
+        ghConditionalStarted?: boolean;
+      };
+      const get = browser.navigator.credentials.get.bind(browser.navigator.credentials);
+      browser.navigator.credentials.get = (o) => {
+        if (o?.mediation === 'conditional') browser.ghConditionalStarted = true;
+        return get(o);
+      };
+    });
     await openLogin();
+    await page.waitForFunction(() => (globalThis as { ghConditionalStarted?: boolean }).ghConditionalStarted === true);
     expect(await page.locator('#gh-identifier').getAttribute('autocomplete')).to.equal('username webauthn');
     // The FIDO2 page module has loaded @simplewebauthn/browser from the server (no CDN).
     const started = await setup('initiation', { sub: server.alice.id, name: 'Laptop passkey' });
