@@ -1,13 +1,15 @@
 import {
-  ADMIN_THROTTLED,
   DEVICE_API_PATHS,
   DEVICE_BODIES,
   PUSH_STEP_NAMES,
+  VERIFICATION_ROUTE_PARTS,
   defineRoute,
   z,
-  type ErrorRef,
   type RouteSpec,
 } from '@gatehouse-auth/core';
+
+/** What `web.setup.access` refuses with: the core's own list, as the setup API's routes use. */
+const SETUP_ACCESS = VERIFICATION_ROUTE_PARTS.setupAccessErrors;
 
 /**
  * The device API's operations (docs/devices.md, decision 26), under the plugin's mounts. The
@@ -25,14 +27,6 @@ const under = (mount: string, path: string) => {
   return path.slice(mount.length);
 };
 
-const SETUP_ACCESS: readonly ErrorRef[] = [
-  'UNAUTHORIZED',
-  'INSUFFICIENT_SCOPE',
-  'REAUTHENTICATION_REQUIRED',
-  'FIELD_MISSING',
-  'USER_NOT_FOUND',
-  ADMIN_THROTTLED,
-];
 const json = z.record(z.string(), z.unknown());
 
 export const DEVICE_API = {
