@@ -6,12 +6,14 @@ import { WindowLimiter } from '../http/rate-limit.js';
 export type { SharedCounters } from '@gatehouse-auth/plugin-api';
 
 /**
- * What the core's limits count with: the `sharedCounters` service current at each hit (the
- * database's, or a plugin's, decision 72), so a limit made before the plugins registered counts
- * where they put it. The keys are hashed here, whichever store keeps them.
+ * What the core's limits count with: the `sharedCounters` service (the database's, or a
+ * plugin's, decision 72), looked up at the first hit, so a limit made before the plugins
+ * registered counts where they put it (hits come from requests, after start-up). The keys are
+ * hashed here, whichever store keeps them.
  */
 export function currentCounters(current: () => SharedCounters): Pick<SharedCounters, 'hit'> {
-  return { hit: (key, windowMs) => current().hit(storedKey(key), windowMs) };
+  let counters: SharedCounters | undefined;
+  return { hit: (key, windowMs) => (counters ??= current()).hit(storedKey(key), windowMs) };
 }
 
 /** The `rate_windows` table: an upsert that restarts an ended window and counts in a live one. */
