@@ -6,10 +6,8 @@ import { WindowLimiter } from '../http/rate-limit.js';
 export type { SharedCounters } from '@gatehouse-auth/plugin-api';
 
 /**
- * What the core's limits count with: the `sharedCounters` service (the database's, or a
- * plugin's, decision 72), looked up at the first hit, so a limit made before the plugins
- * registered counts where they put it (hits come from requests, after start-up). The keys are
- * hashed here, whichever store keeps them.
+ * What the core's limits count with: the `sharedCounters` service (decision 72) looked up at the
+ * first hit (a request, so after every plugin registered), keys hashed whichever store keeps them.
  */
 export function currentCounters(current: () => SharedCounters): Pick<SharedCounters, 'hit'> {
   let counters: SharedCounters | undefined;
