@@ -12,8 +12,8 @@ import { workerThreadsOptions, type WorkerThreadsOptions } from './options.js';
 import { signingThreads } from './signing-threads.js';
 
 export { workerThreadsOptions, type WorkerThreadsOptions } from './options.js';
-export { HashingThreads } from './hashing-threads.js';
-export { SigningThreads } from './signing-threads.js';
+export { HashingThreads, hashingThreads } from './hashing-threads.js';
+export { SigningThreads, signingThreads } from './signing-threads.js';
 
 export default definePlugin<WorkerThreadsOptions>({
   name: '@gatehouse-auth/worker-threads',
