@@ -6,7 +6,7 @@
  * other way round; its options' rules.
  */
 import { spawnSync } from 'node:child_process';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { constants, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
@@ -276,5 +276,54 @@ describe('@gatehouse-auth/worker-threads on a server (decision 77)', function ()
     });
     for (const bad of [{ hashing_threads: 0 }, { signing_threads: 65 }, { signing_threads: 1.5 }, { pool: 2 }])
       expect(workerThreadsOptions.safeParse(bad).success, JSON.stringify(bad)).to.equal(false);
+  });
+});
+
+describe('the jwtSigning service (decision 77)', function () {
+  this.timeout(30_000);
+  const fixture = fileURLToPath(new URL('./fixtures/counting-signing.js', import.meta.url));
+  const APP = { client_id: 'machine', client_secret: 'machine-secret-0123456789abcdef0123456789ab' };
+  const config = () =>
+    parseConfig(
+      {
+        database: { url: 'sqlite::memory:' },
+        log: { level: 'silent' },
+        secrets: { encryption_key: Buffer.alloc(32, 8).toString('base64') },
+        plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }, { path: fixture }],
+        apps: [{ ...APP, grant_types: ['client_credentials'], scopes: ['read'] }],
+      },
+      {},
+    );
+
+  it("a provider listed after the grant signs the token endpoint's JWTs", async () => {
+    const { calls } = (await import(pathToFileURL(fixture).href)) as { calls: { sign: number } };
+    const gatehouse = await buildApp(config(), { logger: createLogger('silent') });
+    try {
+      const before = calls.sign;
+      const res = await supertest(gatehouse.app)
+        .post('/oauth/token')
+        .auth(APP.client_id, APP.client_secret)
+        .type('form')
+        .send({ grant_type: 'client_credentials', scope: 'read' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(calls.sign).to.equal(before + 1);
+      const jwks = (await supertest(gatehouse.app).get('/.well-known/jwks.json')).body as JSONWebKeySet;
+      await jwtVerify(res.body.access_token as string, createLocalJWKSet(jwks), { issuer: gatehouse.config.issuer });
+    } finally {
+      await gatehouse.close();
+    }
+  });
+
+  it('a provider without a sign function stops start-up', async () => {
+    process.env.BAD_SIGNING = '1';
+    try {
+      const error = await buildApp(config(), { logger: createLogger('silent') }).then(
+        async (app) => (await app.close(), null),
+        (err: Error) => err,
+      );
+      expect(error?.message).to.equal('plugin @fixture/counting-signing: service "jwtSigning" has no sign function');
+    } finally {
+      delete process.env.BAD_SIGNING;
+    }
   });
 });
