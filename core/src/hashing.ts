@@ -53,7 +53,8 @@ export function argon2Hashing(
   return {
     withCost: (cost) => ({
       hash: (secret) => limit(async () => (await run({ op: 'hash', secret, cost })) as string),
-      verify: (storedHash, secret) => limit(async () => (await run({ op: 'verify', secret, hash: storedHash })) as boolean),
+      verify: (storedHash, secret) =>
+        limit(async () => (await run({ op: 'verify', secret, hash: storedHash })) as boolean),
       needsRehash: (storedHash) => argon2NeedsRehash(storedHash, cost),
     }),
   };

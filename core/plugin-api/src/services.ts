@@ -222,9 +222,7 @@ export interface JwtSigning {
  * (`@gatehouse-auth/core`'s in-process default, or worker threads): make a hash, or check a
  * secret against one (false, not an error, for a string that is not an argon2 hash).
  */
-export type HashJob =
-  | { op: 'hash'; secret: string; cost: HashCost }
-  | { op: 'verify'; secret: string; hash: string };
+export type HashJob = { op: 'hash'; secret: string; cost: HashCost } | { op: 'verify'; secret: string; hash: string };
 
 /** A check of one thing the server depends on: resolves when it is up, throws (saying why) when not. */
 export type DependencyCheck = () => Promise<unknown>;

@@ -26,7 +26,10 @@ export default definePlugin<WorkerThreadsOptions>({
     const hashing = hashingThreads(options.hashing_threads ?? Math.max(1, cores - 1));
     const signing = signingThreads(options.signing_threads ?? Math.max(1, Math.min(4, cores)));
     // The core's argon2id (its parameters, its rehash rule), bounded by the core's CPU-heavy-work limit.
-    api.provide('passwordHashing', argon2Hashing(api.services.heavy, (job) => hashing.run(job)));
+    api.provide(
+      'passwordHashing',
+      argon2Hashing(api.services.heavy, (job) => hashing.run(job)),
+    );
     // The private keys go to a thread once each, as KeyObjects (cloned, never exported or logged).
     const jwtSigning: JwtSigning = { sign: (key, args, input) => signing.sign(key, args, input) };
     api.provide('jwtSigning', jwtSigning);

@@ -12,7 +12,14 @@ import type { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import supertest from 'supertest';
-import { argon2Hashing, buildApp, createLogger, parseConfig, type Gatehouse, type SigningArgs } from '@gatehouse-auth/core';
+import {
+  argon2Hashing,
+  buildApp,
+  createLogger,
+  parseConfig,
+  type Gatehouse,
+  type SigningArgs,
+} from '@gatehouse-auth/core';
 import { HashingThreads, SigningThreads, workerThreadsOptions } from '@gatehouse-auth/worker-threads';
 
 // Small costs: these tests are about the threads, not about argon2's cost.
@@ -133,9 +140,7 @@ describe('signing threads (decision 31)', () => {
     try {
       await signOn(threads, es256, {}, { sub: 'warm' });
       // One batch of 50 RSA signatures (tens of ms on the thread): it cannot finish before the end.
-      const inFlight = Promise.all(
-        Array.from({ length: 50 }, () => signOn(threads, rs256, {}, { sub: 'lost' })),
-      );
+      const inFlight = Promise.all(Array.from({ length: 50 }, () => signOn(threads, rs256, {}, { sub: 'lost' })));
       await new Promise((resolve) => setImmediate(resolve)); // the batch is posted
       await Promise.all(
         (threads as unknown as { threads: { worker: Worker }[] }).threads.map((t) => t.worker.terminate()),
@@ -240,7 +245,7 @@ describe('@gatehouse-auth/worker-threads on a server (decision 77)', function ()
     expect(plugin?.contributes).to.deep.equal({ services: ['passwordHashing', 'jwtSigning'] });
   });
 
-  it('signs the token endpoint\'s JWT on a signing thread; it verifies with the JWKS', async () => {
+  it("signs the token endpoint's JWT on a signing thread; it verifies with the JWKS", async () => {
     const res = await supertest(gatehouse.app)
       .post('/oauth/token')
       .auth(APP.client_id, APP.client_secret)
