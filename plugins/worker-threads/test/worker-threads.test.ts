@@ -21,6 +21,7 @@ import {
   type SigningArgs,
 } from '@gatehouse-auth/core';
 import { HashingThreads, SigningThreads, workerThreadsOptions } from '@gatehouse-auth/worker-threads';
+import type * as WorkerThreads from '@gatehouse-auth/worker-threads';
 
 // Small costs: these tests are about the threads, not about argon2's cost.
 const COST = { memoryCost: 1024, timeCost: 1, parallelism: 1 };
@@ -215,7 +216,7 @@ describe('@gatehouse-auth/worker-threads on a server (decision 77)', function ()
   const APP = { client_id: 'machine', client_secret: 'machine-secret-0123456789abcdef0123456789ab' };
   let gatehouse: Gatehouse;
   /** The plugin module the server loaded (its pools are that module's), by the path the loader imported. */
-  let loaded: typeof import('@gatehouse-auth/worker-threads');
+  let loaded: typeof WorkerThreads;
 
   // Pool sizes no other test uses: the process's pools of those sizes are this server's.
   before(async () => {
