@@ -64,6 +64,8 @@ const config = parseConfig(
     // Scenario e mints thousands of codes from 127.0.0.1 through /authorize before its run.
     oauth: { authorize_per_ip_per_minute: 0 },
     plugins: [
+      // Hashing and signing on their own threads, as the demo config (decision 77).
+      { name: '@gatehouse-auth/worker-threads' },
       // Default argon2id cost (64 MiB, t=3, p=4): the password scenario measures the real thing.
       { name: '@gatehouse-auth/method-password' },
       { name: '@gatehouse-auth/method-totp' },

@@ -174,6 +174,8 @@ export const REPLACEABLE_SERVICES: Readonly<Record<string, (service: Shape) => s
   ],
   // Since 1.3 (decision 72): where the limits that hold across nodes count.
   sharedCounters: (s) => [...fn(s, 'hit'), ...fn(s, 'close')],
+  // Since 1.3 (decision 77): the token endpoint's JWT signatures.
+  jwtSigning: (s) => fn(s, 'sign'),
 });
 
 /** One or two words (`backup`, `users import`): what follows `gatehouse` on the command line. */

@@ -1,3 +1,4 @@
+import type { KeyObject, SignKeyObjectInput } from 'node:crypto';
 import type { RequestHandler, Router } from 'express';
 import type {
   BoundDevice,
@@ -200,6 +201,28 @@ export interface SharedCounters {
   /** Called once when the server stops, after its last request. */
   close(): Promise<void>;
 }
+
+/** Since 1.3: what node:crypto's `sign()` takes for one key: the digest (null for EdDSA) and the key with its options. */
+export type SigningArgs = [digest: string | null, key: KeyObject | SignKeyObjectInput];
+
+/**
+ * Since 1.3: the `jwtSigning` service, which makes the signature of the JWTs the token endpoint
+ * issues (decision 77): node:crypto on the event loop unless a plugin replaces it
+ * (`@gatehouse-auth/worker-threads` signs on worker threads). The core chooses the key, the
+ * algorithm, the header and the claims; a provider is handed the private key to sign with, so
+ * listing one trusts it with the signing keys (as a `passwordHashing` provider sees passwords).
+ */
+export interface JwtSigning {
+  /** The base64url signature of `input` under `args`; `key` is the same key, stable per key (a cache key). */
+  sign(key: KeyObject, args: SigningArgs, input: string): Promise<string>;
+}
+
+/**
+ * Since 1.3: one argon2id job, what the core's `argon2Hashing` asks of the place it hashes in
+ * (`@gatehouse-auth/core`'s in-process default, or worker threads): make a hash, or check a
+ * secret against one (false, not an error, for a string that is not an argon2 hash).
+ */
+export type HashJob = { op: 'hash'; secret: string; cost: HashCost } | { op: 'verify'; secret: string; hash: string };
 
 /** A check of one thing the server depends on: resolves when it is up, throws (saying why) when not. */
 export type DependencyCheck = () => Promise<unknown>;

@@ -28,6 +28,7 @@ import { ClientRegistry } from '../oauth/clients.js';
 import { StoredClients } from '../oauth/stored-clients.js';
 import { appChecker } from '../plugins/app-config.js';
 import { assertionAudiences } from '../oauth/endpoints.js';
+import { inProcessSigning } from '../oauth/jws.js';
 import { KeyStore } from '../oauth/keys.js';
 import { LogoutService } from '../oauth/logout.js';
 import { SessionStore } from '../oauth/sessions.js';
@@ -181,7 +182,16 @@ export function createGatehouseContainer(
     }),
     tokens: single(
       ({ sql, clock, keys, config, userClaims, tokenCache, peers, metrics }) =>
-        new TokenService(sql, clock, keys, config.issuer, userClaims, { tokens: tokenCache, bus: peers }, metrics),
+        new TokenService(
+          sql,
+          clock,
+          keys,
+          config.issuer,
+          userClaims,
+          { tokens: tokenCache, bus: peers },
+          metrics,
+          () => container.cradle.jwtSigning,
+        ),
     ),
     sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),
     hostedLogin: single(
@@ -268,6 +278,7 @@ export function createGatehouseContainer(
       findByIdentifier: (identifier) => users.findByIdentifier(identifier),
     })),
     passwordHashing: asValue(argon2Hashing(runHeavy)),
+    jwtSigning: asValue(inProcessSigning),
     appSettings: asValue(new Map<string, AppSettings>()),
 
     loadedPlugins: asValue([]),

@@ -3,6 +3,7 @@ import type {
   AppSettingsLookup,
   Branding,
   Clock,
+  JwtSigning,
   PasswordHashing,
   RecordStore,
   Services,
@@ -150,6 +151,8 @@ export interface Cradle {
   userDirectory: UserDirectory;
   /** Replaceable by a plugin (`provides: ['passwordHashing']`). */
   passwordHashing: PasswordHashing;
+  /** Replaceable by a plugin (`provides: ['jwtSigning']`, decision 77). */
+  jwtSigning: JwtSigning;
   /** What plugins added to each app's config, by client id (filled in once they registered). */
   appSettings: AppSettingsLookup;
   /** Checks an app entry stored in the database as start-up checks the config's (with the plugins' keys). */

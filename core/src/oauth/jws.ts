@@ -1,5 +1,5 @@
 import { constants, sign, type KeyObject } from 'node:crypto';
-import { signingThreads, type SigningArgs, type SigningThreads } from './signing-threads.js';
+import type { JwtSigning, SigningArgs } from '@gatehouse-auth/plugin-api';
 
 /** A signing key: its id and algorithm (both in the JWS header) and the private key for node:crypto. */
 export interface JwtSigner {
@@ -63,17 +63,25 @@ export function signJwt(signer: JwtSigner, header: Record<string, unknown>, payl
 }
 
 /**
- * The same, signed on a signing thread (signing-threads.ts): the token endpoint's signatures (an
- * ECDSA signature is about 30 µs, RSA about 1 ms) then use the other cores instead of the event
- * loop. Plain node:crypto, not jose: jose signs through WebCrypto, whose per-call overhead cost
- * the token endpoint a fifth of its throughput (decision 11).
+ * The `jwtSigning` service's default (decision 77): node:crypto on the event loop. An ES256
+ * signature is about 45 µs, RSA about 1 ms: `@gatehouse-auth/worker-threads` moves them to
+ * other cores, in batches (decision 31).
  */
-export async function signJwtOffThread(
+export const inProcessSigning: JwtSigning = {
+  sign: async (_key, [digest, key], input) => sign(digest, Buffer.from(input), key).toString('base64url'),
+};
+
+/**
+ * The same, signed by `signing` (the token endpoint's signatures). Plain node:crypto, not jose:
+ * jose signs through WebCrypto, whose per-call overhead cost the token endpoint a fifth of its
+ * throughput (decision 11).
+ */
+export async function signJwtWith(
+  signing: JwtSigning,
   signer: JwtSigner,
   header: Record<string, unknown>,
   payload: Record<string, unknown>,
-  threads: SigningThreads = signingThreads(),
 ): Promise<string> {
   const input = signingInput(signer, header, payload);
-  return `${input}.${await threads.sign(signer.key, signingArgs(signer.alg, signer.key), input)}`;
+  return `${input}.${await signing.sign(signer.key, signingArgs(signer.alg, signer.key), input)}`;
 }

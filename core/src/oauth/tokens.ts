@@ -6,6 +6,7 @@ import {
   type GrantRecord,
   type IssueInput,
   type JsonObject,
+  type JwtSigning,
   type StoredToken,
   type TokenInfo,
   type TokenResponse,
@@ -15,7 +16,7 @@ import { NO_METRICS, type Metrics } from '../observability/metrics.js';
 import { dateOrNull, num, parseJson, type Sql } from '../storage/sql.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { namedClaims, scopeClaims, type ClaimsRequest, type UserClaims } from './claims.js';
-import { signJwtOffThread } from './jws.js';
+import { inProcessSigning, signJwtWith } from './jws.js';
 import type { KeyStore } from './keys.js';
 import type { PeerBus } from '../peer-bus.js';
 import type { ActiveTokenCache, Invalidation } from './token-cache.js';
@@ -185,6 +186,8 @@ export class TokenService {
     /** Active access tokens kept in memory, and how revocations reach the other nodes' caches. */
     private readonly cache?: { tokens: ActiveTokenCache; bus: PeerBus },
     private readonly metrics: Pick<Metrics, 'tokenIssued'> = NO_METRICS,
+    /** What signs the JWTs: the `jwtSigning` service current at each token (decision 77). */
+    private readonly signing: () => JwtSigning = () => inProcessSigning,
   ) {}
 
   /** Tells this node's cache and every other node's (after the revocation is in the database). */
@@ -429,7 +432,7 @@ export class TokenService {
       claims.jti = jti;
       claims.iat = iat;
       claims.exp = iat + accessTtl;
-      accessToken = await signJwtOffThread(signer, AT_JWT_HEADER, claims);
+      accessToken = await signJwtWith(this.signing(), signer, AT_JWT_HEADER, claims);
     } else {
       accessToken = randomToken(32);
     }
@@ -511,7 +514,8 @@ export class TokenService {
     const named =
       client.idTokenClaims === 'scope' ? [...new Set([...scopeClaims(input.scope), ...requested])] : requested;
     const userClaims = named.length && this.userClaims ? await this.userClaims.of(subject, named) : null;
-    return signJwtOffThread(
+    return signJwtWith(
+      this.signing(),
       signer,
       { typ: 'JWT' },
       {

@@ -1,11 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-
-/** One argon2id job for a thread: make a hash, or check a secret against one. */
-export type HashJob =
-  | { op: 'hash'; secret: string; cost: { memoryCost: number; timeCost: number; parallelism: number } }
-  | { op: 'verify'; secret: string; hash: string };
+import type { HashJob } from '@gatehouse-auth/core';
 
 type Answer = { value: string | boolean } | { error: string };
 
@@ -77,7 +73,7 @@ class HashingThread {
 }
 
 /**
- * Password and code hashing on worker threads of the core's own, one job per thread at a time.
+ * Password and code hashing on worker threads of their own, one job per thread at a time.
  * node-argon2 ran each hash on one of libuv's four pool threads, and glibc kept each thread's
  * 19 MiB argon2 buffer in that thread's arena after the hash: a busy server held 4 × 19 MiB more
  * than it hashed with (RSS 43 → 121 MiB after 48 hashes, decision 57). Here as many threads as
@@ -127,6 +123,10 @@ export class HashingThreads {
   }
 }
 
-/** The process's hashing threads, started with the first hash. */
-let shared: HashingThreads | undefined;
-export const hashingThreads = (): HashingThreads => (shared ??= new HashingThreads());
+/** The process's hashing threads of each size (one, unless configs differ), started with the first hash. */
+const shared = new Map<number, HashingThreads>();
+export function hashingThreads(size: number): HashingThreads {
+  let threads = shared.get(size);
+  if (!threads) shared.set(size, (threads = new HashingThreads(size)));
+  return threads;
+}

@@ -1,9 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { KeyObject, SignKeyObjectInput } from 'node:crypto';
-
-/** What node:crypto's sign() takes for one key: the digest (null for EdDSA) and the key with its options. */
-export type SigningArgs = [digest: string | null, key: KeyObject | SignKeyObjectInput];
+import type { KeyObject } from 'node:crypto';
+import type { JwtSigning, SigningArgs } from '@gatehouse-auth/core';
 
 type ToThread =
   { type: 'key'; id: number; args: SigningArgs } | { type: 'sign'; items: [keyId: number, input: string][] };
@@ -77,7 +75,7 @@ class SigningThread {
  * (about 10 µs of CPU each when idle, 30 µs on the event loop under load, issue 30), so under
  * load fewer, larger batches are what saves CPU.
  */
-export class SigningThreads {
+export class SigningThreads implements JwtSigning {
   private readonly threads: SigningThread[] = [];
   private readonly keyIds = new WeakMap<KeyObject, number>();
   private nextKeyId = 1;
@@ -145,6 +143,10 @@ export class SigningThreads {
   }
 }
 
-/** The process's signing threads, started with the first signature. */
-let shared: SigningThreads | undefined;
-export const signingThreads = (): SigningThreads => (shared ??= new SigningThreads());
+/** The process's signing threads of each size (one, unless configs differ), started with the first signature. */
+const shared = new Map<number, SigningThreads>();
+export function signingThreads(size: number): SigningThreads {
+  let threads = shared.get(size);
+  if (!threads) shared.set(size, (threads = new SigningThreads(size)));
+  return threads;
+}
