@@ -7,6 +7,9 @@ import type { Extensions } from './loader.js';
 /** The path a plugin mounts its routes at to be the hosted login page (`@gatehouse-auth/page-login`). */
 export const HOSTED_LOGIN_PATH = '/login';
 
+/** The path a plugin mounts the consent page at (`@gatehouse-auth/page-consent`, decision 75). */
+export const CONSENT_PAGE_PATH = '/login/consent';
+
 /**
  * Where the hosted login page's sign-out form posts: offered only while a plugin names it as
  * discovery's `end_session_endpoint` (`@gatehouse-auth/oauth-end-session`).
@@ -111,6 +114,13 @@ export function appComposition(
       throw new BootError(
         'CONFIG_INVALID',
         `${label} (${app.client_id}): no plugin serves the hosted login page (${HOSTED_LOGIN_PATH}) and the app has no login_page_url; add @gatehouse-auth/page-login to plugins, or give the app a login_page_url`,
+      );
+    }
+    // Every first sign-in of such an app asks for consent: without the page none would succeed.
+    if (app.consent_required && !extensions.routes.has(CONSENT_PAGE_PATH)) {
+      throw new BootError(
+        'CONFIG_INVALID',
+        `${label}.consent_required: no plugin serves the consent page (${CONSENT_PAGE_PATH}); add @gatehouse-auth/page-consent to plugins, or set it to false`,
       );
     }
     if (app.security_profile === 'fapi2') checkFapi2(app, label, extensions);

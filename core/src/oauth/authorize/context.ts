@@ -23,7 +23,10 @@ import { resolveRequestUri } from './request-uri.js';
 
 export const AUTHORIZE_PATHS = ['/api/oauth2/authorize', '/api/oauth2/authorize/'];
 export const RESUME_PATH = '/api/oauth2/authorize/resume';
+/** The pages of the authorization endpoint's choices, a plugin's (decision 75): used only while one mounts them. */
 export const CONSENT_PATH = '/login/consent';
+/** The account choice of `prompt=select_account` (OIDC Core §3.1.2.1). */
+export const ACCOUNT_PATH = '/login/account';
 export const CANCEL_PATH = '/login/cancel';
 
 /** What the authorization endpoint's actions use (the container's cradle provides it). */
@@ -131,6 +134,11 @@ export class AuthorizeContext {
       );
     }
     return { flow, request: flow.params.oauth as unknown as AuthorizationRequest };
+  }
+
+  /** Whether a plugin serves the page at `path` (the consent page, the account choice). */
+  serves(path: string): boolean {
+    return this.deps.extensions.routes.has(path);
   }
 
   async needsConsent(client: OAuthClient, userId: string, request: AuthorizationRequest): Promise<boolean> {
