@@ -420,11 +420,27 @@ export interface AccountPrompt {
  * (constant time) and the choice, spends the flow once, and answers the browser itself: the
  * redirect (or form_post page) to the app, the next page of the login, or the error page.
  */
+/** Since plugin API 1.3: the consent form's fields, as posted. */
+export interface ConsentAnswer {
+  requestId: unknown;
+  /** `allow`; anything else denies. */
+  decision: unknown;
+  csrf: unknown;
+}
+
+/** Since plugin API 1.3: the account choice's fields, as posted. */
+export interface AccountAnswer {
+  requestId: unknown;
+  /** `continue` or `other`. */
+  choice: unknown;
+  csrf: unknown;
+}
+
 export interface AuthorizeChoicesApi {
   readonly consent: {
     show(req: Request, res: Response, requestId: unknown): Promise<ConsentPrompt | null>;
     /** `decision: 'allow'` remembers the consent and answers the app; anything else is `access_denied`. */
-    answer(req: Request, res: Response, form: { requestId: unknown; decision: unknown; csrf: unknown }): Promise<void>;
+    answer(req: Request, res: Response, form: ConsentAnswer): Promise<void>;
   };
   readonly account: {
     show(req: Request, res: Response, requestId: unknown): Promise<AccountPrompt | null>;
@@ -433,7 +449,7 @@ export interface AuthorizeChoicesApi {
      * `'other'` ends this sign-in and starts the request again for someone else (`prompt=login`,
      * no `login_hint`). Another choice is an error page.
      */
-    answer(req: Request, res: Response, form: { requestId: unknown; choice: unknown; csrf: unknown }): Promise<void>;
+    answer(req: Request, res: Response, form: AccountAnswer): Promise<void>;
   };
 }
 

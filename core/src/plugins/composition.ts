@@ -2,13 +2,11 @@ import { PLUGGABLE_AUTH_METHODS } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
 import { DEFAULT_GRANT_TYPES, type AppConfig, type GatehouseConfig } from '../config/schema.js';
 import { BootError } from '../errors.js';
+import { CONSENT_PATH } from '../oauth/authorize/context.js';
 import type { Extensions } from './loader.js';
 
 /** The path a plugin mounts its routes at to be the hosted login page (`@gatehouse-auth/page-login`). */
 export const HOSTED_LOGIN_PATH = '/login';
-
-/** The path a plugin mounts the consent page at (`@gatehouse-auth/page-consent`, decision 75). */
-export const CONSENT_PAGE_PATH = '/login/consent';
 
 /**
  * Where the hosted login page's sign-out form posts: offered only while a plugin names it as
@@ -117,10 +115,10 @@ export function appComposition(
       );
     }
     // Every first sign-in of such an app asks for consent: without the page none would succeed.
-    if (app.consent_required && !extensions.routes.has(CONSENT_PAGE_PATH)) {
+    if (app.consent_required && !extensions.routes.has(CONSENT_PATH)) {
       throw new BootError(
         'CONFIG_INVALID',
-        `${label}.consent_required: no plugin serves the consent page (${CONSENT_PAGE_PATH}); add @gatehouse-auth/page-consent to plugins, or set it to false`,
+        `${label}.consent_required: no plugin serves the consent page (${CONSENT_PATH}); add @gatehouse-auth/page-consent to plugins, or set it to false`,
       );
     }
     if (app.security_profile === 'fapi2') checkFapi2(app, label, extensions);

@@ -1,6 +1,8 @@
 import type {
+  AccountAnswer,
   AccountPrompt,
   AuthorizeChoicesApi,
+  ConsentAnswer,
   ConsentPrompt,
   LoginFlowView,
 } from '@gatehouse-auth/plugin-api';
@@ -13,7 +15,7 @@ import { OAuthError } from '../errors.js';
 import { flowFormToken } from './browser.js';
 import { RESUME_PATH, type AuthorizeContext } from './context.js';
 import { finish } from './finish.js';
-import { alreadyFinished, authorizeUrlOf, ErrorPage, errorParams, type AuthorizationRequest } from './request.js';
+import { alreadyFinished, authorizeUrlOf, ErrorPage, type AuthorizationRequest } from './request.js';
 
 /**
  * The consent and the account choice of the authorization endpoint (`web.authorize`, decision
@@ -34,7 +36,7 @@ export class AuthorizeChoices implements AuthorizeChoicesApi {
         const formTargets = redirectSources(client.redirectUris);
         return { flow: this.views.view(flow), scopes: request.scope, csrf, formTargets };
       }),
-    answer: async (req: Request, res: Response, form: { requestId: unknown; decision: unknown; csrf: unknown }) => {
+    answer: async (req: Request, res: Response, form: ConsentAnswer) => {
       await this.shown(res, () => this.answerConsent(req, res, form));
     },
   };
@@ -48,7 +50,7 @@ export class AuthorizeChoices implements AuthorizeChoicesApi {
         const ends = [...client.redirectUris, ...(client.loginPageUrl ? [client.loginPageUrl] : [])];
         return { flow: this.views.view(flow), userName: user.username, csrf, formTargets: redirectSources(ends) };
       }),
-    answer: async (req: Request, res: Response, form: { requestId: unknown; choice: unknown; csrf: unknown }) => {
+    answer: async (req: Request, res: Response, form: AccountAnswer) => {
       await this.shown(res, () => this.answerAccount(req, res, form));
     },
   };
@@ -80,15 +82,13 @@ export class AuthorizeChoices implements AuthorizeChoicesApi {
   }
 
   /** Deny answers access_denied; Allow is remembered, then the client is answered. */
-  private async answerConsent(req: Request, res: Response, form: { requestId: unknown; decision: unknown; csrf: unknown }) {
-    const { clients, consents, flows, sessions } = this.ctx.deps;
+  private async answerConsent(req: Request, res: Response, form: ConsentAnswer) {
+    const { clients, consents, sessions } = this.ctx.deps;
     const { flow, request, csrf } = await this.waiting(req, form.requestId, 'completed');
     this.checkCsrf(form.csrf, csrf);
     const client = clients.get(request.client_id)!;
     if (form.decision !== 'allow') {
-      if (!(await flows.finish(flow.id))) throw alreadyFinished();
-      this.ctx.forgetFlow(res, flow);
-      return this.ctx.respond(res, request, errorParams(new OAuthError('access_denied', 'the user denied the request')));
+      return this.ctx.refuse(res, flow, request, new OAuthError('access_denied', 'the user denied the request'));
     }
     await consents.put(`${flow.userId}:${client.clientId}`, { scopes: request.scope });
     const session = await sessions.get(readCookie(req, this.ctx.sessionCookie));
@@ -115,7 +115,7 @@ export class AuthorizeChoices implements AuthorizeChoicesApi {
    * counting (`prompt=login`) and without the app's `login_hint`, so the login begins at the
    * first stage; the session is replaced once someone signs in.
    */
-  private async answerAccount(req: Request, res: Response, form: { requestId: unknown; choice: unknown; csrf: unknown }) {
+  private async answerAccount(req: Request, res: Response, form: AccountAnswer) {
     const { ctx } = this;
     const { flow, request, csrf } = await this.choosing(req, form.requestId);
     this.checkCsrf(form.csrf, csrf);

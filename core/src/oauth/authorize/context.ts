@@ -18,7 +18,8 @@ import type { RequiredActions } from '../../users/required-actions.js';
 import type { TokenService } from '../tokens.js';
 import { sessionCookieName } from './browser.js';
 import type { HostedLoginDeps } from './hosted-login.js';
-import { ErrorPage, type AuthorizationRequest } from './request.js';
+import type { OAuthError } from '../errors.js';
+import { alreadyFinished, ErrorPage, errorParams, type AuthorizationRequest } from './request.js';
 import { resolveRequestUri } from './request-uri.js';
 
 export const AUTHORIZE_PATHS = ['/api/oauth2/authorize', '/api/oauth2/authorize/'];
@@ -107,6 +108,13 @@ export class AuthorizeContext {
   /** The flow is over: drop its cookie, or a busy browser piles them up past the header limit. */
   forgetFlow(res: Response, flow: LoginFlow): void {
     this.deps.binding.dropCookie(res, this.deps.binding.flowCookie(flow.id));
+  }
+
+  /** A completed flow the app is told no about: spent once, its cookie dropped, `error` at the redirect URI. */
+  async refuse(res: Response, flow: LoginFlow, request: AuthorizationRequest, error: OAuthError): Promise<void> {
+    if (!(await this.deps.flows.finish(flow.id))) throw alreadyFinished();
+    this.forgetFlow(res, flow);
+    this.respond(res, request, errorParams(error));
   }
 
   /** A page of this server for a flow: `path` with its `request_id`. */

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import { CONSENT_PATH, type AuthorizeContext } from './context.js';
 import { finish } from './finish.js';
 import { OAuthError } from '../errors.js';
-import { alreadyFinished, ErrorPage, errorParams } from './request.js';
+import { ErrorPage } from './request.js';
 import { startBrowserSession } from './hosted-login.js';
 import { REQUIRED_ACTIONS_PATH } from '../../users/required-actions.js';
 
@@ -30,9 +30,7 @@ export function resumeAuthorization(ctx: AuthorizeContext): RequestHandler {
     if (request.prompt.includes('consent') || (await ctx.needsConsent(client, flow.userId!, request))) {
       if (ctx.serves(CONSENT_PATH)) return res.redirect(303, ctx.flowUrl(CONSENT_PATH, flow));
       // The page went between /authorize and here (a restart without its plugin): the app is told.
-      if (!(await ctx.deps.flows.finish(flow.id))) throw alreadyFinished();
-      ctx.forgetFlow(res, flow);
-      return ctx.respond(res, request, errorParams(new OAuthError('consent_required', 'no consent page is configured on this server')));
+      return ctx.refuse(res, flow, request, new OAuthError('consent_required', 'no consent page is configured'));
     }
     await finish(ctx, res, { flow, client, request, session }, req.log);
   };

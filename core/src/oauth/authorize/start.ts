@@ -60,10 +60,10 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
       const decision: typeof signedIn = otherUser ? { kind: 'none' } : signedIn;
       // No plugin shows the choice asked for: the app hears so now (OIDC Core §3.1.2.6), not after a login.
       if (request.prompt.includes('consent') && !ctx.serves(CONSENT_PATH)) {
-        throw new OAuthError('consent_required', 'no consent page is configured on this server');
+        throw new OAuthError('consent_required', 'no consent page is configured');
       }
       if (request.prompt.includes('select_account') && decision.kind !== 'none' && !ctx.serves(ACCOUNT_PATH)) {
-        throw new OAuthError('account_selection_required', 'no account choice page is configured on this server');
+        throw new OAuthError('account_selection_required', 'no account choice page is configured');
       }
       if (request.prompt.includes('none')) {
         if (decision.kind === 'none' || (decision.kind === 'login' && decision.stale))
