@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import type { GatehouseConfig } from '@gatehouse-auth/core';
 import {
+  DEMO_ADMIN_TOKEN,
   DEMO_SPA,
   fullLogin,
   startAuthorization,
@@ -78,6 +79,25 @@ describe('page-consent left out of plugins: (decision 75)', function () {
       prompt_values_supported: string[];
     };
     expect(metadata.prompt_values_supported).to.deep.equal(['none', 'login']);
+  });
+
+  it('the admin API refuses to store an app with consent_required: true (400 INVALID_APP)', async function () {
+    const res = await fetch(server.url('/admin/apps'), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${DEMO_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        client_id: 'asks-consent',
+        token_endpoint_auth_method: 'none',
+        redirect_uris: ['https://asks-consent.example.test/cb'],
+        grant_types: ['authorization_code'],
+        login_stages: [['PASSWORD']],
+        consent_required: true,
+      }),
+    });
+    expect(res.status).to.equal(400);
+    const { error } = (await res.json()) as { error: { code: string; error: string } };
+    expect(error.code).to.equal('INVALID_APP');
+    expect(error.error).to.match(/^app\.consent_required: no plugin serves the consent page \(\/login\/consent\)/);
   });
 });
 
