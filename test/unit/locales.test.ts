@@ -145,6 +145,8 @@ describe('locales: the built-in catalogs', () => {
     scan(path.join(REPO_ROOT, 'core', 'assets'));
     // The sign-in link page (decision 66) names the core's catalogs' `link.…` keys.
     scan(path.join(REPO_ROOT, 'plugins', 'page-link', 'src'));
+    // The consent page and the account choice (decision 75) name their `consent.…` and `account.…` keys.
+    scan(path.join(REPO_ROOT, 'plugins', 'page-consent', 'src'));
     // The binding link's page (decision 69) names their `device_link.…` keys.
     scan(path.join(REPO_ROOT, 'plugins', 'devices-api', 'src'));
     expect(used.size).to.be.greaterThan(40);

@@ -386,6 +386,73 @@ export interface DevicesApi {
  * Since plugin API 1.2: what an endpoint or page plugin's routes may ask of the core
  * (docs/plugins.md, "Endpoints and pages").
  */
+/**
+ * Since plugin API 1.3: what the consent page shows (decision 75). The core found the flow this
+ * browser holds, completed and waiting for the user's consent.
+ */
+export interface ConsentPrompt {
+  readonly flow: LoginFlowView;
+  /** The scopes the app asks for, in the request's order. */
+  readonly scopes: readonly string[];
+  /** The form's `csrf` field: bound to this browser's cookie of the flow. */
+  readonly csrf: string;
+  /** Where the answer's redirect may end (CSP form-action): the app's redirect URIs' origins. */
+  readonly formTargets: string[];
+}
+
+/** Since plugin API 1.3: what the account choice of `prompt=select_account` shows (decision 75). */
+export interface AccountPrompt {
+  readonly flow: LoginFlowView;
+  /** The name of the signed-in user ("Continue as …"). */
+  readonly userName: string;
+  /** The form's `csrf` field: bound to this browser's cookie of the flow. */
+  readonly csrf: string;
+  /** Where the answer's redirects may end (CSP form-action): the app's redirect URIs and login UI. */
+  readonly formTargets: string[];
+}
+
+/**
+ * Since plugin API 1.3: the authorization endpoint's choices for the pages that ask them
+ * (decision 75). The core redirects to `/login/consent` and `/login/account` with `request_id`
+ * only while a plugin mounts a route there. `show` checks the flow (this browser's, in the state
+ * that waits for the choice) and answers what to display, or sends the core's error page itself
+ * and answers null. `answer` takes the form's fields as posted: it checks the flow, the `csrf`
+ * (constant time) and the choice, spends the flow once, and answers the browser itself: the
+ * redirect (or form_post page) to the app, the next page of the login, or the error page.
+ */
+/** Since plugin API 1.3: the consent form's fields, as posted. */
+export interface ConsentAnswer {
+  requestId: unknown;
+  /** `allow`; anything else denies. */
+  decision: unknown;
+  csrf: unknown;
+}
+
+/** Since plugin API 1.3: the account choice's fields, as posted. */
+export interface AccountAnswer {
+  requestId: unknown;
+  /** `continue` or `other`. */
+  choice: unknown;
+  csrf: unknown;
+}
+
+export interface AuthorizeChoicesApi {
+  readonly consent: {
+    show(req: Request, res: Response, requestId: unknown): Promise<ConsentPrompt | null>;
+    /** `decision: 'allow'` remembers the consent and answers the app; anything else is `access_denied`. */
+    answer(req: Request, res: Response, form: ConsentAnswer): Promise<void>;
+  };
+  readonly account: {
+    show(req: Request, res: Response, requestId: unknown): Promise<AccountPrompt | null>;
+    /**
+     * `choice: 'continue'` goes on as the session's user (to the app, or the stages left);
+     * `'other'` ends this sign-in and starts the request again for someone else (`prompt=login`,
+     * no `login_hint`). Another choice is an error page.
+     */
+    answer(req: Request, res: Response, form: AccountAnswer): Promise<void>;
+  };
+}
+
 export interface WebApi {
   /** The issuer URL (config `issuer`). */
   readonly issuer: string;
@@ -528,6 +595,8 @@ export interface WebApi {
   readonly setup: SetupApi;
   /** Since 1.3: the device API's operations, every check inside them (decision 69). */
   readonly devices: DevicesApi;
+  /** Since 1.3: the consent and account choice of the authorization endpoint, every check inside them (decision 75). */
+  readonly authorize: AuthorizeChoicesApi;
   /** Since 1.3: what methods and FDS rules know of a request (address, user agent, languages, …). */
   requestFacts(req: IncomingMessage): RequestFacts;
   /**

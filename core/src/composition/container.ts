@@ -21,7 +21,7 @@ import { DeviceCookie } from '../http/device.js';
 import { JobQueue } from '../jobs/queue.js';
 import { Locales } from '../i18n/locales.js';
 import { AssertionReplayStore } from '../oauth/assertions.js';
-import { browserBinding, RESUME_PATH } from '../oauth/authorize/index.js';
+import { AuthorizeChoices, AuthorizeContext, browserBinding, RESUME_PATH } from '../oauth/authorize/index.js';
 import { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
 import { AdminGuard } from '../http/admin-guard.js';
 import { ClientRegistry } from '../oauth/clients.js';
@@ -270,6 +270,7 @@ export function createGatehouseContainer(
     loginFlows: single((c) => new LoginFlows(c)),
     setupWeb: single((c) => new SetupWeb(c)),
     devicesWeb: single((c) => new DevicesWeb(c)),
+    authorizeChoices: single((c) => new AuthorizeChoices(new AuthorizeContext(c), c.loginFlows)),
     statusWatch: single(({ statuses, lifecycle }) => new StatusWatch(statuses, () => lifecycle.draining)),
 
     services: asFunction(() => makeServices(container, provided)).singleton(),

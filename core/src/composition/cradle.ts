@@ -29,7 +29,7 @@ import type { DeviceCookie } from '../http/device.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Locales } from '../i18n/locales.js';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
-import type { BrowserBinding } from '../oauth/authorize/index.js';
+import type { AuthorizeChoices, BrowserBinding } from '../oauth/authorize/index.js';
 import type { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
 import type { AdminGuard } from '../http/admin-guard.js';
 import type { ClientRegistry } from '../oauth/clients.js';
@@ -121,6 +121,8 @@ export interface Cradle {
   pushes: DevicePushes;
   /** The device API's operations for the plugin that serves its routes (`web.devices`, decision 69). */
   devicesWeb: DevicesWeb;
+  /** The consent and the account choice for the plugin that shows them (`api.web.authorize`). */
+  authorizeChoices: AuthorizeChoices;
   /** The addresses users proved (account verification). */
   accounts: AccountVerification;
   /** Users' OIDC profile claims (name, locale, ...). */

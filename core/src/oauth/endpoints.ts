@@ -27,6 +27,7 @@ import type { ClientRegistry } from './clients.js';
 import { routeInput } from '../http/api-spec.js';
 import { INTROSPECT_PATHS, oauthApi, REVOKE_PATHS, TOKEN_PATHS, USERINFO_PATHS } from './api.js';
 import { OAuthError } from './errors.js';
+import { ACCOUNT_PATH, CONSENT_PATH } from './authorize/context.js';
 import { isFapi2, senderConstrained } from './fapi.js';
 import { readForm } from './form.js';
 import type { KeyStore } from './keys.js';
@@ -443,7 +444,14 @@ function coreMetadata(deps: Pick<OAuthDeps, 'config' | 'clients' | 'extensions' 
     ...(verifier ? { request_object_signing_alg_values_supported: verifier.algorithms } : {}),
     request_uri_parameter_supported: false,
     ...(acrValues.length ? { acr_values_supported: acrValues } : {}),
-    prompt_values_supported: ['none', 'login', 'consent', 'select_account', ...deps.extensions.prompts.ids()],
+    // `consent` and `select_account` work where a plugin shows their pages (decision 75).
+    prompt_values_supported: [
+      'none',
+      'login',
+      ...(deps.extensions.routes.has(CONSENT_PATH) ? ['consent'] : []),
+      ...(deps.extensions.routes.has(ACCOUNT_PATH) ? ['select_account'] : []),
+      ...deps.extensions.prompts.ids(),
+    ],
     verification_methods_supported: deps.extensions.methods.ids(),
   };
 }

@@ -2,6 +2,7 @@ import { PLUGGABLE_AUTH_METHODS } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
 import { DEFAULT_GRANT_TYPES, type AppConfig, type GatehouseConfig } from '../config/schema.js';
 import { BootError } from '../errors.js';
+import { CONSENT_PATH } from '../oauth/authorize/context.js';
 import type { Extensions } from './loader.js';
 
 /** The path a plugin mounts its routes at to be the hosted login page (`@gatehouse-auth/page-login`). */
@@ -111,6 +112,13 @@ export function appComposition(
       throw new BootError(
         'CONFIG_INVALID',
         `${label} (${app.client_id}): no plugin serves the hosted login page (${HOSTED_LOGIN_PATH}) and the app has no login_page_url; add @gatehouse-auth/page-login to plugins, or give the app a login_page_url`,
+      );
+    }
+    // Every first sign-in of such an app asks for consent: without the page none would succeed.
+    if (app.consent_required && !extensions.routes.has(CONSENT_PATH)) {
+      throw new BootError(
+        'CONFIG_INVALID',
+        `${label}.consent_required: no plugin serves the consent page (${CONSENT_PATH}); add @gatehouse-auth/page-consent to plugins, or set it to false`,
       );
     }
     if (app.security_profile === 'fapi2') checkFapi2(app, label, extensions);

@@ -112,8 +112,8 @@ function bearerOf(req: Request): string | null {
 export default definePlugin({
   name: '@gatehouse-auth/oauth-dcr',
   apiVersion: '^1.3',
-  // clientAdmin is that plugin's (decision 0063).
-  dependencies: ['@gatehouse-auth/management'],
+  // clientAdmin is that plugin's (decision 0063); every app it registers asks consent (decision 75).
+  dependencies: ['@gatehouse-auth/management', '@gatehouse-auth/page-consent'],
   options: dcrOptions,
   register(api, options) {
     const { web, services, records } = api;

@@ -454,6 +454,10 @@ function webWithoutServer(): WebApi {
     loginFlows: needsServerAll<WebApi['loginFlows']>('loginFlows', needsServer),
     setup: needsServerAll<WebApi['setup']>('setup', needsServer),
     devices: needsServerAll<WebApi['devices']>('devices', needsServer),
+    authorize: {
+      consent: needsServerAll<WebApi['authorize']['consent']>('authorize.consent', needsServer),
+      account: needsServerAll<WebApi['authorize']['account']>('authorize.account', needsServer),
+    },
     requestFacts: needsServer('requestFacts'),
     requireAdmin: needsServer('requireAdmin'),
     adminTokenSet: false,

@@ -18,12 +18,16 @@ import type { RequiredActions } from '../../users/required-actions.js';
 import type { TokenService } from '../tokens.js';
 import { sessionCookieName } from './browser.js';
 import type { HostedLoginDeps } from './hosted-login.js';
-import { ErrorPage, type AuthorizationRequest } from './request.js';
+import type { OAuthError } from '../errors.js';
+import { alreadyFinished, ErrorPage, errorParams, type AuthorizationRequest } from './request.js';
 import { resolveRequestUri } from './request-uri.js';
 
 export const AUTHORIZE_PATHS = ['/api/oauth2/authorize', '/api/oauth2/authorize/'];
 export const RESUME_PATH = '/api/oauth2/authorize/resume';
+/** The pages of the authorization endpoint's choices, a plugin's (decision 75): used only while one mounts them. */
 export const CONSENT_PATH = '/login/consent';
+/** The account choice of `prompt=select_account` (OIDC Core §3.1.2.1). */
+export const ACCOUNT_PATH = '/login/account';
 export const CANCEL_PATH = '/login/cancel';
 
 /** What the authorization endpoint's actions use (the container's cradle provides it). */
@@ -106,6 +110,13 @@ export class AuthorizeContext {
     this.deps.binding.dropCookie(res, this.deps.binding.flowCookie(flow.id));
   }
 
+  /** A completed flow the app is told no about: spent once, its cookie dropped, `error` at the redirect URI. */
+  async refuse(res: Response, flow: LoginFlow, request: AuthorizationRequest, error: OAuthError): Promise<void> {
+    if (!(await this.deps.flows.finish(flow.id))) throw alreadyFinished();
+    this.forgetFlow(res, flow);
+    this.respond(res, request, errorParams(error));
+  }
+
   /** A page of this server for a flow: `path` with its `request_id`. */
   flowUrl(path: string, flow: LoginFlow): string {
     return `${this.page.base}${path}?request_id=${encodeURIComponent(flow.id)}`;
@@ -131,6 +142,11 @@ export class AuthorizeContext {
       );
     }
     return { flow, request: flow.params.oauth as unknown as AuthorizationRequest };
+  }
+
+  /** Whether a plugin serves the page at `path` (the consent page, the account choice). */
+  serves(path: string): boolean {
+    return this.deps.extensions.routes.has(path);
   }
 
   async needsConsent(client: OAuthClient, userId: string, request: AuthorizationRequest): Promise<boolean> {

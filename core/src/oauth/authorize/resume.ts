@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { CONSENT_PATH, type AuthorizeContext } from './context.js';
 import { finish } from './finish.js';
+import { OAuthError } from '../errors.js';
 import { ErrorPage } from './request.js';
 import { startBrowserSession } from './hosted-login.js';
 import { REQUIRED_ACTIONS_PATH } from '../../users/required-actions.js';
@@ -27,7 +28,9 @@ export function resumeAuthorization(ctx: AuthorizeContext): RequestHandler {
         ? null
         : await startBrowserSession(ctx.deps, req, res, flow, ctx.deps.clock.now());
     if (request.prompt.includes('consent') || (await ctx.needsConsent(client, flow.userId!, request))) {
-      return res.redirect(303, ctx.flowUrl(CONSENT_PATH, flow));
+      if (ctx.serves(CONSENT_PATH)) return res.redirect(303, ctx.flowUrl(CONSENT_PATH, flow));
+      // The page went between /authorize and here (a restart without its plugin): the app is told.
+      return ctx.refuse(res, flow, request, new OAuthError('consent_required', 'no consent page is configured'));
     }
     await finish(ctx, res, { flow, client, request, session }, req.log);
   };

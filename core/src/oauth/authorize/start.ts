@@ -6,10 +6,9 @@ import { stagesFor } from '../acr.js';
 import { flowStart, type SsoDecision } from '../sso.js';
 import { OAuthError } from '../errors.js';
 import { errorPage } from '../pages.js';
-import { ACCOUNT_PATH } from './account.js';
 import { ssoDecision } from './hosted-login.js';
 import { flowCookieNames, MAX_FLOW_COOKIES } from './browser.js';
-import { RESUME_PATH, type AuthorizeContext } from './context.js';
+import { ACCOUNT_PATH, CONSENT_PATH, RESUME_PATH, type AuthorizeContext } from './context.js';
 import { errorParams, RedirectError, validate, type AuthorizationRequest } from './request.js';
 
 /**
@@ -59,6 +58,13 @@ export function startAuthorization(ctx: AuthorizeContext): RequestHandler {
         throw new OAuthError('login_required', 'the signed-in user is not the one id_token_hint names');
       }
       const decision: typeof signedIn = otherUser ? { kind: 'none' } : signedIn;
+      // No plugin shows the choice asked for: the app hears so now (OIDC Core §3.1.2.6), not after a login.
+      if (request.prompt.includes('consent') && !ctx.serves(CONSENT_PATH)) {
+        throw new OAuthError('consent_required', 'no consent page is configured');
+      }
+      if (request.prompt.includes('select_account') && decision.kind !== 'none' && !ctx.serves(ACCOUNT_PATH)) {
+        throw new OAuthError('account_selection_required', 'no account choice page is configured');
+      }
       if (request.prompt.includes('none')) {
         if (decision.kind === 'none' || (decision.kind === 'login' && decision.stale))
           throw new OAuthError('login_required', 'the user must sign in (again)');
