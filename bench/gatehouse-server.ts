@@ -64,6 +64,8 @@ const config = parseConfig(
     // Scenario e mints thousands of codes from 127.0.0.1 through /authorize before its run.
     oauth: { authorize_per_ip_per_minute: 0 },
     plugins: [
+      // PostgreSQL (scenario f) needs the peer bus's transport (decision 74), as deployed.
+      ...(databaseUrl.startsWith('postgres') ? [{ name: '@gatehouse-auth/peer-bus-postgres' }] : []),
       // Default argon2id cost (64 MiB, t=3, p=4): the password scenario measures the real thing.
       { name: '@gatehouse-auth/method-password' },
       { name: '@gatehouse-auth/method-totp' },

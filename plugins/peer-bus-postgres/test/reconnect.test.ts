@@ -1,15 +1,16 @@
 /**
- * The PostgreSQL peer bus (decision 29) after its connection is lost: it tries again every
+ * The PostgreSQL peer bus (decisions 29 and 74) after its connection is lost: it tries again every
  * second until a connection listens, however many attempts fail, and news flows again once it
  * is back. A single failed reconnect used to end the trying, leaving the token cache off until a
  * restart.
  */
 import { expect } from 'chai';
 import { createLogger } from '@gatehouse-auth/core';
-import { postgresPeerBus, type PeerBus, type PeerNews } from '../../core/src/peer-bus.js';
-import { LogCapture } from '../support/log-capture.js';
-import { withPostgresDatabase } from '../support/postgres.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import type { PeerBus, PeerNews } from '../../../core/src/peer-bus.js';
+import { postgresPeerBus } from './bus.js';
+import { LogCapture } from '../../../test/support/log-capture.js';
+import { withPostgresDatabase } from '../../../test/support/postgres.js';
+import { TcpProxy } from '../../../test/support/tcp-proxy.js';
 
 describe('PostgreSQL peer bus: back after an outage of several retries (issue 30)', function () {
   this.timeout(30_000);

@@ -5,9 +5,10 @@
  */
 import { expect } from 'chai';
 import { createLogger } from '@gatehouse-auth/core';
-import { postgresPeerBus, type PeerBus, type PeerNews } from '../../core/src/peer-bus.js';
-import { LogCapture } from '../support/log-capture.js';
-import { withPostgresDatabase } from '../support/postgres.js';
+import type { PeerBus, PeerNews } from '../../../core/src/peer-bus.js';
+import { postgresPeerBus } from './bus.js';
+import { LogCapture } from '../../../test/support/log-capture.js';
+import { withPostgresDatabase } from '../../../test/support/postgres.js';
 
 describe('PostgreSQL peer bus: long news split into pieces', function () {
   this.timeout(20_000);
