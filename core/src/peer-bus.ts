@@ -229,7 +229,12 @@ function pieces(news: PeerNews): PeerNews[] {
  * carries them. While it is down the caches are off (`connected(false)`): a message missed then
  * is never replayed.
  */
-async function overTransport(peers: Peers, transport: PeerTransport, databaseUrl: string, logger: Logger): Promise<void> {
+async function overTransport(
+  peers: Peers,
+  transport: PeerTransport,
+  databaseUrl: string,
+  logger: Logger,
+): Promise<void> {
   peers.attach({ send: (message) => transport.send(JSON.stringify(message)), end: () => transport.close() });
   await transport.open({
     databaseUrl,

@@ -7,7 +7,9 @@ function replaySuite(databaseUrl: () => string | undefined): void {
   let gatehouse: Gatehouse;
   before(async () => {
     const url = databaseUrl();
-    gatehouse = await buildApp(testConfig(peerBusFor(url), url ? { database: { url } } : {}), { logger: createLogger('silent') });
+    gatehouse = await buildApp(testConfig(peerBusFor(url), url ? { database: { url } } : {}), {
+      logger: createLogger('silent'),
+    });
   });
   after(() => gatehouse?.close());
 

@@ -40,7 +40,10 @@ function storageSuite(dialect: 'sqlite' | 'postgres', databaseUrl: () => string)
 
   before(async function () {
     this.timeout(20_000);
-    gatehouse = await buildApp(testConfig(peerBusFor(databaseUrl()), { database: { url: databaseUrl() } }), { clock, migrate: false });
+    gatehouse = await buildApp(testConfig(peerBusFor(databaseUrl()), { database: { url: databaseUrl() } }), {
+      clock,
+      migrate: false,
+    });
     const { sequelize } = gatehouse.container.cradle;
     migrations.pendingBefore = await pendingMigrations(sequelize, gatehouse.logger);
     migrations.first = await migrate(sequelize, gatehouse.logger);
