@@ -139,7 +139,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     });
     // Before the apps are loaded and the first request: no news is missed from then on.
     const transport = provided.has('peerTransport') ? container.resolve<PeerTransport>('peerTransport') : undefined;
-    await openPeerBus(bus, { dialect: sql.dialect, url: database.url, transport, logger });
+    await openPeerBus(bus, { dialect: sql.dialect, url: database.url, transport });
     if (provided.has('tracing')) tracing.use(c.tracing);
     if (provided.has('metrics')) metrics.use(c.metrics);
     joinPluginApps(config, c.extensions);

@@ -84,7 +84,7 @@ export class Peers implements PeerBus {
   /** None until opened, and none for a lone process: nobody else to tell. */
   private channel: Channel | null = null;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(readonly logger: Logger) {}
 
   attach(channel: Channel): void {
     this.channel = channel;
@@ -229,12 +229,7 @@ function pieces(news: PeerNews): PeerNews[] {
  * carries them. While it is down the caches are off (`connected(false)`): a message missed then
  * is never replayed.
  */
-async function overTransport(
-  peers: Peers,
-  transport: PeerTransport,
-  databaseUrl: string,
-  logger: Logger,
-): Promise<void> {
+async function overTransport(peers: Peers, transport: PeerTransport, databaseUrl: string): Promise<void> {
   peers.attach({ send: (message) => transport.send(JSON.stringify(message)), end: () => transport.close() });
   await transport.open({
     databaseUrl,
@@ -243,7 +238,7 @@ async function overTransport(
       try {
         message = JSON.parse(raw) as Message | null;
       } catch (err) {
-        logger.warn({ err }, 'peer bus: unreadable message');
+        peers.logger.warn({ err }, 'peer bus: unreadable message');
       }
       if (typeof message?.node === 'string') peers.receive(message);
     },
@@ -310,11 +305,11 @@ export const NO_PEER_TRANSPORT =
  */
 export async function openPeerBus(
   peers: Peers,
-  opts: { dialect: 'sqlite' | 'postgres'; url: string; transport: PeerTransport | undefined; logger: Logger },
+  opts: { dialect: 'sqlite' | 'postgres'; url: string; transport: PeerTransport | undefined },
 ): Promise<void> {
   if (opts.dialect === 'postgres') {
     if (!opts.transport) throw new BootError('CONFIG_INVALID', NO_PEER_TRANSPORT);
-    return overTransport(peers, opts.transport, opts.url, opts.logger);
+    return overTransport(peers, opts.transport, opts.url);
   }
   if (cluster.isWorker && process.send) return overCluster(peers);
   peers.up();
