@@ -7,11 +7,14 @@
  * refused stops start-up and is closed, and on SQLite the transport is not used. The transport's
  * reconnecting and the long news' pieces are reconnect.test.ts and split.test.ts.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { buildApp, createLogger, type Gatehouse, type GatehouseConfig } from '@gatehouse-auth/core';
-import { checkConfig } from '../../../core/src/gatehouse.js';
-import { PEER_BUS_POSTGRES, testConfig, type PluginEntryInput } from '../../../test/support/config.js';
+import { runCli } from '../../../test/support/cli.js';
+import { PEER_BUS_POSTGRES, testConfig, testConfigInput, type PluginEntryInput } from '../../../test/support/config.js';
 import { withPostgresDatabase } from '../../../test/support/postgres.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -53,14 +56,29 @@ describe('@gatehouse-auth/peer-bus-postgres', function () {
     expect((failure as { code?: string }).code).to.equal('CONFIG_INVALID');
   });
 
-  it('without it, `config check` of a PostgreSQL config fails with the same line (it builds on SQLite)', async () => {
-    const config = onPostgres([]);
-    const failure = await checkConfig({ config, baseDir: process.cwd() }).then(
-      () => expect.fail('expected the check to fail'),
-      (err: unknown) => err as Error,
-    );
-    expect(failure.message).to.equal(NO_TRANSPORT);
-    await checkConfig({ config: onPostgres([PEER_BUS_POSTGRES]), baseDir: process.cwd() });
+  it('without it, `gatehouse config check` and `start` of a PostgreSQL config exit 1 with that line', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-peer-bus-'));
+    try {
+      const file = (name: string, plugins: PluginEntryInput[]) => {
+        const at = path.join(dir, name);
+        writeFileSync(at, JSON.stringify(testConfigInput(plugins, { database: { url: db.url } })));
+        return at;
+      };
+      const without = file('without.yaml', []);
+      const [check, start] = await Promise.all([
+        runCli(['config', 'check', '--config', without], { timeoutMs: 30_000 }),
+        runCli(['start', '--config', without], { env: { PORT: '0' }, timeoutMs: 30_000 }),
+      ]);
+      for (const run of [check, start])
+        expect(run).to.deep.include({ code: 1, stderr: `gatehouse: ${NO_TRANSPORT}\n` });
+      // `config check` builds on SQLite, where the transport is unused: it checks the configured URL.
+      const listed = await runCli(['config', 'check', '--config', file('with.yaml', [PEER_BUS_POSTGRES])], {
+        timeoutMs: 30_000,
+      });
+      expect(listed.code, listed.stderr).to.equal(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('two servers on one database hear each other from the start; each closes its listener when it stops', async () => {
