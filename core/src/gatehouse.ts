@@ -1,4 +1,4 @@
-import type { Clock, Served, ServingInfo } from '@gatehouse-auth/plugin-api';
+import type { Clock, PeerTransport, Served, ServingInfo } from '@gatehouse-auth/plugin-api';
 import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { asValue, type AwilixContainer } from 'awilix';
@@ -22,11 +22,12 @@ import { startAll, type StartedTogether } from './plugins/serve.js';
 import { pluginWeb } from './plugins/web.js';
 import { checkMetadataMembers } from './oauth/endpoints.js';
 import { systemClock } from './services.js';
+import { BootError } from './errors.js';
 import { openDatabase } from './storage/database.js';
 import { openDriver } from './storage/drivers.js';
 import { migrate } from './storage/migrate.js';
 import { Sql } from './storage/sql.js';
-import { openPeerBus, type PeerBus } from './peer-bus.js';
+import { NO_PEER_TRANSPORT, openPeerBus, Peers } from './peer-bus.js';
 import { recordStore } from './storage/stores.js';
 
 export type { Cradle } from './composition/cradle.js';
@@ -92,7 +93,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     logSql: database.log_sql,
     poolMax: database.pool_max,
   });
-  let peers: PeerBus | undefined;
+  // Off until opened below, once the plugins registered: a transport is a plugin's (decision 74).
+  const bus = new Peers(logger);
   let closeCounters: (() => Promise<void>) | undefined;
   try {
     if (options.migrate !== false) await migrate(sequelize, logger);
@@ -109,8 +111,6 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         tracing,
       ),
     );
-    const bus = await openPeerBus({ dialect: sql.dialect, url: database.url, logger });
-    peers = bus;
     const provided = new Map<string, string>();
     const starts: { plugin: string; start: (serving: ServingInfo) => Promise<Served | void> }[] = [];
     const container = createGatehouseContainer(
@@ -137,6 +137,9 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       serve: (plugin, start) => void starts.push({ plugin, start }),
       jobs: c.jobs,
     });
+    // Before the apps are loaded and the first request: no news is missed from then on.
+    const transport = provided.has('peerTransport') ? container.resolve<PeerTransport>('peerTransport') : undefined;
+    await openPeerBus(bus, { dialect: sql.dialect, url: database.url, transport });
     if (provided.has('tracing')) tracing.use(c.tracing);
     if (provided.has('metrics')) metrics.use(c.metrics);
     joinPluginApps(config, c.extensions);
@@ -187,7 +190,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     };
   } catch (err) {
     await closeCounters?.();
-    await peers?.close();
+    await bus.close();
     await sequelize.close();
     throw err;
   }
@@ -215,5 +218,8 @@ export async function checkConfig(loaded: LoadedConfig): Promise<{ plugins: Load
   };
   const app = await buildApp({ ...loaded, config }, { logger: createLogger('silent') });
   await app.close();
+  // Built on SQLite, where a transport is not needed: the configured database may need one.
+  if (/^postgres/.test(loaded.config.database.url) && !app.container.hasRegistration('peerTransport'))
+    throw new BootError('CONFIG_INVALID', NO_PEER_TRANSPORT);
   return { plugins: app.plugins };
 }

@@ -1,7 +1,8 @@
+import type { PeerTransport } from '@gatehouse-auth/plugin-api';
 import { randomUUID } from 'node:crypto';
 import cluster from 'node:cluster';
-import pg from 'pg';
 import type { Logger } from 'pino';
+import { BootError } from './errors.js';
 import type { Invalidation } from './oauth/token-cache.js';
 
 /** What one node tells the others. */
@@ -16,8 +17,9 @@ export interface PeerNews {
 
 /**
  * Carries news every node must hear at once — revocations for the token caches, client blocks
- * (docs/decisions/0029): PostgreSQL LISTEN/NOTIFY between servers on one database, IPC through
- * the primary between the cluster workers of one SQLite file, nothing for a lone process.
+ * (docs/decisions/0029): a plugin's `peerTransport` between servers on one PostgreSQL database
+ * (decision 74), IPC through the primary between the cluster workers of one SQLite file,
+ * nothing for a lone process.
  */
 export interface PeerBus {
   /**
@@ -47,20 +49,27 @@ export interface PeerListener {
 const ACK_TIMEOUT_MS = 1000;
 /** Each node says it is alive this often; a node not heard of for three periods is gone. */
 const HEARTBEAT_MS = 5000;
-/** NOTIFY payloads stop at 8000 bytes: split long lists of keys. */
+/** A transport's messages stop at 8000 bytes (NOTIFY's limit): split long lists of keys. */
 const KEYS_PER_MESSAGE = 90;
-const CHANNEL = 'gatehouse_peers';
 
 type Message =
   | { type: 'news'; node: string; seq: number; news: PeerNews }
   | { type: 'ack'; node: string; to: string; seq: number }
   | { type: 'alive' | 'bye'; node: string };
 
+/** A broadcast channel that reaches every node; `end` closes it after the goodbye. */
+interface Channel {
+  send(message: Message): Promise<void>;
+  end(): Promise<void>;
+}
+
 /**
  * The protocol over any broadcast channel that reaches every node, the sender included: news,
- * acknowledgements addressed to its sender, and heartbeats that say who the peers are.
+ * acknowledgements addressed to its sender, and heartbeats that say who the peers are. Made
+ * before the container (its listeners subscribe there) and off until `openPeerBus` gives it its
+ * channel, once the plugins registered (a transport is a plugin's).
  */
-class Peers implements PeerBus {
+export class Peers implements PeerBus {
   readonly node = randomUUID();
   readonly listeners: PeerListener[] = [];
   private seq = 0;
@@ -72,21 +81,25 @@ class Peers implements PeerBus {
   private live = false;
   /** Set once `close` starts: a channel lost from then on is not connected again. */
   closing = false;
+  /** None until opened, and none for a lone process: nobody else to tell. */
+  private channel: Channel | null = null;
 
-  constructor(
-    private readonly transmit: (message: Message) => Promise<void>,
-    private readonly logger: Logger,
-    /** Ends the channel, after the goodbye. */
-    private readonly end: () => Promise<void>,
-  ) {}
+  constructor(readonly logger: Logger) {}
+
+  attach(channel: Channel): void {
+    this.channel = channel;
+  }
 
   /** The channel works (again): say hello, and from now on say so every HEARTBEAT_MS. */
   up(): void {
+    if (this.closing) return;
     this.live = true;
-    this.emit({ type: 'alive', node: this.node });
     clearInterval(this.heartbeat);
-    this.heartbeat = setInterval(() => this.emit({ type: 'alive', node: this.node }), HEARTBEAT_MS);
-    this.heartbeat.unref();
+    if (this.channel) {
+      this.emit({ type: 'alive', node: this.node });
+      this.heartbeat = setInterval(() => this.emit({ type: 'alive', node: this.node }), HEARTBEAT_MS);
+      this.heartbeat.unref();
+    }
     for (const l of this.listeners) l.connected(true);
   }
 
@@ -104,7 +117,11 @@ class Peers implements PeerBus {
     this.closing = true;
     if (this.live) await this.transmit({ type: 'bye', node: this.node }).catch(() => undefined);
     this.down();
-    await this.end();
+    await this.channel?.end();
+  }
+
+  private transmit(message: Message): Promise<void> {
+    return this.channel ? this.channel.send(message) : Promise.resolve();
   }
 
   subscribe(listener: PeerListener): void {
@@ -189,21 +206,6 @@ class Peers implements PeerBus {
   }
 }
 
-/** One process, nobody else to tell. */
-export function localPeerBus(): PeerBus {
-  const listeners: PeerListener[] = [];
-  return {
-    publish: async (news) => {
-      for (const l of listeners) l.receive(news);
-    },
-    subscribe: (l) => {
-      listeners.push(l);
-      l.connected(true);
-    },
-    close: async () => undefined,
-  };
-}
-
 /** Splits long lists into NOTIFY-sized pieces. */
 function pieces(news: PeerNews): PeerNews[] {
   const revoked = news.revoked ?? {};
@@ -223,100 +225,46 @@ function pieces(news: PeerNews): PeerNews[] {
 }
 
 /**
- * LISTEN on a connection of its own; NOTIFY through the same connection. While that connection
- * is down the cache is off (`connected(false)`): a notification missed then is never replayed.
+ * Over a plugin's transport: the core writes and reads the messages (JSON), the transport only
+ * carries them. While it is down the caches are off (`connected(false)`): a message missed then
+ * is never replayed.
  */
-export async function postgresPeerBus(url: string, logger: Logger): Promise<PeerBus> {
-  let client: pg.Client | null = null;
-  let retry: NodeJS.Timeout | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
-
-  const peers = new Peers(
-    async (message) => {
-      const c = client;
-      if (!c) return;
-      // One query at a time on the connection (pg 9 refuses overlapping ones).
-      const sent = queue.then(() => c.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(message)]));
-      queue = sent.catch(() => undefined);
-      await sent;
-    },
-    logger,
-    async () => {
-      clearTimeout(retry);
-      const c = client;
-      client = null;
-      await c?.end();
-    },
-  );
-
-  const connect = async (): Promise<void> => {
-    // Named, so that an operator finds it in pg_stat_activity.
-    const c = new pg.Client({ connectionString: url, application_name: 'gatehouse-peer-bus' });
-    c.on('notification', (n) => {
-      if (n.channel !== CHANNEL || !n.payload) return;
+async function overTransport(peers: Peers, transport: PeerTransport, databaseUrl: string): Promise<void> {
+  peers.attach({ send: (message) => transport.send(JSON.stringify(message)), end: () => transport.close() });
+  await transport.open({
+    databaseUrl,
+    receive: (raw) => {
+      let message: Message | null = null;
       try {
-        peers.receive(JSON.parse(n.payload) as Message);
+        message = JSON.parse(raw) as Message | null;
       } catch (err) {
-        logger.warn({ err }, 'peer bus: unreadable notification');
+        peers.logger.warn({ err }, 'peer bus: unreadable message');
       }
-    });
-    const lost = (err?: Error) => {
-      if (client !== c) return;
-      client = null;
-      peers.down();
-      if (peers.closing) return;
-      logger.warn({ err }, 'peer bus lost its connection; token cache off until it is back');
-      reconnect();
-    };
-    c.on('error', lost);
-    c.on('end', () => lost());
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${CHANNEL}`);
-    } catch (err) {
-      await c.end().catch(() => undefined);
-      throw err;
-    }
-    // Closed while this attempt was under way: nobody is listening any more.
-    if (peers.closing) return void (await c.end().catch(() => undefined));
-    client = c;
-    peers.up();
-  };
-  // Every second until a connection listens again: a failed attempt is not the end of trying
-  // (it once was: the failure reached the lost connection's handler, which had nothing to do).
-  const reconnect = () => {
-    retry = setTimeout(() => {
-      connect().catch((err: unknown) => {
-        if (peers.closing) return;
-        logger.debug({ err }, 'peer bus: reconnecting failed; trying again in a second');
-        reconnect();
-      });
-    }, 1000);
-  };
-  await connect();
-  return peers;
+      if (typeof message?.node === 'string') peers.receive(message);
+    },
+    up: () => peers.up(),
+    down: () => peers.down(),
+  });
 }
 
 /** What cluster workers and the primary send each other. */
 export const CLUSTER_MESSAGE = 'gatehouse:peer-news';
 
-/** A cluster worker's bus: the primary relays every worker's messages to all of them. */
-export function clusterPeerBus(logger: Logger): PeerBus {
-  const peers = new Peers(
-    (message) =>
-      new Promise<void>((resolve, reject) =>
-        process.send!({ type: CLUSTER_MESSAGE, message }, undefined, {}, (err) => (err ? reject(err) : resolve())),
-      ),
-    logger,
-    async () => void process.off('message', onMessage),
-  );
+/** A cluster worker's channel: the primary relays every worker's messages to all of them. */
+function overCluster(peers: Peers): void {
   const onMessage = (raw: unknown) => {
     const m = raw as { type?: string; message?: Message };
     if (m?.type === CLUSTER_MESSAGE && m.message) peers.receive(m.message);
   };
+  peers.attach({
+    send: (message) =>
+      new Promise<void>((resolve, reject) =>
+        process.send!({ type: CLUSTER_MESSAGE, message }, undefined, {}, (err) => (err ? reject(err) : resolve())),
+      ),
+    end: async () => void process.off('message', onMessage),
+  });
   process.on('message', onMessage);
   peers.up();
-  return peers;
 }
 
 /**
@@ -343,13 +291,26 @@ export function relayPeerNews(): void {
   });
 }
 
-/** The bus for this process: PostgreSQL, a cluster worker's IPC, or none. */
-export async function openPeerBus(opts: {
-  dialect: 'sqlite' | 'postgres';
-  url: string;
-  logger: Logger;
-}): Promise<PeerBus> {
-  if (opts.dialect === 'postgres') return postgresPeerBus(opts.url, opts.logger);
-  if (cluster.isWorker && process.send) return clusterPeerBus(opts.logger);
-  return localPeerBus();
+/**
+ * Without a transport, a PostgreSQL node would never hear of what the others revoke or block,
+ * and would serve tokens from its cache that another node revoked: start-up stops instead.
+ */
+export const NO_PEER_TRANSPORT =
+  'database.url: several nodes on PostgreSQL tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus-postgres; list it under plugins:';
+
+/**
+ * Gives the bus its channel, once the plugins registered and before the first request:
+ * PostgreSQL needs a plugin's `peerTransport` (none stops start-up), a cluster worker of SQLite
+ * talks through the primary, and a lone process has nobody to tell (a transport is unused there).
+ */
+export async function openPeerBus(
+  peers: Peers,
+  opts: { dialect: 'sqlite' | 'postgres'; url: string; transport: PeerTransport | undefined },
+): Promise<void> {
+  if (opts.dialect === 'postgres') {
+    if (!opts.transport) throw new BootError('CONFIG_INVALID', NO_PEER_TRANSPORT);
+    return overTransport(peers, opts.transport, opts.url);
+  }
+  if (cluster.isWorker && process.send) return overCluster(peers);
+  peers.up();
 }

@@ -1,13 +1,15 @@
 import { expect } from 'chai';
 import { buildApp, createLogger, type Gatehouse } from '@gatehouse-auth/core';
-import { testConfig } from '../support/config.js';
+import { peerBusFor, testConfig } from '../support/config.js';
 import { withPostgresDatabase } from '../support/postgres.js';
 
 function replaySuite(databaseUrl: () => string | undefined): void {
   let gatehouse: Gatehouse;
   before(async () => {
     const url = databaseUrl();
-    gatehouse = await buildApp(testConfig([], url ? { database: { url } } : {}), { logger: createLogger('silent') });
+    gatehouse = await buildApp(testConfig(peerBusFor(url), url ? { database: { url } } : {}), {
+      logger: createLogger('silent'),
+    });
   });
   after(() => gatehouse?.close());
 

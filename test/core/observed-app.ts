@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { buildApp, createLogger, parseConfig } from '@gatehouse-auth/core';
 import { ADMIN_TOKEN, FIXTURES, type VerificationApp } from '../verification/support.js';
 import { SCRIPTED_FDS } from '../verification/steps.js';
+import { peerBusFor } from '../support/config.js';
 
 const KEY = Buffer.alloc(32, 9).toString('base64');
 export const MACHINE = { id: 'machine', secret: 'machine-secret-0123456789abcdef0123456789ab' };
@@ -35,6 +36,7 @@ export async function startObservedApp(
         { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/setup-api' },
         { name: '@gatehouse-auth/page-login' },
+        ...peerBusFor(opts.databaseUrl),
       ],
       apps: [
         {

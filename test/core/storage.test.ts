@@ -8,7 +8,7 @@ import { FakeClock } from '@gatehouse-auth/testing';
 // Migrations and the record store are internal (not part of the public API).
 import { MIGRATIONS, migrate, pendingMigrations } from '../../core/dist/storage/migrate.js';
 import { recordStore } from '../../core/dist/storage/stores.js';
-import { testConfig } from '../support/config.js';
+import { peerBusFor, testConfig } from '../support/config.js';
 import { withPostgresDatabase } from '../support/postgres.js';
 
 /** Awaits `promise`, expecting an ApiError; returns it. */
@@ -40,7 +40,10 @@ function storageSuite(dialect: 'sqlite' | 'postgres', databaseUrl: () => string)
 
   before(async function () {
     this.timeout(20_000);
-    gatehouse = await buildApp(testConfig([], { database: { url: databaseUrl() } }), { clock, migrate: false });
+    gatehouse = await buildApp(testConfig(peerBusFor(databaseUrl()), { database: { url: databaseUrl() } }), {
+      clock,
+      migrate: false,
+    });
     const { sequelize } = gatehouse.container.cradle;
     migrations.pendingBefore = await pendingMigrations(sequelize, gatehouse.logger);
     migrations.first = await migrate(sequelize, gatehouse.logger);

@@ -20,6 +20,7 @@ import {
   type Gatehouse,
   type RunningServer,
 } from '@gatehouse-auth/core';
+import { peerBusFor } from '../support/config.js';
 
 export const ADMIN_TOKEN = 'oauth-suite-admin-token-0123456789abcdef0123';
 const KEY = Buffer.alloc(32, 11).toString('base64');
@@ -283,6 +284,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         { name: '@gatehouse-auth/oauth-backchannel-logout' },
         { name: '@gatehouse-auth/openapi' },
         { name: '@gatehouse-auth/setup-api' },
+        ...peerBusFor(opts.databaseUrl),
         ...(opts.plugins ?? []),
       ].filter((p) => !p.name || !opts.without?.includes(p.name)),
       apps: [...suiteApps(key, opts), ...(opts.apps ?? [])],

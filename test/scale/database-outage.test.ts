@@ -11,6 +11,7 @@ import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-
 import { LogCapture } from '../support/log-capture.js';
 import { withPostgresDatabase } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { PEER_BUS_POSTGRES } from '../support/config.js';
 
 const SECRET = 'outage-client-secret-0123456789abcdef0123';
 const ADMIN = 'outage-admin-token-0123456789abcdef0123456';
@@ -41,6 +42,7 @@ describe('PostgreSQL unavailable: 503 with Retry-After, fast, and back without a
           { name: '@gatehouse-auth/grant-client-credentials' },
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/admin-api' },
+          PEER_BUS_POSTGRES,
         ],
         apps: [
           {

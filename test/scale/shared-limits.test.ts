@@ -14,6 +14,7 @@ import { FakeClock } from '@gatehouse-auth/testing';
 import { withPostgresDatabase } from '../support/postgres.js';
 import { freePort } from '../oauth/support.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { PEER_BUS_POSTGRES } from '../support/config.js';
 
 const KEY = Buffer.alloc(32, 12).toString('base64');
 const SECRET = 'shared-limits-client-secret-0123456789abcdef';
@@ -38,6 +39,7 @@ function config(url: string, redis?: Record<string, unknown>) {
         { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/admin-api' },
         ...(redis ? [{ name: '@gatehouse-auth/limits-redis', options: redis }] : []),
+        PEER_BUS_POSTGRES,
       ],
       apps: [{ client_id: 'machine', client_secret: SECRET, grant_types: ['client_credentials'], scopes: ['api'] }],
     },

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import supertest from 'supertest';
 import { buildApp, createLogger, parseConfig, type Gatehouse } from '@gatehouse-auth/core';
 import { withPostgresDatabase } from '../support/postgres.js';
+import { PEER_BUS_POSTGRES } from '../support/config.js';
 
 const KEY = Buffer.alloc(32, 11).toString('base64');
 const ADMIN = 'two-nodes-admin-token-0123456789abcdef0123';
@@ -32,6 +33,7 @@ function config(url: string) {
         { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/page-login' },
         { name: '@gatehouse-auth/setup-api' },
+        PEER_BUS_POSTGRES,
       ],
       apps: [
         {

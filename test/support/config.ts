@@ -24,6 +24,14 @@ export const MANAGEMENT: PluginEntryInput = { name: '@gatehouse-auth/management'
 /** The setup API (`/verification-actions-srv/setup`, decision 70): tests set methods up through it. */
 export const SETUP_API: PluginEntryInput = { name: '@gatehouse-auth/setup-api' };
 
+/** The PostgreSQL peer bus (decision 74): a server on PostgreSQL does not start without it. */
+export const PEER_BUS_POSTGRES: PluginEntryInput = { name: '@gatehouse-auth/peer-bus-postgres' };
+
+/** The plugins a server on this database must list: the peer bus on PostgreSQL, none on SQLite. */
+export function peerBusFor(databaseUrl: string | undefined): PluginEntryInput[] {
+  return databaseUrl?.startsWith('postgres') ? [PEER_BUS_POSTGRES] : [];
+}
+
 /** `plugins` with the setup API at the end, unless it is listed. */
 export function withSetupApi<T extends PluginEntryInput>(plugins: T[]): (T | PluginEntryInput)[] {
   return plugins.some((p) => p.name === SETUP_API.name) ? plugins : [...plugins, SETUP_API];

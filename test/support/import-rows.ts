@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { TEST_ENCRYPTION_KEY } from './config.js';
+import { peerBusFor, TEST_ENCRYPTION_KEY } from './config.js';
 
 export interface HashKind {
   kind: string;
@@ -81,6 +81,7 @@ export function importConfigFile(dir: string, databaseUrl: string): string {
       { name: '@gatehouse-auth/method-totp' },
       // A method without an import hook: rows with its credentials are refused.
       { name: '@gatehouse-auth/method-backupcode', options: LOW_COST },
+      ...peerBusFor(databaseUrl),
     ],
   };
   writeFileSync(file, JSON.stringify(config, null, 2));

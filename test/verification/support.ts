@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import supertest from 'supertest';
 import { buildApp, createLogger, parseConfig, type Clock, type Gatehouse } from '@gatehouse-auth/core';
-import { withHostedPage, withSetupApi } from '../support/config.js';
+import { peerBusFor, withHostedPage, withSetupApi } from '../support/config.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const FIXTURES = path.join(here, 'fixtures');
@@ -57,6 +57,7 @@ export async function startVerificationApp(opts: AppOptions = {}): Promise<Verif
         withHostedPage([
           ...(opts.plugins ?? defaultPlugins()),
           ...(opts.notifications ? [{ name: '@gatehouse-auth/notices-security', options: opts.notifications }] : []),
+          ...peerBusFor(opts.databaseUrl),
         ]),
       ),
       apps: [

@@ -156,7 +156,7 @@ export function promptHandlerProblems(h: Shape): string[] {
   ];
 }
 
-/** The core services a plugin may replace (`provides`), with what a replacement must have. */
+/** The core services a plugin may replace or provide (`provides`), with what one must have. */
 export const REPLACEABLE_SERVICES: Readonly<Record<string, (service: Shape) => string[]>> = Object.freeze({
   passwordHashing: (s) => fn(s, 'withCost'),
   userDirectory: (s) => [...fn(s, 'findById'), ...fn(s, 'findByIdentifier')],
@@ -176,6 +176,8 @@ export const REPLACEABLE_SERVICES: Readonly<Record<string, (service: Shape) => s
   sharedCounters: (s) => [...fn(s, 'hit'), ...fn(s, 'close')],
   // Since 1.3 (decision 77): the token endpoint's JWT signatures.
   jwtSigning: (s) => fn(s, 'sign'),
+  // Since 1.3 (decision 74): what carries the peer news between nodes; no core default.
+  peerTransport: (s) => [...fn(s, 'open'), ...fn(s, 'send'), ...fn(s, 'close')],
 });
 
 /** One or two words (`backup`, `users import`): what follows `gatehouse` on the command line. */

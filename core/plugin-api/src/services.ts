@@ -223,6 +223,33 @@ export interface JwtSigning {
  * secret against one (false, not an error, for a string that is not an argon2 hash).
  */
 export type HashJob = { op: 'hash'; secret: string; cost: HashCost } | { op: 'verify'; secret: string; hash: string };
+/**
+ * Since 1.3: the `peerTransport` service, a channel that reaches every node of a deployment (the
+ * sender may hear its own messages): PostgreSQL LISTEN/NOTIFY with `@gatehouse-auth/peer-bus-postgres`
+ * (decision 74). No default: a PostgreSQL deployment must have one. The core's peer protocol runs
+ * over it (the news, acknowledgements, heartbeats); the transport only carries its messages.
+ */
+export interface PeerTransport {
+  /**
+   * Connects once every plugin has registered, before the first request; a rejection stops
+   * start-up. From then on every message goes to `link.receive`; `link.down()` when messages may
+   * be missed (the connection is lost: reconnect), `link.up()` once they no longer can be.
+   */
+  open(link: PeerLink): Promise<void>;
+  /** Sends one message (JSON, at most 8000 bytes) to every node. */
+  send(message: string): Promise<void>;
+  /** Called once when the server stops, after its last request; no reconnecting after it. */
+  close(): Promise<void>;
+}
+
+/** What the core hands `PeerTransport.open`. */
+export interface PeerLink {
+  /** The deployment's `database.url` (PostgreSQL): every node reaches that server. */
+  readonly databaseUrl: string;
+  receive(message: string): void;
+  up(): void;
+  down(): void;
+}
 
 /** A check of one thing the server depends on: resolves when it is up, throws (saying why) when not. */
 export type DependencyCheck = () => Promise<unknown>;

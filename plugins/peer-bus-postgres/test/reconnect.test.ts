@@ -1,22 +1,22 @@
 /**
- * The PostgreSQL peer bus (decision 29) after its connection is lost: it tries again every
+ * The PostgreSQL peer bus (decisions 29 and 74) after its connection is lost: it tries again every
  * second until a connection listens, however many attempts fail, and news flows again once it
  * is back. A single failed reconnect used to end the trying, leaving the token cache off until a
- * restart.
+ * restart. Two servers: one whose database (its pool and its bus) is reached through a proxy.
  */
 import { expect } from 'chai';
-import { createLogger } from '@gatehouse-auth/core';
-import { postgresPeerBus, type PeerBus, type PeerNews } from '../../core/src/peer-bus.js';
-import { LogCapture } from '../support/log-capture.js';
-import { withPostgresDatabase } from '../support/postgres.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { buildApp, createLogger, type Gatehouse } from '@gatehouse-auth/core';
+import { PEER_BUS_POSTGRES, testConfig } from '../../../test/support/config.js';
+import { LogCapture } from '../../../test/support/log-capture.js';
+import { withPostgresDatabase } from '../../../test/support/postgres.js';
+import { TcpProxy } from '../../../test/support/tcp-proxy.js';
 
 describe('PostgreSQL peer bus: back after an outage of several retries (issue 30)', function () {
   this.timeout(30_000);
   const db = withPostgresDatabase();
   let proxy: TcpProxy;
-  let bus: PeerBus | null = null;
-  let direct: PeerBus | null = null;
+  let behind: Gatehouse | null = null;
+  let direct: Gatehouse | null = null;
 
   before(async () => {
     const url = new URL(db.url);
@@ -24,7 +24,7 @@ describe('PostgreSQL peer bus: back after an outage of several retries (issue 30
     await proxy.listen();
   });
   after(async () => {
-    await bus?.close();
+    await behind?.close();
     await direct?.close();
     await proxy?.close();
   });
@@ -41,11 +41,15 @@ describe('PostgreSQL peer bus: back after an outage of several retries (issue 30
     const throughProxy = new URL(db.url);
     throughProxy.port = String(proxy.port);
     const logger = createLogger('warn', new LogCapture());
-    bus = await postgresPeerBus(throughProxy.toString(), logger);
-    direct = await postgresPeerBus(db.url, logger);
+    const server = (url: string) => buildApp(testConfig([PEER_BUS_POSTGRES], { database: { url } }), { logger });
+    behind = await server(throughProxy.toString());
+    direct = await server(db.url);
     const states: boolean[] = [];
-    const received: PeerNews[] = [];
-    bus.subscribe({ receive: (news) => void received.push(news), connected: (up) => void states.push(up) });
+    const received: { revoked?: { keys?: string[] } }[] = [];
+    behind.container.cradle.peers.subscribe({
+      receive: (news) => void received.push(news),
+      connected: (up) => void states.push(up),
+    });
     expect(states).to.deep.equal([true]);
 
     await proxy.cut();
@@ -56,7 +60,7 @@ describe('PostgreSQL peer bus: back after an outage of several retries (issue 30
     await proxy.restore();
     await until('the bus is connected again', () => states.at(-1) === true, 5000);
 
-    await direct.publish({ revoked: { keys: ['after-the-outage'] } });
+    await direct.container.cradle.peers.publish({ revoked: { keys: ['after-the-outage'] } });
     await until(
       'news from a peer arrives',
       () => received.some((n) => n.revoked?.keys?.[0] === 'after-the-outage'),
