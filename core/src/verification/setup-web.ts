@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AdminGuard } from '../http/admin-guard.js';
 import type { LoginFlows } from '../login/flows-api.js';
-import type { SetupOffers } from '../login/offer.js';
+import type { SetupOffers } from './setup-offers.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { UserService } from '../users/users.js';
 import type { LoginFlowStore } from './flows.js';
