@@ -1,7 +1,7 @@
 import type { AppSettings } from '@gatehouse-auth/plugin-api';
 import type { ZodType } from 'zod';
 import type { AppConfig, GatehouseConfig } from '../config/schema.js';
-import { APP_URL_KEYS, appSchema, appSchemaKeys, insecureUrl } from '../config/schema.js';
+import { APP_URL_KEYS, HTTPS_REQUIRED, appSchema, appSchemaKeys, insecureUrl } from '../config/schema.js';
 import { BootError } from '../errors.js';
 import { appComposition } from './composition.js';
 import { parsed, type Extensions, type ResolvedPlugin } from './loader.js';
@@ -55,8 +55,26 @@ export function appSettings(
 ): Map<string, AppSettings> {
   const owners = appKeyOwners(plugins);
   const out = new Map<string, AppSettings>();
-  config.apps.forEach((app: AppConfig, i) => out.set(app.client_id, settingsOf(app, `apps[${i}]`, owners, extensions)));
+  config.apps.forEach((app: AppConfig, i) => {
+    const settings = settingsOf(app, `apps[${i}]`, owners, extensions);
+    if (!config.dev_mode) requireHttps(settings, owners, `apps[${i}]`, HTTPS_REQUIRED);
+    out.set(app.client_id, settings);
+  });
   return out;
+}
+
+/**
+ * The plugins' keys in `appUrlKeys` are held to https outside dev_mode, as the core's own URL keys
+ * (`APP_URL_KEYS`): only the core knows dev_mode. `key` or `key[j]` of a list is named.
+ */
+function requireHttps(settings: AppSettings, owners: KeyOwners, label: string, why: string): void {
+  for (const [key, owner] of owners) {
+    if (!owner.url) continue;
+    const value = settings.settings[key];
+    const urls = Array.isArray(value) ? value : [value];
+    const j = urls.findIndex((url) => insecureUrl(url));
+    if (j >= 0) throw new BootError('CONFIG_INVALID', `${label}.${key}${Array.isArray(value) ? `[${j}]` : ''}: ${why}`);
+  }
 }
 
 /** App keys the core had before a plugin took them (decision 65): refused without it, naming it. */
@@ -66,8 +84,11 @@ const MOVED_APP_KEYS = new Map([
   ['backchannel_logout_session_required', '@gatehouse-auth/oauth-backchannel-logout'],
 ]);
 
-/** Each key's owner and schemas: `stored` for apps stored in the database (`storedAppConfig`, else `schema`). */
-type KeyOwners = Map<string, { plugin: string; schema: ZodType; stored: ZodType }>;
+/**
+ * Each key's owner and schemas: `stored` for apps stored in the database (`storedAppConfig`, else
+ * `schema`); `url` when the plugin names it in `appUrlKeys` (https outside dev_mode).
+ */
+type KeyOwners = Map<string, { plugin: string; schema: ZodType; stored: ZodType; url: boolean }>;
 
 /** Who declares each app key plugins add (`appConfig`); a key claimed twice stops start-up. */
 function appKeyOwners(plugins: ResolvedPlugin[]): KeyOwners {
@@ -81,8 +102,15 @@ function appKeyOwners(plugins: ResolvedPlugin[]): KeyOwners {
           'PLUGIN_INVALID',
           `plugin ${plugin.name}: the app key "${key}" belongs to ${owner === 'the core' ? owner : `plugin ${owner}`}`,
         );
-      owners.set(key, { plugin: plugin.name, schema, stored: plugin.storedAppConfig?.[key] ?? schema });
+      const url = plugin.appUrlKeys?.includes(key) ?? false;
+      owners.set(key, { plugin: plugin.name, schema, stored: plugin.storedAppConfig?.[key] ?? schema, url });
     }
+    const stray = plugin.appUrlKeys?.find((key) => !Object.hasOwn(plugin.appConfig ?? {}, key));
+    if (stray !== undefined)
+      throw new BootError(
+        'PLUGIN_INVALID',
+        `plugin ${plugin.name}: appUrlKeys names "${stray}", not a key of its appConfig`,
+      );
   }
   return owners;
 }
@@ -155,6 +183,13 @@ export function appChecker(
       }
     }
     const settings = settingsOf(app, label, owners, extensions, true);
+    if (!config.dev_mode)
+      requireHttps(
+        settings,
+        owners,
+        label,
+        'must be https (http only to localhost, 127.0.0.1 or [::1]) unless dev_mode is on',
+      );
     checkApp(app, label);
     return { app, settings };
   };
