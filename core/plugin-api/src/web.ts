@@ -308,7 +308,8 @@ export interface SetupApi {
    * Since 1.3: the middleware to put before a setup route's body parsers: the caller check of
    * `access` before any body is read (then `access` only finds the user), and a
    * `multipart/form-data` body for the path's `:method`: only the files the method declares, of
-   * its types and sizes (INVALID_FIELD, 413). `step` hands those files to the method.
+   * its types and sizes (INVALID_FIELD, 413); on a path without `:method`, or for a method that
+   * takes no files, a multipart body is 400 INVALID_FIELD. `step` hands those files to the method.
    */
   readonly admit: RequestHandler;
   /**

@@ -47,7 +47,11 @@ const json = jsonBody('100kb');
 export function multipartFor(verification: VerificationService): RequestHandler {
   return (req, res, next) => {
     if (!req.is('multipart/form-data')) return next();
-    const method = verification.method(String(req.params.method));
+    // A route of no method (the setup API's list) takes no files: said as for a method without them.
+    const id = req.params.method;
+    if (typeof id !== 'string')
+      return next(verificationError('INVALID_FIELD', 'this call does not take multipart bodies'));
+    const method = verification.method(id);
     const files = method.files ?? [];
     if (!files.length) return next(verificationError('INVALID_FIELD', `${method.id} does not take multipart bodies`));
     const upload = multer({
