@@ -201,7 +201,9 @@ export interface LoginFlowsApi {
   markDevice(req: IncomingMessage, res: Response): void;
   /**
    * The method to offer after a completed login (its `page.offer`; the binding rule of the setup
-   * API holds), or null: for the offer page the continuation sends the browser to (`/login/offer`).
+   * API holds), or null. A page that continues the login itself (page-login's `/login/finish`)
+   * asks it once the login completed and shows its offer page instead of `location`; the core's
+   * own continuation offers nothing.
    */
   offer(req: IncomingMessage, flow: LoginFlowView): Promise<AuthMethod | null>;
   /** "Not now": the method is not offered to the flow's user again for 30 days. */

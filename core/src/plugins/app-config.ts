@@ -57,24 +57,25 @@ export function appSettings(
   const out = new Map<string, AppSettings>();
   config.apps.forEach((app: AppConfig, i) => {
     const settings = settingsOf(app, `apps[${i}]`, owners, extensions);
-    if (!config.dev_mode) requireHttps(settings, owners, `apps[${i}]`, HTTPS_REQUIRED);
+    const insecure = config.dev_mode ? null : insecureAppUrl(app, settings, owners);
+    if (insecure) throw new BootError('CONFIG_INVALID', `apps[${i}].${insecure}: ${HTTPS_REQUIRED}`);
     out.set(app.client_id, settings);
   });
   return out;
 }
 
 /**
- * The plugins' keys in `appUrlKeys` are held to https outside dev_mode, as the core's own URL keys
- * (`APP_URL_KEYS`): only the core knows dev_mode. `key` or `key[j]` of a list is named.
+ * The first of an app's URLs that would carry codes, tokens or logins over plain http (`key` or
+ * `key[j]`), or null: the core's keys (`APP_URL_KEYS`) and those plugins name in `appUrlKeys`,
+ * which only the core can check, since only it knows dev_mode.
  */
-function requireHttps(settings: AppSettings, owners: KeyOwners, label: string, why: string): void {
-  for (const [key, owner] of owners) {
-    if (!owner.url) continue;
-    const value = settings.settings[key];
-    const urls = Array.isArray(value) ? value : [value];
-    const j = urls.findIndex((url) => insecureUrl(url));
-    if (j >= 0) throw new BootError('CONFIG_INVALID', `${label}.${key}${Array.isArray(value) ? `[${j}]` : ''}: ${why}`);
+function insecureAppUrl(app: AppConfig, settings: AppSettings, owners: KeyOwners): string | null {
+  const plugins = [...owners].filter(([, owner]) => owner.url).map(([key]) => [key, settings.settings[key]] as const);
+  for (const [key, value] of [...APP_URL_KEYS.map((key) => [key, app[key]] as const), ...plugins]) {
+    const j = (Array.isArray(value) ? value : [value]).findIndex((url) => insecureUrl(url));
+    if (j >= 0) return Array.isArray(value) ? `${key}[${j}]` : key;
   }
+  return null;
 }
 
 /** App keys the core had before a plugin took them (decision 65): refused without it, naming it. */
@@ -107,10 +108,7 @@ function appKeyOwners(plugins: ResolvedPlugin[]): KeyOwners {
     }
     const stray = plugin.appUrlKeys?.find((key) => !Object.hasOwn(plugin.appConfig ?? {}, key));
     if (stray !== undefined)
-      throw new BootError(
-        'PLUGIN_INVALID',
-        `plugin ${plugin.name}: appUrlKeys names "${stray}", not a key of its appConfig`,
-      );
+      throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: appUrlKeys names "${stray}", not in appConfig`);
   }
   return owners;
 }
@@ -171,24 +169,12 @@ export function appChecker(
           `${label}.${key}: ${app[key]} is not among oauth.signing_algs (${config.oauth.signing_algs.join(', ')})`,
         );
     }
-    if (!config.dev_mode) {
-      for (const key of APP_URL_KEYS) {
-        const value = app[key];
-        const urls = Array.isArray(value) ? value : value === undefined ? [] : [value];
-        if (urls.some((url) => insecureUrl(url)))
-          throw new BootError(
-            'CONFIG_INVALID',
-            `${label}.${key}: must be https (http only to localhost, 127.0.0.1 or [::1]) unless dev_mode is on`,
-          );
-      }
-    }
     const settings = settingsOf(app, label, owners, extensions, true);
-    if (!config.dev_mode)
-      requireHttps(
-        settings,
-        owners,
-        label,
-        'must be https (http only to localhost, 127.0.0.1 or [::1]) unless dev_mode is on',
+    const insecure = config.dev_mode ? null : insecureAppUrl(app, settings, owners);
+    if (insecure)
+      throw new BootError(
+        'CONFIG_INVALID',
+        `${label}.${insecure}: must be https (http only to localhost, 127.0.0.1 or [::1]) unless dev_mode is on`,
       );
     checkApp(app, label);
     return { app, settings };

@@ -71,8 +71,7 @@ export function createExtensions() {
     grants: new Registry<GrantHandler>('grant', (g) => g.grantType, grantProblems),
     fdsRules: new Registry<FdsRule>('FDS rule', (r) => r.id, fdsRuleProblems),
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
-    // A mount path is one plugin's, but the root is shared: a router there answers only its own
-    // paths (compat-cidaas's several prefixes, page-landing's `/`).
+    // A mount path is one plugin's, but the root is shared (compat-cidaas's prefixes, page-landing's `/`).
     routes: new Registry<RouteContribution>(
       'route',
       (r) => (r.path === '/' ? `/#${++rootMounts}` : r.path),
