@@ -1,4 +1,4 @@
-import type { LoginFlowsApi, LoginFlowView, RequestFacts, UploadedFile } from '@gatehouse-auth/plugin-api';
+import type { LoginFlowsApi, RequestFacts, UploadedFile } from '@gatehouse-auth/plugin-api';
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import multer from 'multer';
 import { ok, success } from '../http/envelope.js';
