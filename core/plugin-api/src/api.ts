@@ -62,6 +62,13 @@ export interface GatehousePlugin<O = Record<string, unknown>> {
    */
   storedAppConfig?: Record<string, ZodType>;
   /**
+   * Since 1.3: keys of `appConfig` whose value (a URL, or a list of them) the server sends tokens,
+   * codes or logins to, such as a back-channel logout URI: held to https (http only to a loopback
+   * host) outside `dev_mode`, as the core's `redirect_uris` are. The core checks them, for the
+   * config's apps and those stored in the database, since only it knows `dev_mode`.
+   */
+  appUrlKeys?: readonly string[];
+  /**
    * Since 1.3: commands this plugin adds to the `gatehouse` binary (`gatehouse users import`),
    * run with the server composed but not listening. A name the core or another plugin has stops
    * start-up.

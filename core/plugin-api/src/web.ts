@@ -201,7 +201,9 @@ export interface LoginFlowsApi {
   markDevice(req: IncomingMessage, res: Response): void;
   /**
    * The method to offer after a completed login (its `page.offer`; the binding rule of the setup
-   * API holds), or null: for the offer page the continuation sends the browser to (`/login/offer`).
+   * API holds), or null. A page that continues the login itself (page-login's `/login/finish`)
+   * asks it once the login completed and shows its offer page instead of `location`; the core's
+   * own continuation offers nothing.
    */
   offer(req: IncomingMessage, flow: LoginFlowView): Promise<AuthMethod | null>;
   /** "Not now": the method is not offered to the flow's user again for 30 days. */
@@ -308,7 +310,8 @@ export interface SetupApi {
    * Since 1.3: the middleware to put before a setup route's body parsers: the caller check of
    * `access` before any body is read (then `access` only finds the user), and a
    * `multipart/form-data` body for the path's `:method`: only the files the method declares, of
-   * its types and sizes (INVALID_FIELD, 413). `step` hands those files to the method.
+   * its types and sizes (INVALID_FIELD, 413); on a path without `:method`, or for a method that
+   * takes no files, a multipart body is 400 INVALID_FIELD. `step` hands those files to the method.
    */
   readonly admit: RequestHandler;
   /**

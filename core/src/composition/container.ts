@@ -12,7 +12,7 @@ import { DevicePushes } from '../devices/pushes.js';
 import { DevicesWeb } from '../devices/web.js';
 import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
-import { SetupOffers } from '../login/offer.js';
+import { SetupOffers } from '../verification/setup-offers.js';
 import { AccountVerification } from '../verification/account.js';
 import { UserClaims } from '../oauth/claims.js';
 import { UserProfiles } from '../users/profile.js';

@@ -20,7 +20,7 @@ import type { DevicePushes } from '../devices/pushes.js';
 import type { DeviceStore } from '../devices/store.js';
 import type { DevicesWeb } from '../devices/web.js';
 import type { StatusWatch } from '../verification/status-watch.js';
-import type { SetupOffers } from '../login/offer.js';
+import type { SetupOffers } from '../verification/setup-offers.js';
 import type { AccountVerification } from '../verification/account.js';
 import type { UserClaims } from '../oauth/claims.js';
 import type { UserProfiles } from '../users/profile.js';

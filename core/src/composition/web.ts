@@ -11,7 +11,6 @@ import { corsMiddleware, crossOrigin } from '../http/cors.js';
 import { httpLogger } from '../http/logging.js';
 import { observeExpress, requestObserver } from '../observability/http.js';
 import { assetRoutes } from '../login/assets.js';
-import { landingRoutes } from '../login/landing.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
 import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints.js';
 import { verificationFastRoutes, verificationRoutes } from '../verification/routes.js';
@@ -55,14 +54,6 @@ export function buildWeb(cradle: Cradle): {
     throw new BootError('API_SPEC_INVALID', `the API declarations are inconsistent: ${(err as Error).message}`);
   }
   for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
-  app.use(
-    landingRoutes({
-      issuerPath: c.issuerPath,
-      locales: c.locales,
-      branding: c.branding,
-      routePaths: () => c.extensions.routes.values().map((r) => r.path),
-    }),
-  );
   app.use(notFound);
   const logReply = replyLogger();
   app.use(errorHandler(logReply));

@@ -440,18 +440,17 @@ export const configSchema = configFields.superRefine((config, ctx) => {
 });
 
 /**
- * The URL-valued settings that carry codes, tokens or logins, by path: https outside dev_mode, a
- * plugin's key too (`backchannel_logout_uri`, decision 71), since only the core knows dev_mode.
+ * The core's URL-valued app settings that carry codes, tokens or logins: https outside dev_mode.
+ * A plugin names its own in `appUrlKeys` (plugins/app-config.ts checks them the same way).
  */
-export const APP_URL_KEYS = [
-  'redirect_uris',
-  'post_logout_redirect_uris',
-  'login_page_url',
-  'backchannel_logout_uri',
-] as const;
+export const APP_URL_KEYS = ['redirect_uris', 'post_logout_redirect_uris', 'login_page_url'] as const;
+
+/** Why a plain-http URL of the config is refused. */
+export const HTTPS_REQUIRED =
+  'must be https (http only to localhost, 127.0.0.1 or [::1]); set dev_mode: true for a test setup';
 
 function requireHttps(config: ConfigFields, report: Report): void {
-  const why = 'must be https (http only to localhost, 127.0.0.1 or [::1]); set dev_mode: true for a test setup';
+  const why = HTTPS_REQUIRED;
   if (insecureUrl(config.issuer)) report(['issuer'], why);
   config.apps.forEach((app, i) => {
     for (const key of APP_URL_KEYS) {

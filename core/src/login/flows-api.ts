@@ -43,7 +43,7 @@ import { END_SESSION_PATH } from '../plugins/composition.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { UserService } from '../users/users.js';
 import { redirectSources } from './headers.js';
-import type { SetupOffers } from './offer.js';
+import type { SetupOffers } from '../verification/setup-offers.js';
 import { SignInLinks } from './sign-in-links.js';
 
 export interface LoginFlowsDeps {

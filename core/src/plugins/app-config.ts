@@ -1,7 +1,7 @@
 import type { AppSettings } from '@gatehouse-auth/plugin-api';
 import type { ZodType } from 'zod';
 import type { AppConfig, GatehouseConfig } from '../config/schema.js';
-import { APP_URL_KEYS, appSchema, appSchemaKeys, insecureUrl } from '../config/schema.js';
+import { APP_URL_KEYS, HTTPS_REQUIRED, appSchema, appSchemaKeys, insecureUrl } from '../config/schema.js';
 import { BootError } from '../errors.js';
 import { appComposition } from './composition.js';
 import { parsed, type Extensions, type ResolvedPlugin } from './loader.js';
@@ -55,8 +55,27 @@ export function appSettings(
 ): Map<string, AppSettings> {
   const owners = appKeyOwners(plugins);
   const out = new Map<string, AppSettings>();
-  config.apps.forEach((app: AppConfig, i) => out.set(app.client_id, settingsOf(app, `apps[${i}]`, owners, extensions)));
+  config.apps.forEach((app: AppConfig, i) => {
+    const settings = settingsOf(app, `apps[${i}]`, owners, extensions);
+    const insecure = config.dev_mode ? null : insecureAppUrl(app, settings, owners);
+    if (insecure) throw new BootError('CONFIG_INVALID', `apps[${i}].${insecure}: ${HTTPS_REQUIRED}`);
+    out.set(app.client_id, settings);
+  });
   return out;
+}
+
+/**
+ * The first of an app's URLs that would carry codes, tokens or logins over plain http (`key` or
+ * `key[j]`), or null: the core's keys (`APP_URL_KEYS`) and those plugins name in `appUrlKeys`,
+ * which only the core can check, since only it knows dev_mode.
+ */
+function insecureAppUrl(app: AppConfig, settings: AppSettings, owners: KeyOwners): string | null {
+  const plugins = [...owners].filter(([, owner]) => owner.url).map(([key]) => [key, settings.settings[key]] as const);
+  for (const [key, value] of [...APP_URL_KEYS.map((key) => [key, app[key]] as const), ...plugins]) {
+    const j = (Array.isArray(value) ? value : [value]).findIndex((url) => insecureUrl(url));
+    if (j >= 0) return Array.isArray(value) ? `${key}[${j}]` : key;
+  }
+  return null;
 }
 
 /** App keys the core had before a plugin took them (decision 65): refused without it, naming it. */
@@ -66,8 +85,11 @@ const MOVED_APP_KEYS = new Map([
   ['backchannel_logout_session_required', '@gatehouse-auth/oauth-backchannel-logout'],
 ]);
 
-/** Each key's owner and schemas: `stored` for apps stored in the database (`storedAppConfig`, else `schema`). */
-type KeyOwners = Map<string, { plugin: string; schema: ZodType; stored: ZodType }>;
+/**
+ * Each key's owner and schemas: `stored` for apps stored in the database (`storedAppConfig`, else
+ * `schema`); `url` when the plugin names it in `appUrlKeys` (https outside dev_mode).
+ */
+type KeyOwners = Map<string, { plugin: string; schema: ZodType; stored: ZodType; url: boolean }>;
 
 /** Who declares each app key plugins add (`appConfig`); a key claimed twice stops start-up. */
 function appKeyOwners(plugins: ResolvedPlugin[]): KeyOwners {
@@ -81,8 +103,12 @@ function appKeyOwners(plugins: ResolvedPlugin[]): KeyOwners {
           'PLUGIN_INVALID',
           `plugin ${plugin.name}: the app key "${key}" belongs to ${owner === 'the core' ? owner : `plugin ${owner}`}`,
         );
-      owners.set(key, { plugin: plugin.name, schema, stored: plugin.storedAppConfig?.[key] ?? schema });
+      const url = plugin.appUrlKeys?.includes(key) ?? false;
+      owners.set(key, { plugin: plugin.name, schema, stored: plugin.storedAppConfig?.[key] ?? schema, url });
     }
+    const stray = plugin.appUrlKeys?.find((key) => !Object.hasOwn(plugin.appConfig ?? {}, key));
+    if (stray !== undefined)
+      throw new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: appUrlKeys names "${stray}", not in appConfig`);
   }
   return owners;
 }
@@ -143,18 +169,13 @@ export function appChecker(
           `${label}.${key}: ${app[key]} is not among oauth.signing_algs (${config.oauth.signing_algs.join(', ')})`,
         );
     }
-    if (!config.dev_mode) {
-      for (const key of APP_URL_KEYS) {
-        const value = app[key];
-        const urls = Array.isArray(value) ? value : value === undefined ? [] : [value];
-        if (urls.some((url) => insecureUrl(url)))
-          throw new BootError(
-            'CONFIG_INVALID',
-            `${label}.${key}: must be https (http only to localhost, 127.0.0.1 or [::1]) unless dev_mode is on`,
-          );
-      }
-    }
     const settings = settingsOf(app, label, owners, extensions, true);
+    const insecure = config.dev_mode ? null : insecureAppUrl(app, settings, owners);
+    if (insecure)
+      throw new BootError(
+        'CONFIG_INVALID',
+        `${label}.${insecure}: must be https (http only to localhost, 127.0.0.1 or [::1]) unless dev_mode is on`,
+      );
     checkApp(app, label);
     return { app, settings };
   };

@@ -65,12 +65,18 @@ const REQUEST_OBJECT_ID = 'request';
 export type Extensions = ReturnType<typeof createExtensions>;
 
 export function createExtensions() {
+  let rootMounts = 0;
   return {
     methods: new Registry<AuthMethod>('method', (m) => m.id, methodProblems),
     grants: new Registry<GrantHandler>('grant', (g) => g.grantType, grantProblems),
     fdsRules: new Registry<FdsRule>('FDS rule', (r) => r.id, fdsRuleProblems),
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
-    routes: new Registry<RouteContribution>('route', (r) => r.path, routeProblems),
+    // A mount path is one plugin's, but the root is shared (compat-cidaas's prefixes, page-landing's `/`).
+    routes: new Registry<RouteContribution>(
+      'route',
+      (r) => (r.path === '/' ? `/#${++rootMounts}` : r.path),
+      routeProblems,
+    ),
     /** Discovery document members plugins add (since plugin API 1.2). */
     metadata: new Registry<MetadataMember>('discovery member', (m) => m.name),
     /** Token bindings by the `cnf` member they fill (DPoP's `jkt` under `TOKEN_BINDING`; since plugin API 1.3). */

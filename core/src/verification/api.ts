@@ -103,7 +103,6 @@ export const CONTINUE_ROUTE = defineRoute({
     status_id: 'from the verification',
     verificationType: 'the method of the status (checked when given)',
     sub: 'the user of the status (checked when given)',
-    offer: 'yes: the hosted page may offer to set a method up once the login completed',
   }),
   bodyTypes: FORMS,
   invalid,

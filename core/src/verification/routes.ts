@@ -1,4 +1,4 @@
-import type { LoginFlowsApi, LoginFlowView, RequestFacts, UploadedFile } from '@gatehouse-auth/plugin-api';
+import type { LoginFlowsApi, RequestFacts, UploadedFile } from '@gatehouse-auth/plugin-api';
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import multer from 'multer';
 import { ok, success } from '../http/envelope.js';
@@ -14,7 +14,6 @@ import { isPlainJson, readJson } from '../http/body.js';
 import type { FastRoute } from '../http/fast-routes.js';
 import { lazyLogger } from '../http/logging.js';
 import { requestFacts, stringFields } from './context.js';
-import { OFFER_PATH, type SetupOffers } from '../login/offer.js';
 import { verificationError } from './errors.js';
 import type { LoginFlow } from './flows.js';
 import type { VerificationService } from './service.js';
@@ -48,7 +47,11 @@ const json = jsonBody('100kb');
 export function multipartFor(verification: VerificationService): RequestHandler {
   return (req, res, next) => {
     if (!req.is('multipart/form-data')) return next();
-    const method = verification.method(String(req.params.method));
+    // A route of no method (the setup API's list) takes no files: said as for a method without them.
+    const id = req.params.method;
+    if (typeof id !== 'string')
+      return next(verificationError('INVALID_FIELD', 'this call does not take multipart bodies'));
+    const method = verification.method(id);
     const files = method.files ?? [];
     if (!files.length) return next(verificationError('INVALID_FIELD', `${method.id} does not take multipart bodies`));
     const upload = multer({
@@ -145,10 +148,8 @@ export interface VerificationRouteDeps {
   device: DeviceCookie;
   /** The issuer's path: device proofs name the public path of the call. */
   issuerPath: string;
-  /** Offers to set a method up once a login completes. */
-  setupOffers: SetupOffers;
   /** The hosted page's continuation: the binding, the Origin check, the next stage. */
-  loginFlows: LoginFlowsApi & { flowOf(view: LoginFlowView): LoginFlow };
+  loginFlows: LoginFlowsApi;
 }
 
 /** `?wait=N&state=S`: hold the answer up to N seconds (at most 30) while the state is S. */
@@ -201,23 +202,17 @@ export function verificationRoutes(deps: VerificationRouteDeps): Router {
     const { fields } = stringFields(routeInput(api.continueLogin, req).body);
     await deps.loginFlows.admit(req, res, fields.requestId);
     const result = await deps.loginFlows.continue(req, fields);
-    let location = result.location;
-    // The hosted page that just signed a user in may offer a method for next time (a passkey).
-    if (result.completed && fields.offer === 'yes' && req.accepts(['html', 'json']) !== 'json') {
-      const offered = await deps.setupOffers.pick(deps.loginFlows.flowOf(result.flow), requestFacts(req), req.log);
-      if (offered) location = `${deps.issuerPath}${OFFER_PATH}?request_id=${encodeURIComponent(result.flow.id)}`;
-    }
     if (req.accepts(['html', 'json']) === 'json') {
       ok(res, {
         request_id: result.flow.id,
         completed: result.completed,
         stage: result.flow.stage,
         next_methods: result.nextMethods,
-        redirect_to: location,
+        redirect_to: result.location,
       });
     } else {
       // 303 so the browser follows with GET and never re-posts the credential (RFC 9700 §4.12).
-      res.redirect(303, location);
+      res.redirect(303, result.location);
     }
   });
 

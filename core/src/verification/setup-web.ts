@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AdminGuard } from '../http/admin-guard.js';
 import type { LoginFlows } from '../login/flows-api.js';
-import type { SetupOffers } from '../login/offer.js';
+import type { SetupOffers } from './setup-offers.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { UserService } from '../users/users.js';
 import type { LoginFlowStore } from './flows.js';
@@ -61,10 +61,13 @@ export class SetupWeb implements SetupApi {
 
   // The caller is checked before any body is read; a multipart one is read here, with the method's limits.
   readonly admit: RequestHandler = (req, res, next) => {
-    this.caller(req, res).then(() => {
-      this.admitted.add(req);
-      multipartFor(this.deps.verification)(req, res, next);
-    }, next);
+    this.caller(req, res)
+      .then(() => {
+        this.admitted.add(req);
+        multipartFor(this.deps.verification)(req, res, next);
+      })
+      // A throw of the multipart step (an unknown method) is answered too, never left hanging.
+      .catch(next);
   };
 
   // A confirmation without a bearer: the setup's exchange_id names the user and the method.

@@ -45,6 +45,9 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
+/** The landing page at / (decision 76), which shows the global brand. */
+const LANDING_PLUGIN = { name: '@gatehouse-auth/page-landing' };
+
 /** The plugin's entry in `plugins:`, the global brand as its options. */
 const brandingPlugin = (options: Record<string, unknown> = {}) => ({ name: '@gatehouse-auth/branding', options });
 
@@ -192,6 +195,7 @@ describe('branding: pages and headers', function () {
       plugins: [
         { name: '@gatehouse-auth/method-backupcode', options: { memory_cost: 1024, time_cost: 2 } },
         ACCOUNT_PLUGIN,
+        LANDING_PLUGIN,
         brandingPlugin({
           title: 'Acme',
           logo: logoFile,
@@ -347,7 +351,9 @@ describe('branding: the landing page without a brand or an account page', functi
   this.timeout(30_000);
   let server: OAuthServer;
   before(async () => {
-    server = await startServer({ plugins: [brandingPlugin({ docs_url: 'https://docs.acme.example/' })] });
+    server = await startServer({
+      plugins: [brandingPlugin({ docs_url: 'https://docs.acme.example/' }), LANDING_PLUGIN],
+    });
   });
   after(() => server?.close());
 
@@ -368,7 +374,7 @@ describe('branding: without the plugin', function () {
   this.timeout(30_000);
   let server: OAuthServer;
   before(async () => {
-    server = await startServer();
+    server = await startServer({ plugins: [LANDING_PLUGIN] });
   });
   after(() => server?.close());
 

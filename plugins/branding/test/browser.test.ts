@@ -66,6 +66,8 @@ describe('branding (Chromium)', function () {
     writeFileSync(path.join(dir, 'shop.svg'), svg('#5b2a86'));
     server = await startConsoleServer({
       plugins: [
+        // The landing page at / (decision 76).
+        { name: '@gatehouse-auth/page-landing' },
         {
           name: '@gatehouse-auth/branding',
           options: {

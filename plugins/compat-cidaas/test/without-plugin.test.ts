@@ -1,7 +1,8 @@
 /**
  * Decision 40: the cidaas-style calls are the compat-cidaas plugin's. Left out of `plugins:`,
- * they answer 404 and leave /openapi.json, while the hosted login page (which continues at the
- * core's own /login/continue), the verification service and OAuth work as before. With the
+ * they answer 404 and leave /openapi.json, while the hosted login page (which continues through
+ * the core's login flows from its own /login/finish, decision 76, as the core's /login/continue
+ * does), the verification service and OAuth work as before. With the
  * plugin, its routes, its operations and its CORS prefixes are there; registered without a
  * server, the login flows and the setup API it uses say they need one.
  */
@@ -97,7 +98,7 @@ describe('compat-cidaas left out of plugins: (decision 40)', function () {
     const login = locationOf(start, server);
     expect(login.pathname).to.equal('/login');
     const page = await browser.get(login.pathname + login.search);
-    expect(await page.text()).to.include('/login/continue');
+    expect(await page.text()).to.include('/login/finish');
     const resume = await passwordStage(browser, server, login.searchParams.get('request_id')!, user);
     const back = locationOf(await browser.get(resume.pathname + resume.search), server);
     const code = back.searchParams.get('code');

@@ -63,6 +63,8 @@ export default definePlugin({
   name: '@gatehouse-auth/oauth-backchannel-logout',
   apiVersion: '^1.3',
   appConfig: backchannelAppConfig,
+  // Logout tokens go there: https outside dev_mode, checked by the core.
+  appUrlKeys: ['backchannel_logout_uri'],
   register(api) {
     const { services, web } = api;
     const enqueue = api.job({

@@ -85,13 +85,35 @@ describe('oauth-backchannel-logout left out of plugins: (decision 71)', function
     await built.close();
   });
 
-  it('the plugin key is still held to https outside dev_mode (the core checks it)', async () => {
-    expect(() =>
-      testConfig([{ name: PLUGIN }], {
-        issuer: 'https://auth.example',
-        apps: [app({ backchannel_logout_uri: 'http://rp.example/bc' })],
-      }),
-    ).to.throw(BootError, /^apps\[0\]\.backchannel_logout_uri: must be https/);
+  it('the plugin key is held to https outside dev_mode: named in appUrlKeys, checked by the core (config and stored apps)', async () => {
+    expect(plugin.appUrlKeys).to.deep.equal(['backchannel_logout_uri']);
+    const plain = app({ backchannel_logout_uri: 'http://rp.example/bc' });
+    const config = testConfig(withLogin({ name: PLUGIN }), { issuer: 'https://auth.example', apps: [plain] });
+    const err = await buildApp(config, { logger: createLogger('silent') }).then(
+      () => expect.fail('expected start-up to fail'),
+      (e: BootError) => e,
+    );
+    expect([err.code, err.message]).to.deep.equal([
+      'CONFIG_INVALID',
+      'apps[0].backchannel_logout_uri: must be https (http only to localhost, 127.0.0.1 or [::1]); set dev_mode: true for a test setup',
+    ]);
+    // dev_mode lets it start; an app stored in the database is held to it all the same without.
+    const dev = testConfig(withLogin({ name: PLUGIN }), {
+      issuer: 'https://auth.example',
+      apps: [plain],
+      dev_mode: true,
+    });
+    await (await buildApp(dev, { logger: createLogger('silent') })).close();
+    const strict = testConfig(withLogin({ name: PLUGIN }), { issuer: 'https://auth.example', apps: [app({})] });
+    const built = await buildApp(strict, { logger: createLogger('silent') });
+    try {
+      expect(() => built.container.cradle.services.appStore.check({ ...plain, client_id: 'stored' })).to.throw(
+        BootError,
+        'app.backchannel_logout_uri: must be https (http only to localhost, 127.0.0.1 or [::1]) unless dev_mode is on',
+      );
+    } finally {
+      await built.close();
+    }
   });
 
   describe('a server without it', function () {

@@ -33,6 +33,7 @@ const NOT_JSON: Record<string, string> = {
   'get /login/assets/login.css': 'static style sheet',
   'get /login/assets/form-post.js': 'static script',
   'get /favicon.ico': 'static icon (SVG)',
+  // @gatehouse-auth/page-landing, loaded by the first suite below.
   'get /': 'HTML landing page for a browser (API clients get the JSON 404 NOT_FOUND)',
   // @gatehouse-auth/branding, loaded by the first suite below.
   'get /branding/logo': 'the configured logo file (static image)',
@@ -43,6 +44,7 @@ const NOT_JSON: Record<string, string> = {
   'get /login/methods/{id}/{version}/{file}': "a method's page module (static script)",
   'get /login/offer': 'HTML page offering a method after the login',
   'post /login/offer/done': 'form post answered with a redirect',
+  'post /login/finish': 'form post answered with a redirect (the next stage, the offer page or the app)',
   'get /login/assets/enroll.js': 'static script',
   'get /login/assets/resend.js': 'static script',
   'get /login/assets/password-reveal.js': 'static script',
@@ -211,6 +213,7 @@ describe('OpenAPI coverage', function () {
         { path: path.join(REPO_ROOT, 'plugins', 'branding') },
         { name: '@gatehouse-auth/page-link' },
         { name: '@gatehouse-auth/devices-api' },
+        { name: '@gatehouse-auth/page-landing' },
       ],
     });
     doc = (await (await fetch(server.url('/openapi.json'))).json()) as Json;

@@ -47,11 +47,13 @@ export default definePlugin({
   // userAccounts is that plugin's (decision 0063).
   dependencies: ['@gatehouse-auth/management'],
   options: accountOptions,
-  // The cidaas deletion call (compat-cidaas) schedules with the page's grace period and sweep.
-  provides: ['accountDeletion'],
+  // The cidaas deletion call (compat-cidaas) schedules with the page's grace period and sweep;
+  // the landing page (page-landing) links the page where `accountPage` says it is.
+  provides: ['accountDeletion', 'accountPage'],
   register(api, options) {
     api.app({ client_id: ACCOUNT_CLIENT_ID, name: 'Your account', login_stages: options.login_stages });
     api.messages(siteCatalogs(new URL('../locales/', import.meta.url)));
     accountPage(api, { path: ACCOUNT_PATH, clientId: ACCOUNT_CLIENT_ID, ...options });
+    api.provide('accountPage', { path: ACCOUNT_PATH });
   },
 });

@@ -152,8 +152,6 @@
     done.elements.namedItem('status_id').value = statusId;
     done.elements.namedItem('verificationType').value = m.id;
     done.elements.namedItem('sub').value = userId || '';
-    // This page can run a method's setup ceremony: the server may offer one before the app.
-    done.elements.namedItem('offer').value = 'yes';
     say(t('js.verified'), false);
     done.submit();
   }

@@ -3,6 +3,12 @@ import { defineRoute, verificationError, z, type RouteSpec } from '@gatehouse-au
 /** The page after a login that offers a method to set up (under the plugin's `/login`). */
 export const OFFER_PATH = '/offer';
 
+/**
+ * Where the page's form ends a stage (under `/login`): the core's continuation, then the offer
+ * page instead of the app when the login completed and the core has a method to offer.
+ */
+export const FINISH_PATH = '/finish';
+
 /** The JSON endpoint the hosted pages' scripts call (decision 26): setting a method up after a login. */
 
 const json = z.record(z.string(), z.unknown());

@@ -175,12 +175,11 @@ export function renderLoginPage(view: LoginView): string {
       <button type="button" id="gh-send" hidden>${t.t('login.send')}</button>
       <button type="submit" id="gh-submit" class="primary" disabled>${t.t('login.continue')}</button>
     </form>
-    <form id="gh-done" method="post" action="${view.base}/login/continue" hidden>
+    <form id="gh-done" method="post" action="${view.base}/login/finish" hidden>
       <input type="hidden" name="requestId" value="${view.requestId}" />
       <input type="hidden" name="status_id" value="" />
       <input type="hidden" name="verificationType" value="" />
       <input type="hidden" name="sub" value="" />
-      <input type="hidden" name="offer" value="" />
     </form>
     ${view.registerUrl ? html`<p class="register"><a href="${view.registerUrl}" id="gh-register">${t.t('login.register')}</a></p>` : ''}
     ${backToApp(view)}

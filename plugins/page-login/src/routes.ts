@@ -7,7 +7,7 @@ import {
   type PluginApi,
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
-import { LOGIN_API, OFFER_PATH } from './api.js';
+import { FINISH_PATH, LOGIN_API, OFFER_PATH } from './api.js';
 import { ENROLL_JS, LOGIN_JS, MESSAGES_JS, OFFER_JS, RESEND_JS, type Asset } from './assets.js';
 import { methodView, offerView, type LoginPageLink, type RecoveryLinks } from './methods.js';
 import { PageModules } from './modules.js';
@@ -55,12 +55,25 @@ function requestIdOf(value: unknown): string | null {
   return typeof value === 'string' && value && value.length <= 200 ? value : null;
 }
 
+/** The continuation fields of the page's form that are strings (any other is left out, as the core's route does). */
+function continuationFields(body: unknown) {
+  const given = (body ?? {}) as Record<string, unknown>;
+  const text = (name: string) => (typeof given[name] === 'string' ? given[name] : undefined);
+  return {
+    requestId: text('requestId'),
+    status_id: text('status_id'),
+    verificationType: text('verificationType'),
+    sub: text('sub'),
+  };
+}
+
 /**
  * The hosted login page, on a router mounted at `/login`: `GET /login?request_id=…` renders the
  * flow's current stage, `/login/assets/*` serves its scripts (the style sheet is the core's),
  * `/login/methods/*` the methods' browser modules, `/login/offer` a method to set up after the
- * login. The page talks to the verification API and continues the flow with a form POST to the
- * core's `/login/continue` (decision 40).
+ * login. The page talks to the verification API and continues the flow with a form POST to
+ * `/login/finish`: the core's continuation (`web.loginFlows.continue`, decision 40), then the
+ * offer when there is one.
  */
 export function loginPageRoutes(api: PluginApi, router: Router): void {
   const { web } = api;
@@ -206,6 +219,18 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
   router.get('/methods/:id/:version/:file', modules.serve);
 
   // ─── after the login: a method to set up for next time (the core's offer rule) ───
+
+  // The form's POST ends the stage: the core's checks (Origin, binding, the status), then the
+  // offer page before the app when the login completed and the core offers this user a method.
+  router.post(FINISH_PATH, api.services.http.form(), async (req, res) => {
+    const fields = continuationFields(req.body);
+    await web.loginFlows.admit(req, res, fields.requestId);
+    const next = await web.loginFlows.continue(req, fields);
+    const offered = next.completed ? await web.loginFlows.offer(req, next.flow) : null;
+    const offerPage = `${base}/login${OFFER_PATH}?request_id=${encodeURIComponent(next.flow.id)}`;
+    // 303 so the browser follows with GET and never re-posts the credential (RFC 9700 §4.12).
+    res.redirect(303, offered ? offerPage : next.location);
+  });
 
   /** The completed flow of this browser, or why there is none. */
   const completedFlow = async (req: Request, value: unknown) => {

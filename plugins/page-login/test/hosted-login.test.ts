@@ -211,7 +211,7 @@ describe('hosted login page (Chromium)', function () {
     await page.getByRole('textbox', { name: 'Username, email or phone' }).fill(user.username);
     await page.getByRole('textbox', { name: 'Password' }).fill(PASSWORD);
     const [continued] = await Promise.all([
-      page.waitForResponse((r) => r.url() === `${issuer}/login/continue`),
+      page.waitForResponse((r) => r.url() === `${issuer}/login/finish`),
       page.keyboard.press('Enter'),
     ]);
     await page.locator('.step', { hasText: 'Step 2 of 2' }).waitFor();

@@ -58,7 +58,8 @@ export function setupApi(methods: readonly AuthMethod[]) {
       security: ['adminToken', 'accessToken'],
       params: z.object({ sub: z.string() }),
       response: { description: 'the methods', schema: z.array(json).or(json) },
-      errors: SETUP_ACCESS,
+      // INVALID_FIELD: a multipart body (no method of this call takes files).
+      errors: [...SETUP_ACCESS, 'INVALID_FIELD'],
     }),
     rename: defineRoute({
       id: 'renameCredential',
@@ -82,7 +83,8 @@ export function setupApi(methods: readonly AuthMethod[]) {
       security: ['adminToken', 'accessToken'],
       params: z.object({ sub: z.string(), method, credentialId: z.string().optional() }),
       response: { description: 'what was removed', schema: z.object({ removed: z.unknown() }) },
-      errors: [...SETUP_ACCESS, 'METHOD_NOT_FOUND', 'CREDENTIAL_NOT_FOUND'],
+      // INVALID_FIELD: a multipart body for a method that takes no files.
+      errors: [...SETUP_ACCESS, 'INVALID_FIELD', 'METHOD_NOT_FOUND', 'CREDENTIAL_NOT_FOUND'],
     }),
   } satisfies Record<string, RouteSpec>;
 }

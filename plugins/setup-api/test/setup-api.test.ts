@@ -124,6 +124,19 @@ describe('setup API listed (decision 70)', () => {
     expect(removed.body).to.deep.include({ success: true, data: { removed: 1 } });
   });
 
+  it('a multipart body where no method names the files is 400 INVALID_FIELD, as for a method without files', async () => {
+    const user = await gatehouse.container.cradle.users.create({ username: 'quinn' });
+    const multipart = (call: request.Test) =>
+      call.set(auth).field('sub', user.id).attach('photo', Buffer.from('x'), 'a.jpg');
+    const list = await multipart(request(gatehouse.app).get(`${SETUP_MOUNT}/users/${user.id}/methods`));
+    expectError(list, 400, 'INVALID_FIELD');
+    expect(list.body.error.error).to.equal('this call does not take multipart bodies');
+    // The routes of a method that takes no files say so the same way.
+    const step = await multipart(request(gatehouse.app).post(`${SETUP_MOUNT}/PASSWORD/initiation`));
+    expectError(step, 400, 'INVALID_FIELD');
+    expect(step.body.error.error).to.equal('PASSWORD does not take multipart bodies');
+  });
+
   it('refuses a caller before reading the body: a wrong bearer with an invalid body is 401, not 400', async () => {
     const user = await gatehouse.container.cradle.users.create({ username: 'pia' });
     expectError(

@@ -3,20 +3,17 @@ import type { ClientRegistry } from '../oauth/clients.js';
 import type { Logger } from 'pino';
 import { appMethods, type GatehouseConfig } from '../config/schema.js';
 import type { Extensions } from '../plugins/loader.js';
-import type { EnrollmentService } from '../verification/enrollment.js';
-import { mayBind } from '../verification/binding-rule.js';
-import type { LoginFlow } from '../verification/flows.js';
-
-/** The page that offers a method after a login. */
-export const OFFER_PATH = '/login/offer';
+import type { EnrollmentService } from './enrollment.js';
+import { mayBind } from './binding-rule.js';
+import type { LoginFlow } from './flows.js';
 
 /** "Not now" keeps a method from being offered again to the user for this long. */
-// The page says "30 days" (offer.later_note in the catalogs): change both together.
+// The hosted page says "30 days" (offer.later_note in the catalogs): change both together.
 const DECLINED_SECONDS = 30 * 24 * 3600;
 
 /**
- * After a login, the hosted page may offer to set up a method for next time (a passkey after a
- * password): a method that declares `page.offer`, that the user's app lets them sign in with,
+ * After a login, a page may offer to set up a method for next time (a passkey after a password;
+ * page-login's `/login/offer`, through `web.loginFlows.offer`): a method that declares `page.offer`, that the user's app lets them sign in with,
  * that this login did not use and that the user has not set up. The just-completed login is the
  * authentication for it, with the setup API's rule (binding-rule.ts): a password alone never adds
  * a credential that signs in by itself (a passkey), nor a factor for a user who has one.
