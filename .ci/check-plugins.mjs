@@ -69,7 +69,9 @@ const checked = [
   ...(hasKit ? [`the ${kitNames} kit${kits.length > 1 ? 's' : ''}`] : []),
   ...(hasCli ? ['the CLI'] : []),
 ];
-console.log(`check-plugins: ${checked.slice(0, -1).join(', ')}${checked.length > 1 ? ' and ' : ''}${checked.at(-1)} OK`);
+console.log(
+  `check-plugins: ${checked.slice(0, -1).join(', ')}${checked.length > 1 ? ' and ' : ''}${checked.at(-1)} OK`,
+);
 
 function checkPackageJson(dir) {
   const file = path.join(dir, 'package.json');
