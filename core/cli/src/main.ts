@@ -102,9 +102,9 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'plugins': {
-      // Errors only: a plugin's start-up warning (say, the dev outbox route) would break the table.
       const cfg = loaded();
       await pluginCommands(cfg);
+      // Errors only: a plugin's start-up warning (say, the dev outbox route) would break the table.
       const gatehouse = await buildApp(cfg, { logger: createLogger('error') });
       const rows = gatehouse.plugins.map((p) => [
         p.name,
