@@ -9,7 +9,7 @@ import {
 } from '@gatehouse-auth/core';
 import { parseArgs } from 'node:util';
 import { commandTable, type PluginCommand } from './command-table.js';
-import { formatTable } from './table.js';
+import { printTable } from './table.js';
 
 /**
  * The commands of the config's plugins (imported and checked, not registered: no database is
@@ -61,7 +61,7 @@ export async function runPluginCommand(
     configFile: loaded.file ?? '',
     server: async () => cliServer(await (composing ??= buildApp(loaded, { logger: createLogger('error') }))),
     print: (text) => void process.stdout.write(text),
-    table: (header, rows) => void process.stdout.write(formatTable(header, rows)),
+    table: printTable,
     warn: (message) => void process.stderr.write(`gatehouse: ${message}\n`),
   };
   try {
