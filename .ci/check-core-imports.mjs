@@ -2,9 +2,10 @@
 // The core never depends on a plugin, and the plugin contract never depends on the core (one line
 // per problem, exit 1 if any):
 // - no file under core/src imports a package of the scope other than @gatehouse-auth/core and the
-//   contract @gatehouse-auth/plugin-api (plugins, tools, the testing kit), nor a relative or
-//   absolute path into plugins/ or tools/. Plugins reach the core through its public API; the
-//   core reaches plugins only through the loader, by the names in config.
+//   contract @gatehouse-auth/plugin-api (plugins, tools, the testing kit, the CLI), nor a
+//   relative or absolute path into plugins/, tools/ or core/cli/. Plugins reach the core through
+//   its public API; the core reaches plugins only through the loader, by the names in config; the
+//   `gatehouse` command (core/cli) is a front-end on the core, never part of it (decision 73).
 // - no file under core/plugin-api/src imports a package of the scope at all, nor a path outside
 //   core/plugin-api/ (core/src, plugins/, tools/): the contract is what the core implements, so
 //   an implementation change cannot silently change it (decision 58).
@@ -20,7 +21,7 @@ const SOURCE = /\.(?:[cm]?[jt]s|tsx|jsx)$/;
 
 const root = path.resolve(process.argv[2] ?? process.cwd());
 const src = path.join(root, 'core', 'src');
-const outside = ['plugins', 'tools'].map((dir) => path.join(root, dir));
+const outside = ['plugins', 'tools', 'core/cli'].map((dir) => path.join(root, dir));
 const problems = [];
 const contract = path.join(root, 'core', 'plugin-api');
 
@@ -48,7 +49,7 @@ const files = forEachImport(src, ({ where, specifier, name, target }) => {
   const into = target && outside.find((dir) => target === dir || target.startsWith(dir + path.sep));
   if (into)
     problems.push(
-      `${where}: imports '${specifier}', a path into ${path.basename(into)}/; the core must not depend on it`,
+      `${where}: imports '${specifier}', a path into ${path.relative(root, into)}/; the core must not depend on it`,
     );
 });
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Checks the plugin packages, the testing kit (tools/testing) and the site kit (tools/site-kit)
-// against the core's contract (one line per problem, exit 1 if any):
+// Checks the plugin packages, the testing kit (tools/testing), the site kit (tools/site-kit) and
+// the `gatehouse` command (core/cli, a front-end on the core's public API, decision 73) against
+// the core's contract (one line per problem, exit 1 if any):
 // - @gatehouse-auth/core is a peerDependency of each, never a regular dependency
 //   (two copies of the core in node_modules would mean two registries);
 // - their code imports only the public API: '@gatehouse-auth/core', plus the testing kit
@@ -50,13 +51,26 @@ for (const kit of kits) {
 }
 const hasKit = kits.length > 0;
 
+// The command is held to them too: one front-end on the library, which an embedder could write.
+const cli = path.join(coreDir, 'cli');
+const hasCli = existsSync(cli);
+if (hasCli) {
+  checkPackageJson(cli);
+  for (const file of sourceFiles(path.join(cli, 'src'))) checkImports(file, false, cli);
+}
+
 if (problems.length) {
   for (const p of problems) console.error(p);
   process.exit(1);
 }
 const kitNames = kits.map((dir) => path.basename(dir)).join(' and ');
+const checked = [
+  `${plugins.length} plugins`,
+  ...(hasKit ? [`the ${kitNames} kit${kits.length > 1 ? 's' : ''}`] : []),
+  ...(hasCli ? ['the CLI'] : []),
+];
 console.log(
-  `check-plugins: ${plugins.length} plugins${hasKit ? ` and the ${kitNames} kit${kits.length > 1 ? 's' : ''}` : ''} OK`,
+  `check-plugins: ${checked.slice(0, -1).join(', ')}${checked.length > 1 ? ' and ' : ''}${checked.at(-1)} OK`,
 );
 
 function checkPackageJson(dir) {
@@ -88,7 +102,8 @@ function* sourceFiles(dir) {
   }
 }
 
-function checkImports(file, isTest) {
+/** `own`: the package's directory, when it lies under core/ (a path within it is its own). */
+function checkImports(file, isTest, own) {
   for (const { specifier, line } of importsOf(readFileSync(file, 'utf8'))) {
     if (specifier === TESTING || specifier.startsWith(`${TESTING}/`)) {
       if (!isTest) report(file, line, `imports '${specifier}', which only tests may use`);
@@ -103,7 +118,8 @@ function checkImports(file, isTest) {
     } else if (specifier.startsWith('.') || path.isAbsolute(specifier)) {
       const target = path.resolve(path.dirname(file), specifier);
       const rel = path.relative(coreDir, target);
-      if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) {
+      const inOwn = own !== undefined && target.startsWith(own + path.sep);
+      if (!inOwn && (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel)))) {
         report(file, line, `imports '${specifier}', a path into core/; import from '${CORE}'`);
       }
     }

@@ -74,6 +74,14 @@ export { loadConfigFile, parseConfig, resolveConfigFile } from './config/load.js
 export { absoluteUrl, type GatehouseConfig, type AppConfig } from './config/schema.js';
 export { createLogger } from './http/logging.js';
 
+// For the `gatehouse` command, a front-end on this API (@gatehouse-auth/cli, decision 73): the
+// operator's operations outside of a request, the plugins as the config names them (imported and
+// checked, not registered: whose commands there are), and what a plugin's command sees.
+export { checkConfig } from './gatehouse.js';
+export type { LoadedConfig } from './config/load.js';
+export { resolvePlugins } from './plugins/loader.js';
+export { cliServer, migrateDatabase, publishedSigningKeys, rotateSigningKeys, runServer } from './operator.js';
+
 // For @gatehouse-auth/testing, whose fakes must behave as the server does (decision 35, step 2):
 // the contract checks the server runs on what a plugin adds at start-up, the crypto and HTTP
 // helpers it hands plugins as `services.crypto` and `services.http`, the scope rule of

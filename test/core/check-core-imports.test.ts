@@ -119,6 +119,18 @@ describe('.ci/check-core-imports.mjs: the core imports no plugin, the contract n
     ]);
   });
 
+  it('fails on a path into the CLI (core/cli) or its package: a front-end on the core (decision 73)', () => {
+    const root = make({
+      'core/cli/src/table.ts': 'export const table = 1;\n',
+      'core/src/keys.ts':
+        "import { table } from '../cli/src/table.js';\nimport '@gatehouse-auth/cli';\nexport { table };\n",
+    });
+    expect(check(root).stderr.trimEnd().split('\n')).to.deep.equal([
+      "core/src/keys.ts:1: imports '../cli/src/table.js', a path into core/cli/; the core must not depend on it",
+      "core/src/keys.ts:2: imports '@gatehouse-auth/cli'; the core must not depend on @gatehouse-auth/cli",
+    ]);
+  });
+
   it('lets the core import the contract package, and counts the contract modules', () => {
     const root = make({
       'core/src/plugins/api.ts':

@@ -167,6 +167,38 @@ describe('.ci/check-plugins.mjs', () => {
     });
   });
 
+  it('holds the CLI (core/cli) to the same rules: the core as a peer, its root export only (decision 73)', () => {
+    const cli = {
+      name: '@gatehouse-auth/cli',
+      version: '0.1.0',
+      bin: { gatehouse: './bin/gatehouse.js' },
+      peerDependencies: { '@gatehouse-auth/core': '^0.1.0' },
+    };
+    const clean = make({
+      'core/cli/package.json': cli,
+      'core/cli/src/main.ts': "import { buildApp } from '@gatehouse-auth/core';\nimport { table } from './table.js';\n",
+      'core/cli/src/table.ts': 'export const table = 1;\n',
+    });
+    expect(check(clean)).to.deep.equal({ status: 0, stdout: 'check-plugins: 2 plugins and the CLI OK\n', stderr: '' });
+    const { peerDependencies: _omit, ...noPeer } = cli;
+    const bad = make({
+      'core/cli/package.json': { ...noPeer, dependencies: { '@gatehouse-auth/core': '0.1.0' } },
+      'core/cli/src/main.ts': [
+        "import { migrate } from '../../src/storage/migrate.js';",
+        "import type { CliContext } from '@gatehouse-auth/plugin-api';",
+        "import { runPrimary } from '@gatehouse-auth/core/dist/cluster.js';",
+        '',
+      ].join('\n'),
+    });
+    expect(check(bad).stderr.trimEnd().split('\n')).to.deep.equal([
+      'core/cli/package.json: lists @gatehouse-auth/core in dependencies; it must be a peerDependency',
+      'core/cli/package.json: does not list @gatehouse-auth/core in peerDependencies',
+      "core/cli/src/main.ts:1: imports '../../src/storage/migrate.js', a path into core/; import from '@gatehouse-auth/core'",
+      "core/cli/src/main.ts:2: imports '@gatehouse-auth/plugin-api'; import the contract from '@gatehouse-auth/core', which re-exports it",
+      "core/cli/src/main.ts:3: imports the deep path '@gatehouse-auth/core/dist/cluster.js'; import from '@gatehouse-auth/core'",
+    ]);
+  });
+
   it('holds the testing kit (tools/testing) to the same rules: the core as a peer, its root export only', () => {
     const kit = {
       name: '@gatehouse-auth/testing',

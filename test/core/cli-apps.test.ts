@@ -94,11 +94,12 @@ describe('CLI: apps', function () {
     expect(rotated.stdout).to.match(/^published \S+ key \S+; it signs from /m);
   });
 
-  it('without the management plugin: one line naming it, exit 1', async () => {
-    const res = await runCli(['apps', 'list', '--config', fixtureConfig('valid.yaml')], { env });
+  it('without the management plugin: one line naming it, exit 2, as users create (decision 73)', async () => {
+    const valid = fixtureConfig('valid.yaml');
+    const res = await runCli(['apps', 'list', '--config', valid], { env });
     expect(res).to.deep.include({
-      code: 1,
-      stderr: "gatehouse: apps list needs the plugin @gatehouse-auth/management in the config's plugins:\n",
+      code: 2,
+      stderr: `gatehouse: apps list is a command of the plugin @gatehouse-auth/management, which ${valid} does not load: add it to plugins:\n`,
     });
   });
 

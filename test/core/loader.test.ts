@@ -3,9 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { BootError, buildApp, type Gatehouse } from '@gatehouse-auth/core';
-// resolvePlugins is internal (not part of the public API): the compiled module is tested directly.
-import { resolvePlugins } from '../../core/dist/plugins/loader.js';
+import { BootError, buildApp, resolvePlugins, type Gatehouse } from '@gatehouse-auth/core';
 import { runCli, type CliResult } from '../support/cli.js';
 import { testConfig, type PluginEntryInput } from '../support/config.js';
 import { fixtureConfig, fixturePlugin, REPO_ROOT } from '../support/paths.js';

@@ -32,7 +32,7 @@ describe('README: the command blocks work as pasted', function () {
     const scripts = (
       JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
     ).scripts;
-    expect(scripts.start).to.match(/node core\/dist\/cli\/main\.js start$/);
+    expect(scripts.start).to.match(/node core\/cli\/bin\/gatehouse\.js start$/);
     expect(scripts.test).to.match(/mocha /);
     expect(scripts.demo).to.match(/tools\/demo\/bin\/gatehouse-demo\.js$/);
   });

@@ -109,6 +109,8 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
         '-w',
         'core',
         '-w',
+        'core/cli',
+        '-w',
         'plugins/method-password',
         '-w',
         'plugins/grant-authorization-code',

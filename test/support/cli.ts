@@ -26,7 +26,7 @@ export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** Spawns `node core/dist/cli/main.js ...args`. */
+/** Spawns `node core/cli/dist/main.js ...args`. */
 export function spawnCli(args: string[], opts: CliOptions = {}): ChildProcess {
   return spawn(process.execPath, [CLI, ...args], {
     cwd: opts.cwd ?? REPO_ROOT,

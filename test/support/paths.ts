@@ -17,5 +17,5 @@ export function fixtureConfig(name: string): string {
   return path.join(FIXTURES, 'config', name);
 }
 
-/** The compiled CLI (build it first with `npx tsc -b core`). */
-export const CLI = path.join(REPO_ROOT, 'core', 'dist', 'cli', 'main.js');
+/** The compiled CLI, @gatehouse-auth/cli (build it first with `npx tsc -b core/cli`). */
+export const CLI = path.join(REPO_ROOT, 'core', 'cli', 'dist', 'main.js');

@@ -71,6 +71,11 @@ export interface CliContext {
   server(): Promise<CliServer>;
   /** Writes to standard output as is. */
   print(text: string): void;
+  /**
+   * Writes rows under a header to standard output, as the CLI's own tables (`gatehouse keys
+   * list`): columns padded to their widest cell, two spaces apart, no trailing spaces.
+   */
+  table(header: readonly string[], rows: readonly (readonly string[])[]): void;
   /** One line on standard error, `gatehouse: ` before it. */
   warn(message: string): void;
 }

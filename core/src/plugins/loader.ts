@@ -1,6 +1,7 @@
 import {
   channelProblems,
   clientAuthenticationProblems,
+  commandProblems,
   fdsRuleProblems,
   grantProblems,
   methodProblems,
@@ -40,7 +41,6 @@ import { pathToFileURL } from 'node:url';
 import semver from 'semver';
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
-import { commandTable } from '../cli/command-table.js';
 import { appSchema, type AppConfig, type PluginEntry } from '../config/schema.js';
 import { describeIssue } from '../config/load.js';
 import { BootError, isBootError } from '../errors.js';
@@ -171,8 +171,15 @@ export async function resolvePlugins(entries: PluginEntry[], baseDir: string): P
       : entry.options;
     resolved.push({ plugin, index, version: packageVersion(file), source: file, options });
   }
-  // Their CLI commands: a name the core or another plugin has stops start-up too.
-  commandTable(resolved);
+  // Their CLI commands' shapes; whether a name is free is the `gatehouse` command's to check
+  // (@gatehouse-auth/cli, decision 73): the names are its.
+  for (const { plugin } of resolved) {
+    for (const command of plugin.commands ?? []) {
+      const problems = commandProblems((command ?? {}) as unknown as Record<string, unknown>);
+      const label = `plugin ${plugin.name}: command ${JSON.stringify(command?.name)}`;
+      if (problems.length) throw new BootError('PLUGIN_INVALID', `${label} ${problems.join(', ')}`);
+    }
+  }
   return orderByDependencies(resolved);
 }
 

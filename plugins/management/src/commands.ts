@@ -46,8 +46,7 @@ const usersList: CliCommand = {
       json(cli, list);
       return 0;
     }
-    printTable(
-      cli,
+    cli.table(
       ['id', 'username', 'email', 'phone', 'status'],
       list.map((u) => [u.id, u.username, u.email ?? '', u.phone ?? '', u.status]),
     );
@@ -140,8 +139,7 @@ const appsCommands: CliCommand[] = [
     async (admin, cli) => {
       const list = await admin.list();
       if (cli.values.json) return list;
-      printTable(
-        cli,
+      cli.table(
         ['client_id', 'source', 'auth', 'name'],
         list.map((a) => [a.client_id, a.source, a.token_endpoint_auth_method, a.name]),
       );
@@ -206,17 +204,6 @@ function jsonObject(value: string): Record<string, unknown> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new ApiError(400, 'INVALID_APP', '--app: must be a JSON object (an apps[] entry)');
   return parsed as Record<string, unknown>;
-}
-
-/** Columns padded to their widest cell, two spaces apart, as the core's own tables. */
-function printTable(cli: CliContext, header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  cli.print([line(header), ...rows.map(line)].join('\n') + '\n');
 }
 
 /** The commands, in the order `gatehouse help` lists them. */

@@ -1,22 +1,22 @@
 #!/usr/bin/env node
-import cluster from 'node:cluster';
-import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { runPrimary } from '../cluster.js';
-import { loadConfigFile, resolveConfigFile, type LoadedConfig } from '../config/load.js';
-import { isBootError, isProtocolError } from '../errors.js';
-import { buildApp, checkConfig } from '../gatehouse.js';
-import { createLogger } from '../http/logging.js';
-import { exitOnSignals, listen } from '../server.js';
-import { portFields } from '../plugins/serve.js';
-import { openDatabase } from '../storage/database.js';
-import { migrate } from '../storage/migrate.js';
-import { KeyStore } from '../oauth/keys.js';
-import { loadSecretBox, systemClock } from '../services.js';
-import { openDriver } from '../storage/drivers.js';
-import { Sql } from '../storage/sql.js';
-import { CORE_GROUPS, CORE_SINGLES, MANAGEMENT, MOVED_COMMANDS, type PluginCommand } from './command-table.js';
+import {
+  buildApp,
+  checkConfig,
+  createLogger,
+  isBootError,
+  isProtocolError,
+  loadConfigFile,
+  migrateDatabase,
+  publishedSigningKeys,
+  resolveConfigFile,
+  rotateSigningKeys,
+  runServer,
+  type LoadedConfig,
+} from '@gatehouse-auth/core';
+import { CORE_GROUPS, CORE_SINGLES, MOVED_COMMANDS, type PluginCommand } from './command-table.js';
 import { pluginCommands, pluginUsage, runPluginCommand, unexpectedWord, type Tokens } from './plugin-commands.js';
+import { printTable } from './table.js';
 
 const USAGE = `Usage: gatehouse <command> [--config FILE]
 
@@ -84,47 +84,28 @@ async function main(argv: string[]): Promise<number> {
   switch (`${command}${sub ? ' ' + sub : ''}`) {
     case 'start': {
       const cfg = loaded();
-      const wanted = cfg.config.server.workers;
-      const workers = wanted === 0 ? availableParallelism() : wanted;
-      const isWorker = cluster.isWorker;
-      if (workers > 1 && cluster.isPrimary) {
-        await runPrimary(cfg, workers, createLogger(cfg.config.log.level));
-        return -1; // keep running
-      }
-      // A worker's primary already migrated and runs the purge job.
-      const gatehouse = await buildApp(cfg, { migrate: !isWorker });
-      const running = await listen(gatehouse);
-      exitOnSignals(running, gatehouse);
-      if (!isWorker) gatehouse.startBackgroundJobs();
-      gatehouse.logger.info(
-        {
-          port: running.port,
-          ...portFields(running.listeners),
-          issuer: gatehouse.config.issuer,
-          plugins: gatehouse.plugins.map((p) => p.name),
-        },
-        'gatehouse listening',
-      );
+      // A plugin's command named like another stops start-up (`config check`'s and `plugins`' too).
+      await pluginCommands(cfg);
+      await runServer(cfg);
       return -1; // keep running
     }
     case 'migrate': {
-      const { config } = loaded();
-      const logger = createLogger(config.log.level);
-      const db = await openDatabase({ url: config.database.url, logger });
-      const applied = await migrate(db, logger);
-      await db.close();
+      const applied = await migrateDatabase(loaded().config);
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
       return 0;
     }
     case 'config check': {
       const cfg = loaded();
+      await pluginCommands(cfg);
       const { plugins } = await checkConfig(cfg);
       process.stdout.write(`config OK: ${cfg.file} (${plugins.length} plugins, ${cfg.config.apps.length} apps)\n`);
       return 0;
     }
     case 'plugins': {
+      const cfg = loaded();
+      await pluginCommands(cfg);
       // Errors only: a plugin's start-up warning (say, the dev outbox route) would break the table.
-      const gatehouse = await buildApp(loaded(), { logger: createLogger('error') });
+      const gatehouse = await buildApp(cfg, { logger: createLogger('error') });
       const rows = gatehouse.plugins.map((p) => [
         p.name,
         p.version,
@@ -137,37 +118,18 @@ async function main(argv: string[]): Promise<number> {
       await gatehouse.close();
       return 0;
     }
-    case 'keys rotate':
-    case 'keys list': {
-      const { config } = loaded();
-      const logger = createLogger('warn');
-      const db = await openDatabase({ url: config.database.url, logger });
-      await migrate(db, logger);
-      const sql = new Sql(await openDriver(db, config.database.url, 2));
-      try {
-        const keys = new KeyStore(sql, systemClock, loadSecretBox(config, logger), config.oauth.signing_algs);
-        if (sub === 'rotate') {
-          // Old keys stay published until every token they signed has expired.
-          // The apps stored in the database count too (decision 51): their entries as written.
-          const stored = (await sql.select<{ settings: string }>('SELECT settings FROM clients')).map(
-            (r) => JSON.parse(r.settings) as Record<string, unknown>,
-          );
-          const ttls = [...config.apps, ...stored].flatMap((a) => [a.access_token_ttl, a.id_token_ttl]);
-          const longest = Math.max(3600, ...ttls.filter((n) => typeof n === 'number'));
-          for (const { kid, alg, activatesAt } of await keys.rotate(config.oauth.key_activation_delay, longest)) {
-            process.stdout.write(`published ${alg} key ${kid}; it signs from ${activatesAt.toISOString()}\n`);
-          }
-        } else {
-          const { keys: published } = await keys.jwks();
-          printTable(
-            ['kid', 'alg', 'use'],
-            published.map((k) => [String(k.kid), String(k.alg), String(k.use)]),
-          );
-        }
-      } finally {
-        await sql.close();
-        await db.close();
+    case 'keys rotate': {
+      for (const { kid, alg, activatesAt } of await rotateSigningKeys(loaded().config)) {
+        process.stdout.write(`published ${alg} key ${kid}; it signs from ${activatesAt.toISOString()}\n`);
       }
+      return 0;
+    }
+    case 'keys list': {
+      const published = await publishedSigningKeys(loaded().config);
+      printTable(
+        ['kid', 'alg', 'use'],
+        published.map((k) => [k.kid, k.alg, k.use]),
+      );
       return 0;
     }
     case 'plugin new': {
@@ -216,8 +178,6 @@ async function viaPlugins(
   if (Object.hasOwn(MOVED_COMMANDS, name)) {
     // Without the config, what to add it to is unknown: its error is the answer.
     if (unread !== undefined) throw unread;
-    // `apps …` answered so when it was the core's and its service a plugin's (decision 63), exit 1.
-    if (command === 'apps') return fail(`${name} needs the plugin ${MANAGEMENT} in the config's plugins:`, 1);
     return fail(
       `${name} is a command of the plugin ${MOVED_COMMANDS[name]}, which ${loaded!.file} does not load: add it to plugins:`,
     );
@@ -236,25 +196,15 @@ async function viaPlugins(
   return 2;
 }
 
-/** One line on stderr, and the exit code to return (2: the command line was wrong). */
-function fail(message: string, code = 2): number {
+/** One line on stderr, and exit code 2: the command line was wrong. */
+function fail(message: string): number {
   process.stderr.write(`gatehouse: ${message}\n`);
-  return code;
+  return 2;
 }
 
 /** `word` as a shell word: as is when it is plain, else single-quoted. */
 function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-function printTable(header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  process.stdout.write([line(header), ...rows.map(line)].join('\n') + '\n');
 }
 
 main(process.argv.slice(2)).then(

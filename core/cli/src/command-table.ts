@@ -1,5 +1,4 @@
-import { commandProblems, type CliCommand, type GatehousePlugin } from '@gatehouse-auth/plugin-api';
-import { BootError } from '../errors.js';
+import { BootError, type CliCommand, type GatehousePlugin } from '@gatehouse-auth/core';
 
 /** The core's commands that take a subcommand, with theirs: `gatehouse keys` alone says which there are. */
 export const CORE_GROUPS: Readonly<Record<string, readonly string[]>> = {
@@ -28,9 +27,9 @@ export interface PluginCommand {
 }
 
 /**
- * The plugins' commands by name, checked (`commandProblems`), none with a name the core or
- * another plugin has: a one-word name may not be a group's either, nor the first word of a
- * two-word one (`gatehouse backup run` would not reach `backup`).
+ * The plugins' commands by name (their shapes the core's loader checked), none with a name the
+ * core or another plugin has: a one-word name may not be a group's either, nor the first word of
+ * a two-word one (`gatehouse backup run` would not reach `backup`).
  */
 export function commandTable(plugins: readonly { plugin: GatehousePlugin<unknown> }[]): Map<string, PluginCommand> {
   const table = new Map<string, PluginCommand>();
@@ -45,9 +44,7 @@ export function commandTable(plugins: readonly { plugin: GatehousePlugin<unknown
   };
   for (const { plugin } of plugins) {
     for (const command of plugin.commands ?? []) {
-      const problems = commandProblems((command ?? {}) as unknown as Record<string, unknown>);
-      const label = `plugin ${plugin.name}: command ${JSON.stringify(command?.name)}`;
-      if (problems.length) throw new BootError('PLUGIN_INVALID', `${label} ${problems.join(', ')}`);
+      const label = `plugin ${plugin.name}: command ${JSON.stringify(command.name)}`;
       const [first, sub] = command.name.split(' ') as [string, string | undefined];
       const taken = owner(first, sub);
       if (taken) throw new BootError('PLUGIN_DUPLICATE_ID', `${label} is already ${taken}'s (gatehouse ${first})`);

@@ -1,13 +1,20 @@
-import type { CliContext, CliServer } from '@gatehouse-auth/plugin-api';
+import {
+  buildApp,
+  cliServer,
+  createLogger,
+  resolvePlugins,
+  type CliContext,
+  type Gatehouse,
+  type LoadedConfig,
+} from '@gatehouse-auth/core';
 import { parseArgs } from 'node:util';
-import type { LoadedConfig } from '../config/load.js';
-import { buildApp, type Gatehouse } from '../gatehouse.js';
-import { createLogger } from '../http/logging.js';
-import { resolvePlugins } from '../plugins/loader.js';
-import { userImportStore } from '../users/import-store.js';
 import { commandTable, type PluginCommand } from './command-table.js';
+import { printTable } from './table.js';
 
-/** The commands of the config's plugins (imported and checked, not registered: no database is opened). */
+/**
+ * The commands of the config's plugins (imported and checked, not registered: no database is
+ * opened). Throws for a command named like the CLI's or another plugin's.
+ */
 export async function pluginCommands(loaded: LoadedConfig): Promise<Map<string, PluginCommand>> {
   return commandTable(await resolvePlugins(loaded.config.plugins, loaded.baseDir));
 }
@@ -54,6 +61,7 @@ export async function runPluginCommand(
     configFile: loaded.file ?? '',
     server: async () => cliServer(await (composing ??= buildApp(loaded, { logger: createLogger('error') }))),
     print: (text) => void process.stdout.write(text),
+    table: printTable,
     warn: (message) => void process.stderr.write(`gatehouse: ${message}\n`),
   };
   try {
@@ -65,19 +73,6 @@ export async function runPluginCommand(
       () => undefined,
     );
   }
-}
-
-/** What a plugin's command sees of the composed server. */
-function cliServer(gatehouse: Gatehouse): CliServer {
-  const c = gatehouse.container.cradle;
-  return {
-    services: c.services,
-    logger: gatehouse.logger,
-    // Without its password: the command prints it.
-    databaseUrl: gatehouse.config.database.url.replace(/^([a-z][\w+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@'),
-    method: (id) => c.extensions.methods.get(id),
-    userImport: userImportStore(c.sql, c.clock),
-  };
 }
 
 /**
