@@ -72,18 +72,14 @@ export function refreshTokenGrant(deps: RefreshGrantDeps): GrantHandler {
     reuseIntervalConfig.parse(ctx.client.settings.refresh_token_reuse_interval);
 
   /** The pair the rotation of `token` issued, when the app allows it to answer again; else null. */
-  async function replay(
-    ctx: GrantContext,
-    token: StoredToken,
-    waitForRotation: boolean,
-  ): Promise<TokenResponse | null> {
+  async function replay(ctx: GrantContext, token: StoredToken): Promise<TokenResponse | null> {
     const interval = reuseInterval(ctx);
     if (interval === 0) return null;
     const now = () => deps.services.clock.now().getTime();
     if (token.rotatedAt && now() - token.rotatedAt.getTime() > interval * 1000) return null;
     let record = await deps.records.get(`issued:${token.key}`);
     // A refresh that lost the race arrives while the winner is still issuing: wait for its pair.
-    for (let waited = 0; !record && waitForRotation && waited < RACE_WAIT_MS; waited += RACE_POLL_MS) {
+    for (let waited = 0; !record && waited < RACE_WAIT_MS; waited += RACE_POLL_MS) {
       await new Promise((resolve) => setTimeout(resolve, RACE_POLL_MS));
       record = await deps.records.get(`issued:${token.key}`);
     }
@@ -113,7 +109,9 @@ export function refreshTokenGrant(deps: RefreshGrantDeps): GrantHandler {
       // Bound (DPoP key, client certificate; public clients): only with its proof may it be used, or revoke anything.
       const unproven = unprovenBinding(token, oauth.confirmation);
       if (unproven) throw invalidGrant(boundToAnother(unproven));
-      if (token.rotatedAt) return (await replay(ctx, token, false)) ?? refuseReuse(ctx, token);
+      // Rotated already: within the interval the rotation's pair may still be on its way to the
+      // records (rotation commits first), so a tab that arrives between the two waits for it too.
+      if (token.rotatedAt) return (await replay(ctx, token)) ?? refuseReuse(ctx, token);
       const grant: GrantRecord | undefined = info.grant;
       if (!info.active || !grant) throw invalidGrant('refresh token expired or revoked');
       const scope = oauth.resolveScope(params.scope, token.scope, token.scope);
@@ -153,7 +151,7 @@ export function refreshTokenGrant(deps: RefreshGrantDeps): GrantHandler {
         idToken: authenticationOf(grant.data),
       });
       // Lost the race to a concurrent refresh with the same token: that is reuse as well.
-      if (!response) return (await replay(ctx, token, true)) ?? refuseReuse(ctx, token);
+      if (!response) return (await replay(ctx, token)) ?? refuseReuse(ctx, token);
       const interval = reuseInterval(ctx);
       if (interval > 0) {
         const issued: IssuedPair = {

@@ -276,6 +276,31 @@ describe('@gatehouse-auth/grant-refresh-token', () => {
       expect(await active(s, a.refresh_token!)).to.equal(true);
     });
 
+    it('a tab that arrives after the rotation committed, before its pair was kept, waits for the pair', async () => {
+      const s = await setup(withInterval(10));
+      const params = { refresh_token: s.first.refresh_token! };
+      // Hold the winner between its rotation (committed) and keeping its pair; the other tab then
+      // finds the token rotated and no pair yet (it happened in CI once signing left the threads).
+      const put = s.records.put.bind(s.records);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let rotated!: () => void;
+      const committed = new Promise<void>((resolve) => (rotated = resolve));
+      s.records.put = async (...args: Parameters<typeof put>) => {
+        rotated();
+        await held;
+        return put(...args);
+      };
+      const first = refresh(s, params);
+      await committed;
+      const second = refresh(s, params);
+      setTimeout(release, 100);
+      const [a, b] = await Promise.all([first, second]);
+      expect(b).to.deep.equal(a);
+      expect(s.oauth.revocations).to.deep.equal([]);
+      expect(await active(s, a.refresh_token!)).to.equal(true);
+    });
+
     it('the rotated token within the interval answers the same pair, with what is left of expires_in', async () => {
       const s = await setup(withInterval(10));
       const first = await refresh(s, { refresh_token: s.first.refresh_token! });
