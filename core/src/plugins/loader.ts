@@ -223,13 +223,13 @@ export async function registerPlugins(plugins: ResolvedPlugin[], deps: Registrat
   const checks: { plugin: string; where: string; run: () => void | Promise<void> }[] = [];
   for (const { plugin, index, version, source, options } of plugins) {
     const invalid = (message: string) => new BootError('PLUGIN_INVALID', `plugin ${plugin.name}: ${message}`);
-    // What the plugin added, by kind, for `gatehouse plugins`.
+    // What the plugin added, by kind, for `gatehouse plugins` (the shared root's keys `/#n` as `/`).
     const contributes: Record<string, string[]> = {};
     const listed = (kind: string, id: string) => void (contributes[kind] ??= []).push(id);
     const adder =
       <T>(kind: string, registry: Registry<T>) =>
       (item: T) =>
-        listed(kind, registry.add(item, plugin.name));
+        listed(kind, registry.add(item, plugin.name).replace(/^\/#\d+$/, '/'));
     let catalogs: PluginCatalogs = { en: {} };
     const api: PluginApi = {
       plugin: { name: plugin.name, version },

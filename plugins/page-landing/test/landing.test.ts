@@ -47,6 +47,11 @@ describe('page-landing: / for a browser (decision 76)', function () {
       expect(de).to.include('Dies ist der Anmeldedienst von Gatehouse.');
     });
 
+    it('is listed as contributing the route /, as `gatehouse plugins` shows it (the shared root)', () => {
+      const info = server.gatehouse.plugins.find((p) => p.name === LANDING.name);
+      expect(info?.contributes.routes).to.deep.equal(['/']);
+    });
+
     it('keeps the JSON 404 for API clients, and answers only GET / (other paths pass on)', async () => {
       for (const accept of ['application/json', '*/*']) {
         const res = await fetch(server.url('/'), { headers: { Accept: accept } });
