@@ -96,6 +96,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
   // Off until opened below, once the plugins registered: a transport is a plugin's (decision 74).
   const bus = new Peers(logger);
   let closeCounters: (() => Promise<void>) | undefined;
+  // The driver's own connections (a pg pool, the SQLite file): closed too when start-up fails.
+  let opened: Sql | undefined;
   try {
     if (options.migrate !== false) await migrate(sequelize, logger);
     // No-op until a plugin provides `tracing` (decision 37); the driver below already holds it.
@@ -111,6 +113,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         tracing,
       ),
     );
+    opened = sql;
     const provided = new Map<string, string>();
     const starts: { plugin: string; start: (serving: ServingInfo) => Promise<Served | void> }[] = [];
     const container = createGatehouseContainer(
@@ -191,6 +194,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
   } catch (err) {
     await closeCounters?.();
     await bus.close();
+    await opened?.close();
     await sequelize.close();
     throw err;
   }
