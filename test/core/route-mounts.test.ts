@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import request from 'supertest';
 import { BootError, buildApp } from '@gatehouse-auth/core';
 import { testConfig, withHostedPage } from '../support/config.js';
 import { fixturePlugin } from '../support/paths.js';
@@ -46,5 +47,24 @@ describe('route mount paths: one plugin each, only / shared', function () {
   it('shares / and takes a path below another plugin’s mount', async () => {
     expect(await startupError('/')).to.equal(null);
     expect(await startupError('/login/elsewhere')).to.equal(null);
+  });
+});
+
+describe('a router at / answers only what no other mount answers', function () {
+  this.timeout(20000);
+
+  it("a root router listed (and registered) before page-login does not take page-login's /login", async () => {
+    const mount = { path: fixturePlugin('mount-at.js'), options: { path: '/', answers: ['/login', '/elsewhere'] } };
+    const built = await buildApp(testConfig(withHostedPage([mount])));
+    try {
+      // page-login answers its own path: a login page without a flow is its error page, in HTML.
+      const login = await request(built.app).get('/login').set('Accept', 'text/html');
+      expect([login.status, login.type]).to.deep.equal([400, 'text/html']);
+      // A path no other plugin mounts is the root router's.
+      const elsewhere = await request(built.app).get('/elsewhere');
+      expect([elsewhere.status, elsewhere.body]).to.deep.equal([200, { by: '@fixture/mount-at' }]);
+    } finally {
+      await built.close();
+    }
   });
 });

@@ -53,7 +53,12 @@ export function buildWeb(cradle: Cradle): {
   } catch (err) {
     throw new BootError('API_SPEC_INVALID', `the API declarations are inconsistent: ${(err as Error).message}`);
   }
-  for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
+  // Each plugin's own mount path first: a router at the shared `/` answers only what none of them
+  // answers, whatever the order of plugins (it cannot take page-login's /login, say).
+  const mounts = c.extensions.routes.values();
+  const atRoot = (path: string) => path.replace(/\/+$/, '') === '';
+  for (const route of [...mounts.filter((r) => !atRoot(r.path)), ...mounts.filter((r) => atRoot(r.path))])
+    app.use(route.path, route.router);
   app.use(notFound);
   const logReply = replyLogger();
   app.use(errorHandler(logReply));
