@@ -7,7 +7,8 @@ import { portFields, startAll } from './plugins/serve.js';
 import { loadSecretBox, systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrate.js';
-import { relayPeerNews } from './peer-bus.js';
+import { BootError } from './errors.js';
+import { NO_PEER_TRANSPORT, relayPeerNews } from './peer-bus.js';
 import { openDriver } from './storage/drivers.js';
 import { Sql } from './storage/sql.js';
 
@@ -18,6 +19,10 @@ import { Sql } from './storage/sql.js';
  */
 export async function runPrimary(loaded: LoadedConfig, workers: number, logger: Logger): Promise<void> {
   const { config } = loaded;
+  const resolved = await resolvePlugins(config.plugins, loaded.baseDir);
+  // Every worker would stop at start-up without a transport, be restarted and stop again: say it once.
+  if (/^postgres/.test(config.database.url) && !resolved.some((r) => r.plugin.provides?.includes('peerTransport')))
+    throw new BootError('CONFIG_INVALID', NO_PEER_TRANSPORT);
   // Generate the key file (if any) before the workers race for it.
   loadSecretBox(config, logger);
   const db = await openDatabase({ url: config.database.url, logger, poolMax: 2 });
@@ -37,7 +42,7 @@ export async function runPrimary(loaded: LoadedConfig, workers: number, logger: 
   relayPeerNews();
   // Only the plugins with a `primary` hook run here (decision 67), before the workers start: a
   // listener that answers for all of them, e.g. the workers' metrics added up.
-  const hooked = (await resolvePlugins(config.plugins, loaded.baseDir)).filter((r) => r.plugin.primary);
+  const hooked = resolved.filter((r) => r.plugin.primary);
   const hooks = await startAll(
     hooked.map(({ plugin, version, options }) => ({
       plugin: plugin.name,
