@@ -96,8 +96,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
   // Off until opened below, once the plugins registered: a transport is a plugin's (decision 74).
   const bus = new Peers(logger);
   let closeCounters: (() => Promise<void>) | undefined;
-  // The driver's own connections (a pg pool, the SQLite file): closed too when start-up fails.
-  let opened: Sql | undefined;
+  let opened: Sql | undefined; // the driver's connections (a pg pool, the SQLite file)
   try {
     if (options.migrate !== false) await migrate(sequelize, logger);
     // No-op until a plugin provides `tracing` (decision 37); the driver below already holds it.

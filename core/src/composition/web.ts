@@ -53,11 +53,9 @@ export function buildWeb(cradle: Cradle): {
   } catch (err) {
     throw new BootError('API_SPEC_INVALID', `the API declarations are inconsistent: ${(err as Error).message}`);
   }
-  // Each plugin's own mount path first: a router at the shared `/` answers only what none of them
-  // answers, whatever the order of plugins (it cannot take page-login's /login, say).
-  const mounts = c.extensions.routes.values();
-  const atRoot = (path: string) => path.replace(/\/+$/, '') === '';
-  for (const route of [...mounts.filter((r) => !atRoot(r.path)), ...mounts.filter((r) => atRoot(r.path))])
+  // The shared `/` last (a stable sort): its routers answer only what no plugin's own mount answers.
+  const atRoot = (r: { path: string }) => Number(r.path.replace(/\/+$/, '') === '');
+  for (const route of c.extensions.routes.values().sort((a, b) => atRoot(a) - atRoot(b)))
     app.use(route.path, route.router);
   app.use(notFound);
   const logReply = replyLogger();

@@ -76,7 +76,7 @@ export function createExtensions() {
     routes: new Registry<RouteContribution>(
       'route',
       (r) => {
-        const key = typeof r.path === 'string' ? r.path.toLowerCase().replace(/\/+$/, '') || '/' : r.path;
+        const key = String(r.path).toLowerCase().replace(/\/+$/, '') || '/';
         return key === '/' ? `/#${++rootMounts}` : key;
       },
       routeProblems,
