@@ -7,8 +7,7 @@ import { portFields, startAll } from './plugins/serve.js';
 import { loadSecretBox, systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrate.js';
-import { BootError } from './errors.js';
-import { NO_PEER_TRANSPORT, relayPeerNews } from './peer-bus.js';
+import { relayPeerNews } from './peer-bus.js';
 import { openDriver } from './storage/drivers.js';
 import { Sql } from './storage/sql.js';
 
@@ -19,10 +18,6 @@ import { Sql } from './storage/sql.js';
  */
 export async function runPrimary(loaded: LoadedConfig, workers: number, logger: Logger): Promise<void> {
   const { config } = loaded;
-  const resolved = await resolvePlugins(config.plugins, loaded.baseDir);
-  // Every worker would stop at start-up without a transport, be restarted and stop again: say it once.
-  if (/^postgres/.test(config.database.url) && !resolved.some((r) => r.plugin.provides?.includes('peerTransport')))
-    throw new BootError('CONFIG_INVALID', NO_PEER_TRANSPORT);
   // Generate the key file (if any) before the workers race for it.
   loadSecretBox(config, logger);
   const db = await openDatabase({ url: config.database.url, logger, poolMax: 2 });
@@ -34,15 +29,19 @@ export async function runPrimary(loaded: LoadedConfig, workers: number, logger: 
 
   let stopping = false;
   const fork = (): Worker => cluster.fork({ GATEHOUSE_WORKER: '1' });
+  let listened = false;
+  cluster.on('listening', () => (listened = true));
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
+    // Failed before any worker listened: the config, which every worker would refuse alike.
+    if (!listened && code !== 0) return void stop('SIGTERM', 1);
     logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
     setTimeout(fork, 1000).unref();
   });
   relayPeerNews();
   // Only the plugins with a `primary` hook run here (decision 67), before the workers start: a
   // listener that answers for all of them, e.g. the workers' metrics added up.
-  const hooked = resolved.filter((r) => r.plugin.primary);
+  const hooked = (await resolvePlugins(config.plugins, loaded.baseDir)).filter((r) => r.plugin.primary);
   const hooks = await startAll(
     hooked.map(({ plugin, version, options }) => ({
       plugin: plugin.name,
@@ -56,7 +55,7 @@ export async function runPrimary(loaded: LoadedConfig, workers: number, logger: 
   for (let i = 0; i < workers; i++) fork();
   logger.info({ workers, ...portFields(hooks.ports) }, 'gatehouse primary started');
 
-  const stop = async (signal: NodeJS.Signals) => {
+  const stop = async (signal: NodeJS.Signals, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping workers');
@@ -74,8 +73,9 @@ export async function runPrimary(loaded: LoadedConfig, workers: number, logger: 
     await purge?.stop();
     await db.close();
     logger.info('all workers stopped');
-    process.exit(0);
+    process.exit(exitCode);
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  // Not `stop` itself: a signal's listener is also handed the signal's number.
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
 }
