@@ -29,8 +29,12 @@ export async function runPrimary(loaded: LoadedConfig, workers: number, logger: 
 
   let stopping = false;
   const fork = (): Worker => cluster.fork({ GATEHOUSE_WORKER: '1' });
+  let listened = false;
+  cluster.on('listening', () => (listened = true));
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
+    // Failed before any worker listened: the config, which every worker would refuse alike.
+    if (!listened && code !== 0) return void stop('SIGTERM', 1);
     logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
     setTimeout(fork, 1000).unref();
   });
@@ -51,7 +55,7 @@ export async function runPrimary(loaded: LoadedConfig, workers: number, logger: 
   for (let i = 0; i < workers; i++) fork();
   logger.info({ workers, ...portFields(hooks.ports) }, 'gatehouse primary started');
 
-  const stop = async (signal: NodeJS.Signals) => {
+  const stop = async (signal: NodeJS.Signals, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping workers');
@@ -69,8 +73,9 @@ export async function runPrimary(loaded: LoadedConfig, workers: number, logger: 
     await purge?.stop();
     await db.close();
     logger.info('all workers stopped');
-    process.exit(0);
+    process.exit(exitCode);
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  // Not `stop` itself: a signal's listener is also handed the signal's number.
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
 }

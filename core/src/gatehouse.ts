@@ -96,6 +96,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
   // Off until opened below, once the plugins registered: a transport is a plugin's (decision 74).
   const bus = new Peers(logger);
   let closeCounters: (() => Promise<void>) | undefined;
+  let opened: Sql | undefined; // the driver's connections (a pg pool, the SQLite file)
   try {
     if (options.migrate !== false) await migrate(sequelize, logger);
     // No-op until a plugin provides `tracing` (decision 37); the driver below already holds it.
@@ -111,6 +112,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
         tracing,
       ),
     );
+    opened = sql;
     const provided = new Map<string, string>();
     const starts: { plugin: string; start: (serving: ServingInfo) => Promise<Served | void> }[] = [];
     const container = createGatehouseContainer(
@@ -191,6 +193,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
   } catch (err) {
     await closeCounters?.();
     await bus.close();
+    await opened?.close();
     await sequelize.close();
     throw err;
   }

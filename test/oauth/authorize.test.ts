@@ -788,6 +788,49 @@ describe('OAuth authorization endpoint (checklist §1)', function () {
       );
     });
 
+    it('single use and per flow: a second Allow is the error page; another flow’s token does not answer this one (403)', async function () {
+      const who = await server.user('once');
+      const browser = new Browser(server);
+      const first = await toConsentPage(browser, who);
+      // A second sign-in of the same browser waits for consent too, with a token of its own.
+      const resume = locationOf(await browser.get(authorizePath(consentParams({ state: 'c-2' }))), server);
+      const second = locationOf(await browser.get(resume.pathname + resume.search), server);
+      expect(second.pathname).to.equal('/login/consent');
+      const secondId = second.searchParams.get('request_id')!;
+      await expectErrorPage(
+        await browser.postForm('/login/consent', { request_id: secondId, csrf: first.csrf, decision: 'allow' }),
+        403,
+      );
+      const allow = { request_id: first.requestId, csrf: first.csrf, decision: 'allow' };
+      expect(locationOf(await browser.postForm('/login/consent', allow), server).searchParams.get('code')).to.be.a(
+        'string',
+      );
+      // The answer dropped the flow's cookie; the flow is spent either way.
+      await expectErrorPage(await browser.postForm('/login/consent', allow), 400);
+    });
+
+    it('form_post: Deny and Allow answer with a form to the redirect URI (access_denied; a code)', async function () {
+      const who = await server.user('fpost');
+      const fieldsOf = async (res: Response) => {
+        expect([res.status, res.headers.get('location')]).to.deep.equal([200, null]);
+        const html = await res.text();
+        expect(html).to.include(`<form method="post" action="${consentCb}">`);
+        return Object.fromEntries(
+          [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\s*\/?>/g)].map((m) => [m[1], m[2]]),
+        );
+      };
+      for (const decision of ['deny', 'allow']) {
+        const browser = new Browser(server);
+        const { requestId, csrf } = await toConsentPage(browser, who, { response_mode: 'form_post' });
+        const fields = await fieldsOf(
+          await browser.postForm('/login/consent', { request_id: requestId, csrf, decision }),
+        );
+        expect(fields.state).to.equal('c-1');
+        if (decision === 'deny') expect(fields.error).to.equal('access_denied');
+        else expect(fields.code).to.match(/^[A-Za-z0-9_-]{22,}$/);
+      }
+    });
+
     it('prompt=none with a session but no consent → consent_required', async function () {
       const who = await server.user('pnone');
       const browser = new Browser(server);

@@ -123,6 +123,10 @@ export function clientAuthenticationProblems(m: Shape): string[] {
 export function routeProblems(r: Shape): string[] {
   return [
     ...(typeof r.path === 'string' && r.path.startsWith('/') ? [] : ['has a path that does not start with /']),
+    // A mount path is a path: a query or fragment part would never match, and could pose as another key.
+    ...(typeof r.path === 'string' && /[?#\s]/.test(r.path)
+      ? ['has a path that is not a plain path (no ?, # or spaces)']
+      : []),
     ...fn(r, 'router'),
     ...(r.operations === undefined || Array.isArray(r.operations) || typeof r.operations === 'function'
       ? []

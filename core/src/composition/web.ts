@@ -53,7 +53,10 @@ export function buildWeb(cradle: Cradle): {
   } catch (err) {
     throw new BootError('API_SPEC_INVALID', `the API declarations are inconsistent: ${(err as Error).message}`);
   }
-  for (const route of c.extensions.routes.values()) app.use(route.path, route.router);
+  // The shared `/` last (a stable sort): its routers answer only what no plugin's own mount answers.
+  const atRoot = (r: { path: string }) => Number(r.path.replace(/\/+$/, '') === '');
+  for (const route of c.extensions.routes.values().sort((a, b) => atRoot(a) - atRoot(b)))
+    app.use(route.path, route.router);
   app.use(notFound);
   const logReply = replyLogger();
   app.use(errorHandler(logReply));

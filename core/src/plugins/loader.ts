@@ -72,9 +72,13 @@ export function createExtensions() {
     fdsRules: new Registry<FdsRule>('FDS rule', (r) => r.id, fdsRuleProblems),
     channels: new Registry<DeliveryChannel>('delivery channel', (c) => c.id, channelProblems),
     // A mount path is one plugin's, but the root is shared (compat-cidaas's prefixes, page-landing's `/`).
+    // Keyed as express matches it (any case, trailing slashes ignored), so no alias gets past a mount.
     routes: new Registry<RouteContribution>(
       'route',
-      (r) => (r.path === '/' ? `/#${++rootMounts}` : r.path),
+      (r) => {
+        const key = String(r.path).toLowerCase().replace(/\/+$/, '') || '/';
+        return key === '/' ? `/#${++rootMounts}` : key;
+      },
       routeProblems,
     ),
     /** Discovery document members plugins add (since plugin API 1.2). */

@@ -26,11 +26,6 @@ export interface LoginRedirects {
   completed(flow: LoginFlow): string;
 }
 
-/** Where the browser goes once a continuation moved the flow: its next stage, or back to the client. */
-export function locationAfter(redirects: LoginRedirects, result: { completed: boolean; flow: LoginFlow }): string {
-  return result.completed ? redirects.completed(result.flow) : redirects.nextStage(result.flow);
-}
-
 export const defaultRedirects: LoginRedirects = {
   nextStage: (flow) => `/login?request_id=${encodeURIComponent(flow.id)}`,
   // A page that started the login (a plugin's) reads its result with the request id.

@@ -81,6 +81,20 @@ describe('@gatehouse-auth/peer-bus-postgres', function () {
     }
   });
 
+  it('without it, `start` with server.workers exits 1 with that line too (its workers are not restarted to stop again)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-peer-bus-'));
+    try {
+      const at = path.join(dir, 'workers.yaml');
+      writeFileSync(at, JSON.stringify(testConfigInput([], { database: { url: db.url }, server: { workers: 2 } })));
+      const start = await runCli(['start', '--config', at], { env: { PORT: '0' }, timeoutMs: 30_000 });
+      // Each worker that started says so; the primary stops them all at the first.
+      expect(start.code, start.stderr).to.equal(1);
+      expect(start.stderr).to.include(`gatehouse: ${NO_TRANSPORT}\n`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('two servers on one database hear each other from the start; each closes its listener when it stops', async () => {
     const a = await buildApp(onPostgres([PEER_BUS_POSTGRES]), { logger: createLogger('silent') });
     apps.push(a);
