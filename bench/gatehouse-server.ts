@@ -76,6 +76,7 @@ const config = parseConfig(
       // Scenario e signs in through the hosted page; it and the admin API use the management services.
       { name: '@gatehouse-auth/management' },
       { name: '@gatehouse-auth/page-login' },
+      { name: '@gatehouse-auth/verification-api' },
       // The demo config's fraud rules: the TOTP pairs pay for them as deployed.
       { name: '@gatehouse-auth/fds-ip-list' },
       { name: '@gatehouse-auth/fds-velocity' },

@@ -26,7 +26,7 @@ export const heavyWorkLoad = (): { running: number; waiting: number } => heavyWo
 export const httpHelpers: Services['http'] = {
   createRouter: () => express.Router(),
   json: (options) => jsonBody(options?.limit ?? '100kb'),
-  form: () => formBody('16kb', 50),
+  form: (options) => formBody(options?.limit ?? '16kb', options?.fields ?? 50),
 };
 
 /**

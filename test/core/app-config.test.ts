@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import supertest from 'supertest';
 import { buildApp, createLogger, type Gatehouse, type GatehousePlugin } from '@gatehouse-auth/core';
 import { fakeServices, fakeUser, registerWithFakes, verifyContext } from '@gatehouse-auth/testing';
-import { HOSTED_PAGE, MANAGEMENT, testConfig } from '../support/config.js';
+import { HOSTED_PAGE, MANAGEMENT, testConfig, VERIFICATION_API } from '../support/config.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 const app = (id: string, extra: Record<string, unknown> = {}) => ({
@@ -29,6 +29,7 @@ describe('per-app config contributed by plugins (issue 9)', () => {
           { name: '@gatehouse-auth/grant-client-credentials' },
           HOSTED_PAGE,
           MANAGEMENT,
+          VERIFICATION_API,
         ],
         {
           apps: [

@@ -190,6 +190,6 @@ describe('boot checks: config check and start refuse alike (issue 9)', function 
     const file = path.join(dir, 'good.yaml');
     writeFileSync(file, config([password, outbox], { stages: [['PASSWORD']] }));
     const check = await runCli(['config', 'check', '--config', file]);
-    expect(check).to.deep.include({ code: 0, stderr: '', stdout: `config OK: ${file} (4 plugins, 1 apps)\n` }); // and the hosted page with the management services
+    expect(check).to.deep.include({ code: 0, stderr: '', stdout: `config OK: ${file} (5 plugins, 1 apps)\n` }); // and the hosted page with the management services and the verification API
   });
 });

@@ -36,6 +36,7 @@ export async function startObservedApp(
         { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/setup-api' },
         { name: '@gatehouse-auth/page-login' },
+        { name: '@gatehouse-auth/verification-api' },
         ...peerBusFor(opts.databaseUrl),
       ],
       apps: [

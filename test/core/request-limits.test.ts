@@ -7,7 +7,7 @@ import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { buildApp, createLogger, listen, type RunningServer } from '@gatehouse-auth/core';
-import { testConfig } from '../support/config.js';
+import { testConfig, VERIFICATION_API } from '../support/config.js';
 
 /** Opens a socket, runs `talk`, and resolves with everything the server sent until it closed. */
 function converse(port: number, talk: (socket: net.Socket) => void): Promise<{ text: string; ms: number }> {
@@ -28,7 +28,8 @@ describe('slow and oversized requests', function () {
   let port: number;
 
   before(async () => {
-    const config = testConfig([], {
+    // The verification API's routes (decision 78) are among those measured.
+    const config = testConfig([VERIFICATION_API], {
       server: { host: '127.0.0.1', port: 0, headers_timeout_ms: 600, request_timeout_ms: 1200 },
     });
     const gatehouse = await buildApp(config, { logger: createLogger('silent') });

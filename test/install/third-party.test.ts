@@ -120,6 +120,8 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
         'plugins/management',
         '-w',
         'plugins/setup-api',
+        '-w',
+        'plugins/verification-api',
         '--pack-destination',
         tarballs,
       ],
@@ -152,7 +154,7 @@ describe('a third-party install, as docs/plugins.md says (issue 9)', function ()
       operator,
       env,
     );
-    expect(check).to.match(/^config OK: .*\(7 plugins, 2 apps\)\n$/);
+    expect(check).to.match(/^config OK: .*\(8 plugins, 2 apps\)\n$/);
     server = spawn(path.join(operator, 'node_modules/.bin/gatehouse'), ['start', '--config', 'gatehouse.yaml'], {
       cwd: operator,
       env: { ...process.env, ...env },

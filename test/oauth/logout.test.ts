@@ -107,6 +107,7 @@ describe('logout: RP-initiated, hosted, admin and back-channel (issue 8)', funct
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/admin-api' },
           { name: '@gatehouse-auth/page-login' },
+          { name: '@gatehouse-auth/verification-api' },
           { name: '@gatehouse-auth/oauth-end-session' },
           { name: '@gatehouse-auth/oauth-backchannel-logout' },
           { name: '@gatehouse-auth/setup-api' },

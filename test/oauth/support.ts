@@ -279,6 +279,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/admin-api' },
         { name: '@gatehouse-auth/page-login' },
+        { name: '@gatehouse-auth/verification-api' },
         { name: '@gatehouse-auth/page-consent' },
         { name: '@gatehouse-auth/oauth-end-session' },
         { name: '@gatehouse-auth/oauth-backchannel-logout' },

@@ -32,6 +32,7 @@ function config(url: string) {
         { name: '@gatehouse-auth/grant-client-credentials' },
         { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/page-login' },
+        { name: '@gatehouse-auth/verification-api' },
         { name: '@gatehouse-auth/setup-api' },
         PEER_BUS_POSTGRES,
       ],

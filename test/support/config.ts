@@ -24,6 +24,9 @@ export const MANAGEMENT: PluginEntryInput = { name: '@gatehouse-auth/management'
 /** The setup API (`/verification-actions-srv/setup`, decision 70): tests set methods up through it. */
 export const SETUP_API: PluginEntryInput = { name: '@gatehouse-auth/setup-api' };
 
+/** The verification API (`/verification-srv/…`, `/login/continue`, decision 78): every login through the API calls it. */
+export const VERIFICATION_API: PluginEntryInput = { name: '@gatehouse-auth/verification-api' };
+
 /** The PostgreSQL peer bus (decision 74): a server on PostgreSQL does not start without it. */
 export const PEER_BUS_POSTGRES: PluginEntryInput = { name: '@gatehouse-auth/peer-bus-postgres' };
 
@@ -37,10 +40,19 @@ export function withSetupApi<T extends PluginEntryInput>(plugins: T[]): (T | Plu
   return plugins.some((p) => p.name === SETUP_API.name) ? plugins : [...plugins, SETUP_API];
 }
 
-/** `plugins` with the hosted login page at the end, unless it is listed (decision 43), and its management services. */
+/** `plugins` with the verification API at the end, unless it is listed (decision 78). */
+export function withVerificationApi<T extends PluginEntryInput>(plugins: T[]): (T | PluginEntryInput)[] {
+  return plugins.some((p) => p.name === VERIFICATION_API.name) ? plugins : [...plugins, VERIFICATION_API];
+}
+
+/**
+ * `plugins` with the hosted login page at the end, unless it is listed (decision 43), and what it
+ * depends on: the management services and the verification API.
+ */
 export function withHostedPage<T extends PluginEntryInput>(plugins: T[]): (T | PluginEntryInput)[] {
   const withPage = plugins.some((p) => p.name === HOSTED_PAGE.name) ? plugins : [...plugins, HOSTED_PAGE];
-  return withPage.some((p) => p.name === MANAGEMENT.name) ? withPage : [...withPage, MANAGEMENT];
+  const withManagement = withPage.some((p) => p.name === MANAGEMENT.name) ? withPage : [...withPage, MANAGEMENT];
+  return withVerificationApi(withManagement);
 }
 
 /**

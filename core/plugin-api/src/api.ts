@@ -14,6 +14,7 @@ import type { RouteSpec } from './routes.js';
 import type { SecurityEventListener } from './security-events.js';
 import type { BackgroundJob, DependencyCheck, EnqueueJob, Services, SessionEndListener } from './services.js';
 import type { Router } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import type { PluginCatalogs, WebApi } from './web.js';
@@ -128,6 +129,25 @@ export interface RouteContribution {
    * registered, for declarations that name what others registered (`web.methods()`' fields).
    */
   operations?: readonly RouteSpec[] | (() => readonly RouteSpec[]);
+  /**
+   * Since 1.3: calls of the router the core answers first, before express, when their body is
+   * plain JSON (decision 11, 78): the hot requests of a login. The router must answer the same
+   * paths too (forms, other origins, other spellings go there).
+   */
+  fast?: readonly FastJsonRoute[];
+}
+
+/**
+ * Since 1.3: a JSON call served outside express. The core matches the exact path (relative to the
+ * mount; a `:name` segment is one decoded parameter), reads the body with its limits and errors
+ * (as express.json would), and answers what `handle` resolves to in the API envelope, never
+ * cached; a throw is answered as express's error handler would.
+ */
+export interface FastJsonRoute {
+  method: 'POST';
+  path: string;
+  /** `ip` is the client address, the trust proxy setting applied. */
+  handle(req: IncomingMessage, params: Record<string, string>, body: unknown, ip: string): Promise<unknown>;
 }
 
 /** What `register` receives: the extension points and the core services, nothing else. */

@@ -41,6 +41,8 @@ export const DEVICE_API_PATHS = {
   bind: '/verification-srv/devices/bind',
   inbox: '/verification-srv/devices/pushes',
   pushStep: '/verification-srv/authentication/:method/push/:step',
+  /** The verification a device signs (its proof's `htu`), served by @gatehouse-auth/verification-api. */
+  verify: '/verification-srv/authentication/:method/verification',
   devices: '/verification-actions-srv/setup/users/:sub/devices',
   bindingLink: '/devices/bind',
 } as const;

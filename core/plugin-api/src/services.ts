@@ -79,8 +79,11 @@ export interface Services {
     createRouter(): Router;
     /** JSON body parser middleware with the core's limits (100 kB; since 1.3 `{ limit }` sets another). */
     json(options?: { limit?: string | number }): RequestHandler;
-    /** Since 1.2: `application/x-www-form-urlencoded` parser (forms, RFC 6749 requests) with the core's limits. */
-    form(): RequestHandler;
+    /**
+     * Since 1.2: `application/x-www-form-urlencoded` parser (forms, RFC 6749 requests) with the
+     * core's limits (16 kB, 50 fields; since 1.3 `{ limit, fields }` sets others).
+     */
+    form(options?: { limit?: string | number; fields?: number }): RequestHandler;
   };
   /** Authenticator devices (docs/devices.md), for device methods: binding one, finding them. */
   readonly devices: {

@@ -386,6 +386,38 @@ export interface DevicesApi {
 }
 
 /**
+ * Since plugin API 1.3 (`api.web.verification`): the verification service's operations, for the
+ * plugin that serves its routes (@gatehouse-auth/verification-api, decision 78). The plugin hands
+ * over the request, the path's `method` or status id and the body it parsed; every check is the
+ * core's: the spec's order (exchange_id, single_factor_auth, the method's fields, the method,
+ * FDS), the exchange's single use, and a device method's `Device-Proof`, checked against the path
+ * of the operation run here (`DEVICE_API_PATHS.verify` with the method, after the issuer's
+ * path), never the request's. Answers are the envelope's `data`; refusals are ApiErrors with the
+ * codes of the verification catalogue. `ip`: the client address a fast route was given (the
+ * trust proxy setting applied); leave it out on express routes, whose `req.ip` is read. Take the
+ * operations once, in `register` (`const { verify } = web.verification`): a fast route runs per login.
+ */
+export interface VerificationWebApi {
+  /** A method's initiation in a login flow: `{ exchange_id, status_id, … }`. */
+  initiate(req: IncomingMessage, method: string, body: unknown, ip?: string): Promise<JsonObject>;
+  /** A method's verification (with the files `admit` read): the AUTHENTICATED `{ status_id, sub }`. */
+  verify(req: IncomingMessage, method: string, body: unknown, ip?: string): Promise<JsonObject>;
+  /**
+   * A verification's state; with `query.wait` (seconds, at most 30) and `query.state`, held while
+   * the state is that one (long poll). STATUS_NOT_FOUND.
+   */
+  status(statusId: string, query?: { wait?: unknown; state?: unknown }): Promise<JsonObject>;
+  /** Cancels a verification in progress by its `exchange_id`: `{ exchange_id, status: 'CANCELLED' }`. */
+  cancel(req: IncomingMessage, method: string, body: unknown): Promise<JsonObject>;
+  /**
+   * The middleware to put before the verification's body parsers: a `multipart/form-data` body
+   * for the path's `:method`, only the files the method declares, of its types and sizes
+   * (INVALID_FIELD, 413); for a method that takes no files, 400 INVALID_FIELD.
+   */
+  readonly admit: RequestHandler;
+}
+
+/**
  * Since plugin API 1.2: what an endpoint or page plugin's routes may ask of the core
  * (docs/plugins.md, "Endpoints and pages").
  */
@@ -598,6 +630,8 @@ export interface WebApi {
   readonly setup: SetupApi;
   /** Since 1.3: the device API's operations, every check inside them (decision 69). */
   readonly devices: DevicesApi;
+  /** Since 1.3: the verification service's operations, every check inside them (decision 78). */
+  readonly verification: VerificationWebApi;
   /** Since 1.3: the consent and account choice of the authorization endpoint, every check inside them (decision 75). */
   readonly authorize: AuthorizeChoicesApi;
   /** Since 1.3: what methods and FDS rules know of a request (address, user agent, languages, …). */

@@ -10,6 +10,7 @@ import { LoginFlows } from '../login/flows-api.js';
 import { SetupWeb } from '../verification/setup-web.js';
 import { DevicePushes } from '../devices/pushes.js';
 import { DevicesWeb } from '../devices/web.js';
+import { VerificationWeb } from '../verification/web.js';
 import { DeviceStore } from '../devices/store.js';
 import { StatusWatch } from '../verification/status-watch.js';
 import { SetupOffers } from '../verification/setup-offers.js';
@@ -52,7 +53,7 @@ import { LoginFlowStore } from '../verification/flows.js';
 import { SecurityEvents } from '../verification/security-events.js';
 import { PasswordChanges } from '../verification/password-changed.js';
 import { HostedLogin } from '../oauth/authorize/hosted-login.js';
-import { defaultRedirects, type LoginRedirects } from '../verification/routes.js';
+import { defaultRedirects, type LoginRedirects } from '../verification/redirects.js';
 import { VerificationService } from '../verification/service.js';
 import { StatusStore } from '../verification/statuses.js';
 import type { Cradle } from './cradle.js';
@@ -270,6 +271,7 @@ export function createGatehouseContainer(
     loginFlows: single((c) => new LoginFlows(c)),
     setupWeb: single((c) => new SetupWeb(c)),
     devicesWeb: single((c) => new DevicesWeb(c)),
+    verificationWeb: single((c) => new VerificationWeb(c)),
     authorizeChoices: single((c) => new AuthorizeChoices(new AuthorizeContext(c), c.loginFlows)),
     statusWatch: single(({ statuses, lifecycle }) => new StatusWatch(statuses, () => lifecycle.draining)),
 

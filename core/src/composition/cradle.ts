@@ -19,6 +19,7 @@ import type { LoginUi } from '../login/custom-ui.js';
 import type { DevicePushes } from '../devices/pushes.js';
 import type { DeviceStore } from '../devices/store.js';
 import type { DevicesWeb } from '../devices/web.js';
+import type { VerificationWeb } from '../verification/web.js';
 import type { StatusWatch } from '../verification/status-watch.js';
 import type { SetupOffers } from '../verification/setup-offers.js';
 import type { AccountVerification } from '../verification/account.js';
@@ -56,7 +57,7 @@ import type { LoginFlowStore } from '../verification/flows.js';
 import type { SecurityEvents } from '../verification/security-events.js';
 import type { PasswordChanges } from '../verification/password-changed.js';
 import type { HostedLogin } from '../oauth/authorize/hosted-login.js';
-import type { LoginRedirects } from '../verification/routes.js';
+import type { LoginRedirects } from '../verification/redirects.js';
 import type { VerificationService } from '../verification/service.js';
 import type { StatusStore } from '../verification/statuses.js';
 
@@ -121,6 +122,8 @@ export interface Cradle {
   pushes: DevicePushes;
   /** The device API's operations for the plugin that serves its routes (`web.devices`, decision 69). */
   devicesWeb: DevicesWeb;
+  /** The verification service's operations for the plugin that serves its routes (`web.verification`, decision 78). */
+  verificationWeb: VerificationWeb;
   /** The consent and the account choice for the plugin that shows them (`api.web.authorize`). */
   authorizeChoices: AuthorizeChoices;
   /** The addresses users proved (account verification). */

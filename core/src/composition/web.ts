@@ -4,7 +4,7 @@ import express, { type Express } from 'express';
 import { BootError } from '../errors.js';
 import { checkRouteSpecs } from '../http/api-spec.js';
 import { errorHandler, notFound, replyLogger } from '../http/error-handler.js';
-import { withFastRoutes } from '../http/fast-routes.js';
+import { jsonFastRoute, withFastRoutes } from '../http/fast-routes.js';
 import { HEALTH_API, healthRoutes } from '../http/health.js';
 import { oauthApi } from '../oauth/api.js';
 import { corsMiddleware, crossOrigin } from '../http/cors.js';
@@ -13,8 +13,6 @@ import { observeExpress, requestObserver } from '../observability/http.js';
 import { assetRoutes } from '../login/assets.js';
 import { authorizeRoutes } from '../oauth/authorize/index.js';
 import { oauthEndpoints, oauthFastRoutes, oauthRoutes } from '../oauth/endpoints.js';
-import { verificationFastRoutes, verificationRoutes } from '../verification/routes.js';
-import { verificationApi } from '../verification/api.js';
 import type { Cradle } from './cradle.js';
 import { TOKEN_BINDING } from '../plugins/loader.js';
 
@@ -44,7 +42,6 @@ export function buildWeb(cradle: Cradle): {
   const oauth = oauthEndpoints(c);
   app.use(oauthRoutes(c, oauth));
   app.use(healthRoutes(c));
-  app.use(verificationRoutes(c));
   app.use(assetRoutes());
   app.use(authorizeRoutes(c));
   // A declaration naming an unknown error code, or a path twice, stops the boot.
@@ -60,7 +57,11 @@ export function buildWeb(cradle: Cradle): {
   app.use(notFound);
   const logReply = replyLogger();
   app.use(errorHandler(logReply));
-  const fastRoutes = [...oauthFastRoutes(oauth), ...verificationFastRoutes(c.verification, c.device, c.issuerPath)];
+  // The plugins' JSON calls (the verification's initiation and step, decision 78) under their mounts.
+  const contributed = [...c.extensions.routes.values()].flatMap((r) =>
+    (r.fast ?? []).map((f) => jsonFastRoute(r.path.replace(/\/$/, '') + f.path, f)),
+  );
+  const fastRoutes = [...oauthFastRoutes(oauth), ...contributed];
   const listener = withFastRoutes({
     routes: fastRoutes,
     fallback: app,
@@ -88,7 +89,6 @@ export function apiRoutes(c: Cradle): RouteSpec[] {
     ...Object.values(
       oauthApi(c.extensions.grants.values(), c.extensions.tokenBinding.get(TOKEN_BINDING) !== undefined),
     ),
-    ...Object.values(verificationApi(c.verification.methods())),
     ...contributed,
   ];
 }

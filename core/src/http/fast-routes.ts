@@ -1,7 +1,9 @@
+import type { FastJsonRoute } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { errorReply, replyLogger, type ErrorStyle, type ReplyLogger } from './error-handler.js';
-import type { Reply } from './envelope.js';
+import { success, type Reply } from './envelope.js';
+import { isPlainJson, readJson } from './body.js';
 
 export type { Reply } from './envelope.js';
 import { httpLogger } from './logging.js';
@@ -27,6 +29,19 @@ export interface FastRoute {
   endpoint: Endpoint;
   /** How its failures are written (default: the Gatehouse API envelope). */
   errorStyle?: ErrorStyle;
+}
+
+/**
+ * A plugin's JSON call (`RouteContribution.fast`) at its full path: the body read as express.json
+ * would read it, the answer in the API envelope.
+ */
+export function jsonFastRoute(path: string, route: FastJsonRoute): FastRoute {
+  return {
+    method: route.method,
+    path,
+    accepts: isPlainJson,
+    endpoint: async (req, ip, params) => success(await route.handle(req, params, await readJson(req), ip)),
+  };
 }
 
 interface PatternRoute {

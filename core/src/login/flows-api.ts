@@ -30,7 +30,7 @@ import type { ExchangeStore } from '../verification/exchanges.js';
 import { flowClosedReason, type LoginFlow, type LoginFlowStore } from '../verification/flows.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { VerificationService } from '../verification/service.js';
-import type { LoginRedirects } from '../verification/routes.js';
+import type { LoginRedirects } from '../verification/redirects.js';
 import type { LoginUi } from './custom-ui.js';
 import { checkContinuationOrigin, continuationOrigins } from './form-origin.js';
 import type { DeviceCookie } from '../http/device.js';

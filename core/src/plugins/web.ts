@@ -94,6 +94,7 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
     loginFlows: lazy(() => c.loginFlows),
     setup: lazy(() => c.setupWeb),
     devices: lazy(() => c.devicesWeb),
+    verification: lazy(() => c.verificationWeb),
     authorize: lazy(() => c.authorizeChoices),
     requestFacts: (req) => requestFacts(req),
     requireAdmin: (req) => c.adminGuard.check(req),

@@ -12,7 +12,7 @@ import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
 import { verificationError } from './errors.js';
 import type { VerificationService } from './service.js';
 import { setupAccess } from './setup-access.js';
-import { multipartFor, uploadedFiles } from './routes.js';
+import { multipartFor, uploadedFiles } from './uploads.js';
 
 export interface SetupWebDeps {
   adminGuard: AdminGuard;

@@ -29,7 +29,7 @@ export default definePlugin({
   name: '@gatehouse-auth/compat-cidaas',
   apiVersion: '^1.3',
   // userAccounts is that plugin's (decision 0063).
-  dependencies: ['@gatehouse-auth/management'],
+  dependencies: ['@gatehouse-auth/management', '@gatehouse-auth/verification-api'],
   options,
   register(api, opts) {
     const router = api.services.http.createRouter();

@@ -89,6 +89,7 @@ describe('invitations (Chromium)', function () {
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
+          { name: '@gatehouse-auth/verification-api' },
         ],
         apps: [
           {

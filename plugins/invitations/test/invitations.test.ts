@@ -36,6 +36,7 @@ describe('@gatehouse-auth/invitations over HTTP', () => {
           { name: '@gatehouse-auth/compat-cidaas' },
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
+          { name: '@gatehouse-auth/verification-api' },
           // Beside the admin API's /admin router: both take the admin token.
           { name: '@gatehouse-auth/admin-api' },
         ],
@@ -261,7 +262,11 @@ describe('@gatehouse-auth/invitations over HTTP', () => {
 describe('compat-cidaas invite info without the invitations plugin', () => {
   it('answers 404 INVITATION_NOT_FOUND', async () => {
     const gatehouse = await buildApp(
-      testConfig([{ name: '@gatehouse-auth/management' }, { name: '@gatehouse-auth/compat-cidaas' }]),
+      testConfig([
+        { name: '@gatehouse-auth/management' },
+        { name: '@gatehouse-auth/verification-api' },
+        { name: '@gatehouse-auth/compat-cidaas' },
+      ]),
       {
         logger: createLogger('silent'),
       },

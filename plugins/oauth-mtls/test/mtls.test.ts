@@ -135,6 +135,7 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
           { name: '@gatehouse-auth/admin-api' },
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
+          { name: '@gatehouse-auth/verification-api' },
           { name: '@gatehouse-auth/setup-api' },
           { path: PLUGIN, options: { trusted_ca_certificates: [pki.ca.cert] } },
           { path: DPOP },

@@ -17,7 +17,7 @@ export default definePlugin({
   name: '@gatehouse-auth/page-login',
   apiVersion: '^1.3',
   // userAccounts is that plugin's (decision 0063).
-  dependencies: ['@gatehouse-auth/management'],
+  dependencies: ['@gatehouse-auth/management', '@gatehouse-auth/verification-api'],
   // Off by default: a user who has none of the methods a stage asks for sets one up on the page.
   appConfig: { [ENROLL_ON_LOGIN]: z.boolean().default(false) },
   register(api) {

@@ -154,6 +154,7 @@ describe('enrollment at login and required actions (Chromium)', function () {
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
+          { name: '@gatehouse-auth/verification-api' },
           { name: '@gatehouse-auth/setup-api' },
         ],
         apps: [

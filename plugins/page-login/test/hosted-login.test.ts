@@ -335,6 +335,7 @@ describe('hosted login page (Chromium)', function () {
           { name: '@gatehouse-auth/grant-refresh-token' },
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
+          { name: '@gatehouse-auth/verification-api' },
           { name: '@gatehouse-auth/page-consent' },
           { name: '@gatehouse-auth/setup-api' },
           { path: path.join(FIXTURE_PLUGINS, 'device-check') },

@@ -51,6 +51,7 @@ describe('the setup screens of the hosted page (HTTP)', () => {
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
+          { name: '@gatehouse-auth/verification-api' },
           { name: '@gatehouse-auth/setup-api' },
         ],
         {

@@ -57,7 +57,12 @@ describe('page-login left out of plugins: (decision 43)', function () {
   it('starts with the plugin listed', async function () {
     const gatehouse = await build(
       [app('hosted')],
-      [...PLUGINS, { name: '@gatehouse-auth/management' }, { name: '@gatehouse-auth/page-login' }],
+      [
+        ...PLUGINS,
+        { name: '@gatehouse-auth/management' },
+        { name: '@gatehouse-auth/page-login' },
+        { name: '@gatehouse-auth/verification-api' },
+      ],
     );
     await gatehouse.close();
   });

@@ -27,6 +27,7 @@ function config(plugins: Record<string, unknown>[], registrationKey: Record<stri
         { name: '@gatehouse-auth/grant-authorization-code' },
         { name: '@gatehouse-auth/management' },
         { name: '@gatehouse-auth/page-login' },
+        { name: '@gatehouse-auth/verification-api' },
         ...plugins,
       ],
       apps: [

@@ -76,6 +76,7 @@ describe('registration (Chromium)', function () {
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
+          { name: '@gatehouse-auth/verification-api' },
           { name: '@gatehouse-auth/registration', options: { email_channel: 'capture' } },
         ],
         apps: [

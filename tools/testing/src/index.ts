@@ -454,6 +454,7 @@ function webWithoutServer(): WebApi {
     loginFlows: needsServerAll<WebApi['loginFlows']>('loginFlows', needsServer),
     setup: needsServerAll<WebApi['setup']>('setup', needsServer),
     devices: needsServerAll<WebApi['devices']>('devices', needsServer),
+    verification: needsServerAll<WebApi['verification']>('verification', needsServer),
     authorize: {
       consent: needsServerAll<WebApi['authorize']['consent']>('authorize.consent', needsServer),
       account: needsServerAll<WebApi['authorize']['account']>('authorize.account', needsServer),

@@ -1,0 +1,105 @@
+import { CONTINUE_ROUTE, definePlugin, routeInput, z, type FastJsonRoute, type PluginApi } from '@gatehouse-auth/core';
+import type { Request, Response } from 'express';
+import { VERIFICATION_PATHS, verificationApi } from './api.js';
+
+export { VERIFICATION_PATHS, verificationApi } from './api.js';
+
+/** The API's success envelope (`{ success, status, data }`): exchange and status ids, never cached. */
+function ok(res: Response, data: unknown): void {
+  res.status(200).set('Cache-Control', 'no-store').json({ success: true, status: 200, data });
+}
+
+/**
+ * The verification service's routes (docs/verification.md, decision 78): a method's initiation,
+ * verification (multipart for methods that take files) and cancellation, a verification's status
+ * (long poll) and cidaas's notification-status call, and the hosted page's continuation of the
+ * login. Each call is a `web.verification` or `web.loginFlows` operation, which runs every check
+ * (the spec's order, FDS, the device's proof, single use): this plugin validates and routes. The
+ * JSON initiation and verification are served before express too (`fast`, decision 11). Left out
+ * of `plugins:`, the paths answer 404 (a server that only does OAuth).
+ */
+export default definePlugin({
+  name: '@gatehouse-auth/verification-api',
+  apiVersion: '^1.3',
+  options: z.strictObject({}),
+  register(api: PluginApi) {
+    const { web } = api;
+    // Taken once: the fast path calls them per request.
+    const { initiate, verify, status, cancel, admit } = web.verification;
+    const router = api.services.http.createRouter();
+    const json = api.services.http.json();
+    const form = api.services.http.form({ limit: '100kb', fields: 100 });
+    // The declarations name the registered methods' fields, files and codes: made once every plugin registered.
+    let declared: ReturnType<typeof verificationApi> | undefined;
+    const spec = () => (declared ??= verificationApi(web.methods()));
+    const method = (req: Request) => String(req.params.method);
+
+    // Initiation and verification: the same operations as on the fast path (JSON, below), for
+    // forms and multipart bodies.
+    router.post(VERIFICATION_PATHS.initiate, json, form, async (req, res) => {
+      ok(res, await initiate(req, method(req), routeInput(spec().initiate, req).body));
+    });
+    router.post(VERIFICATION_PATHS.verify, json, form, admit, async (req, res) => {
+      ok(res, await verify(req, method(req), routeInput(spec().verify, req).body));
+    });
+    router.get(VERIFICATION_PATHS.status, async (req, res) => {
+      const { params, query } = routeInput(spec().status, req);
+      ok(res, await status(params.statusId, query));
+    });
+    // The same poll as cidaas's notification-status call makes it.
+    router.post(VERIFICATION_PATHS.notificationStatus, json, form, async (req, res) => {
+      ok(res, await status(routeInput(spec().notificationStatus, req).params.statusId));
+    });
+    router.post(VERIFICATION_PATHS.cancel, json, form, async (req, res) => {
+      ok(res, await cancel(req, method(req), routeInput(spec().cancel, req).body));
+    });
+
+    // The hosted page continues the login here (decision 40: the cidaas-style
+    // /login-srv/verification/login is compat-cidaas's, on the same login flows API).
+    router.post(CONTINUE_ROUTE.path, json, form, async (req, res) => {
+      const fields = textFields(routeInput(spec().continueLogin, req).body);
+      await web.loginFlows.admit(req, res, fields.requestId);
+      const result = await web.loginFlows.continue(req, fields);
+      if (req.accepts(['html', 'json']) === 'json') {
+        ok(res, {
+          request_id: result.flow.id,
+          completed: result.completed,
+          stage: result.flow.stage,
+          next_methods: result.nextMethods,
+          redirect_to: result.location,
+        });
+      } else {
+        // 303 so the browser follows with GET and never re-posts the credential (RFC 9700 §4.12).
+        res.redirect(303, result.location);
+      }
+    });
+
+    // The hot requests of a login, with a JSON body: answered before express (decision 11).
+    const fast: FastJsonRoute[] = [
+      {
+        method: 'POST',
+        path: VERIFICATION_PATHS.initiate,
+        handle: (req, params, body, ip) =>
+          initiate(req, params.method!, routeInput(spec().initiate, { params, body }).body, ip),
+      },
+      {
+        method: 'POST',
+        path: VERIFICATION_PATHS.verify,
+        handle: (req, params, body, ip) =>
+          verify(req, params.method!, routeInput(spec().verify, { params, body }).body, ip),
+      },
+    ];
+    api.routes.add({ path: '/', router, fast, operations: () => Object.values(spec()) });
+  },
+});
+
+/** Request fields as strings (numbers and booleans as text); empty, repeated or nested ones are left out. */
+function textFields(body: unknown): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (!body || typeof body !== 'object') return fields;
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+    if (typeof value === 'string' && value !== '') fields[key] = value;
+    else if (typeof value === 'number' || typeof value === 'boolean') fields[key] = String(value);
+  }
+  return fields;
+}
