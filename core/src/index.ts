@@ -22,6 +22,7 @@ export {
   REFRESH_TOKEN_TYPE,
   addCodeMethod,
   addDeviceMethod,
+  answerSuccess,
   boundKey,
   boundToAnother,
   codeMethodOptions,

@@ -12,6 +12,7 @@ export type * from './services.js';
 export type * from './client-admin.js';
 export * from './accounts.js';
 export * from './routes.js';
+export * from './envelope.js';
 export type * from './security-events.js';
 export * from './api.js';
 export type * from './cli.js';

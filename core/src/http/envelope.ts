@@ -1,5 +1,3 @@
-import type { Response } from 'express';
-
 /** What an endpoint answers: a JSON body (or none), its status and extra headers. */
 export interface Reply {
   status: number;
@@ -16,10 +14,4 @@ export const NO_STORE = { 'Cache-Control': 'no-store' } as const;
 /** The success envelope of the Gatehouse API: `{"success":true,"status":200,"data":{...}}`. */
 export function success(data: unknown, status = 200): Reply {
   return { status, headers: NO_STORE, body: { success: true, status, data } };
-}
-
-/** `success` as an express response. */
-export function ok(res: Response, data: unknown, status = 200): void {
-  const reply = success(data, status);
-  res.status(reply.status).set(reply.headers).json(reply.body);
 }

@@ -6,16 +6,12 @@ import {
   type Actor,
   type ClientAdmin,
   type UserAccounts,
+  answerSuccess,
 } from '@gatehouse-auth/core';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { ADMIN_API } from './api.js';
 
 export { ADMIN_API } from './api.js';
-
-/** The success envelope of the Gatehouse API (`{ success, status, data }`), never cached. */
-function ok(res: Response, data: unknown, status = 200): void {
-  res.status(status).set('Cache-Control', 'no-store').json({ success: true, status, data });
-}
 
 /** The request's logger (with its request id). */
 type Logged = Request & { log: { info(obj: object, msg: string): void } };
@@ -60,31 +56,31 @@ export default definePlugin({
         email: body.email || undefined,
         phone: body.phone || undefined,
       });
-      ok(res, user, 201);
+      answerSuccess(res, user, 201);
     });
     router.get('/users', async (req, res) => {
       const { limit, offset } = routeInput(ADMIN_API.listUsers, req).query;
       // An empty query lists every user, oldest first (limit clamped to 1..1000).
-      ok(res, await accounts().search('', limit, offset));
+      answerSuccess(res, await accounts().search('', limit, offset));
     });
     router.get('/users/:id', async (req, res) => {
       const { params } = routeInput(ADMIN_API.getUser, req);
-      ok(res, await userOf(params.id));
+      answerSuccess(res, await userOf(params.id));
     });
     /** A user's OIDC profile claims; PATCH is a JSON merge patch (null removes a claim). */
     router.get('/users/:id/profile', async (req, res) => {
-      ok(res, await accounts().profile((await userOf(req.params.id)).id));
+      answerSuccess(res, await accounts().profile((await userOf(req.params.id)).id));
     });
     router.patch('/users/:id/profile', async (req, res) => {
       const user = await userOf(req.params.id);
       const { body } = routeInput(ADMIN_API.patchProfile, req);
-      ok(res, await accounts().updateProfile(user, body));
+      answerSuccess(res, await accounts().updateProfile(user, body));
     });
     /** A user's live browser sessions: when, how, and which apps they reached. */
     router.get('/users/:id/sessions', async (req, res) => {
       const user = await userOf(req.params.id);
       const sessions = await accounts().sessions(user.id);
-      ok(
+      answerSuccess(
         res,
         await Promise.all(
           sessions.map(async (s) => ({
@@ -107,7 +103,7 @@ export default definePlugin({
         throw new ApiError(404, 'SESSION_NOT_FOUND', 'no such live session for this user');
       }
       (req as Logged).log.info({ userId: user.id }, 'session ended by admin');
-      ok(res, { ended: 1 });
+      answerSuccess(res, { ended: 1 });
     });
     /** Ends every session of a user ("sign out everywhere"). */
     router.delete('/users/:id/sessions', async (req, res) => {
@@ -115,7 +111,7 @@ export default definePlugin({
       const live = (await accounts().sessions(user.id)).map((s) => s.sid);
       const ended = await accounts().endSessions(actor(req), user, live);
       (req as Logged).log.info({ userId: user.id, ended }, 'sessions ended by admin');
-      ok(res, { ended });
+      answerSuccess(res, { ended });
     });
     /**
      * Lifts a lockout of one factor (e.g. after 100 consecutive failures) once the operator has
@@ -126,52 +122,52 @@ export default definePlugin({
       const method = req.params.method.toUpperCase();
       await accounts().unlockFactor(actor(req), user, method);
       (req as Logged).log.info({ userId: user.id, method }, 'factor unlocked by admin');
-      ok(res, { user_id: user.id, method, unlocked: true });
+      answerSuccess(res, { user_id: user.id, method, unlocked: true });
     });
 
     /** What the user must do at their next sign-in (the hosted login page asks it of them). */
     router.get('/users/:id/required-actions', async (req, res) => {
       const user = await userOf(routeInput(ADMIN_API.getRequiredActions, req).params.id);
-      ok(res, { actions: await accounts().requiredActions(user.id) });
+      answerSuccess(res, { actions: await accounts().requiredActions(user.id) });
     });
     router.put('/users/:id/required-actions', async (req, res) => {
       const { params, body } = routeInput(ADMIN_API.setRequiredActions, req);
       const user = await userOf(params.id);
       const actions = await accounts().setRequiredActions(actor(req), user, body.actions);
       (req as Logged).log.info({ userId: user.id, actions }, 'required actions set by admin');
-      ok(res, { actions });
+      answerSuccess(res, { actions });
     });
 
     // ── apps (decision 0051): config apps are listed read-only, database apps are edited ──
     const apps = () => services.resolve<ClientAdmin>('clientAdmin');
     router.get('/apps', async (_req, res) => {
-      ok(res, await apps().list());
+      answerSuccess(res, await apps().list());
     });
     router.post('/apps', async (req, res) => {
       const { body } = routeInput(ADMIN_API.createApp, req);
       const created = await apps().create(actor(req), body);
       (req as Logged).log.info({ clientId: created.app.client_id }, 'app created by admin');
-      ok(res, created, 201);
+      answerSuccess(res, created, 201);
     });
     router.get('/apps/:client_id', async (req, res) => {
       const { params } = routeInput(ADMIN_API.getApp, req);
       const app = await apps().get(params.client_id);
       if (!app) throw new ApiError(404, 'APP_NOT_FOUND', 'no such app');
-      ok(res, app);
+      answerSuccess(res, app);
     });
     router.put('/apps/:client_id', async (req, res) => {
       const { params, body } = routeInput(ADMIN_API.replaceApp, req);
-      ok(res, await apps().replace(actor(req), params.client_id, body));
+      answerSuccess(res, await apps().replace(actor(req), params.client_id, body));
     });
     router.patch('/apps/:client_id', async (req, res) => {
       const { params, body } = routeInput(ADMIN_API.patchApp, req);
-      ok(res, await apps().patch(actor(req), params.client_id, body));
+      answerSuccess(res, await apps().patch(actor(req), params.client_id, body));
     });
     router.delete('/apps/:client_id', async (req, res) => {
       const { params } = routeInput(ADMIN_API.deleteApp, req);
       const deleted = await apps().delete(actor(req), params.client_id);
       (req as Logged).log.info({ clientId: params.client_id, ...deleted }, 'app deleted by admin');
-      ok(res, deleted);
+      answerSuccess(res, deleted);
     });
     router.post('/apps/:client_id/secret', async (req, res) => {
       const { params, body } = routeInput(ADMIN_API.rotateAppSecret, req);
@@ -179,7 +175,7 @@ export default definePlugin({
         ...(body.overlap_seconds !== undefined ? { overlapSeconds: body.overlap_seconds } : {}),
       });
       (req as Logged).log.info({ clientId: params.client_id }, 'app secret rotated by admin');
-      ok(res, rotated);
+      answerSuccess(res, rotated);
     });
 
     api.routes.add({ path: '/admin', router, operations: Object.values(ADMIN_API) });

@@ -8,9 +8,10 @@ import {
   type RouteSpec,
   type Services,
   type UserRecord,
+  answerSuccess,
 } from '@gatehouse-auth/core';
 import { CIDAAS_API } from './api.js';
-import { ok, stringFields, type RouteGroupInput } from './http.js';
+import { stringFields, type RouteGroupInput } from './http.js';
 
 export type AccountMedium = 'email' | 'sms';
 
@@ -124,12 +125,12 @@ export function accountRoutes({ api, router }: RouteGroupInput, channels: Accoun
       throw verificationError('INVALID_FIELD', 'verification_medium must be email or sms', {
         fields: ['verification_medium'],
       });
-    ok(res, await accounts.start(user, medium));
+    answerSuccess(res, await accounts.start(user, medium));
   });
   router.post(CIDAAS_API.accountConfirm.path, json, form, async (req, res) => {
     const fields = stringFields(routeInput(CIDAAS_API.accountConfirm, req).body);
     if (!fields.exchange_id) throw verificationError('EXCHANGE_INVALID', 'exchange_id is required');
-    ok(res, await accounts.confirm(fields.exchange_id, fields.code ?? fields.pass_code ?? ''));
+    answerSuccess(res, await accounts.confirm(fields.exchange_id, fields.code ?? fields.pass_code ?? ''));
   });
   return [CIDAAS_API.accountInitiation, CIDAAS_API.accountConfirm];
 }

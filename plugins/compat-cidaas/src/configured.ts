@@ -7,10 +7,11 @@ import {
   type RequestFacts,
   type RouteSpec,
   type UserRecord,
+  answerSuccess,
 } from '@gatehouse-auth/core';
 import type { Request } from 'express';
 import { CIDAAS_API } from './api.js';
-import { logOf, ok, stringFields, type Logger, type RouteGroupInput } from './http.js';
+import { logOf, stringFields, type Logger, type RouteGroupInput } from './http.js';
 
 /**
  * Which methods of the stage to do a user has set up (cidaas's "configured list"), for an app's
@@ -81,13 +82,13 @@ export function configuredRoutes({ api, router }: RouteGroupInput): RouteSpec[] 
 
   router.post(CIDAAS_API.configuredList.path, json, form, async (req, res) => {
     const fields = stringFields(routeInput(CIDAAS_API.configuredList, req).body);
-    ok(res, { configured_list: await listOf(req, fields) });
+    answerSuccess(res, { configured_list: await listOf(req, fields) });
   });
   router.post(CIDAAS_API.configuredCheck.path, json, form, async (req, res) => {
     const fields = stringFields(routeInput(CIDAAS_API.configuredCheck, req).body);
     const method = web.loginFlows.method(String(req.params.method)).id;
     const list = await listOf(req, fields);
-    ok(res, { type: method, configured: list.some((m) => m.type === method) });
+    answerSuccess(res, { type: method, configured: list.some((m) => m.type === method) });
   });
   return [CIDAAS_API.configuredList, CIDAAS_API.configuredCheck];
 }

@@ -1,5 +1,5 @@
 import type { PluginApi } from '@gatehouse-auth/core';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 
 export type Logger = PluginApi['logger'];
 
@@ -7,11 +7,6 @@ export type Logger = PluginApi['logger'];
 export interface RouteGroupInput {
   api: PluginApi;
   router: ReturnType<PluginApi['services']['http']['createRouter']>;
-}
-
-/** The verification API's success envelope (`{ success, status, data }`), never cached. */
-export function ok(res: Response, data: unknown): void {
-  res.status(200).set('Cache-Control', 'no-store').json({ success: true, status: 200, data });
 }
 
 /** Request fields as strings (numbers and booleans as text); empty, repeated or nested ones are left out. */

@@ -1,5 +1,5 @@
-import { ApiError, defineRoute, verificationError, z, type RouteSpec } from '@gatehouse-auth/core';
-import { ok, type RouteGroupInput } from './http.js';
+import { ApiError, defineRoute, verificationError, z, type RouteSpec, answerSuccess } from '@gatehouse-auth/core';
+import { type RouteGroupInput } from './http.js';
 
 /** The service the invitations plugin provides (`@gatehouse-auth/invitations`), as far as this call needs it. */
 interface InvitationInfo {
@@ -56,7 +56,7 @@ export function inviteRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
       }
       const found = service ? await service.info(String(req.params.inviteId)) : null;
       if (!found) throw new ApiError(404, 'INVITATION_NOT_FOUND', 'no such invitation');
-      ok(res, found);
+      answerSuccess(res, found);
     });
   }
   return Object.values(INVITE_API);

@@ -1,7 +1,14 @@
-import { isProtocolError, routeInput, type ApiError, type RouteSpec, verificationError } from '@gatehouse-auth/core';
+import {
+  isProtocolError,
+  routeInput,
+  type ApiError,
+  type RouteSpec,
+  verificationError,
+  answerSuccess,
+} from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { CIDAAS_API } from './api.js';
-import { ok, stringFields, type RouteGroupInput } from './http.js';
+import { stringFields, type RouteGroupInput } from './http.js';
 
 /**
  * What an app's own login UI (apps[i].login_page_url) calls to move a login on, cidaas-style:
@@ -65,7 +72,7 @@ export function loginRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
       await flows.admit(req, res, fields.requestId);
       const result = await flows.continue(req, fields);
       if (req.accepts(['html', 'json']) === 'json') {
-        ok(res, {
+        answerSuccess(res, {
           request_id: result.flow.id,
           completed: result.completed,
           stage: result.flow.stage,
@@ -87,7 +94,7 @@ export function loginRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
       throw verificationError('REQUEST_NOT_FOUND');
     }
     const oauth = flow.oauth ?? {};
-    ok(res, {
+    answerSuccess(res, {
       requestId: flow.id,
       client_id: flow.clientId,
       client_name: flow.clientName,
@@ -108,7 +115,7 @@ export function loginRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
       if (value !== undefined) params[name] = String(value);
     }
     const flow = await flows.generate(req, res, params);
-    ok(res, { requestId: flow.id });
+    answerSuccess(res, { requestId: flow.id });
   });
 
   return [CIDAAS_API.passwordLogin, CIDAAS_API.continueLogin, CIDAAS_API.requestInfo, CIDAAS_API.generate];

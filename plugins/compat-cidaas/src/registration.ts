@@ -1,7 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
-import { ApiError, defineRoute, routeInput, z, type LoginFlowView, type RouteSpec } from '@gatehouse-auth/core';
-import { ok, type RouteGroupInput } from './http.js';
+import {
+  ApiError,
+  defineRoute,
+  routeInput,
+  z,
+  type LoginFlowView,
+  type RouteSpec,
+  answerSuccess,
+} from '@gatehouse-auth/core';
+import { type RouteGroupInput } from './http.js';
 
 /**
  * What this file needs of `@gatehouse-auth/registration`'s service (`services.resolve('registration')`),
@@ -178,7 +186,7 @@ export function registrationRoutes({ api, router }: RouteGroupInput): RouteSpec[
     const flow = await web.loginFlows.open(query.requestId);
     const form = registration().form(req, flow, query.acceptlanguage ?? null);
     if (!form) throw new ApiError(404, 'REGISTRATION_DISABLED', 'the app offers no registration');
-    ok(
+    answerSuccess(
       res,
       form.fields.map((f, i) => ({
         fieldKey: CIDAAS_KEYS[f.name] ?? f.name,
@@ -222,14 +230,14 @@ export function registrationRoutes({ api, router }: RouteGroupInput): RouteSpec[
         termsAccepted: terms !== null && body.terms_version === terms,
       });
       if ('continuation' in started) {
-        return ok(res, {
+        return answerSuccess(res, {
           sub: started.user.id,
           userStatus: 'CREATED',
           email_verified: false,
           next: started.continuation.location,
         });
       }
-      ok(res, {
+      answerSuccess(res, {
         userStatus: 'VERIFICATION_PENDING',
         verification_medium: started.medium,
         medium_text: started.masked,
@@ -248,7 +256,7 @@ export function registrationRoutes({ api, router }: RouteGroupInput): RouteSpec[
     const flow = await web.loginFlows.open(params.requestId);
     try {
       const exist = await registration().exists(req, flow, [body.email ?? '', body.username ?? '', body.mobile ?? '']);
-      ok(res, { exist });
+      answerSuccess(res, { exist });
     } catch (err) {
       refusal(err);
     }

@@ -1,8 +1,15 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError, isProtocolError, routeInput, type LoginFlowView, type RouteSpec } from '@gatehouse-auth/core';
+import {
+  ApiError,
+  isProtocolError,
+  routeInput,
+  type LoginFlowView,
+  type RouteSpec,
+  answerSuccess,
+} from '@gatehouse-auth/core';
 import { CIDAAS_API } from './api.js';
 import type { Request, Response } from 'express';
-import { ok, stringFields, type RouteGroupInput } from './http.js';
+import { stringFields, type RouteGroupInput } from './http.js';
 
 /**
  * The part of the `passwordRecovery` service (@gatehouse-auth/account-recovery) these calls use.
@@ -71,7 +78,7 @@ export function resetPasswordRoutes({ api, router }: RouteGroupInput): RouteSpec
       const { data, query } = await step();
       const back = json ? null : await loginUiOf(fields.requestId, query);
       if (back) return res.redirect(303, back);
-      ok(res, data);
+      answerSuccess(res, data);
     } catch (err) {
       if (!isProtocolError(err) || json) throw err;
       const back = await loginUiOf(fields.requestId, { error: err.code, error_description: err.message });
@@ -90,7 +97,7 @@ export function resetPasswordRoutes({ api, router }: RouteGroupInput): RouteSpec
       const medium = MEDIA[(fields.resetMedium ?? '').toUpperCase()] ?? null;
       try {
         const { resetRequestId } = await service.initiate(req, { identifier, medium });
-        return ok(res, { reset_initiated: true, rprq: resetRequestId });
+        return answerSuccess(res, { reset_initiated: true, rprq: resetRequestId });
       } catch (err) {
         const retry = isProtocolError(err) ? (err as ApiError).details?.retry_after : undefined;
         if (retry !== undefined) res.set('Retry-After', String(retry));

@@ -5,10 +5,11 @@ import {
   type ApiError,
   type OAuthClient,
   type RouteSpec,
+  answerSuccess,
 } from '@gatehouse-auth/core';
 import type { Request } from 'express';
 import { CIDAAS_API } from './api.js';
-import { ok, type RouteGroupInput } from './http.js';
+import { type RouteGroupInput } from './http.js';
 
 /**
  * The cidaas-style setup calls beside the core's setup API: setting a method up during a login
@@ -61,14 +62,14 @@ export function setupRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
       );
     }
     const user = await web.setup.duringLogin(flow, method, req);
-    ok(res, await web.setup.step('initiation', method, user, body, req));
+    answerSuccess(res, await web.setup.step('initiation', method, user, body, req));
   });
 
   // What an app shows on its account page: the app's methods and this user's state of each.
   router.get(CIDAAS_API.accountConfig.path, async (req, res) => {
     const { user, clientId } = await web.setup.access(req, res, req.query.sub);
     const { query } = routeInput(CIDAAS_API.accountConfig, req);
-    ok(res, await web.setup.overview(user, clientId ?? query.client_id, req));
+    answerSuccess(res, await web.setup.overview(user, clientId ?? query.client_id, req));
   });
 
   // cidaas's way to name a credential just set up; the track id is the credential's id.
@@ -77,7 +78,7 @@ export function setupRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
     const label = routeInput(CIDAAS_API.friendlyName, req).body.friendly_name;
     const credentialId = String(req.params.trackId);
     await web.setup.rename(user, String(req.params.method), credentialId, label);
-    ok(res, { id: credentialId, friendly_name: label });
+    answerSuccess(res, { id: credentialId, friendly_name: label });
   });
 
   return [CIDAAS_API.loginSetup, CIDAAS_API.accountConfig, CIDAAS_API.friendlyName];

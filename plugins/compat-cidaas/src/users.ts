@@ -5,10 +5,11 @@ import {
   type Actor,
   type UserAccounts,
   type UserRecord,
+  answerSuccess,
 } from '@gatehouse-auth/core';
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
-import { ok, logOf, type RouteGroupInput } from './http.js';
+import { logOf, type RouteGroupInput } from './http.js';
 import { CIDAAS_USER_API, FIXED_MEMBERS } from './users-api.js';
 
 /** What @gatehouse-auth/page-account provides as `accountDeletion` (the same grace period and sweep). */
@@ -83,7 +84,7 @@ export function userRoutes({ api, router }: RouteGroupInput) {
       ip: web.clientIp(req) || null,
       data: { actor: user.id, ...(clientId ? { client_id: clientId } : {}) },
     });
-    ok(res, { changed: true });
+    answerSuccess(res, { changed: true });
   });
 
   router.put(CIDAAS_USER_API.updateProfile.path, json, form, async (req, res) => {
@@ -109,7 +110,7 @@ export function userRoutes({ api, router }: RouteGroupInput) {
       Object.entries(body).filter(([name]) => !(FIXED_MEMBERS as readonly string[]).includes(name) && name !== 'sub'),
     );
     const profile = await accounts().updateProfile(user, patch);
-    ok(res, { updated: true, profile });
+    answerSuccess(res, { updated: true, profile });
   });
 
   router.post(CIDAAS_USER_API.scheduleDeletion.path, json, form, async (req, res) => {
@@ -125,14 +126,20 @@ export function userRoutes({ api, router }: RouteGroupInput) {
       );
     }
     const due = await deletion.schedule(actorOf(req, user), user, req);
-    ok(res, { scheduled: true, deletion_at: due.toISOString() });
+    answerSuccess(res, { scheduled: true, deletion_at: due.toISOString() });
   });
 
   router.get(CIDAAS_USER_API.communicationStatus.path, async (req, res) => {
     const { user } = await web.setup.access(req, res, String(req.params.sub));
     const email = await services.accounts.verified(user, 'email');
     const mobile = await services.accounts.verified(user, 'sms');
-    ok(res, { sub: user.id, EMAIL: email, MOBILE: mobile, email_verified: email, mobile_number_verified: mobile });
+    answerSuccess(res, {
+      sub: user.id,
+      EMAIL: email,
+      MOBILE: mobile,
+      email_verified: email,
+      mobile_number_verified: mobile,
+    });
   });
 
   return Object.values(CIDAAS_USER_API);

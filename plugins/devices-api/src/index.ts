@@ -7,16 +7,12 @@ import {
   renderErrorPage,
   z,
   type PageContext,
+  answerSuccess,
 } from '@gatehouse-auth/core';
 import type { Request, RequestHandler, Response } from 'express';
 import { DEVICE_API, DEVICE_MOUNT, SETUP_DEVICE_API, SETUP_MOUNT } from './api.js';
 
 export { DEVICE_API, DEVICE_MOUNT, SETUP_DEVICE_API, SETUP_MOUNT } from './api.js';
-
-/** The success envelope of the Gatehouse API (`{ success, status, data }`), never cached. */
-function ok(res: Response, data: unknown): void {
-  res.status(200).set('Cache-Control', 'no-store').json({ success: true, status: 200, data });
-}
 
 const isStep = (step: string) => (PUSH_STEP_NAMES as readonly string[]).includes(step);
 
@@ -38,12 +34,14 @@ export default definePlugin({
 
     // The device's calls, each signed by it.
     const device = services.http.createRouter();
-    device.post(DEVICE_API.bind.path, json, async (req, res) => ok(res, await devices.bind(req, req.body)));
-    device.post(DEVICE_API.inbox.path, json, async (req, res) => ok(res, await devices.inbox(req, req.body)));
+    device.post(DEVICE_API.bind.path, json, async (req, res) => answerSuccess(res, await devices.bind(req, req.body)));
+    device.post(DEVICE_API.inbox.path, json, async (req, res) =>
+      answerSuccess(res, await devices.inbox(req, req.body)),
+    );
     device.post(DEVICE_API.pushStep.path, json, async (req, res, next) => {
       const step = String(req.params.step);
       if (!isStep(step)) return next();
-      ok(res, await devices.pushStep(req, String(req.params.method), step, req.body));
+      answerSuccess(res, await devices.pushStep(req, String(req.params.method), step, req.body));
     });
     api.routes.add({ path: DEVICE_MOUNT, router: device, operations: Object.values(DEVICE_API) });
 
@@ -55,13 +53,15 @@ export default definePlugin({
     };
     const userOf = (res: Response) => res.locals.deviceUser as Parameters<typeof devices.list>[0];
     const deviceId = (req: Request) => String(req.params.deviceId);
-    setup.get(SETUP_DEVICE_API.list.path, access, async (_req, res) => ok(res, await devices.list(userOf(res))));
+    setup.get(SETUP_DEVICE_API.list.path, access, async (_req, res) =>
+      answerSuccess(res, await devices.list(userOf(res))),
+    );
     setup.patch(SETUP_DEVICE_API.rename.path, access, json, async (req, res) =>
-      ok(res, await devices.rename(userOf(res), deviceId(req), req.body)),
+      answerSuccess(res, await devices.rename(userOf(res), deviceId(req), req.body)),
     );
     setup.delete(SETUP_DEVICE_API.remove.path, access, async (req, res) => {
       await devices.remove(userOf(res), deviceId(req));
-      ok(res, { removed: true });
+      answerSuccess(res, { removed: true });
     });
     api.routes.add({ path: SETUP_MOUNT, router: setup, operations: Object.values(SETUP_DEVICE_API) });
 

@@ -1,5 +1,5 @@
-import { ApiError, definePlugin, routeInput, z, type Actor } from '@gatehouse-auth/core';
-import type { Request, Response } from 'express';
+import { ApiError, definePlugin, routeInput, z, type Actor, answerSuccess } from '@gatehouse-auth/core';
+import type { Request } from 'express';
 import { INVITATIONS_API } from './api.js';
 import { MESSAGES } from './messages.js';
 import { invitationPages } from './pages.js';
@@ -14,10 +14,6 @@ const options = z.strictObject({
   /** How long a link works. */
   ttl_days: z.number().int().min(1).max(30).default(7),
 });
-
-function ok(res: Response, data: unknown, status = 200): void {
-  res.status(status).set('Cache-Control', 'no-store').json({ success: true, status, data });
-}
 
 /**
  * Invitations by email: `POST /admin/invitations` (and the console's button) invites a user by
@@ -54,19 +50,19 @@ export default definePlugin({
     );
     admin.post('/', async (req, res) => {
       const { body } = routeInput(INVITATIONS_API.invite, req);
-      ok(res, await invitations.invite(actor(req), body), 201);
+      answerSuccess(res, await invitations.invite(actor(req), body), 201);
     });
     admin.get('/', async (req, res) => {
       const { query } = routeInput(INVITATIONS_API.ofUser, req);
-      ok(res, await invitations.ofUser(query.user_id));
+      answerSuccess(res, await invitations.ofUser(query.user_id));
     });
     admin.get('/:id', async (req, res) => {
       const { params } = routeInput(INVITATIONS_API.get, req);
-      ok(res, found(await invitations.get(params.id)));
+      answerSuccess(res, found(await invitations.get(params.id)));
     });
     admin.delete('/:id', async (req, res) => {
       const { params } = routeInput(INVITATIONS_API.revoke, req);
-      ok(res, found(await invitations.revoke(actor(req), params.id)));
+      answerSuccess(res, found(await invitations.revoke(actor(req), params.id)));
     });
     api.routes.add({ path: '/admin/invitations', router: admin, operations: Object.values(INVITATIONS_API) });
 

@@ -1,13 +1,8 @@
-import { definePlugin, routeInput, z, type PluginApi } from '@gatehouse-auth/core';
-import type { Request, Response } from 'express';
+import { definePlugin, routeInput, z, type PluginApi, answerSuccess } from '@gatehouse-auth/core';
+import type { Request } from 'express';
 import { SETUP_MOUNT, setupApi, type SetupStep } from './api.js';
 
 export { SETUP_MOUNT, setupApi } from './api.js';
-
-/** The API's success envelope (`{ success, status, data }`): setup answers carry secrets, never cached. */
-function ok(res: Response, data: unknown): void {
-  res.status(200).set('Cache-Control', 'no-store').json({ success: true, status: 200, data });
-}
 
 /**
  * The self-service setup API (decision 70): setting a user's methods up, step by step, listing,
@@ -33,7 +28,7 @@ export default definePlugin({
     router.post('/:method/verification', json, form, async (req, res, next) => {
       const body = (req.body ?? {}) as Record<string, unknown>;
       if (req.headers.authorization || typeof body.exchange_id !== 'string') return next('route');
-      ok(res, await web.setup.confirm(method(req), routeInput(spec().verification, req).body, req));
+      answerSuccess(res, await web.setup.confirm(method(req), routeInput(spec().verification, req).body, req));
     });
     const { admit } = web.setup;
     for (const name of ['initiation', 'scan', 'verification'] as const satisfies readonly SetupStep[]) {
@@ -41,25 +36,25 @@ export default definePlugin({
       router.post(`/:method/${name}`, admit, json, form, async (req, res) => {
         const { body } = routeInput(spec()[name], req);
         const { user } = await web.setup.access(req, res, body.sub);
-        ok(res, await web.setup.step(name, method(req), user, body, req));
+        answerSuccess(res, await web.setup.step(name, method(req), user, body, req));
       });
     }
     router.get('/users/:sub/methods', admit, async (req, res) => {
       const { user } = await web.setup.access(req, res, req.params.sub);
       routeInput(spec().list, req);
-      ok(res, await web.setup.list(user, req));
+      answerSuccess(res, await web.setup.list(user, req));
     });
     // Renaming one credential (a passkey, a phone): only its label changes.
     router.patch('/users/:sub/methods/:method/:credentialId', admit, json, async (req, res) => {
       const { user } = await web.setup.access(req, res, req.params.sub);
       const { params, body } = routeInput(spec().rename, req);
       await web.setup.rename(user, params.method, params.credentialId, body.name);
-      ok(res, { id: params.credentialId, name: body.name });
+      answerSuccess(res, { id: params.credentialId, name: body.name });
     });
     router.delete('/users/:sub/methods/:method{/:credentialId}', admit, async (req, res) => {
       const { user } = await web.setup.access(req, res, req.params.sub);
       const { params } = routeInput(spec().remove, req);
-      ok(res, { removed: await web.setup.remove(user, params.method, params.credentialId) });
+      answerSuccess(res, { removed: await web.setup.remove(user, params.method, params.credentialId) });
     });
 
     api.routes.add({ path: SETUP_MOUNT, router, operations: () => Object.values(spec()) });

@@ -1,13 +1,16 @@
-import { CONTINUE_ROUTE, definePlugin, routeInput, z, type FastJsonRoute, type PluginApi } from '@gatehouse-auth/core';
-import type { Request, Response } from 'express';
+import {
+  CONTINUE_ROUTE,
+  definePlugin,
+  routeInput,
+  z,
+  type FastJsonRoute,
+  type PluginApi,
+  answerSuccess,
+} from '@gatehouse-auth/core';
+import type { Request } from 'express';
 import { VERIFICATION_PATHS, verificationApi } from './api.js';
 
 export { VERIFICATION_PATHS, verificationApi } from './api.js';
-
-/** The API's success envelope (`{ success, status, data }`): exchange and status ids, never cached. */
-function ok(res: Response, data: unknown): void {
-  res.status(200).set('Cache-Control', 'no-store').json({ success: true, status: 200, data });
-}
 
 /**
  * The verification service's routes (docs/verification.md, decision 78): a method's initiation,
@@ -37,21 +40,21 @@ export default definePlugin({
     // Initiation and verification: the same operations as on the fast path (JSON, below), for
     // forms and multipart bodies.
     router.post(VERIFICATION_PATHS.initiate, json, form, async (req, res) => {
-      ok(res, await initiate(req, method(req), routeInput(spec().initiate, req).body));
+      answerSuccess(res, await initiate(req, method(req), routeInput(spec().initiate, req).body));
     });
     router.post(VERIFICATION_PATHS.verify, json, form, admit, async (req, res) => {
-      ok(res, await verify(req, method(req), routeInput(spec().verify, req).body));
+      answerSuccess(res, await verify(req, method(req), routeInput(spec().verify, req).body));
     });
     router.get(VERIFICATION_PATHS.status, async (req, res) => {
       const { params, query } = routeInput(spec().status, req);
-      ok(res, await status(params.statusId, query));
+      answerSuccess(res, await status(params.statusId, query));
     });
     // The same poll as cidaas's notification-status call makes it.
     router.post(VERIFICATION_PATHS.notificationStatus, json, form, async (req, res) => {
-      ok(res, await status(routeInput(spec().notificationStatus, req).params.statusId));
+      answerSuccess(res, await status(routeInput(spec().notificationStatus, req).params.statusId));
     });
     router.post(VERIFICATION_PATHS.cancel, json, form, async (req, res) => {
-      ok(res, await cancel(req, method(req), routeInput(spec().cancel, req).body));
+      answerSuccess(res, await cancel(req, method(req), routeInput(spec().cancel, req).body));
     });
 
     // The hosted page continues the login here (decision 40: the cidaas-style
@@ -61,7 +64,7 @@ export default definePlugin({
       await web.loginFlows.admit(req, res, fields.requestId);
       const result = await web.loginFlows.continue(req, fields);
       if (req.accepts(['html', 'json']) === 'json') {
-        ok(res, {
+        answerSuccess(res, {
           request_id: result.flow.id,
           completed: result.completed,
           stage: result.flow.stage,
