@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { freePort } from './lib/ports.js';
+import { recordServerLatency } from './lib/server-latency.js';
 
 process.setSourceMapsEnabled(false);
 
@@ -40,6 +41,8 @@ const server = http.createServer((req, res) => {
     res.end(body);
   });
 });
+// --server-latency only: the generator's share of the tail, against a server that does nothing.
+recordServerLatency(server);
 const port = await freePort();
 await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
 process.on('message', (message: { type?: string }) => {

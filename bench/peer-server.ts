@@ -33,6 +33,7 @@ import {
 } from './lib/clients.js';
 import { answerMint, type MintRequest } from './lib/mint-codes.js';
 import { freePort } from './lib/ports.js';
+import { recordServerLatency } from './lib/server-latency.js';
 
 // tsx turns source maps on; a deployment runs plain JS without them, and with them every
 // `new Error().stack` (Sequelize reads one per query) costs several times more.
@@ -119,6 +120,8 @@ provider.on('grant.error', (_ctx: unknown, err: unknown) => {
 });
 
 const server = http.createServer(provider.callback());
+// --server-latency only (BENCH_SERVER_LATENCY=1): measured as Gatehouse is (lib/server-latency.ts).
+recordServerLatency(server);
 await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
 
 /** A code as the authorization endpoint would leave it: a grant with the scopes, then the code. */

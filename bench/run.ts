@@ -14,7 +14,9 @@
  * --peer bench|default|none picks the peer's configuration (lib/peer-config.ts; `default` is its
  * README's quick start) or leaves it out (Gatehouse alone, for comparing Gatehouse builds). With
  * a, b or e, the physical limit (bench/limit-server.ts: node:http answering a fixed token) is
- * measured too, and each scenario is reported as a fraction of it.
+ * measured too, and each scenario is reported as a fraction of it. --server-latency asks each
+ * server for its own view of every timed run (lib/server-latency.ts) and prints it beside the
+ * generator's p99.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -41,7 +43,8 @@ import { runLoad, type LoadOptions, type LoadSummary } from './lib/load.js';
 import { createBenchDatabase, POSTGRES_ADMIN_URL, type BenchDatabase } from './lib/postgres.js';
 import { mintCodes } from './lib/mint-codes.js';
 import { PEER_CONFIGURATIONS, type PeerMode } from './lib/peer-config.js';
-import { failures, machine, ratio, table, type ScenarioResult } from './lib/report.js';
+import { failures, latencyTable, machine, ratio, table, type ScenarioResult } from './lib/report.js';
+import type { ServerLatency } from './lib/server-latency.js';
 import type { SeedReply, SeedRequest } from './lib/seed-tokens.js';
 import {
   clientCredentials,
@@ -74,18 +77,21 @@ const { values: flags } = parseArgs({
     peer: { type: 'string', default: 'bench' },
     'growth-rows': { type: 'string', default: '1000000' },
     'seed-budget': { type: 'string', default: '300' },
+    'server-latency': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
 if (flags.help) {
   console.log(`usage: npm run bench -- [--connections N] [--duration S] [--quick] [--only a,b,…] [--cpu-prof]
-                          [--growth-rows N] [--seed-budget S] [--rounds N] [--load autocannon|wrk|both]
+                          [--growth-rows N] [--seed-budget S] [--rounds N] [--load autocannon|wrk|both] [--server-latency]
   --rounds N   a–c, e: N alternating rounds per side (Gatehouse, peer, Gatehouse, peer…; 1 with --quick),
                the ratio of every round and their spread printed
   --load       a–c, e with autocannon, wrk (1 thread), or both (the default when wrk is installed)
   --peer       bench (default): oidc-provider as configured for the bench (a raised store, resource
                indicators); default: as its README's quick start runs it (opaque tokens, no e);
                none: Gatehouse alone (to compare builds by their CPU per request)
+  --server-latency  each server's own view of each timed run (request → response p99, event loop
+               delay, GC pauses, requests per loop turn) beside the generator's p99, in a second table
   scenarios (default a,b,c,d,e,f,g,i,j):
     a  client credentials, JWT (ES256)       b  client credentials, opaque
     c  introspection of an opaque token      d  TOTP initiation + verification pairs
@@ -107,6 +113,8 @@ if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10) throw new Error('--r
 if (!['autocannon', 'wrk', 'both'].includes(String(flags.load))) throw new Error('--load: autocannon, wrk or both');
 if (!['bench', 'default', 'none'].includes(String(flags.peer))) throw new Error('--peer: bench, default or none');
 const peerMode = flags.peer === 'none' ? null : (flags.peer as PeerMode);
+// The servers the bench starts read it (lib/server-latency.ts); without the flag they attach nothing.
+if (flags['server-latency']) process.env.BENCH_SERVER_LATENCY = '1';
 if (flags.load === 'wrk' && !wrkInstalled()) throw new Error('--load wrk: wrk is not installed (Debian package wrk)');
 // Both generators by default when wrk is installed (a–c, e; the other scenarios are autocannon's).
 const generators: ('autocannon' | 'wrk')[] =
@@ -142,6 +150,7 @@ const params = {
   warmupSeconds: 1,
   rounds,
   generators,
+  serverLatency: flags['server-latency'],
   peer: peerMode ? { mode: peerMode, configuration: PEER_CONFIGURATIONS[peerMode] } : null,
   /** h: stored tokens for the small measurement, the large one, and the time allowed for seeding. */
   growthSmallRows: GROWTH_SMALL,
@@ -212,9 +221,10 @@ const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 /**
  * The server whose run is being timed (set by inRounds): its CPU time over the run, all threads
  * (signing threads, libuv's pool) included, per request. Unlike req/s, this barely moves when
- * the host is noisy, so it shows a change that the rounds' spread would hide.
+ * the host is noisy, so it shows a change that the rounds' spread would hide. With
+ * --server-latency, also the server's own latency, loop delay and GC pauses over the run.
  */
-let currentPid: number | undefined;
+let currentServer: ServerChild | undefined;
 const CLOCK_TICKS_PER_S = 100; // USER_HZ on Linux
 function processCpuMs(pid: number | undefined): number | null {
   if (pid === undefined) return null;
@@ -299,7 +309,10 @@ function threadSplit(pid: number, before: Map<number, number>, after: Map<number
 
 async function timed(url: string, run: () => Promise<LoadSummary>): Promise<LoadSummary> {
   const startUs = monotonicUs();
-  const pid = currentPid;
+  const server = currentServer;
+  const pid = server?.process.pid;
+  if (server && flags['server-latency'])
+    await requestReply(server, { type: 'latency-start' }, 'latency-started', 10_000);
   const cpuBefore = processCpuMs(pid);
   const threadsBefore = threadCpuMs(pid);
   resetPeakRss(pid);
@@ -313,8 +326,15 @@ async function timed(url: string, run: () => Promise<LoadSummary>): Promise<Load
     const per = (ms: number) => Number(((ms * 1000) / result.requests).toFixed(1));
     result.cpuSplitUs = { main: per(split.main), helpers: per(split.helpers), workers: per(split.workers) };
   }
-  const peak = peakRssMiB(currentPid);
+  const peak = peakRssMiB(pid);
   if (peak !== null) result.peakRssMiB = peak;
+  if (server && flags['server-latency']) {
+    const s = (result.server = await requestReply<ServerLatency>(server, { type: 'latency-stop' }, 'latency', 10_000));
+    log(
+      `  server-side: p99 ${s.request.p99} ms (client ${result.p99}), loop delay p99 ${s.loopDelay.p99} / max ` +
+        `${s.loopDelay.max} ms, GC max ${s.gc.maxMs} / total ${s.gc.totalMs} ms, requests per turn p99 ${s.perTurn.p99}`,
+    );
+  }
   return result;
 }
 
@@ -393,8 +413,8 @@ async function inRounds(
   for (let round = 0; round < params.rounds; round++) {
     for (const [kind, server] of servers) {
       await side(r, kind, async () => {
-        currentPid = server.process.pid;
-        const result = await run(server, kind).finally(() => (currentPid = undefined));
+        currentServer = server;
+        const result = await run(server, kind).finally(() => (currentServer = undefined));
         results[kind].push(result);
         return result;
       });
@@ -489,7 +509,7 @@ async function loginsScenario(gatehouse: ServerChild) {
       users.push({ username: user.username, secret, nextStep: step + 1 });
     });
     const picker = totpPicker(users);
-    currentPid = gatehouse.process.pid;
+    currentServer = gatehouse;
     const summary = await timed(base, async (): Promise<LoadSummary> => {
       const result = await runLogins({
         base,
@@ -516,7 +536,7 @@ async function loginsScenario(gatehouse: ServerChild) {
         durationSeconds: result.durationSeconds,
         connections: params.loginConnections,
       };
-    }).finally(() => (currentPid = undefined));
+    }).finally(() => (currentServer = undefined));
     // A "request" of j is one login attempt.
     if (summary.cpuUsPerRequest !== undefined)
       r.notes.push(
@@ -977,6 +997,8 @@ async function main(): Promise<void> {
     const notes = rows.flatMap((r) => r.notes.map((n) => `- ${r.title}: ${n}`));
     if (params.peer) notes.unshift(`- the peer: ${params.peer.configuration}`);
     if (notes.length) console.log(`\n${notes.join('\n')}`);
+    if (flags['server-latency'])
+      console.log(`\nInside the servers (--server-latency; the median round):\n${latencyTable(rows)}`);
     if (isolation) {
       const i = isolation as { idleP99: number; loadedP99: number; ratio: number; met: boolean };
       console.log(

@@ -1,4 +1,5 @@
 import autocannon, { type Options, type Result } from 'autocannon';
+import type { ServerLatency } from './server-latency.js';
 
 /** What one timed run measured. */
 export interface LoadSummary {
@@ -24,6 +25,8 @@ export interface LoadSummary {
   cpuSplitUs?: { main: number; helpers: number; workers: number };
   /** The server's peak resident memory during the run, MiB (Linux). */
   peakRssMiB?: number;
+  /** With --server-latency: the server's own view of the run (lib/server-latency.ts). */
+  server?: ServerLatency;
 }
 
 export interface LoadOptions extends Omit<Options, 'duration' | 'amount'> {

@@ -1,0 +1,122 @@
+/**
+ * What a server sees of a timed run, beside the load generator's latency (`npm run bench --
+ * --server-latency`, which starts the servers with BENCH_SERVER_LATENCY=1; without it nothing is
+ * attached). Between `{ type: 'latency-start' }` and `{ type: 'latency-stop' }` (both answered over
+ * IPC), in the server's own process:
+ * - each request's time from its 'request' event (headers parsed; this listener runs before the
+ *   app's) to its response's 'finish', in an HDR histogram (perf_hooks.createHistogram);
+ * - the event loop's delay (monitorEventLoopDelay, 1 ms timer);
+ * - the main thread's GC pauses, by kind (a PerformanceObserver on 'gc');
+ * - the requests that began in one loop turn (counted until that turn's check phase).
+ * A request waiting in the kernel's socket buffer while the loop is busy is not in its own time:
+ * the loop's delay and the requests per turn show that wait; a client p99 above all of them is
+ * the client's own (its thread waiting for a core).
+ */
+import type http from 'node:http';
+import {
+  constants,
+  createHistogram,
+  monitorEventLoopDelay,
+  performance,
+  PerformanceObserver,
+  type PerformanceEntry,
+} from 'node:perf_hooks';
+
+interface Pauses {
+  count: number;
+  totalMs: number;
+  maxMs: number;
+}
+
+/** The reply to `latency-stop`: milliseconds, over the window since `latency-start`. */
+export interface ServerLatency {
+  type: 'latency';
+  windowMs: number;
+  requests: number;
+  /** 'request' event → response 'finish'. */
+  request: { p50: number; p90: number; p99: number; p999: number; max: number };
+  loopDelay: { p50: number; p99: number; max: number };
+  gc: Pauses & { byKind: Record<string, Pauses> };
+  /** Requests whose 'request' event came in the same loop turn (a count, not ms). */
+  perTurn: { p50: number; p99: number; max: number };
+}
+
+const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+
+const ms = (ns: number) => Number((ns / 1e6).toFixed(2));
+const round = (x: number) => Number(x.toFixed(2));
+
+/** Attaches the recorder to `server` and answers the bench's messages, when BENCH_SERVER_LATENCY=1. */
+export function recordServerLatency(server: http.Server): void {
+  if (process.env.BENCH_SERVER_LATENCY !== '1' || !process.send) return;
+  const requests = createHistogram();
+  const perTurn = createHistogram();
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  let gcs: PerformanceEntry[] = [];
+  const gcObserver = new PerformanceObserver((list) => gcs.push(...list.getEntries()));
+  let recording = false;
+  let since = 0;
+  let inTurn = 0;
+  const endTurn = () => {
+    perTurn.record(inTurn);
+    inTurn = 0;
+  };
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (!recording) return;
+    const start = performance.now();
+    if (inTurn++ === 0) setImmediate(endTurn);
+    res.once('finish', () => requests.record(Math.max(1, Math.round((performance.now() - start) * 1e6))));
+  });
+  process.on('message', (message: { type?: string }) => {
+    if (message?.type === 'latency-start') {
+      requests.reset();
+      perTurn.reset();
+      loop.reset();
+      gcs = [];
+      since = performance.now();
+      loop.enable();
+      gcObserver.observe({ entryTypes: ['gc'] });
+      recording = true;
+      process.send!({ type: 'latency-started' });
+    } else if (message?.type === 'latency-stop') {
+      recording = false;
+      loop.disable();
+      gcs.push(...gcObserver.takeRecords());
+      gcObserver.disconnect();
+      const pauses = (list: PerformanceEntry[]): Pauses => ({
+        count: list.length,
+        totalMs: round(list.reduce((sum, e) => sum + e.duration, 0)),
+        maxMs: round(Math.max(0, ...list.map((e) => e.duration))),
+      });
+      const byKind: Record<string, PerformanceEntry[]> = {};
+      for (const e of gcs) {
+        const kind = GC_KINDS[(e as unknown as { detail?: { kind?: number } }).detail?.kind ?? -1] ?? 'other';
+        (byKind[kind] ??= []).push(e);
+      }
+      const reply: ServerLatency = {
+        type: 'latency',
+        windowMs: round(performance.now() - since),
+        requests: requests.count,
+        request: {
+          p50: ms(requests.percentile(50)),
+          p90: ms(requests.percentile(90)),
+          p99: ms(requests.percentile(99)),
+          p999: ms(requests.percentile(99.9)),
+          max: ms(requests.max),
+        },
+        loopDelay: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
+        gc: {
+          ...pauses(gcs),
+          byKind: Object.fromEntries(Object.entries(byKind).map(([kind, list]) => [kind, pauses(list)])),
+        },
+        perTurn: { p50: perTurn.percentile(50), p99: perTurn.percentile(99), max: perTurn.max },
+      };
+      process.send!(reply);
+    }
+  });
+}
