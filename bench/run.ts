@@ -331,8 +331,9 @@ async function timed(url: string, run: () => Promise<LoadSummary>): Promise<Load
   if (server && flags['server-latency']) {
     const s = (result.server = await requestReply<ServerLatency>(server, { type: 'latency-stop' }, 'latency', 10_000));
     log(
-      `  server-side: p99 ${s.request.p99} ms (client ${result.p99}), loop delay p99 ${s.loopDelay.p99} / max ` +
-        `${s.loopDelay.max} ms, GC max ${s.gc.maxMs} / total ${s.gc.totalMs} ms, requests per turn p99 ${s.perTurn.p99}`,
+      `  server-side: p99 ${s.request.p99} ms (client ${result.p99}; handling ${s.handling.p99}), loop delay p99 ` +
+        `${s.loopDelay.p99} / max ${s.loopDelay.max} ms, GC max ${s.gc.maxMs} / total ${s.gc.totalMs} ms, ` +
+        `requests per turn p50 ${s.perTurn.p50} / max ${s.perTurn.max}`,
     );
   }
   return result;

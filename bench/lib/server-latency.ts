@@ -3,14 +3,17 @@
  * --server-latency`, which starts the servers with BENCH_SERVER_LATENCY=1; without it nothing is
  * attached). Between `{ type: 'latency-start' }` and `{ type: 'latency-stop' }` (both answered over
  * IPC), in the server's own process:
- * - each request's time from its 'request' event (headers parsed; this listener runs before the
- *   app's) to its response's 'finish', in an HDR histogram (perf_hooks.createHistogram);
+ * - each request's time to its response's 'finish' from its arrival, taken as the first 'request'
+ *   event of its loop turn: the sockets read in one turn were all readable when it began, and a
+ *   server that answers within the read callback (the peer) would otherwise not count the wait
+ *   behind the turn's other requests; and from its own 'request' event (its handling). Both in
+ *   HDR histograms (perf_hooks.createHistogram); this listener runs before the app's;
  * - the event loop's delay (monitorEventLoopDelay, 1 ms timer);
  * - the main thread's GC pauses, by kind (a PerformanceObserver on 'gc');
  * - the requests that began in one loop turn (counted until that turn's check phase).
- * A request waiting in the kernel's socket buffer while the loop is busy is not in its own time:
- * the loop's delay and the requests per turn show that wait; a client p99 above all of them is
- * the client's own (its thread waiting for a core).
+ * A request waiting in the kernel's socket buffer while the previous turn runs is not in its time:
+ * the loop's delay shows that wait; a client p99 above both is the client's own (its thread
+ * waiting for a core).
  */
 import type http from 'node:http';
 import {
@@ -33,8 +36,10 @@ export interface ServerLatency {
   type: 'latency';
   windowMs: number;
   requests: number;
-  /** 'request' event → response 'finish'. */
+  /** The first 'request' event of the request's loop turn → response 'finish'. */
   request: { p50: number; p90: number; p99: number; p999: number; max: number };
+  /** The request's own 'request' event → response 'finish'. */
+  handling: { p50: number; p99: number; max: number };
   loopDelay: { p50: number; p99: number; max: number };
   gc: Pauses & { byKind: Record<string, Pauses> };
   /** Requests whose 'request' event came in the same loop turn (a count, not ms). */
@@ -55,6 +60,7 @@ const round = (x: number) => Number(x.toFixed(2));
 export function recordServerLatency(server: http.Server): void {
   if (process.env.BENCH_SERVER_LATENCY !== '1' || !process.send) return;
   const requests = createHistogram();
+  const handling = createHistogram();
   const perTurn = createHistogram();
   const loop = monitorEventLoopDelay({ resolution: 1 });
   let gcs: PerformanceEntry[] = [];
@@ -62,6 +68,7 @@ export function recordServerLatency(server: http.Server): void {
   let recording = false;
   let since = 0;
   let inTurn = 0;
+  let turnStart = 0;
   const endTurn = () => {
     perTurn.record(inTurn);
     inTurn = 0;
@@ -69,12 +76,21 @@ export function recordServerLatency(server: http.Server): void {
   server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
     if (!recording) return;
     const start = performance.now();
-    if (inTurn++ === 0) setImmediate(endTurn);
-    res.once('finish', () => requests.record(Math.max(1, Math.round((performance.now() - start) * 1e6))));
+    if (inTurn++ === 0) {
+      turnStart = start;
+      setImmediate(endTurn);
+    }
+    const arrived = turnStart;
+    res.once('finish', () => {
+      const end = performance.now();
+      requests.record(Math.max(1, Math.round((end - arrived) * 1e6)));
+      handling.record(Math.max(1, Math.round((end - start) * 1e6)));
+    });
   });
   process.on('message', (message: { type?: string }) => {
     if (message?.type === 'latency-start') {
       requests.reset();
+      handling.reset();
       perTurn.reset();
       loop.reset();
       gcs = [];
@@ -109,6 +125,7 @@ export function recordServerLatency(server: http.Server): void {
           p999: ms(requests.percentile(99.9)),
           max: ms(requests.max),
         },
+        handling: { p50: ms(handling.percentile(50)), p99: ms(handling.percentile(99)), max: ms(handling.max) },
         loopDelay: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
         gc: {
           ...pauses(gcs),
