@@ -81,7 +81,12 @@ export { createLogger } from './http/logging.js';
 export { checkConfig } from './gatehouse.js';
 export type { LoadedConfig } from './config/load.js';
 export { resolvePlugins } from './plugins/loader.js';
-export { cliServer, migrateDatabase, publishedSigningKeys, rotateSigningKeys, runServer } from './operator.js';
+export { cliServer, migrateDatabase, publishedSigningKeys, rotateSigningKeys } from './operator.js';
+// Since decision 82 the command serves too (one process, or forked workers): the core's share of
+// the cluster primary, and what marks a forked worker.
+export { startPrimary } from './cluster.js';
+export { CLUSTER_WORKER_ENV } from './observability/metrics.js';
+export type { StartedTogether } from './plugins/serve.js';
 
 // For @gatehouse-auth/testing, whose fakes must behave as the server does (decision 35, step 2):
 // the contract checks the server runs on what a plugin adds at start-up, the crypto and HTTP

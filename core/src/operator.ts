@@ -1,14 +1,8 @@
 import type { CliServer, SigningAlg } from '@gatehouse-auth/plugin-api';
-import cluster from 'node:cluster';
-import { availableParallelism } from 'node:os';
-import { runPrimary } from './cluster.js';
-import type { LoadedConfig } from './config/load.js';
 import type { GatehouseConfig } from './config/schema.js';
-import { buildApp, type Gatehouse } from './gatehouse.js';
+import type { Gatehouse } from './gatehouse.js';
 import { createLogger } from './http/logging.js';
 import { KeyStore } from './oauth/keys.js';
-import { portFields } from './plugins/serve.js';
-import { exitOnSignals, listen } from './server.js';
 import { loadSecretBox, systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { openDriver } from './storage/drivers.js';
@@ -18,31 +12,6 @@ import { userImportStore } from './users/import-store.js';
 
 // The operator's operations on a config, outside of any request: what the `gatehouse` command
 // (@gatehouse-auth/cli, decision 73) runs. Each opens what it needs and closes it.
-
-/**
- * Serves the config as `gatehouse start` does: `server.workers` processes (a primary forking
- * them), or this one listening; signals drain it. Resolves once it listens; it keeps running.
- */
-export async function runServer(loaded: LoadedConfig): Promise<void> {
-  const wanted = loaded.config.server.workers;
-  const workers = wanted === 0 ? availableParallelism() : wanted;
-  const isWorker = cluster.isWorker;
-  if (workers > 1 && cluster.isPrimary) return runPrimary(loaded, workers, createLogger(loaded.config.log.level));
-  // A worker's primary already migrated and runs the purge job.
-  const gatehouse = await buildApp(loaded, { migrate: !isWorker });
-  const running = await listen(gatehouse);
-  exitOnSignals(running, gatehouse);
-  if (!isWorker) gatehouse.startBackgroundJobs();
-  gatehouse.logger.info(
-    {
-      port: running.port,
-      ...portFields(running.listeners),
-      issuer: gatehouse.config.issuer,
-      plugins: gatehouse.plugins.map((p) => p.name),
-    },
-    'gatehouse listening',
-  );
-}
 
 /** Applies the pending migrations; answers their names (none: the database is up to date). */
 export async function migrateDatabase(config: GatehouseConfig): Promise<string[]> {

@@ -77,33 +77,3 @@ export async function listen(gatehouse: Gatehouse): Promise<RunningServer> {
     })());
   return { server, port, listeners: served.ports, shutdown };
 }
-
-/**
- * SIGTERM (what orchestrators send): readiness turns 503 and the node keeps serving for
- * `server.shutdown_delay_ms` (the balancer's health check notices and stops sending; closing
- * connections at once would reset the requests already on their way), then finishes in-flight
- * requests and exits 0. SIGINT (Ctrl-C at a terminal) skips the delay.
- */
-export function exitOnSignals(running: RunningServer, gatehouse: Gatehouse): void {
-  const onSignal = async (signal: NodeJS.Signals) => {
-    const delayMs = signal === 'SIGTERM' ? gatehouse.config.server.shutdown_delay_ms : 0;
-    gatehouse.beginShutdown();
-    if (delayMs > 0) {
-      gatehouse.logger.info({ signal, delayMs }, 'shutting down: not ready, still serving while balancers notice');
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-    }
-    gatehouse.logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    running.shutdown().then(
-      () => {
-        gatehouse.logger.info('shutdown complete');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        gatehouse.logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', (signal) => void onSignal(signal));
-  process.once('SIGINT', (signal) => void onSignal(signal));
-}

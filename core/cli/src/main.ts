@@ -11,11 +11,11 @@ import {
   publishedSigningKeys,
   resolveConfigFile,
   rotateSigningKeys,
-  runServer,
   type LoadedConfig,
 } from '@gatehouse-auth/core';
 import { CORE_GROUPS, CORE_SINGLES, MOVED_COMMANDS, type PluginCommand } from './command-table.js';
 import { pluginCommands, pluginUsage, runPluginCommand, unexpectedWord, type Tokens } from './plugin-commands.js';
+import { runServer } from './serve.js';
 import { printTable } from './table.js';
 
 const USAGE = `Usage: gatehouse <command> [--config FILE]

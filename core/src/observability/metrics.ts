@@ -18,7 +18,10 @@ export interface Metrics {
   delivery(channel: string, kind: string, outcome: 'sent' | 'failed'): void;
 }
 
-/** A worker of `server.workers` (forked by cluster.ts): its primary runs the `primary` hooks. */
+/** What the `gatehouse` command's primary puts in a worker's environment when it forks it. */
+export const CLUSTER_WORKER_ENV: Readonly<Record<string, string>> = { GATEHOUSE_WORKER: '1' };
+
+/** A worker of `server.workers` (forked with `CLUSTER_WORKER_ENV`): its primary runs the `primary` hooks. */
 export function isClusterWorker(): boolean {
   return cluster.isWorker && process.env.GATEHOUSE_WORKER === '1';
 }

@@ -42,8 +42,3 @@ export async function startAll(starts: readonly PluginStart[]): Promise<StartedT
   }
   return { ports, close };
 }
-
-/** The ports as log fields: `{ metricsPort: 9464 }`. */
-export function portFields(ports: Readonly<Record<string, number>>): Record<string, number> {
-  return Object.fromEntries(Object.entries(ports).map(([name, port]) => [`${name}Port`, port]));
-}
