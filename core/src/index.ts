@@ -15,6 +15,7 @@ export {
   DEVICE_PAGE_MODULE,
   ID_TOKEN_TYPE,
   JWT_TOKEN_TYPE,
+  MethodModules,
   NO_BRAND,
   PLUGGABLE_AUTH_METHODS,
   PLUGIN_API_VERSION,
@@ -22,6 +23,7 @@ export {
   REFRESH_TOKEN_TYPE,
   addCodeMethod,
   addDeviceMethod,
+  answerContinuation,
   answerSuccess,
   boundKey,
   boundToAnother,
@@ -38,7 +40,9 @@ export {
   maskPhone,
   normalizeEmail,
   normalizePhone,
+  pageContext,
   pickLocale,
+  textFields,
   unprovenBinding,
 } from '@gatehouse-auth/plugin-api';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).

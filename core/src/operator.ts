@@ -53,12 +53,13 @@ export function publishedSigningKeys(config: GatehouseConfig): Promise<{ kid: st
 async function withKeyStore<T>(config: GatehouseConfig, use: (keys: KeyStore, sql: Sql) => Promise<T>): Promise<T> {
   const logger = createLogger('warn');
   const db = await openDatabase({ url: config.database.url, logger });
-  await migrate(db, logger);
-  const sql = new Sql(await openDriver(db, config.database.url, 2));
+  let sql: Sql | undefined;
   try {
+    await migrate(db, logger);
+    sql = new Sql(await openDriver(db, config.database.url, 2));
     return await use(new KeyStore(sql, systemClock, loadSecretBox(config, logger), config.oauth.signing_algs), sql);
   } finally {
-    await sql.close();
+    await sql?.close();
     await db.close();
   }
 }

@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BootError, buildApp } from '@gatehouse-auth/core';
+import Database from 'better-sqlite3';
+import { BootError, buildApp, publishedSigningKeys } from '@gatehouse-auth/core';
 import { testConfig, withHostedPage } from '../support/config.js';
 
 /** The files under `dir` this process holds open (Linux: /proc/self/fd). */
@@ -53,6 +54,21 @@ describe('a start-up that fails closes the database it opened', function () {
     expect(err).to.be.instanceOf(BootError);
     expect((err as BootError).code).to.equal('CONFIG_INVALID');
     expect(existsSync(file), 'the database was created').to.equal(true);
+    expect(openFilesUnder(dir), 'connections still open').to.deep.equal([]);
+  });
+
+  it('a key command whose migration fails leaves no file of the database open', async () => {
+    const file = path.join(dir, 'gatehouse.db');
+    // A migrations table without the column the migrator reads: the migration fails at once.
+    const broken = new Database(file);
+    broken.exec('CREATE TABLE gatehouse_migrations (other INTEGER)');
+    broken.close();
+    const config = testConfig([], { database: { url: `sqlite:${file}` } });
+    const err = await publishedSigningKeys(config).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err, 'the migration failed').to.be.instanceOf(Error);
     expect(openFilesUnder(dir), 'connections still open').to.deep.equal([]);
   });
 });

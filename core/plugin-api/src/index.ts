@@ -13,6 +13,8 @@ export type * from './client-admin.js';
 export * from './accounts.js';
 export * from './routes.js';
 export * from './envelope.js';
+export * from './pages.js';
+export * from './method-modules.js';
 export type * from './security-events.js';
 export * from './api.js';
 export type * from './cli.js';

@@ -78,3 +78,18 @@ export interface RouteInput<P, Q, B> {
   query: Out<Q, Record<string, never>>;
   body: Out<B, undefined>;
 }
+
+/**
+ * Since plugin API 1.3: request fields as strings (numbers and booleans as text); empty,
+ * repeated or nested ones are left out: a body as text, e.g. one a route hands on to
+ * `web.loginFlows.continue`.
+ */
+export function textFields(body: unknown): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (!body || typeof body !== 'object') return fields;
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+    if (typeof value === 'string' && value !== '') fields[key] = value;
+    else if (typeof value === 'number' || typeof value === 'boolean') fields[key] = String(value);
+  }
+  return fields;
+}

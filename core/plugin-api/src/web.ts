@@ -491,6 +491,8 @@ export interface AuthorizeChoicesApi {
 export interface WebApi {
   /** The issuer URL (config `issuer`). */
   readonly issuer: string;
+  /** Since 1.3: the issuer's path ('' at the root), the start of every path the browser uses (`PageContext.base`). */
+  readonly base: string;
   /** The public URL of a path under the issuer (`/device` → `https://id.example/device`). */
   url(path: string): string;
   /**

@@ -45,6 +45,7 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
 
   return {
     issuer,
+    base,
     url: (path) => `${issuer}${path.startsWith('/') ? path : `/${path}`}`,
     routeSpecs: () => apiRoutes(c),
     methods: () => c.verification.methods(),

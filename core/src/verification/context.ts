@@ -1,4 +1,5 @@
 import type { AppSettingsLookup, MethodContext, RequestFacts, Services, UserRecord } from '@gatehouse-auth/plugin-api';
+import { textFields } from '@gatehouse-auth/plugin-api';
 import type { Logger } from 'pino';
 import type { IncomingMessage } from 'node:http';
 import type { DeviceCookie } from '../http/device.js';
@@ -82,18 +83,10 @@ export function phantomUser(identifier: string): UserRecord {
 
 /** Request fields as strings; anything else (arrays from repeated form fields, objects) is kept out. */
 export function stringFields(body: unknown): { fields: Record<string, string>; malformed: string[]; keys: string[] } {
-  const fields: Record<string, string> = {};
-  const malformed: string[] = [];
-  const keys = body && typeof body === 'object' ? Object.keys(body) : [];
-  if (body && typeof body === 'object') {
-    for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-      if (typeof value === 'string') {
-        if (value !== '') fields[key] = value;
-      } else if (typeof value === 'number' || typeof value === 'boolean') fields[key] = String(value);
-      else if (value !== null && value !== undefined) malformed.push(key);
-    }
-  }
-  return { fields, malformed, keys };
+  const entries = body && typeof body === 'object' ? Object.entries(body as Record<string, unknown>) : [];
+  const plain = (v: unknown) => v === null || ['undefined', 'string', 'number', 'boolean'].includes(typeof v);
+  const malformed = entries.filter(([, value]) => !plain(value)).map(([key]) => key);
+  return { fields: textFields(body), malformed, keys: entries.map(([key]) => key) };
 }
 
 /**

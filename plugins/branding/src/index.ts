@@ -39,7 +39,7 @@ export default definePlugin<BrandingOptions>({
       options,
       // Read at each page: apps stored in the database come and go at run time (decision 51).
       app: (clientId) => api.web.client(clientId)?.settings.branding as BrandSettings | undefined,
-      issuerPath: new URL(api.web.issuer).pathname.replace(/\/+$/, ''),
+      issuerPath: api.web.base,
     });
     api.provide('branding', branding);
     api.routes.add({ path: BRANDING_PATH, router: branding.routes(api.services.http.createRouter()) });

@@ -9,9 +9,10 @@ import {
   type Services,
   type UserRecord,
   answerSuccess,
+  textFields,
 } from '@gatehouse-auth/core';
 import { CIDAAS_API } from './api.js';
-import { stringFields, type RouteGroupInput } from './http.js';
+import type { RouteGroupInput } from './http.js';
 
 export type AccountMedium = 'email' | 'sms';
 
@@ -128,7 +129,7 @@ export function accountRoutes({ api, router }: RouteGroupInput, channels: Accoun
     answerSuccess(res, await accounts.start(user, medium));
   });
   router.post(CIDAAS_API.accountConfirm.path, json, form, async (req, res) => {
-    const fields = stringFields(routeInput(CIDAAS_API.accountConfirm, req).body);
+    const fields = textFields(routeInput(CIDAAS_API.accountConfirm, req).body);
     if (!fields.exchange_id) throw verificationError('EXCHANGE_INVALID', 'exchange_id is required');
     answerSuccess(res, await accounts.confirm(fields.exchange_id, fields.code ?? fields.pass_code ?? ''));
   });

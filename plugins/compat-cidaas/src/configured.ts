@@ -8,10 +8,11 @@ import {
   type RouteSpec,
   type UserRecord,
   answerSuccess,
+  textFields,
 } from '@gatehouse-auth/core';
 import type { Request } from 'express';
 import { CIDAAS_API } from './api.js';
-import { logOf, stringFields, type Logger, type RouteGroupInput } from './http.js';
+import { logOf, type Logger, type RouteGroupInput } from './http.js';
 
 /**
  * Which methods of the stage to do a user has set up (cidaas's "configured list"), for an app's
@@ -81,11 +82,11 @@ export function configuredRoutes({ api, router }: RouteGroupInput): RouteSpec[] 
   };
 
   router.post(CIDAAS_API.configuredList.path, json, form, async (req, res) => {
-    const fields = stringFields(routeInput(CIDAAS_API.configuredList, req).body);
+    const fields = textFields(routeInput(CIDAAS_API.configuredList, req).body);
     answerSuccess(res, { configured_list: await listOf(req, fields) });
   });
   router.post(CIDAAS_API.configuredCheck.path, json, form, async (req, res) => {
-    const fields = stringFields(routeInput(CIDAAS_API.configuredCheck, req).body);
+    const fields = textFields(routeInput(CIDAAS_API.configuredCheck, req).body);
     const method = web.loginFlows.method(String(req.params.method)).id;
     const list = await listOf(req, fields);
     answerSuccess(res, { type: method, configured: list.some((m) => m.type === method) });

@@ -1,14 +1,16 @@
 import {
   isProtocolError,
   routeInput,
+  textFields,
   type ApiError,
   type RouteSpec,
   verificationError,
+  answerContinuation,
   answerSuccess,
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { CIDAAS_API } from './api.js';
-import { stringFields, type RouteGroupInput } from './http.js';
+import type { RouteGroupInput } from './http.js';
 
 /**
  * What an app's own login UI (apps[i].login_page_url) calls to move a login on, cidaas-style:
@@ -31,7 +33,7 @@ export function loginRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
       try {
         await handler(req, res);
       } catch (err) {
-        const requestId = stringFields(req.body).requestId;
+        const requestId = textFields(req.body).requestId;
         const failure = isProtocolError(err) ? (err as ApiError) : null;
         // A form from another site is answered here, never sent on to the app's UI.
         if (failure?.code === 'ORIGIN_NOT_ALLOWED') throw err;
@@ -51,7 +53,7 @@ export function loginRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
     form,
     json,
     formErrors(async (req, res) => {
-      const fields = stringFields(routeInput(CIDAAS_API.passwordLogin, req).body);
+      const fields = textFields(routeInput(CIDAAS_API.passwordLogin, req).body);
       const requestId = fields.requestId ?? '';
       await flows.admit(req, res, requestId);
       const result = await flows.continueWithPassword(req, {
@@ -68,21 +70,9 @@ export function loginRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
     json,
     form,
     formErrors(async (req, res) => {
-      const fields = stringFields(routeInput(CIDAAS_API.continueLogin, req).body);
+      const fields = textFields(routeInput(CIDAAS_API.continueLogin, req).body);
       await flows.admit(req, res, fields.requestId);
-      const result = await flows.continue(req, fields);
-      if (req.accepts(['html', 'json']) === 'json') {
-        answerSuccess(res, {
-          request_id: result.flow.id,
-          completed: result.completed,
-          stage: result.flow.stage,
-          next_methods: result.nextMethods,
-          redirect_to: result.location,
-        });
-      } else {
-        // 303 so the browser follows with GET and never re-posts the credential (RFC 9700 §4.12).
-        res.redirect(303, result.location);
-      }
+      answerContinuation(req, res, await flows.continue(req, fields));
     }),
   );
 

@@ -6,10 +6,11 @@ import {
   type LoginFlowView,
   type RouteSpec,
   answerSuccess,
+  textFields,
 } from '@gatehouse-auth/core';
 import { CIDAAS_API } from './api.js';
 import type { Request, Response } from 'express';
-import { stringFields, type RouteGroupInput } from './http.js';
+import type { RouteGroupInput } from './http.js';
 
 /**
  * The part of the `passwordRecovery` service (@gatehouse-auth/account-recovery) these calls use.
@@ -89,7 +90,7 @@ export function resetPasswordRoutes({ api, router }: RouteGroupInput): RouteSpec
 
   router.post(CIDAAS_API.resetPassword.path, services.http.json(), services.http.form(), async (req, res) => {
     const input = routeInput(CIDAAS_API.resetPassword, req);
-    const fields = stringFields(input.body);
+    const fields = textFields(input.body);
     const action = input.query.action;
     if (action === 'initiatereset') {
       const service = recovery();

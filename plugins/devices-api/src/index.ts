@@ -3,6 +3,7 @@ import {
   PUSH_STEP_NAMES,
   definePlugin,
   html,
+  pageContext,
   pageLayout,
   renderErrorPage,
   z,
@@ -67,14 +68,11 @@ export default definePlugin({
 
     // The link in the QR code, opened in a browser instead of the app: say what it is for, and
     // show its QR code to scan from here (a live code only: a dead one says so, 410).
-    const base = new URL(web.issuer).pathname.replace(/\/+$/, '');
     const [mount, route] = splitLast(DEVICE_API_PATHS.bindingLink);
     const page = services.http.createRouter();
     page.get(route, async (req, res) => {
-      const brand = web.brand(null);
       const live = await devices.bindingLink(req.query.code);
-      web.headers(res, [], 'no-referrer', brand);
-      res.status(live ? 200 : 410).send(bindingLinkPage({ base, t: web.loginFlows.messages(req), brand }, live));
+      res.status(live ? 200 : 410).send(bindingLinkPage(pageContext(web, req, res), live));
     });
     api.routes.add({ path: mount, router: page });
   },

@@ -24,7 +24,7 @@ const GONE: Record<Exclude<Opened, { ok: true }>['reason'], number> = {
  */
 export function invitationPages(api: PluginApi, router: Router, invitations: Invitations): void {
   const { web } = api;
-  const base = new URL(web.issuer).pathname.replace(/\/+$/, '');
+  const base = web.base;
   const tries = web.limit('accept', 20, 600);
 
   function send(req: Request, res: Response, title: string, body: SafeHtml, status = 200, script = false): void {

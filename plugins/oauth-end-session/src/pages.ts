@@ -25,7 +25,7 @@ export function redirectTargets(uris: string[]): string[] {
  * `no-referrer`, as the id_token_hint may be in their URL.
  */
 export function logoutPages(web: WebApi) {
-  const action = new URL(web.issuer).pathname.replace(/\/+$/, '') + END_SESSION_PATH;
+  const action = web.base + END_SESSION_PATH;
   return {
     /** RP-Initiated Logout without proof of who asks: the user confirms (a session-bound form). */
     confirm(

@@ -24,7 +24,7 @@ export default definePlugin({
     // core checked them at start-up (unknown codes, paths declared twice stop the boot).
     let doc: Record<string, unknown> | undefined;
     const document = () => (doc ??= openApiDocument(web.routeSpecs(), { issuer: web.issuer, version: CORE_VERSION }));
-    const base = new URL(web.issuer).pathname.replace(/\/+$/, '');
+    const base = web.base;
 
     const json = api.services.http.createRouter();
     json.get('', (_req, res) => {

@@ -69,8 +69,7 @@ export function accountPage(
   const stages = opts.login_stages;
   const guard = new ActionGuard(api, opts.setup_max_age);
   // A sensitive action on an older sign-in: the hosted login again, factors no older than now.
-  const freshLogin = (r: SiteRequest) =>
-    site.signIn.start(r.req, r.res, `${new URL(api.web.issuer).pathname.replace(/\/+$/, '')}${r.req.originalUrl}`, 0);
+  const freshLogin = (r: SiteRequest) => site.signIn.start(r.req, r.res, `${api.web.base}${r.req.originalUrl}`, 0);
   const { addable } = setupRoutes(api, site, guard, { addMethods: opts.add_methods, freshLogin });
   addressRoutes(api, site, guard, { codeTtlSeconds: opts.address_code_ttl, freshLogin });
   accountActions(api, site, guard, {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import {
   html,
   isProtocolError,
+  MethodModules,
   type AuthMethod,
   type JsonObject,
   type PluginApi,
@@ -10,7 +11,6 @@ import {
 } from '@gatehouse-auth/core';
 import { csrfField, type Site, type SiteRequest } from '@gatehouse-auth/site-kit';
 import { knowledgeOnly, textOf, type ActionGuard } from './guard.js';
-import { MethodModules } from './modules.js';
 
 const SCRIPT = readFileSync(new URL('../assets/account.js', import.meta.url), 'utf8');
 const SCRIPT_VERSION = createHash('sha256').update(SCRIPT).digest('hex').slice(0, 16);
@@ -64,7 +64,7 @@ export function setupRoutes(
   opts: { addMethods: string[] | undefined; freshLogin: (r: SiteRequest) => Promise<void> },
 ): { addable: (r: SiteRequest) => Promise<AuthMethod[]> } {
   const base = site.href;
-  const modules = new MethodModules((id) => guard.methodOf(id));
+  const modules = new MethodModules(api.web);
   const addable = async (r: SiteRequest): Promise<AuthMethod[]> => {
     const listed = await api.services.resolve<UserAccounts>('userAccounts').methods(r.session.user, r.req);
     const all = listed.flatMap((m) => guard.methodOf(String(m.method)) ?? []);

@@ -1,10 +1,9 @@
 import {
   html,
+  pageContext,
   pageLayout,
   type AccountPrompt,
   type ConsentPrompt,
-  type LoginFlowView,
-  type PageContext,
   type PluginApi,
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
@@ -22,19 +21,12 @@ export const ACCOUNT_PATH = '/login/account';
  */
 export function choicePages(api: PluginApi) {
   const { web } = api;
-  const base = new URL(web.issuer).pathname.replace(/\/+$/, '');
-
-  /** The page's context, with its headers set: the answer's redirects may end at `formTargets`. */
-  const contextOf = (req: Request, res: Response, flow: LoginFlowView, formTargets: string[]): PageContext => {
-    const ctx = { base, t: web.loginFlows.messages(req, flow), brand: web.brand(flow.clientId) };
-    web.headers(res, formTargets, 'no-referrer', ctx.brand);
-    return ctx;
-  };
 
   return {
     /** What the app asks for, with Allow and Deny. */
     consent(req: Request, res: Response, shown: ConsentPrompt) {
-      const ctx = contextOf(req, res, shown.flow, shown.formTargets);
+      // The page's context, with its headers set: the answer's redirects may end at `formTargets`.
+      const ctx = pageContext(web, req, res, { flow: shown.flow, formTargets: shown.formTargets });
       const { t } = ctx;
       const body = html`<main class="card">
         <h1>${t.t('consent.heading', { app: shown.flow.clientName })}</h1>
@@ -46,7 +38,7 @@ export function choicePages(api: PluginApi) {
             return words ? html`<li>${words} <code>${s}</code></li>` : html`<li><code>${s}</code></li>`;
           })}
         </ul>
-        <form method="post" action="${base}${CONSENT_PATH}">
+        <form method="post" action="${ctx.base}${CONSENT_PATH}">
           <input type="hidden" name="request_id" value="${shown.flow.id}" />
           <input type="hidden" name="csrf" value="${shown.csrf}" />
           <button class="primary" name="decision" value="allow">${t.t('consent.allow')}</button>
@@ -58,13 +50,13 @@ export function choicePages(api: PluginApi) {
 
     /** "Continue as <name>" or "Use another account". */
     account(req: Request, res: Response, shown: AccountPrompt) {
-      const ctx = contextOf(req, res, shown.flow, shown.formTargets);
+      const ctx = pageContext(web, req, res, { flow: shown.flow, formTargets: shown.formTargets });
       const { t } = ctx;
       const name = shown.userName;
       const body = html`<main class="card" id="gh-account">
         <h1>${t.t('account.heading', { app: shown.flow.clientName })}</h1>
         <p>${t.html('account.signed_in_as', { name: html`<strong>${name}</strong>` })}</p>
-        <form method="post" action="${base}${ACCOUNT_PATH}">
+        <form method="post" action="${ctx.base}${ACCOUNT_PATH}">
           <input type="hidden" name="request_id" value="${shown.flow.id}" />
           <input type="hidden" name="csrf" value="${shown.csrf}" />
           <button class="primary" name="choice" value="continue" id="gh-continue-as">

@@ -34,7 +34,7 @@ export default definePlugin({
   options: z.strictObject({}),
   register(api) {
     const { web } = api;
-    const base = new URL(web.issuer).pathname.replace(/\/+$/, '');
+    const base = web.base;
     api.messages(MESSAGES);
     const router = api.services.http.createRouter();
     router.get('/', (req, res, next) => {

@@ -1,11 +1,11 @@
 import {
   html,
+  pageContext,
   pageLayout,
   renderErrorPage,
   renderNoticePage,
   type LinkFacts,
   type LoginFlowView,
-  type PageContext,
   type PluginApi,
   type SignInLinkProblem,
 } from '@gatehouse-auth/core';
@@ -21,14 +21,9 @@ export const LINK_ROUTE = '/:method/link';
 /** The link page's rendering: in the sign-in request's language where the link's flow is known, else the browser's. */
 export function linkPages(api: PluginApi) {
   const { web } = api;
-  const base = new URL(web.issuer).pathname.replace(/\/+$/, '');
 
   /** The page's context, with its headers set: no referrer (the token is in the URL), no caching. */
-  const contextOf = (req: Request, res: Response, flow?: LoginFlowView | null): PageContext => {
-    const ctx = { base, t: web.loginFlows.messages(req, flow), brand: web.brand(flow?.clientId) };
-    web.headers(res, [], 'no-referrer', ctx.brand);
-    return ctx;
-  };
+  const contextOf = (req: Request, res: Response, flow?: LoginFlowView | null) => pageContext(web, req, res, { flow });
 
   return {
     /** Why the link does not work (400): a page, never a JSON error. */
@@ -59,7 +54,7 @@ export function linkPages(api: PluginApi) {
         <h1>${t.t('link.confirm.title', { app })}</h1>
         <p>${t.t('link.confirm.text', { app })}</p>
         ${facts ? linkDetails(t, facts, api.services.clock.now()) : null}
-        <form method="post" action="${base}${LINK_MOUNT}${LINK_ROUTE.replace(':method', link.method)}">
+        <form method="post" action="${ctx.base}${LINK_MOUNT}${LINK_ROUTE.replace(':method', link.method)}">
           <input type="hidden" name="exchange_id" value="${link.exchangeId}" />
           <input type="hidden" name="token" value="${link.token}" />
           <button class="primary" name="decision" value="confirm">${t.t('link.confirm.yes')}</button>

@@ -1,16 +1,16 @@
 import {
+  MethodModules,
+  pageContext,
   renderErrorPage,
   routeInput,
   verificationError,
   type LoginFlowView,
-  type PageContext,
   type PluginApi,
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { FINISH_PATH, LOGIN_API, OFFER_PATH } from './api.js';
 import { ENROLL_JS, LOGIN_JS, MESSAGES_JS, OFFER_JS, RESEND_JS, type Asset } from './assets.js';
 import { methodView, offerView, type LoginPageLink, type RecoveryLinks } from './methods.js';
-import { PageModules } from './modules.js';
 import { renderLoginPage, renderOfferPage, renderProblemPage, type LoginView } from './page.js';
 import { pickMethods } from './picker.js';
 import { ENROLL_ON_LOGIN, ENROLL_PATH, setupPages } from './setup-pages.js';
@@ -77,8 +77,8 @@ function continuationFields(body: unknown) {
  */
 export function loginPageRoutes(api: PluginApi, router: Router): void {
   const { web } = api;
-  const base = new URL(web.issuer).pathname.replace(/\/+$/, '');
-  const modules = new PageModules((id) => web.loginFlows.method(id));
+  const base = web.base;
+  const modules = new MethodModules(web);
   const now = () => api.services.clock.now();
 
   /** Of these methods, the one the user last signed in with. */
@@ -98,19 +98,8 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
     return links.loginLink(req, flow);
   };
 
-  /**
-   * The page's base, messages and brand: by the sign-in request's `ui_locales`, then the
-   * browser's languages; the app's brand (its `branding` over the global one).
-   */
-  const pageOf = (req: Request, flow?: LoginFlowView | null): PageContext => ({
-    base,
-    t: web.loginFlows.messages(req, flow),
-    brand: web.brand(flow?.clientId),
-  });
-
   const showError = (req: Request, res: Response, error: PageError, flow?: LoginFlowView | null) => {
-    const page = pageOf(req, flow);
-    web.headers(res, [], undefined, page.brand);
+    const page = pageContext(web, req, res, { flow });
     res
       .status(error.status)
       .send(
@@ -154,7 +143,6 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
     if (problem || !flow) return showError(req, res, problem ?? ERRORS.unknown, flow);
     // A sign-in link sent by someone else must not log this browser in for them.
     if (!web.loginFlows.isBound(req, flow)) return showError(req, res, ERRORS.otherBrowser, flow);
-    const page = pageOf(req, flow);
 
     // A method already used in this login (here or by the session) is not offered again.
     const user = flow.userId ? await api.services.users.findById(flow.userId) : null;
@@ -174,7 +162,7 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
         return res.redirect(303, `${base}/login${ENROLL_PATH}?request_id=${encodeURIComponent(flow.id)}`);
       }
       const problem = user ? ERRORS.noneSetUp : ERRORS.noMethod;
-      web.headers(res, web.loginFlows.formTargets(flow), undefined, page.brand);
+      const page = pageContext(web, req, res, { flow, formTargets: web.loginFlows.formTargets(flow) });
       return res
         .status(problem.status)
         .send(
@@ -185,18 +173,22 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
           ),
         );
     }
+    const page = pageContext(web, req, res, {
+      flow,
+      formTargets: web.loginFlows.formTargets(flow),
+      referrer: 'same-origin',
+    });
     const link = recoveryLink(req, flow);
     const methods = picked.ids.map((id) => ({
       ...methodView(
         registered.find((m) => m.id === id)!,
-        modules.url(base, id),
+        modules.url(`${base}/login`, id),
         page.t,
       ),
       link: link?.method === id ? link : null,
     }));
     const loginHint = flow.oauth?.login_hint;
 
-    web.headers(res, web.loginFlows.formTargets(flow), 'same-origin', page.brand);
     web.loginFlows.markDevice(req, res);
     const view: LoginView = {
       ...page,
@@ -248,9 +240,8 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
     if (!flow) return showError(req, res, error);
     const method = await web.loginFlows.offer(req, flow);
     if (!method?.page?.offer) return res.redirect(303, web.loginFlows.completedLocation(flow));
-    const page = pageOf(req, flow);
     // The continue form's POST ends at the app's redirect URI: CSP form-action must allow it.
-    web.headers(res, web.loginFlows.formTargets(flow), undefined, page.brand);
+    const page = pageContext(web, req, res, { flow, formTargets: web.loginFlows.formTargets(flow) });
     res.send(
       renderOfferPage({
         ...page,
@@ -258,7 +249,7 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
         appName: flow.clientName,
         method: method.id,
         offer: offerView(method.id, method.page.offer, page.t),
-        module: modules.url(base, method.id),
+        module: modules.url(`${base}/login`, method.id),
       }),
     );
   });

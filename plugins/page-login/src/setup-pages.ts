@@ -12,13 +12,13 @@ import {
   type RequiredAction,
   type SafeHtml,
   type UserAccounts,
+  type MethodModules,
   type UserRecord,
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { LOGIN_API } from './api.js';
 import { ENROLL_JS, MESSAGES_JS } from './assets.js';
 import type { Messages } from './methods.js';
-import type { PageModules } from './modules.js';
 
 type Router = ReturnType<PluginApi['services']['http']['createRouter']>;
 
@@ -49,7 +49,7 @@ export interface SetupPagesInput {
   api: PluginApi;
   router: Router;
   base: string;
-  modules: PageModules;
+  modules: MethodModules;
   /** The core's messages of a login's page (for the method labels and the scripts' texts). */
   coreMessages(req: Request, flow: LoginFlowView): Messages;
   /** The plugin's error page for a flow that is not there, not this browser's, or over. */
@@ -310,7 +310,7 @@ export function setupPages(input: SetupPagesInput): void {
   /** A method whose setup is a browser ceremony (a passkey): its module's `enroll` driver runs it. */
   function ceremonyPage(req: Request, res: Response, s: SetupFlow, method: AuthMethod) {
     const core = input.coreMessages(req, s.flow);
-    const module = modules.url(base, method.id);
+    const module = modules.url(`${base}/login`, method.id);
     const offer = method.page!.offer!;
     const body = html`<main
       class="card"

@@ -2,9 +2,11 @@ import {
   CONTINUE_ROUTE,
   definePlugin,
   routeInput,
+  textFields,
   z,
   type FastJsonRoute,
   type PluginApi,
+  answerContinuation,
   answerSuccess,
 } from '@gatehouse-auth/core';
 import type { Request } from 'express';
@@ -62,19 +64,7 @@ export default definePlugin({
     router.post(CONTINUE_ROUTE.path, json, form, async (req, res) => {
       const fields = textFields(routeInput(spec().continueLogin, req).body);
       await web.loginFlows.admit(req, res, fields.requestId);
-      const result = await web.loginFlows.continue(req, fields);
-      if (req.accepts(['html', 'json']) === 'json') {
-        answerSuccess(res, {
-          request_id: result.flow.id,
-          completed: result.completed,
-          stage: result.flow.stage,
-          next_methods: result.nextMethods,
-          redirect_to: result.location,
-        });
-      } else {
-        // 303 so the browser follows with GET and never re-posts the credential (RFC 9700 §4.12).
-        res.redirect(303, result.location);
-      }
+      answerContinuation(req, res, await web.loginFlows.continue(req, fields));
     });
 
     // The hot requests of a login, with a JSON body: answered before express (decision 11).
@@ -95,14 +85,3 @@ export default definePlugin({
     api.routes.add({ path: '/', router, fast, operations: () => Object.values(spec()) });
   },
 });
-
-/** Request fields as strings (numbers and booleans as text); empty, repeated or nested ones are left out. */
-function textFields(body: unknown): Record<string, string> {
-  const fields: Record<string, string> = {};
-  if (!body || typeof body !== 'object') return fields;
-  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-    if (typeof value === 'string' && value !== '') fields[key] = value;
-    else if (typeof value === 'number' || typeof value === 'boolean') fields[key] = String(value);
-  }
-  return fields;
-}

@@ -49,7 +49,7 @@ export class SiteSignIn {
     readonly site: SiteApp,
   ) {
     this.secure = api.web.issuer.startsWith('https://');
-    this.root = `${new URL(api.web.issuer).pathname.replace(/\/+$/, '')}${site.path}`;
+    this.root = `${api.web.base}${site.path}`;
   }
 
   private cookieName(kind: 'session' | 'login'): string {

@@ -43,7 +43,7 @@ export class Site {
   ) {
     this.signIn = new SiteSignIn(api, opts);
     this.root = opts.path;
-    this.issuerPath = new URL(api.web.issuer).pathname.replace(/\/+$/, '');
+    this.issuerPath = api.web.base;
     this.router = api.services.http.createRouter();
     this.form = api.services.http.form();
     const { router } = this;

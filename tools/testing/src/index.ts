@@ -430,6 +430,8 @@ function webWithoutServer(): WebApi {
   };
   return {
     issuer: FAKE_ISSUER,
+    // FAKE_ISSUER has no path.
+    base: '',
     url: (path) => `${FAKE_ISSUER}${path.startsWith('/') ? path : `/${path}`}`,
     authenticateClient: needsServer('authenticateClient'),
     fromTrustedProxy: needsServer('fromTrustedProxy'),

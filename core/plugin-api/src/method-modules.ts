@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { AuthMethod } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
+import type { AuthMethod } from './extensions.js';
+import type { WebApi } from './web.js';
 
 interface ModuleFiles {
   version: string;
@@ -13,22 +14,33 @@ interface ModuleFiles {
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
 };
 
 /**
- * The browser modules methods ship with their page (`page.module`, e.g. FIDO2's WebAuthn
- * driver), served by the account page under `/account/methods/{ID}/{version}/{file}` so that
- * the page does not depend on which plugin serves the hosted login. Only the declared files are
- * served; the version is a hash of them (cached for good).
+ * Since plugin API 1.3: the browser modules methods ship with their page (`page.module`, e.g.
+ * FIDO2's WebAuthn driver), for a page that shows methods to serve under its own mount,
+ * `{mount}/methods/{ID}/{version}/{file}` (the hosted login page under `/login`, the account page
+ * under `/account`, so that it does not depend on which plugin serves the hosted login). Read
+ * once (at a method's first page) and served from memory. The version is a hash of the files, so
+ * they are cached for good and a new release is a new URL. Only the declared files are served:
+ * nothing else of a plugin's package is reachable.
  */
 export class MethodModules {
   private readonly byMethod = new Map<string, ModuleFiles | null>();
 
-  constructor(private readonly method: (id: string) => AuthMethod | null) {}
+  constructor(private readonly web: Pick<WebApi, 'loginFlows'>) {}
 
   private filesOf(methodId: string): ModuleFiles | null {
     if (this.byMethod.has(methodId)) return this.byMethod.get(methodId)!;
-    const method = this.method(methodId);
+    let method: AuthMethod | null = null;
+    try {
+      method = this.web.loginFlows.method(methodId);
+    } catch {
+      method = null;
+    }
     const page = method?.page;
     let found: ModuleFiles | null = null;
     if (method && page?.module) {
@@ -40,19 +52,21 @@ export class MethodModules {
       for (const [name, body] of [...files].sort(([a], [b]) => a.localeCompare(b))) hash.update(name).update(body);
       found = { version: hash.digest('hex').slice(0, 16), main, files };
     }
+    // Keyed by the id as registered: `method()` finds any case.
     if (method) this.byMethod.set(method.id, found);
     return found;
   }
 
-  /** The module URL of a method under the page's `base`, or null when it has none. */
-  url(base: string, methodId: string): string | null {
+  /** The module URL of a method under the page's `mount` (its full path: `${web.base}/login`), or null when it has none. */
+  url(mount: string, methodId: string): string | null {
     const m = this.filesOf(methodId);
-    return m ? `${base}/methods/${encodeURIComponent(methodId)}/${m.version}/${encodeURIComponent(m.main)}` : null;
+    return m ? `${mount}/methods/${encodeURIComponent(methodId)}/${m.version}/${encodeURIComponent(m.main)}` : null;
   }
 
-  /** GET /methods/:id/:version/:file */
+  /** GET /methods/:id/:version/:file, on the page's router. */
   serve = (req: Request, res: Response): void => {
     const id = String(req.params.id);
+    // Only a registered method's id, as registered (its modules are read once).
     const m = /^[A-Z0-9_]{1,64}$/.test(id) ? this.filesOf(id) : null;
     const body = m && m.version === req.params.version ? m.files.get(String(req.params.file)) : undefined;
     if (!body) {
