@@ -92,7 +92,10 @@ export function fapi2AppIssues(
   client.grantTypes.forEach((grant, i) => {
     if (FAPI2_FORBIDDEN_GRANTS.includes(grant)) refuse(['grant_types', i], `${grant}: FAPI 2.0 forbids this grant`);
   });
-  const algs = { id_token_signed_response_alg: client.idTokenAlg, access_token_signed_response_alg: client.accessTokenAlg };
+  const algs = {
+    id_token_signed_response_alg: client.idTokenAlg,
+    access_token_signed_response_alg: client.accessTokenAlg,
+  };
   for (const [key, alg] of Object.entries(algs)) {
     if (!FAPI2_SIGNING_ALGS.includes(alg)) {
       refuse([key], `is ${alg}; a FAPI 2.0 app's tokens are signed PS256, ES256 or EdDSA`);
@@ -111,7 +114,10 @@ export function fapi2AppIssues(
   });
   const who = `the FAPI 2.0 app "${client.clientId}"`;
   if (!features.authorizationRequests) {
-    refuse(['security_profile'], `${who} needs pushed authorization requests; add @gatehouse-auth/oauth-par to plugins`);
+    refuse(
+      ['security_profile'],
+      `${who} needs pushed authorization requests; add @gatehouse-auth/oauth-par to plugins`,
+    );
   } else if (features.tokenBindings.length === 0) {
     refuse(
       ['security_profile'],
