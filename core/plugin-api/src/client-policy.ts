@@ -40,7 +40,10 @@ export interface ClientPolicy {
    * A token request, authenticated and its proofs checked, before the grant runs (nothing is
    * spent yet). A refusal is 400 `invalid_request`.
    */
-  tokenRequest?(client: OAuthClient, request: { grantType: string; confirmation: Confirmation | null }): string | undefined;
+  tokenRequest?(
+    client: OAuthClient,
+    request: { grantType: string; confirmation: Confirmation | null },
+  ): string | undefined;
 }
 
 /** Since 1.3: one breach of a client policy by an app entry, with the key path it is about. */

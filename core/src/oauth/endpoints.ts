@@ -155,7 +155,9 @@ export function oauthEndpoints(deps: OAuthDeps) {
       : NO_PROOF;
     // The client policies that hold the app (decision 80): refused before the grant spends a code.
     const { confirmation } = proof;
-    const refusal = deps.clients.refusal(client, (policy) => policy.tokenRequest?.(client, { grantType, confirmation }));
+    const refusal = deps.clients.refusal(client, (policy) =>
+      policy.tokenRequest?.(client, { grantType, confirmation }),
+    );
     if (refusal) throw new OAuthError('invalid_request', refusal);
     const request = requestFacts(req, ip);
     // The request's child logger is made only if the grant logs (making one costs more than a grant).

@@ -158,6 +158,7 @@ function settingsOf(
  * own problems are, so an operator fixes them all in one go.
  */
 function checkPolicies(app: AppConfig, settings: AppSettings, label: string, extensions: Extensions): void {
+  if (extensions.clientPolicies.values().length === 0) return;
   const client = clientOf(app, settings.settings);
   const features = {
     authorizationRequests: extensions.requestResolvers.values().length > 0,
