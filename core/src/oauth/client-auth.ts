@@ -175,8 +175,8 @@ export class ClientAuthenticator {
       const why = err instanceof joseErrors.JOSEError ? err.message : 'invalid client_assertion';
       return this.fail(clientId, ip, `client_assertion rejected: ${why}`);
     }
-    // The client policies that hold the app may ask more of the claims (decision 80).
-    const refusal = this.deps.clients.refusal(client, (policy) => policy.clientAssertion?.(client, payload));
+    // The client policies that hold the app may ask more of the claims (decision 80), on a copy.
+    const refusal = this.deps.clients.refusal(client, (policy) => policy.clientAssertion?.(client, { ...payload }));
     if (refusal) return this.fail(clientId, ip, refusal);
     if (payload.exp! * 1000 - this.deps.clock.now().getTime() > 3600_000) {
       return this.fail(clientId, ip, 'client_assertion expires too far in the future');

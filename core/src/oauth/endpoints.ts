@@ -154,9 +154,9 @@ export function oauthEndpoints(deps: OAuthDeps) {
       ? await proofOf(bindings, { ...bindingRequest(deps.config.issuer, req), client })
       : NO_PROOF;
     // The client policies that hold the app (decision 80): refused before the grant spends a code.
-    const { confirmation } = proof;
+    // A copy of what the tokens are bound to: a policy reads it, never changes it.
     const refusal = deps.clients.refusal(client, (policy) =>
-      policy.tokenRequest?.(client, { grantType, confirmation }),
+      policy.tokenRequest?.(client, { grantType, confirmation: proof.confirmation && { ...proof.confirmation } }),
     );
     if (refusal) throw new OAuthError('invalid_request', refusal);
     const request = requestFacts(req, ip);
