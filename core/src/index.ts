@@ -109,6 +109,7 @@ export {
   routeProblems,
   tokenBindingProblems,
   clientAuthenticationProblems,
+  clientPolicyProblems,
   REPLACEABLE_SERVICES,
 } from '@gatehouse-auth/plugin-api';
 export { cryptoHelpers, httpHelpers } from './services.js';

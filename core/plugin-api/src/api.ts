@@ -1,4 +1,5 @@
 import type { CliCommand } from './cli.js';
+import type { ClientPolicy } from './client-policy.js';
 import type { ClientAuthentication, TokenBinding } from './oauth.js';
 import type {
   AuthMethod,
@@ -237,6 +238,13 @@ export interface PluginApi {
    * a second stops start-up.
    */
   prompt(handler: PromptHandler): void;
+  /**
+   * Since 1.3: a client policy (decision 80): the apps `policy.appliesTo` names are held to its
+   * rules, which the core consults where it decides (the app's config, /authorize, client
+   * assertions, the token endpoint) and answers with the point's status and error code. A name
+   * another plugin has stops start-up.
+   */
+  clientPolicy(policy: ClientPolicy): void;
   /**
    * Since 1.3: a first-party app of this plugin, for the logins its pages start
    * (`web.login.start`): an entry like those of the config's `apps`, served like them. An id

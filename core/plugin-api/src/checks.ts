@@ -110,6 +110,17 @@ export function tokenBindingProblems(b: Shape): string[] {
   ];
 }
 
+/** What is wrong with a client policy (`api.clientPolicy`, since 1.3): a name, `appliesTo`, hooks that are functions. */
+export function clientPolicyProblems(p: Shape): string[] {
+  const hooks = ['appIssues', 'authorizationRequest', 'authorizationParameters', 'clientAssertion', 'tokenRequest'];
+  return [
+    ...(typeof p.name === 'string' && /^[a-z0-9][a-z0-9._-]*$/.test(p.name) ? [] : ['has no name such as fapi2']),
+    ...fn(p, 'appliesTo'),
+    ...hooks.filter((hook) => p[hook] !== undefined).flatMap((hook) => fn(p, hook)),
+    ...(p.assertionAlgorithms === undefined ? [] : strings(p, 'assertionAlgorithms')),
+  ];
+}
+
 /** What is wrong with a client authentication method (`api.clientAuthentication`). */
 export function clientAuthenticationProblems(m: Shape): string[] {
   const known = (PLUGGABLE_AUTH_METHODS as readonly unknown[]).includes(m.method);

@@ -4,10 +4,6 @@
 export const SIGNING_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
 
-/** The `security_profile` values an app may name. */
-export const SECURITY_PROFILES = ['fapi2'] as const;
-export type SecurityProfile = (typeof SECURITY_PROFILES)[number];
-
 export type ClientAuthMethod =
   | 'client_secret_basic'
   | 'client_secret_post'
@@ -52,8 +48,11 @@ export interface OAuthClient {
   codeTtl: number;
   /** `state` required on /authorize: true, false, or null for "unless the request uses PKCE". */
   requireState: boolean | null;
-  /** Since 1.3: the security profile the app is held to (`fapi2`: FAPI 2.0, decision 0053), or null. */
-  securityProfile?: SecurityProfile | null;
+  /**
+   * Since 1.3: the names of the client policies that hold the app (`api.clientPolicy`, decision
+   * 80): `fapi2` with `@gatehouse-auth/oauth-fapi`. Absent or empty: none.
+   */
+  policies?: readonly string[];
   /**
    * What plugins added to this app's config (`appConfig` keys), parsed, by key: a grant reads
    * its own, e.g. `client.settings.assertion_issuers`.

@@ -10,6 +10,7 @@ export * from './oauth-errors.js';
 export type * from './extensions.js';
 export type * from './services.js';
 export type * from './client-admin.js';
+export type * from './client-policy.js';
 export * from './accounts.js';
 export * from './routes.js';
 export * from './envelope.js';

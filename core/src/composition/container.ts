@@ -149,6 +149,7 @@ export function createGatehouseContainer(
           appSettings,
           extensions.prompts.values(),
           config.oauth.jwks_uri_refetch_seconds * 1000,
+          extensions.clientPolicies.values(),
         ),
     ),
     // Replaceable (decision 65): no brand, the pages as they look unbranded, until a plugin provides one.
@@ -215,7 +216,6 @@ export function createGatehouseContainer(
           events,
           history: events,
           clock,
-          issuer: config.issuer,
           audiences: assertionAudiences(config.issuer),
           blocks: clientBlocks,
           plugged: (method) => extensions.clientAuthentications.get(method),

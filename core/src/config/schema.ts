@@ -1,6 +1,5 @@
-import { PLUGGABLE_AUTH_METHODS, SECURITY_PROFILES, SIGNING_ALGS } from '@gatehouse-auth/plugin-api';
+import { PLUGGABLE_AUTH_METHODS, SIGNING_ALGS } from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
-import { fapi2AppIssues } from '../oauth/fapi.js';
 import { deadEndStage } from '../verification/stages.js';
 
 /** Reports a problem at a key path below the object being refined, in one line. */
@@ -244,11 +243,6 @@ export const appSchema = z
     /** Authorization code lifetime: "a few seconds" in the spec; RFC 6749 allows at most 10 minutes. */
     code_ttl: positive.max(600).default(30),
     /**
-     * A security profile the app is held to: `fapi2`, the FAPI 2.0 Security Profile (PAR, PKCE
-     * S256, sender-constrained tokens, private_key_jwt; decision 0053, docs/oauth.md).
-     */
-    security_profile: z.enum(SECURITY_PROFILES).optional(),
-    /**
      * Per-app options of methods, by method id (`methods: { SECURITYQUESTION: {...} }`), each
      * checked against the method's `appOptions` schema once plugins are loaded.
      */
@@ -300,9 +294,6 @@ export const appSchema = z
     });
     if ((method === 'private_key_jwt' || method === 'self_signed_tls_client_auth') && !hasKeys) {
       report(['jwks'], `(or jwks_uri) is required for ${method}`);
-    }
-    if (app.security_profile === 'fapi2') {
-      for (const { path, message } of fapi2AppIssues(app)) report(path, message);
     }
   });
 

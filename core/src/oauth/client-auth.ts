@@ -12,7 +12,6 @@ import { safeEqual, safeEqualDigest, sha256 } from '../util/crypto.js';
 import type { AssertionReplayStore } from './assertions.js';
 import type { ClientRegistry, ClientSecrets } from './clients.js';
 import { OAuthError } from './errors.js';
-import { FAPI2_SIGNING_ALGS, isFapi2 } from './fapi.js';
 import type { IncomingMessage } from 'node:http';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -50,8 +49,6 @@ export class ClientAuthenticator {
       clock: Clock;
       /** Acceptable `aud` values of a client assertion: the issuer and the endpoint URLs. */
       audiences: string[];
-      /** The issuer: a FAPI 2.0 app's assertions name it alone as `aud` (FAPI 2.0 §5.3.2.1 (8)). */
-      issuer: string;
       /** Blocks every node holds (the container's). */
       blocks: ClientBlocks;
       /** The plugin that provides a method (`api.clientAuthentication`), if any. */
@@ -165,10 +162,12 @@ export class ClientAuthenticator {
         }));
       } else if (client.authMethod === 'private_key_jwt' && secrets.keys) {
         // jose refuses RSA keys under 2048 bits for RS* and PS* (FAPI 2.0 §5.4.1 asks as much).
-        ({ payload } = await jwtVerify(params.client_assertion, secrets.keys, {
-          ...options,
-          algorithms: isFapi2(client) ? FAPI2_SIGNING_ALGS : ASYMMETRIC_ALGS,
-        }));
+        // The client policies that hold the app may allow fewer algorithms (decision 80).
+        const policies = this.deps.clients.policiesOf(client);
+        const algorithms = ASYMMETRIC_ALGS.filter((alg) =>
+          policies.every((policy) => policy.assertionAlgorithms?.includes(alg) ?? true),
+        );
+        ({ payload } = await jwtVerify(params.client_assertion, secrets.keys, { ...options, algorithms }));
       } else {
         return this.fail(clientId, ip, `this client authenticates with ${client.authMethod}`);
       }
@@ -176,14 +175,9 @@ export class ClientAuthenticator {
       const why = err instanceof joseErrors.JOSEError ? err.message : 'invalid client_assertion';
       return this.fail(clientId, ip, `client_assertion rejected: ${why}`);
     }
-    // FAPI 2.0 §5.3.2.1 (8): the issuer, as a string, is the only audience (no audience injection).
-    if (isFapi2(client) && payload.aud !== this.deps.issuer) {
-      return this.fail(clientId, ip, `client_assertion aud must be the issuer ${this.deps.issuer}, as a string`);
-    }
-    // §5.3.2.1 (13): iat, like nbf (jose checks that), at most the clock tolerance in the future.
-    if (isFapi2(client) && (payload.iat ?? 0) * 1000 - this.deps.clock.now().getTime() > 30_000) {
-      return this.fail(clientId, ip, 'client_assertion iat is in the future');
-    }
+    // The client policies that hold the app may ask more of the claims (decision 80), on a copy.
+    const refusal = this.deps.clients.refusal(client, (policy) => policy.clientAssertion?.(client, { ...payload }));
+    if (refusal) return this.fail(clientId, ip, refusal);
     if (payload.exp! * 1000 - this.deps.clock.now().getTime() > 3600_000) {
       return this.fail(clientId, ip, 'client_assertion expires too far in the future');
     }

@@ -1,7 +1,13 @@
 import { createLocalJWKSet, createRemoteJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { DEFAULT_GRANT_TYPES, type AppConfig } from '../config/schema.js';
 import { sha256 } from '../util/crypto.js';
-import type { AppSettings, AppSettingsLookup, ClientAuthMethod, OAuthClient } from '@gatehouse-auth/plugin-api';
+import type {
+  AppSettings,
+  AppSettingsLookup,
+  ClientAuthMethod,
+  ClientPolicy,
+  OAuthClient,
+} from '@gatehouse-auth/plugin-api';
 
 /** What client authentication needs and grants never see. */
 export interface ClientSecrets {
@@ -25,6 +31,8 @@ interface Entry {
   secrets: ClientSecrets;
   /** Its entry, parsed (defaults filled in). */
   app: AppConfig;
+  /** The client policies that hold it (`api.clientPolicy`, decision 80), in plugin order. */
+  policies: readonly ClientPolicy[];
 }
 
 /**
@@ -43,10 +51,27 @@ export class ClientRegistry {
     private readonly prompts: readonly PromptOf[] = [],
     /** How soon an app's jwks_uri may be fetched again for a kid it does not know (ms). */
     private readonly refetchMs = 30_000,
+    /** Plugins' client policies (`api.clientPolicy`), each asked which apps it holds. */
+    private readonly policies: readonly ClientPolicy[] = [],
   ) {
     for (const app of apps) {
-      this.clients.set(app.client_id, entryOf(app, settings.get(app.client_id)?.settings ?? {}, prompts, refetchMs));
+      const appSettings = settings.get(app.client_id)?.settings ?? {};
+      this.clients.set(app.client_id, entryOf(app, appSettings, prompts, refetchMs, policies));
     }
+  }
+
+  /** The client policies that hold the app, in plugin order (decision 80). */
+  policiesOf(client: OAuthClient): readonly ClientPolicy[] {
+    return (this.clients.get(client.clientId) ?? this.stored.get(client.clientId))?.policies ?? [];
+  }
+
+  /** The first refusal of the policies that hold the app at one point (`ask`), or undefined. */
+  refusal(client: OAuthClient, ask: (policy: ClientPolicy) => string | undefined): string | undefined {
+    for (const policy of this.policiesOf(client)) {
+      const reason = ask(policy);
+      if (reason) return reason;
+    }
+    return undefined;
   }
 
   get(clientId: string): OAuthClient | undefined {
@@ -99,7 +124,7 @@ export class ClientRegistry {
         shadowed.push(stored.app.client_id);
         continue;
       }
-      const entry = entryOf(stored.app, stored.settings.settings, this.prompts, this.refetchMs);
+      const entry = entryOf(stored.app, stored.settings.settings, this.prompts, this.refetchMs, this.policies);
       if (stored.previousSecret) entry.secrets.previous = stored.previousSecret;
       next.set(stored.app.client_id, { ...entry, appSettings: stored.settings });
     }
@@ -121,11 +146,16 @@ export interface StoredClient {
 /** A plugin's prompt value (`api.prompt`) and the apps it is on for. */
 type PromptOf = { prompt: string; enabled(client: OAuthClient): boolean };
 
+/** An app as plugins see it (no prompts, no policies): what a client policy's `appIssues` reads. */
+export const clientOf = (app: AppConfig, settings: Readonly<Record<string, unknown>>): OAuthClient =>
+  entryOf(app, settings, [], 0, []).client;
+
 function entryOf(
   app: AppConfig,
   settings: Readonly<Record<string, unknown>>,
   prompts: readonly PromptOf[],
   refetchMs: number,
+  policies: readonly ClientPolicy[],
 ): Entry {
   const hasSecret = Boolean(app.client_secret || app.client_secret_sha256);
   const authMethod: ClientAuthMethod =
@@ -133,6 +163,7 @@ function entryOf(
     (app.jwks || app.jwks_uri ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none');
   const entry: Entry = {
     app,
+    policies: [],
     client: {
       clientId: app.client_id,
       name: app.name ?? app.client_id,
@@ -158,7 +189,6 @@ function entryOf(
       idTokenTtl: app.id_token_ttl,
       codeTtl: app.code_ttl,
       requireState: app.require_state ?? null,
-      securityProfile: app.security_profile ?? null,
       settings,
     },
     secrets: {
@@ -169,6 +199,8 @@ function entryOf(
     },
   };
   entry.client.prompts = prompts.filter((p) => p.enabled(entry.client)).map((p) => p.prompt);
+  entry.policies = policies.filter((p) => p.appliesTo(entry.client));
+  entry.client.policies = entry.policies.map((p) => p.name);
   return entry;
 }
 

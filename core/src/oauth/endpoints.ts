@@ -28,7 +28,6 @@ import { routeInput } from '../http/api-spec.js';
 import { INTROSPECT_PATHS, oauthApi, REVOKE_PATHS, TOKEN_PATHS, USERINFO_PATHS } from './api.js';
 import { OAuthError } from './errors.js';
 import { ACCOUNT_PATH, CONSENT_PATH } from './authorize/context.js';
-import { isFapi2, senderConstrained } from './fapi.js';
 import { readForm } from './form.js';
 import type { KeyStore } from './keys.js';
 import { namedClaims, scopeClaims, USER_CLAIMS, type ClaimRequest, type UserClaims } from './claims.js';
@@ -154,13 +153,12 @@ export function oauthEndpoints(deps: OAuthDeps) {
     const proof = bindings.length
       ? await proofOf(bindings, { ...bindingRequest(deps.config.issuer, req), client })
       : NO_PROOF;
-    // FAPI 2.0 §5.3.2.1 (4): only sender-constrained tokens; refused before the grant spends a code.
-    if (isFapi2(client) && !senderConstrained(proof.confirmation)) {
-      throw new OAuthError(
-        'invalid_request',
-        'this app (FAPI 2.0) gets sender-constrained tokens only: send a DPoP proof or a client certificate',
-      );
-    }
+    // The client policies that hold the app (decision 80): refused before the grant spends a code.
+    // A copy of what the tokens are bound to: a policy reads it, never changes it.
+    const refusal = deps.clients.refusal(client, (policy) =>
+      policy.tokenRequest?.(client, { grantType, confirmation: proof.confirmation && { ...proof.confirmation } }),
+    );
+    if (refusal) throw new OAuthError('invalid_request', refusal);
     const request = requestFacts(req, ip);
     // The request's child logger is made only if the grant logs (making one costs more than a grant).
     const logger = lazyLogger(() => req.log);

@@ -3,6 +3,8 @@ import type { ZodType } from 'zod';
 import type { AppConfig, GatehouseConfig } from '../config/schema.js';
 import { APP_URL_KEYS, HTTPS_REQUIRED, appSchema, appSchemaKeys, insecureUrl } from '../config/schema.js';
 import { BootError } from '../errors.js';
+import { clientOf } from '../oauth/clients.js';
+import { formatPath } from '../util/interpolate.js';
 import { appComposition } from './composition.js';
 import { parsed, type Extensions, type ResolvedPlugin } from './loader.js';
 
@@ -59,6 +61,7 @@ export function appSettings(
     const settings = settingsOf(app, `apps[${i}]`, owners, extensions);
     const insecure = config.dev_mode ? null : insecureAppUrl(app, settings, owners);
     if (insecure) throw new BootError('CONFIG_INVALID', `apps[${i}].${insecure}: ${HTTPS_REQUIRED}`);
+    checkPolicies(app, settings, `apps[${i}]`, extensions);
     out.set(app.client_id, settings);
   });
   return out;
@@ -83,6 +86,7 @@ const MOVED_APP_KEYS = new Map([
   ['branding', '@gatehouse-auth/branding'],
   ['backchannel_logout_uri', '@gatehouse-auth/oauth-backchannel-logout'],
   ['backchannel_logout_session_required', '@gatehouse-auth/oauth-backchannel-logout'],
+  ['security_profile', '@gatehouse-auth/oauth-fapi'],
 ]);
 
 /**
@@ -149,6 +153,26 @@ function settingsOf(
 }
 
 /**
+ * What the client policies that hold the app find wrong with its entry (`appIssues`, decision
+ * 80): every breach on a line of its own naming its key (`apps[2].code_ttl: …`), as the config's
+ * own problems are, so an operator fixes them all in one go.
+ */
+function checkPolicies(app: AppConfig, settings: AppSettings, label: string, extensions: Extensions): void {
+  if (extensions.clientPolicies.values().length === 0) return;
+  const client = clientOf(app, settings.settings);
+  const features = {
+    authorizationRequests: extensions.requestResolvers.values().length > 0,
+    tokenBindings: extensions.tokenBinding.ids(),
+  };
+  const lines = extensions.clientPolicies
+    .values()
+    .filter((policy) => policy.appliesTo(client))
+    .flatMap((policy) => policy.appIssues?.(client, app, features) ?? [])
+    .map(({ path, message }) => `${formatPath([label, ...path])}: ${message}`);
+  if (lines.length) throw new BootError('CONFIG_INVALID', lines.join('\n'));
+}
+
+/**
  * Checks an app entry that does not come from the config file (one stored in the database) as
  * start-up checks the config's: the app schema, the config-wide rules (signing algorithms,
  * https), the plugins' keys and the composition. Throws a BootError naming the key.
@@ -177,6 +201,7 @@ export function appChecker(
         `${label}.${insecure}: must be https (http only to localhost, 127.0.0.1 or [::1]) unless dev_mode is on`,
       );
     checkApp(app, label);
+    checkPolicies(app, settings, label, extensions);
     return { app, settings };
   };
 }

@@ -121,7 +121,6 @@ export function appComposition(
         `${label}.consent_required: no plugin serves the consent page (${CONSENT_PATH}); add @gatehouse-auth/page-consent to plugins, or set it to false`,
       );
     }
-    if (app.security_profile === 'fapi2') checkFapi2(app, label, extensions);
     // A client authentication method the core leaves to plugins (RFC 8705's) must have one.
     const method = app.token_endpoint_auth_method;
     if (
@@ -144,23 +143,4 @@ export function appComposition(
       }
     });
   };
-}
-
-/**
- * A FAPI 2.0 app (decision 0053) needs what the profile builds on: pushed authorization requests
- * (§5.3.2.2 (2)) and sender-constrained tokens (§5.3.2.1 (4)), each a plugin's.
- */
-function checkFapi2(app: AppConfig, label: string, extensions: Extensions): void {
-  if (extensions.requestResolvers.values().length === 0) {
-    throw new BootError(
-      'CONFIG_INVALID',
-      `${label}.security_profile: the FAPI 2.0 app "${app.client_id}" needs pushed authorization requests; add @gatehouse-auth/oauth-par to plugins`,
-    );
-  }
-  if (extensions.tokenBinding.values().length === 0) {
-    throw new BootError(
-      'CONFIG_INVALID',
-      `${label}.security_profile: the FAPI 2.0 app "${app.client_id}" needs sender-constrained tokens; add @gatehouse-auth/oauth-dpop or @gatehouse-auth/oauth-mtls to plugins`,
-    );
-  }
 }

@@ -1,6 +1,7 @@
 import {
   channelProblems,
   clientAuthenticationProblems,
+  clientPolicyProblems,
   commandProblems,
   fdsRuleProblems,
   grantProblems,
@@ -14,6 +15,7 @@ import {
   type AuthMethod,
   type AuthorizationRequestResolver,
   type ClientAuthentication,
+  type ClientPolicy,
   type DeliveryChannel,
   type FdsRule,
   type GatehousePlugin,
@@ -109,6 +111,8 @@ export function createExtensions() {
     corsPrefixes: new Registry<{ prefix: string }>('CORS path prefix', (p) => p.prefix),
     /** `prompt` values of /authorize plugins answer (`create`, since plugin API 1.3): one handler each. */
     prompts: new Registry<PromptHandler>('prompt handler', (h) => h.prompt, promptHandlerProblems),
+    /** Client policies by name (`api.clientPolicy`, since plugin API 1.3, decision 80). */
+    clientPolicies: new Registry<ClientPolicy>('client policy', (p) => p.name, clientPolicyProblems),
     /** Who hears of ended sessions (`api.sessionEnded`, since plugin API 1.3), by plugin. */
     sessionEnded: new Registry<{ plugin: string; listener: SessionEndListener }>(
       'session end listener',
@@ -269,6 +273,7 @@ export async function registerPlugins(plugins: ResolvedPlugin[], deps: Registrat
       authorizationRequests: adder('requestResolvers', extensions.requestResolvers),
       requestObjects: adder('requestObjects', extensions.requestObjects),
       prompt: adder('prompts', extensions.prompts),
+      clientPolicy: adder('clientPolicies', extensions.clientPolicies),
       app: (input) => adder('apps', extensions.apps)(parsed(appSchema, input, ['app'], invalid)),
       cors: (prefixes) => {
         for (const prefix of prefixes) {

@@ -79,7 +79,8 @@ describe('@gatehouse-auth/admin-api: apps at run time', function () {
   const clock = new FakeClock(new Date());
   let server: OAuthServer;
   before(async () => {
-    server = await startServer({ clock });
+    // The FAPI 2.0 profile's checks are its plugin's (decision 80).
+    server = await startServer({ clock, plugins: [{ name: '@gatehouse-auth/oauth-fapi' }] });
   });
   after(() => server?.close());
 
@@ -173,7 +174,7 @@ describe('@gatehouse-auth/admin-api: apps at run time', function () {
       [serviceApp('bad-7', { id_token_signed_response_alg: 'HS256' }), /id_token_signed_response_alg/],
       [serviceApp('bad-8', { token_endpoint_auth_method: 'private_key_jwt' }), /jwks/],
       [{ client_id: 'x'.repeat(256) }, /client_id/],
-      // FAPI 2.0 (decision 0053): the profile's config rules, and the plugins it needs (none loaded here).
+      // FAPI 2.0 (decisions 0053, 0080): the profile's config rules, and the plugins it needs (none loaded here).
       [serviceApp('bad-9', { security_profile: 'fapi2', token_endpoint_auth_method: 'none' }), /FAPI 2\.0/],
       [
         serviceApp('bad-10', {

@@ -125,7 +125,8 @@ export function refreshTokenGrant(deps: RefreshGrantDeps): GrantHandler {
       }
       // FAPI 2.0 §5.3.2.1 (9): no rotation, so a client that lost a response simply retries with
       // the same token (decision 0053). A new access token (and ID token) under the same grant.
-      if (client.securityProfile === 'fapi2') {
+      // The app is held to FAPI 2.0 by the client policy of @gatehouse-auth/oauth-fapi (decision 80).
+      if (client.policies?.includes('fapi2')) {
         return oauth.issue({
           client,
           subject: token.subject,

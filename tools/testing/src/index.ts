@@ -18,6 +18,7 @@ import {
   routeProblems,
   tokenBindingProblems,
   clientAuthenticationProblems,
+  clientPolicyProblems,
   SecretBox,
   sendQueued,
   storedEvent,
@@ -38,6 +39,7 @@ import {
   type AuthorizationRequestResolver,
   type RequestObjectVerifier,
   type PromptHandler,
+  type ClientPolicy,
   type SecurityEventListener,
   type SessionEndListener,
   type BackgroundJob,
@@ -406,6 +408,8 @@ export interface Registered {
   cors: string[];
   /** `api.prompt` handlers, by prompt value (since plugin API 1.3). */
   prompts: Map<string, PromptHandler>;
+  /** `api.clientPolicy` policies, by name (since plugin API 1.3, decision 80). */
+  clientPolicies: Map<string, ClientPolicy>;
   /** `api.securityEvents` listeners (since plugin API 1.3): call one with a `SecurityEvent`. */
   securityEvents: SecurityEventListener[];
   /** What the plugin serves besides the public port (`api.serve`): call one with a `ServingInfo`. */
@@ -497,6 +501,7 @@ export async function registerWithFakes<O>(
     apps: new Map(),
     cors: [],
     prompts: new Map(),
+    clientPolicies: new Map(),
     securityEvents: [],
     serving: [],
     sessionEnded: [],
@@ -579,6 +584,12 @@ export async function registerWithFakes<O>(
       if (problems.length) throw new Error(`prompt handler ${problems.join(', ')}`);
       if (out.prompts.has(handler.prompt)) throw new Error(`prompt "${handler.prompt}" is already handled`);
       out.prompts.set(handler.prompt, handler);
+    },
+    clientPolicy: (policy) => {
+      const problems = clientPolicyProblems(policy as unknown as Record<string, unknown>);
+      if (problems.length) throw new Error(`client policy ${problems.join(', ')}`);
+      if (out.clientPolicies.has(policy.name)) throw new Error(`client policy "${policy.name}" is already registered`);
+      out.clientPolicies.set(policy.name, policy);
     },
     app: (app) => {
       if (out.apps.has(app.client_id)) throw new Error(`app "${app.client_id}" is added twice`);

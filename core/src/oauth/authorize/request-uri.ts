@@ -1,7 +1,6 @@
 import type { AuthorizationRequestResolver, OAuthClient, RequestObjectVerifier } from '@gatehouse-auth/plugin-api';
 import type { ClientRegistry } from '../clients.js';
 import { OAuthError } from '../errors.js';
-import { isFapi2 } from '../fapi.js';
 import { ErrorPage, RedirectError, validate } from './request.js';
 
 /** What plugins registered for authorization requests (plugin API 1.3), each at most one. */
@@ -28,7 +27,7 @@ export interface RequestSources {
  */
 export async function resolveRequestUri(
   query: string,
-  clients: Pick<ClientRegistry, 'get'>,
+  clients: Pick<ClientRegistry, 'get' | 'refusal'>,
   { resolver, verifier }: RequestSources,
 ): Promise<string> {
   const q = new URLSearchParams(query.includes('?') ? query.slice(query.indexOf('?') + 1) : query);
@@ -37,15 +36,11 @@ export async function resolveRequestUri(
   const clientIds = q.getAll('client_id').filter(Boolean);
   const byReference = requestUri.length > 0 && resolver;
   const byValue = request.length > 0 && verifier;
-  // FAPI 2.0 §5.3.2.2 (3): a FAPI app's requests come pushed (PAR), and only so.
+  // The client policies that hold the app (decision 80) see how the request came, before it is resolved.
   const named = clientIds.length === 1 ? clients.get(clientIds[0]!) : undefined;
-  if (named && isFapi2(named) && !byReference) {
-    throw new ErrorPage(
-      400,
-      'invalid_request',
-      'This app (FAPI 2.0) must push its authorization requests (PAR) and send the request_uri.',
-    );
-  }
+  const pushed = Boolean(byReference);
+  const refusal = named && clients.refusal(named, (policy) => policy.authorizationRequest?.(named, { pushed }));
+  if (refusal) throw new ErrorPage(400, 'invalid_request', refusal);
   if (!resolver && !verifier) return query;
   if (!byReference && !byValue) {
     // A repeated or unknown client_id, or a request or request_uri nobody resolves, is validate()'s to refuse.

@@ -1,7 +1,6 @@
 import type { ClientRegistry } from '../clients.js';
 import { parseClaimsRequest, type ClaimsRequest } from '../claims.js';
 import { OAuthError } from '../errors.js';
-import { isFapi2 } from '../fapi.js';
 import { parseStrictQuery } from '../form.js';
 import { resolveScope } from '../services.js';
 
@@ -92,10 +91,6 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
   const client = q.client_id ? clients.get(q.client_id) : undefined;
   if (!client) throw new ErrorPage(400, 'invalid_client', 'The app (client_id) is not registered.');
   let redirectUri: string;
-  // FAPI 2.0 §5.3.2.2 (6): the redirect URI is always named, even with one registered.
-  if (q.redirect_uri === undefined && isFapi2(client)) {
-    throw new ErrorPage(400, 'invalid_request', 'The redirect_uri is required for this app (FAPI 2.0).');
-  }
   if (q.redirect_uri !== undefined) {
     const match = client.redirectUris.find((r) => redirectMatches(r, q.redirect_uri!));
     if (!match) throw new ErrorPage(400, 'invalid_request', 'The redirect_uri is not registered for this app.');
@@ -206,8 +201,6 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
       if (!PKCE_CHALLENGE.test(q.code_challenge)) throw fail('invalid_request', 'malformed code_challenge');
     } else if (client.isPublic) {
       throw fail('invalid_request', 'PKCE (code_challenge with S256) is required for public clients');
-    } else if (isFapi2(client)) {
-      throw fail('invalid_request', 'PKCE (code_challenge with S256) is required for this app (FAPI 2.0)');
     }
   }
   // CSRF protection of the redirect (RFC 6749 §10.12): `state`, or PKCE, which binds the code
@@ -218,6 +211,9 @@ export function validate(url: string, clients: ClientRegistry): AuthorizationReq
   if (responseType === 'token' && base.scope.includes('openid') && !base.nonce) {
     throw fail('invalid_request', 'nonce is required for tokens issued from the authorization endpoint');
   }
+  // The client policies that hold the app (decision 80): a page, never a redirect.
+  const refusal = clients.refusal(client, (policy) => policy.authorizationParameters?.(client, { ...base }));
+  if (refusal) throw new ErrorPage(400, 'invalid_request', refusal);
   return base;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The FAPI 2.0 Security Profile switch (`security_profile: fapi2`, decision 0053): oauth4webapi
+ * The FAPI 2.0 Security Profile switch (`security_profile: fapi2`, decisions 0053 and 0080): oauth4webapi
  * drives a FAPI app through PAR with private_key_jwt, PKCE S256 and DPoP-bound tokens, and each
  * refusal the profile adds is asserted with its status, code and description. docs/oauth.md
  * ("FAPI 2.0 Security Profile") maps each requirement to a test here.
@@ -8,7 +8,7 @@ import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { expect } from 'chai';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import * as oauth from 'oauth4webapi';
-import { BootError, parseConfig } from '@gatehouse-auth/core';
+import { BootError, checkConfig, parseConfig } from '@gatehouse-auth/core';
 import {
   Browser,
   authorizePath,
@@ -18,12 +18,13 @@ import {
   startServer,
   type OAuthServer,
   type TestUser,
-} from './support.js';
+} from '../../../test/oauth/support.js';
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 const FAPI = 'fapi';
 const FAPI_CB = 'https://fapi.example.test/cb';
-const PLUGINS = [{ name: '@gatehouse-auth/oauth-par' }, { name: '@gatehouse-auth/oauth-dpop' }];
+const FAPI_PLUGIN = { name: '@gatehouse-auth/oauth-fapi' };
+const PLUGINS = [{ name: '@gatehouse-auth/oauth-par' }, { name: '@gatehouse-auth/oauth-dpop' }, FAPI_PLUGIN];
 
 /** The FAPI app's entry: private_key_jwt with an EC key and a 2048-bit RSA key (no `alg`: PS256 or RS256). */
 function fapiApp(jwks: JWK[], extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -362,7 +363,7 @@ describe('FAPI 2.0 Security Profile (security_profile: fapi2)', function () {
 
     async function bootError(plugins: { name: string }[]): Promise<string> {
       try {
-        const s = await startServer({ plugins, apps: [fapiApp([await ecJwk()])] });
+        const s = await startServer({ plugins: [...plugins, FAPI_PLUGIN], apps: [fapiApp([await ecJwk()])] });
         await s.close();
       } catch (err) {
         expect(err).to.be.instanceOf(BootError);
@@ -383,9 +384,33 @@ describe('FAPI 2.0 Security Profile (security_profile: fapi2)', function () {
       );
     });
 
-    function configProblems(app: Record<string, unknown>): string {
+    // The app's config is the plugin's to check (decision 80): `config check`, with what the apps need.
+    const checked = (app: Record<string, unknown>) =>
+      checkConfig({
+        config: parseConfig(
+          {
+            issuer: 'https://id.example.test',
+            log: { level: 'silent' },
+            plugins: [
+              { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
+              { name: '@gatehouse-auth/management' },
+              { name: '@gatehouse-auth/verification-api' },
+              { name: '@gatehouse-auth/page-login' },
+              { name: '@gatehouse-auth/grant-authorization-code' },
+              { name: '@gatehouse-auth/grant-refresh-token' },
+              { name: '@gatehouse-auth/grant-password' },
+              ...PLUGINS,
+            ],
+            apps: [app],
+          },
+          {},
+        ),
+        baseDir: process.cwd(),
+      });
+
+    async function configProblems(app: Record<string, unknown>): Promise<string> {
       try {
-        parseConfig({ issuer: 'https://id.example.test', apps: [app] }, {});
+        await checked(app);
       } catch (err) {
         expect(err).to.be.instanceOf(BootError);
         return (err as Error).message;
@@ -394,7 +419,7 @@ describe('FAPI 2.0 Security Profile (security_profile: fapi2)', function () {
     }
 
     it('refuses a public FAPI app, a secret, implicit, password, a long code, an http redirect URI and RS256 ID tokens', async function () {
-      const publicApp = configProblems({
+      const publicApp = await configProblems({
         client_id: 'p',
         security_profile: 'fapi2',
         token_endpoint_auth_method: 'none',
@@ -413,7 +438,7 @@ describe('FAPI 2.0 Security Profile (security_profile: fapi2)', function () {
       expect(publicApp).to.include(
         "apps[0].id_token_signed_response_alg: is RS256; a FAPI 2.0 app's tokens are signed PS256, ES256 or EdDSA",
       );
-      const secret = configProblems({
+      const secret = await configProblems({
         client_id: 's',
         security_profile: 'fapi2',
         client_secret: 'a-secret-of-at-least-32-characters-long',
@@ -425,9 +450,10 @@ describe('FAPI 2.0 Security Profile (security_profile: fapi2)', function () {
     it('refuses an RSA key under 2048 bits; accepts a FAPI app that meets the profile', async function () {
       const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
       const short = { ...(publicKey.export({ format: 'jwk' }) as JWK), kid: 'short' };
-      expect(configProblems(fapiApp([short]))).to.include(
+      expect(await configProblems(fapiApp([short]))).to.include(
         'apps[0].jwks.keys[0]: an RSA key of a FAPI 2.0 app has at least 2048 bits',
       );
+      await checked(fapiApp([await ecJwk()]));
       const config = parseConfig({ issuer: 'https://id.example.test', apps: [fapiApp([await ecJwk()])] }, {});
       expect(config.apps[0]!.security_profile).to.equal('fapi2');
     });
