@@ -7,6 +7,7 @@ import {
   type JsonObject,
   type PluginApi,
   type UserAccounts,
+  type MethodSetup,
 } from '@gatehouse-auth/core';
 import { csrfField, type Site, type SiteRequest } from '@gatehouse-auth/site-kit';
 import { knowledgeOnly, textOf, type ActionGuard } from './guard.js';
@@ -194,7 +195,9 @@ export function setupRoutes(
     }
     let data: JsonObject;
     try {
-      data = await api.web.setup.step('initiation', method.id, r.session.user, input, r.req);
+      data = await api.services
+        .resolve<MethodSetup>('methodSetup')
+        .step('initiation', method.id, r.session.user, input, r.req);
     } catch (err) {
       return fail(r, err);
     }
@@ -258,7 +261,9 @@ export function setupRoutes(
       return site.refuse(r, 400, r.t.t('myaccount.add.code_missing'));
     }
     try {
-      await api.web.setup.step('verification', method.id, r.session.user, { pass_code: code.trim() }, r.req);
+      await api.services
+        .resolve<MethodSetup>('methodSetup')
+        .step('verification', method.id, r.session.user, { pass_code: code.trim() }, r.req);
     } catch (err) {
       return fail(r, err);
     }
@@ -280,7 +285,9 @@ export function setupRoutes(
     if (!(await checked(r, method, true))) return;
     const { csrf: _csrf, ...fields } = r.req.body as Record<string, unknown>;
     try {
-      const data = await api.web.setup.step(step, method.id, r.session.user, fields, r.req);
+      const data = await api.services
+        .resolve<MethodSetup>('methodSetup')
+        .step(step, method.id, r.session.user, fields, r.req);
       if (step === 'verification') await audit(api, r, 'method_added', method.id);
       r.res.status(200).set('Cache-Control', 'no-store').json({ success: true, status: 200, data });
     } catch (err) {
