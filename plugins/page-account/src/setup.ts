@@ -54,9 +54,10 @@ export function addableMethods(all: AuthMethod[], configured: string[] | undefin
 /**
  * Adding a way to sign in on the account page (issue 27): TOTP (QR code, then a code), a passkey
  * (the method's browser module, WebAuthn), a phone or email (a code sent there), a device (a QR
- * code to scan with the authenticator app). Each step is the core's setup API
- * (`web.setup.step`), under the binding rule: a recent sign-in, and more than a password for a
- * credential that signs in alone or beside a second factor (security checklist 12.3).
+ * code to scan with the authenticator app). Each step is the setup API's operation
+ * (management's `methodSetup.step`, decision 81), under the binding rule: a recent sign-in, and
+ * more than a password for a credential that signs in alone or beside a second factor (security
+ * checklist 12.3).
  */
 export function setupRoutes(
   api: PluginApi,
