@@ -30,7 +30,7 @@ export const ENROLL_ON_LOGIN = 'enroll_on_login';
 export const ENROLL_PATH = '/enroll';
 export const REQUIRED_PATH = '/required';
 
-/** A pending setup lives this long (the core keeps the method's own state as long). */
+/** A pending setup lives this long (management's `methodSetup` keeps the method's state as long). */
 const STARTED_TTL_SECONDS = 600;
 
 /**
