@@ -62,7 +62,7 @@ export type { Metrics } from './observability/metrics.js';
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './version.js';
 export { argon2Hashing } from './hashing.js';
-export { ApiError, BootError, ProtocolError, isBootError, isProtocolError } from './errors.js';
+export { ApiError, BootError, ProtocolError, isBootError, isProtocolError, methodRefusalError } from './errors.js';
 export { OAuthError } from './oauth/errors.js';
 export { routeInput, envelopeOf } from './http/api-spec.js';
 // Since 1.3: what an API description (@gatehouse-auth/openapi) reads of the declarations.

@@ -25,6 +25,7 @@ describe('services plugins provide (issue 9)', function () {
         [
           { name: '@gatehouse-auth/method-password', options: quiet },
           { path: path.join(FIXTURES, 'pepper-hashing.js') },
+          { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/setup-api' },
         ],
         { admin: { token: 'provided-services-admin-token-0123456789' } },
@@ -34,6 +35,7 @@ describe('services plugins provide (issue 9)', function () {
     try {
       expect(gatehouse.plugins.map((p) => p.name)).to.deep.equal([
         '@fixture/pepper-hashing',
+        '@gatehouse-auth/management',
         '@gatehouse-auth/method-password',
         '@gatehouse-auth/setup-api',
       ]);

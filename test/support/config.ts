@@ -35,9 +35,10 @@ export function peerBusFor(databaseUrl: string | undefined): PluginEntryInput[] 
   return databaseUrl?.startsWith('postgres') ? [PEER_BUS_POSTGRES] : [];
 }
 
-/** `plugins` with the setup API at the end, unless it is listed. */
+/** `plugins` with the setup API at the end, unless it is listed, and management, which it depends on (decision 81). */
 export function withSetupApi<T extends PluginEntryInput>(plugins: T[]): (T | PluginEntryInput)[] {
-  return plugins.some((p) => p.name === SETUP_API.name) ? plugins : [...plugins, SETUP_API];
+  const withApi = plugins.some((p) => p.name === SETUP_API.name) ? plugins : [...plugins, SETUP_API];
+  return withApi.some((p) => p.name === MANAGEMENT.name) ? withApi : [...withApi, MANAGEMENT];
 }
 
 /** `plugins` with the verification API at the end, unless it is listed (decision 78). */

@@ -182,14 +182,12 @@ export interface AccountStore {
   setAddress(userId: string, field: 'email' | 'phone', value: string | null): Promise<boolean>;
   search(query: string, limit: number, offset: number): Promise<UserRecord[]>;
   findById(id: string): Promise<UserRecord | null>;
-  /** Every method for the user, as enrollment lists them. */
-  methods(user: UserRecord, req: IncomingMessage): Promise<JsonObject[]>;
-  /** A registered method, named in the request's language; null when there is none. */
+  /**
+   * A registered method, named in the request's language; null when there is none. (Listing,
+   * removing and renewing a user's methods left this store in decision 81: the provider of
+   * `userAccounts` sets methods up itself, on `web.setup`.)
+   */
   method(id: string, req: IncomingMessage): MethodInfo | null;
-  /** Removes the method's credentials (one, with `credentialId`): how many; sessions and tokens end. */
-  removeCredentials(user: UserRecord, method: string, credentialId?: string): Promise<number>;
-  /** Runs the method's setup again with no input: what it answers. */
-  renew(user: UserRecord, method: string, req: IncomingMessage): Promise<JsonObject>;
   devices(userId: string): Promise<DeviceListing[]>;
   /** Removes a bound device, its pending pushes and what was set up on it; false when none. */
   removeDevice(userId: string, deviceId: string): Promise<boolean>;

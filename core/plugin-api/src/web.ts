@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import type { JWTVerifyGetKey } from 'jose';
 import type { OAuthClient } from './client.js';
-import type { AuthMethod, RequestFacts } from './extensions.js';
+import type { AuthMethod, EnrollmentOutcome, RequestFacts } from './extensions.js';
 import type { SafeHtml } from './html.js';
 import type { Brand, HostedLoginInput, HostedLoginResult, IdTokenHint, MethodCompletion } from './login.js';
 import type { Messages } from './messages.js';
@@ -268,8 +268,9 @@ export interface LoginFlowsApi {
 }
 
 /**
- * Since plugin API 1.3 (`api.web.setup`): the setup API's own checks and steps, for a plugin's
- * routes that set methods up (the cidaas-style calls, decision 40).
+ * Since plugin API 1.3 (`api.web.setup`): the checks and steps of setting methods up that stay
+ * the core's, for the plugin that sets methods up (`methodSetup`, @gatehouse-auth/management,
+ * decision 81) and for routes that check a setup's caller (the cidaas-style calls, decision 40).
  */
 export interface SetupApi {
   /**
@@ -280,38 +281,33 @@ export interface SetupApi {
    * or 429 while the address is blocked.
    */
   access(req: Request, res: Response, sub: unknown): Promise<{ user: UserRecord; clientId: string | null }>;
-  /** One step of setting `methodId` up for `user` (with the files `admit` read, since 1.3). */
-  step(
+  /**
+   * Since 1.3 (decision 81): runs one enrolment handler of `methodId` for `user` (METHOD_NOT_FOUND;
+   * ENROLLMENT_NOT_SUPPORTED when the method has no such step), with the request's facts, the
+   * files `admit` read and `pending` (what the previous step kept). A refusal is answered, not
+   * thrown. The consequences of a finished setup that `replaced` a credential are the core's and
+   * happen here: the user's sessions and tokens end and the event `password_changed` is sent.
+   */
+  run(
     step: 'initiation' | 'scan' | 'verification',
     methodId: string,
     user: UserRecord,
     body: Record<string, unknown>,
+    pending: JsonObject | null,
     req: IncomingMessage,
-  ): Promise<JsonObject>;
+  ): Promise<{ method: AuthMethod; outcome: EnrollmentOutcome }>;
+  /** Since 1.3 (decision 81): whether the user has `methodId` set up (no app's options). */
+  isEnrolled(user: UserRecord, methodId: string, req: IncomingMessage): Promise<boolean>;
+  /** Since 1.3 (decision 81): after a way to sign in was removed, the user's sessions and tokens end. */
+  removed(userId: string): Promise<void>;
   /** The app's methods and the user's state of each (what an account page shows); INVALID_FIELD for no such app. */
   overview(user: UserRecord, clientId: unknown, req: IncomingMessage): Promise<JsonObject>;
-  /** Renames one of the user's credentials of a method. */
-  rename(user: UserRecord, methodId: string, credentialId: string, label: string): Promise<void>;
-  /** Since 1.3: the user's methods, each with whether it is set up and its credentials' public parts. */
-  list(user: UserRecord, req: IncomingMessage): Promise<JsonObject[]>;
-  /**
-   * Since 1.3: removes one credential of a method, or all of them without `credentialId`; the
-   * user's sessions and tokens end when one went. Answers how many; CREDENTIAL_NOT_FOUND.
-   */
-  remove(user: UserRecord, methodId: string, credentialId?: string): Promise<number>;
-  /**
-   * Since 1.3: the confirmation of a setup without a bearer (cidaas clients confirm a code this
-   * way): the `exchange_id` its initiation answered names the user and the method, and must be
-   * live, of this method and of an active user (else EXCHANGE_INVALID). Then `step`'s
-   * verification with the other fields (not `sub`).
-   */
-  confirm(methodId: string, body: Record<string, unknown>, req: IncomingMessage): Promise<JsonObject>;
   /**
    * Since 1.3: the middleware to put before a setup route's body parsers: the caller check of
    * `access` before any body is read (then `access` only finds the user), and a
    * `multipart/form-data` body for the path's `:method`: only the files the method declares, of
    * its types and sizes (INVALID_FIELD, 413); on a path without `:method`, or for a method that
-   * takes no files, a multipart body is 400 INVALID_FIELD. `step` hands those files to the method.
+   * takes no files, a multipart body is 400 INVALID_FIELD. `run` hands those files to the method.
    */
   readonly admit: RequestHandler;
   /**
@@ -324,20 +320,21 @@ export interface SetupApi {
   duringLogin(flow: LoginFlowView, methodId: string, req: IncomingMessage): Promise<UserRecord>;
   /**
    * Since 1.3: one step of setting `methodId` up at the stage the login is at, for a caller that
-   * proved it is a party of the login: `duringLogin`'s checks first, then the step. A step after
-   * the initiation that finishes the setup (the user proved the new credential: a code from the
-   * app or the phone, a passkey's attestation) completes the stage with the method, as its proof
-   * would (event `login.stage_completed` with `setup: true`): `continuation` says where the
-   * browser goes. Null while the setup goes on, or when the initiation alone finished it (the
-   * user then signs in with the method). Throws what `duringLogin` and `step` throw, and
-   * WRONG_FLOW_STAGE when the stage moved on meanwhile.
+   * proved it is a party of the login: `duringLogin`'s checks first, then `step` (since decision
+   * 81 the caller's: `MethodSetup.step` for that user). A step after the initiation that finishes
+   * the setup (the user proved the new credential: a code from the app or the phone, a passkey's
+   * attestation) completes the stage with the method, as its proof would (event
+   * `login.stage_completed` with `setup: true`): `continuation` says where the browser goes. Null
+   * while the setup goes on, or when the initiation alone finished it (the user then signs in
+   * with the method). Throws what `duringLogin` and `step` throw, and WRONG_FLOW_STAGE when the
+   * stage moved on meanwhile.
    */
   stepDuringLogin(
     flow: LoginFlowView,
     methodId: string,
     step: 'initiation' | 'scan' | 'verification',
-    body: Record<string, unknown>,
     req: IncomingMessage,
+    run: (user: UserRecord) => Promise<JsonObject>,
   ): Promise<{ response: JsonObject; continuation: LoginContinuation | null }>;
   /**
    * Since 1.3: whether the methods this login completed are enough to bind `methodId` for its
@@ -345,6 +342,51 @@ export interface SetupApi {
    * a credential that signs in by itself, nor a second factor beside one).
    */
   mayBind(flow: LoginFlowView, methodId: string, req: IncomingMessage): Promise<boolean>;
+}
+
+/**
+ * Since 1.3 (decision 81): setting a user's methods up, listing, renaming and removing them: the
+ * service `methodSetup`, which @gatehouse-auth/management provides on `web.setup`; a plugin that
+ * uses it (`api.services.resolve<MethodSetup>('methodSetup')`) names management in its
+ * `dependencies`. The pending setup between steps, its wrong-code limit and the `exchange_id` of
+ * a setup that waits for a confirmation are the provider's.
+ */
+export interface MethodSetup {
+  /**
+   * One step of setting `methodId` up for `user` (with the files `web.setup.admit` read). A wrong
+   * confirmation code spends one of five attempts, then the setup starts over (TOO_MANY_ATTEMPTS).
+   */
+  step(
+    step: 'initiation' | 'scan' | 'verification',
+    methodId: string,
+    user: UserRecord,
+    body: Record<string, unknown>,
+    req: IncomingMessage,
+  ): Promise<JsonObject>;
+  /**
+   * The confirmation of a setup without a bearer (cidaas clients confirm a code this way): the
+   * `exchange_id` its initiation answered names the user and the method, and must be live, of
+   * this method and of an active user (else EXCHANGE_INVALID). Then `step`'s verification with
+   * the other fields (not `sub`).
+   */
+  confirm(methodId: string, body: Record<string, unknown>, req: IncomingMessage): Promise<JsonObject>;
+  /** The user's methods, each with whether it is set up and its credentials' public parts. */
+  list(user: UserRecord, req: IncomingMessage): Promise<JsonObject[]>;
+  /** Renames one of the user's credentials of a method; CREDENTIAL_NOT_FOUND. */
+  rename(user: UserRecord, methodId: string, credentialId: string, label: string): Promise<void>;
+  /**
+   * Removes one credential of a method, or all of them without `credentialId`; the user's
+   * sessions and tokens end when one went. Answers how many; CREDENTIAL_NOT_FOUND.
+   */
+  remove(user: UserRecord, methodId: string, credentialId?: string): Promise<number>;
+  /** `web.setup.stepDuringLogin` with this service's `step` for the login's user. */
+  stepDuringLogin(
+    flow: LoginFlowView,
+    methodId: string,
+    step: 'initiation' | 'scan' | 'verification',
+    body: Record<string, unknown>,
+    req: IncomingMessage,
+  ): Promise<{ response: JsonObject; continuation: LoginContinuation | null }>;
 }
 
 /**
@@ -628,7 +670,7 @@ export interface WebApi {
    * flow, continuing with a `status_id` or a password (docs/plugins.md, decision 40).
    */
   readonly loginFlows: LoginFlowsApi;
-  /** Since 1.3: the setup API's caller check and steps, for routes that set methods up. */
+  /** Since 1.3: the setup API's caller check and the core's part of setting methods up (decision 81). */
   readonly setup: SetupApi;
   /** Since 1.3: the device API's operations, every check inside them (decision 69). */
   readonly devices: DevicesApi;

@@ -47,7 +47,6 @@ import type { Tracing } from '../observability/tracing.js';
 import { EventStore, recordStore } from '../storage/stores.js';
 import { RequiredActions } from '../users/required-actions.js';
 import { UserService } from '../users/users.js';
-import { EnrollmentService } from '../verification/enrollment.js';
 import { ExchangeStore } from '../verification/exchanges.js';
 import { LoginFlowStore } from '../verification/flows.js';
 import { SecurityEvents } from '../verification/security-events.js';
@@ -125,21 +124,6 @@ export function createGatehouseContainer(
           history: events,
           securityEvents,
           flowTtlSeconds: config.verification.flow_ttl,
-        }),
-    ),
-    enrollment: single(
-      ({ extensions, services, sql, clock, tokens, logout, appSettings, passwordChanges }) =>
-        new EnrollmentService({
-          extensions,
-          services,
-          appSettings,
-          passwordChanges,
-          pending: recordStore(sql, clock, 'gatehouse:enrollment'),
-          // Tokens and browser sessions: whoever held the old credential loses both.
-          revokeGrants: async (userId, reason) => {
-            await logout.endUserSessions(userId, reason);
-            await tokens.revokeSubject(userId, reason);
-          },
         }),
     ),
     clients: single(
@@ -257,13 +241,13 @@ export function createGatehouseContainer(
       ({ sql, clock }) => new AccountVerification({ records: recordStore(sql, clock, 'gatehouse:account') }),
     ),
     setupOffers: single(
-      ({ config, clients, extensions, services, enrollment, sql, clock }) =>
+      ({ config, clients, extensions, services, verification, sql, clock }) =>
         new SetupOffers({
           config,
           clients,
           extensions,
           services,
-          enrollment,
+          verification,
           declined: recordStore(sql, clock, 'gatehouse:setup-offer-declined'),
         }),
     ),

@@ -51,7 +51,6 @@ import type { Tracing } from '../observability/tracing.js';
 import type { EventStore } from '../storage/stores.js';
 import type { UserService } from '../users/users.js';
 import type { SecretBox } from '../util/crypto.js';
-import type { EnrollmentService } from '../verification/enrollment.js';
 import type { ExchangeStore } from '../verification/exchanges.js';
 import type { LoginFlowStore } from '../verification/flows.js';
 import type { SecurityEvents } from '../verification/security-events.js';
@@ -105,7 +104,6 @@ export interface Cradle {
   /** A login on the hosted page a plugin's page starts (plugin API 1.2, `web.login`). */
   hostedLogin: HostedLogin;
   verification: VerificationService;
-  enrollment: EnrollmentService;
   clients: ClientRegistry;
   replay: AssertionReplayStore;
   keys: KeyStore;

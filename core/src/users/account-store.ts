@@ -1,9 +1,6 @@
-import type { AccountStore } from '@gatehouse-auth/plugin-api';
-import type { IncomingMessage } from 'node:http';
-import type { Logger } from 'pino';
+import type { AccountStore, Services } from '@gatehouse-auth/plugin-api';
 import type { DevicePushes } from '../devices/pushes.js';
 import type { DeviceStore } from '../devices/store.js';
-import type { DeviceCookie } from '../http/device.js';
 import type { Locales } from '../i18n/locales.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
 import type { ClientRegistry } from '../oauth/clients.js';
@@ -11,8 +8,6 @@ import type { LogoutService } from '../oauth/logout.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { Extensions, LoadedPluginInfo } from '../plugins/loader.js';
-import { requestFacts } from '../verification/context.js';
-import type { EnrollmentService } from '../verification/enrollment.js';
 import type { UserProfiles } from './profile.js';
 import type { RequiredActions } from './required-actions.js';
 import type { UserService } from './users.js';
@@ -21,11 +16,10 @@ export interface AccountStoreDeps {
   users: UserService;
   logout: LogoutService;
   tokens: TokenService;
-  enrollment: EnrollmentService;
+  events: Services['events'];
   devices: DeviceStore;
   pushes: DevicePushes;
   sessions: SessionStore;
-  device: DeviceCookie;
   locales: Locales;
   extensions: Extensions;
   clients: ClientRegistry;
@@ -42,21 +36,20 @@ export interface AccountStoreDeps {
  * is read at each call: the loaded plugins are known only after every plugin registered.
  */
 export function accountStore(deps: AccountStoreDeps): AccountStore {
-  const facts = (req: IncomingMessage) => requestFacts(req, undefined, deps.device);
-  const log = (req: IncomingMessage) => (req as IncomingMessage & { log: Logger }).log;
+  // Sessions and tokens end: those of an account disabled, or of a way to sign in removed.
+  const signOut = async (userId: string, reason: string) => {
+    await deps.logout.endUserSessions(userId, reason);
+    await deps.tokens.revokeSubject(userId, reason);
+  };
   return {
     createUser: (input) => deps.users.create(input),
     setStatus: async (userId, status) => void (await deps.users.setStatus(userId, status)),
-    signOut: async (userId, reason) => {
-      await deps.logout.endUserSessions(userId, reason);
-      await deps.tokens.revokeSubject(userId, reason);
-    },
+    signOut,
     endSession: (sid, reason) => deps.logout.endSession(sid, reason),
     erase: (userId) => deps.users.erase(userId),
     setAddress: (userId, field, value) => deps.users.setAddress(userId, field, value),
     search: (query, limit, offset) => deps.users.search(query, limit, offset),
     findById: (id) => deps.users.findById(id),
-    methods: (user, req) => deps.enrollment.list(user, facts(req), log(req)),
     method: (id, req) => {
       const method = deps.extensions.methods.get(id);
       if (!method) return null;
@@ -72,8 +65,6 @@ export function accountStore(deps: AccountStoreDeps): AccountStore {
           : null,
       };
     },
-    removeCredentials: (user, method, credentialId) => deps.enrollment.remove(user, method, credentialId),
-    renew: (user, method, req) => deps.enrollment.step('initiation', method, user, {}, facts(req), log(req)),
     devices: async (userId) =>
       (await deps.devices.ofUser(userId)).map(({ deviceId, name, biometric, createdAt, lastUsedAt }) => ({
         deviceId,
@@ -85,7 +76,8 @@ export function accountStore(deps: AccountStoreDeps): AccountStore {
     removeDevice: async (userId, deviceId) => {
       if (!(await deps.devices.remove(userId, deviceId))) return false;
       await deps.pushes.endPushesOf(deviceId);
-      await deps.enrollment.afterRemoval(userId, 'device.removed', { device_id: deviceId });
+      await signOut(userId, 'method_removed');
+      await deps.events.record({ type: 'device.removed', userId, data: { device_id: deviceId } });
       return true;
     },
     sessions: (userId) => deps.sessions.ofUser(userId),

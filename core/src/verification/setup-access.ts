@@ -4,7 +4,7 @@ import { bearerOf, type AdminGuard } from '../http/admin-guard.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { UserService } from '../users/users.js';
 import { clientIp, requestFacts } from './context.js';
-import type { EnrollmentService } from './enrollment.js';
+import type { SetupOffers } from './setup-offers.js';
 import { verificationError } from './errors.js';
 
 /** Who a bearer token belongs to and when they last authenticated (for enrollment). */
@@ -44,10 +44,10 @@ export function setupAccess(deps: {
   adminGuard: AdminGuard;
   tokens: TokenService;
   users: UserService;
-  enrollment: EnrollmentService;
+  setupOffers: Pick<SetupOffers, 'hasSecondFactor'>;
   clock: Clock;
 }): { requireSetupAccess: RequestHandler; userOf(sub: unknown, res: Response): Promise<UserRecord> } {
-  const { adminGuard, users, enrollment } = deps;
+  const { adminGuard, users, setupOffers } = deps;
   const resolveBearer = bearerResolver(deps.tokens);
 
   const requireSetupAccess: RequestHandler = async (req, res, next) => {
@@ -73,7 +73,7 @@ export function setupAccess(deps: {
     if (
       user &&
       owner.amr.every((v) => v === 'pwd') &&
-      (await enrollment.hasSecondFactor(user, requestFacts(req), req.log))
+      (await setupOffers.hasSecondFactor(user, requestFacts(req), req.log))
     ) {
       return next(
         verificationError('REAUTHENTICATION_REQUIRED', 'sign in with your second factor to change sign-in methods'),

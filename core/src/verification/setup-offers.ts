@@ -3,9 +3,9 @@ import type { ClientRegistry } from '../oauth/clients.js';
 import type { Logger } from 'pino';
 import { appMethods, type GatehouseConfig } from '../config/schema.js';
 import type { Extensions } from '../plugins/loader.js';
-import type { EnrollmentService } from './enrollment.js';
 import { mayBind } from './binding-rule.js';
 import type { LoginFlow } from './flows.js';
+import type { VerificationService } from './service.js';
 
 /** "Not now" keeps a method from being offered again to the user for this long. */
 // The hosted page says "30 days" (offer.later_note in the catalogs): change both together.
@@ -26,7 +26,7 @@ export class SetupOffers {
       clients: Pick<ClientRegistry, 'app' | 'apps'>;
       extensions: Extensions;
       services: Services;
-      enrollment: EnrollmentService;
+      verification: Pick<VerificationService, 'isEnrolled'>;
       /** Offers the user declined ("Not now"), by user and method. */
       declined: RecordStore;
     },
@@ -42,7 +42,7 @@ export class SetupOffers {
       const method = this.deps.extensions.methods.get(id);
       if (!method?.page?.offer || !method.enrollment || flow.methods.includes(id)) continue;
       if (await this.deps.declined.get(`${user.id}:${id}`)) continue;
-      if (await this.deps.enrollment.isEnrolled(method, user, flow.clientId, request, logger)) continue;
+      if (await this.deps.verification.isEnrolled(user, id, flow.clientId, request, logger)) continue;
       if (await this.mayEnrol(flow, user, method, request, logger)) return method;
     }
     return null;
@@ -51,8 +51,17 @@ export class SetupOffers {
   /** Whether this login is enough to add `method` (binding-rule.ts, as for the setup API). */
   mayEnrol(flow: LoginFlow, user: UserRecord, method: AuthMethod, request: RequestFacts, logger: Logger) {
     return mayBind(method, flow.completions, { apps: this.deps.clients.apps() }, () =>
-      this.deps.enrollment.hasSecondFactor(user, request, logger),
+      this.hasSecondFactor(user, request, logger),
     );
+  }
+
+  /** Whether the user can sign in with anything besides a password (a second factor). */
+  async hasSecondFactor(user: UserRecord, request: RequestFacts, logger: Logger): Promise<boolean> {
+    for (const method of this.deps.extensions.methods.values()) {
+      if (method.amr.every((v) => v === 'pwd')) continue;
+      if (await this.deps.verification.isEnrolled(user, method.id, 'enrollment', request, logger)) return true;
+    }
+    return false;
   }
 
   async decline(userId: string, methodId: string): Promise<void> {

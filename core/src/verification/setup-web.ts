@@ -1,15 +1,26 @@
-import type { Clock, LoginFlowView, SetupApi, UserRecord } from '@gatehouse-auth/plugin-api';
+import type {
+  Clock,
+  EnrollmentHandlers,
+  JsonObject,
+  LoginFlowView,
+  SetupApi,
+  Services,
+  UserRecord,
+} from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
+import { appMethods } from '../config/schema.js';
 import type { AdminGuard } from '../http/admin-guard.js';
 import type { LoginFlows } from '../login/flows-api.js';
+import type { LogoutService } from '../oauth/logout.js';
+import type { Extensions } from '../plugins/loader.js';
 import type { SetupOffers } from './setup-offers.js';
 import type { TokenService } from '../oauth/tokens.js';
 import type { UserService } from '../users/users.js';
 import type { LoginFlowStore } from './flows.js';
 import { requestFacts } from './context.js';
-import type { EnrollmentService, EnrollmentStep } from './enrollment.js';
 import { verificationError } from './errors.js';
+import type { PasswordChanges } from './password-changed.js';
 import type { VerificationService } from './service.js';
 import { setupAccess } from './setup-access.js';
 import { multipartFor, uploadedFiles } from './uploads.js';
@@ -18,13 +29,26 @@ export interface SetupWebDeps {
   adminGuard: AdminGuard;
   tokens: TokenService;
   users: UserService;
-  enrollment: EnrollmentService;
+  logout: Pick<LogoutService, 'endUserSessions'>;
+  /** The event `password_changed`, with what was set up since the user's last sign-in. */
+  passwordChanges: Pick<PasswordChanges, 'changed'>;
+  services: Pick<Services, 'accounts' | 'credentials'>;
+  extensions: Extensions;
   verification: VerificationService;
   setupOffers: SetupOffers;
   loginFlows: LoginFlows;
   flows: Pick<LoginFlowStore, 'advance'>;
   clock: Clock;
 }
+
+type EnrollmentStep = 'initiation' | 'scan' | 'verification';
+
+// `import` is no step of setting up: only `gatehouse users import` calls it.
+const HANDLER: Record<EnrollmentStep, Exclude<keyof EnrollmentHandlers, 'import'>> = {
+  initiation: 'initiate',
+  scan: 'scan',
+  verification: 'verify',
+};
 
 export class SetupWeb implements SetupApi {
   private checks?: ReturnType<typeof setupAccess>;
@@ -55,8 +79,49 @@ export class SetupWeb implements SetupApi {
     return { user, clientId: (res.locals.tokenClient as string | undefined) ?? null };
   }
 
-  step(step: EnrollmentStep, methodId: string, user: UserRecord, body: Record<string, unknown>, req: IncomingMessage) {
-    return this.deps.enrollment.step(step, methodId, user, body, requestFacts(req), logOf(req), uploadedFiles(req));
+  async run(
+    step: EnrollmentStep,
+    methodId: string,
+    user: UserRecord,
+    body: Record<string, unknown>,
+    pending: JsonObject | null,
+    req: IncomingMessage,
+  ) {
+    const method = this.deps.verification.method(methodId);
+    const handler = method.enrollment?.[HANDLER[step]];
+    if (!handler) throw verificationError('ENROLLMENT_NOT_SUPPORTED', `${method.id} has no ${step} step`);
+    const request = requestFacts(req);
+    const outcome = await handler({
+      user,
+      credentials: this.deps.services.credentials(user.id, method.id),
+      request,
+      clientId: 'enrollment',
+      logger: logOf(req),
+      body,
+      files: uploadedFiles(req),
+      pending,
+    });
+    // A replaced credential (a new password): whoever held the old one loses sessions and tokens,
+    // and the security event tells what was set up meanwhile (it outlives the old password).
+    if (outcome.ok && outcome.done && outcome.replaced) {
+      await this.endGrants(user.id, 'credential_replaced');
+      this.deps.passwordChanges.changed(user, method.id, request);
+    }
+    return { method, outcome };
+  }
+
+  isEnrolled(user: UserRecord, methodId: string, req: IncomingMessage) {
+    return this.deps.verification.isEnrolled(user, methodId, 'enrollment', requestFacts(req), logOf(req));
+  }
+
+  removed(userId: string) {
+    return this.endGrants(userId, 'method_removed');
+  }
+
+  /** Ends the user's OAuth grants and browser sessions after a credential change (RFC 9700 §4.14.2). */
+  private async endGrants(userId: string, reason: string) {
+    await this.deps.logout.endUserSessions(userId, reason);
+    await this.deps.tokens.revokeSubject(userId, reason);
   }
 
   // The caller is checked before any body is read; a multipart one is read here, with the method's limits.
@@ -70,33 +135,34 @@ export class SetupWeb implements SetupApi {
       .catch(next);
   };
 
-  // A confirmation without a bearer: the setup's exchange_id names the user and the method.
-  async confirm(methodId: string, body: Record<string, unknown>, req: IncomingMessage) {
-    const { exchange_id: exchangeId, sub: _sub, ...fields } = body;
-    const userId =
-      typeof exchangeId === 'string' ? await this.deps.enrollment.userOfExchange(exchangeId, methodId) : null;
-    const user = userId ? await this.deps.users.findById(userId) : null;
-    if (!user || user.status !== 'active')
-      throw verificationError('EXCHANGE_INVALID', 'no such setup in progress for this method');
-    return this.step('verification', methodId, user, fields, req);
-  }
-
-  list(user: UserRecord, req: IncomingMessage) {
-    return this.deps.enrollment.list(user, requestFacts(req), logOf(req));
-  }
-
-  remove(user: UserRecord, methodId: string, credentialId?: string) {
-    return this.deps.enrollment.remove(user, methodId, credentialId);
-  }
-
+  /**
+   * The app's methods with this user's state of each (what an account page shows, cidaas's
+   * `GET …/config`): the stages that list it, whether it is set up and can be, and whether the
+   * user's email address and phone number are verified.
+   */
   async overview(user: UserRecord, clientId: unknown, req: IncomingMessage) {
-    const app = typeof clientId === 'string' ? this.deps.verification.app(clientId) : undefined;
+    const { verification } = this.deps;
+    const app = typeof clientId === 'string' ? verification.app(clientId) : undefined;
     if (!app) throw verificationError('INVALID_FIELD', 'client_id names no app', { fields: ['client_id'] });
-    return this.deps.enrollment.overview(user, app, requestFacts(req), logOf(req));
-  }
-
-  rename(user: UserRecord, methodId: string, credentialId: string, label: string) {
-    return this.deps.enrollment.rename(user, methodId, credentialId, label);
+    const methods: JsonObject[] = [];
+    for (const id of appMethods(app)) {
+      const method = this.deps.extensions.methods.get(id);
+      if (!method) continue;
+      methods.push({
+        type: id,
+        stages: app.login_stages.flatMap((stage, i) => (stage.includes(id) ? [i + 1] : [])),
+        enrolled: await verification.isEnrolled(user, id, app.client_id, requestFacts(req), logOf(req)),
+        can_setup: method.enrollment !== undefined,
+      });
+    }
+    const accounts = this.deps.services.accounts;
+    return {
+      client_id: app.client_id,
+      sub: user.id,
+      methods,
+      email_verified: user.email ? await accounts.verified(user, 'email') : false,
+      phone_number_verified: user.phone ? await accounts.verified(user, 'sms') : false,
+    };
   }
 
   async duringLogin(view: LoginFlowView, methodId: string, req: IncomingMessage): Promise<UserRecord> {
@@ -128,13 +194,13 @@ export class SetupWeb implements SetupApi {
     view: LoginFlowView,
     methodId: string,
     step: EnrollmentStep,
-    body: Record<string, unknown>,
     req: IncomingMessage,
+    run: (user: UserRecord) => Promise<JsonObject>,
   ) {
     const { verification } = this.deps;
     const user = await this.duringLogin(view, methodId, req);
     const method = verification.method(methodId);
-    const response = await this.step(step, method.id, user, body, req);
+    const response = await run(user);
     // Finished by an initiation alone (a password set), the setup proved nothing: sign in with it.
     if (step === 'initiation') return { response, continuation: null };
     const flow = this.deps.loginFlows.flowOf(view);

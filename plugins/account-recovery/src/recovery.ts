@@ -6,6 +6,7 @@ import {
   type PluginApi,
   type UserAccounts,
   type UserRecord,
+  type MethodSetup,
 } from '@gatehouse-auth/core';
 import type { RecoveryOptions } from './options.js';
 
@@ -286,7 +287,9 @@ export class PasswordRecovery {
     const user = await this.services.users.findById(exchange.userId);
     if (!user || user.status !== 'active') throw RECOVERY_EXPIRED();
     try {
-      await this.api.web.setup.step('initiation', PASSWORD_METHOD, user, { password: input.password }, input.req);
+      await this.services
+        .resolve<MethodSetup>('methodSetup')
+        .step('initiation', PASSWORD_METHOD, user, { password: input.password }, input.req);
     } catch (err) {
       // A password the policy refuses: the exchange is good for another try, until it expires.
       const left = Math.ceil(((taken.expiresAt?.getTime() ?? 0) - this.services.clock.now().getTime()) / 1000);

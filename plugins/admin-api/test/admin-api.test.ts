@@ -188,6 +188,7 @@ describe('admin API left out of plugins: (decision 44)', () => {
           { name: '@gatehouse-auth/method-password', options: { memory_cost: 1024, time_cost: 2 } },
           { name: '@gatehouse-auth/openapi' },
           { name: '@gatehouse-auth/metrics-prometheus', options: { expose: 'admin' } },
+          { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/setup-api' },
         ],
         {

@@ -6,6 +6,7 @@ import {
   type OAuthClient,
   type RouteSpec,
   answerSuccess,
+  type MethodSetup,
 } from '@gatehouse-auth/core';
 import type { Request } from 'express';
 import { CIDAAS_API } from './api.js';
@@ -62,7 +63,7 @@ export function setupRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
       );
     }
     const user = await web.setup.duringLogin(flow, method, req);
-    answerSuccess(res, await web.setup.step('initiation', method, user, body, req));
+    answerSuccess(res, await services.resolve<MethodSetup>('methodSetup').step('initiation', method, user, body, req));
   });
 
   // What an app shows on its account page: the app's methods and this user's state of each.
@@ -77,7 +78,7 @@ export function setupRoutes({ api, router }: RouteGroupInput): RouteSpec[] {
     const { user } = await web.setup.access(req, res, (req.body as Record<string, unknown> | undefined)?.sub);
     const label = routeInput(CIDAAS_API.friendlyName, req).body.friendly_name;
     const credentialId = String(req.params.trackId);
-    await web.setup.rename(user, String(req.params.method), credentialId, label);
+    await services.resolve<MethodSetup>('methodSetup').rename(user, String(req.params.method), credentialId, label);
     answerSuccess(res, { id: credentialId, friendly_name: label });
   });
 

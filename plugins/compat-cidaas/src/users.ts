@@ -6,6 +6,7 @@ import {
   type UserAccounts,
   type UserRecord,
   answerSuccess,
+  type MethodSetup,
 } from '@gatehouse-auth/core';
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
@@ -77,7 +78,9 @@ export function userRoutes({ api, router }: RouteGroupInput) {
     });
     if (!proof.ok) throw verificationError('VERIFICATION_FAILED', 'the current password is wrong');
     // The policy is the method's; a replaced password ends every session and token and tells the user.
-    await web.setup.step('initiation', method.id, user, { password: body.new_password }, req);
+    await services
+      .resolve<MethodSetup>('methodSetup')
+      .step('initiation', method.id, user, { password: body.new_password }, req);
     await services.events.record({
       type: 'cidaas.password_changed',
       userId: user.id,

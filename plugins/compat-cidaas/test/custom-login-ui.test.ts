@@ -9,6 +9,7 @@
  * into the browser (login CSRF), and a track id read from the UI's URL sets nothing up.
  */
 import { createServer, type Server } from 'node:http';
+import type { MethodSetup } from '@gatehouse-auth/core';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import { freshTab, openChromium, requireChromium, type Chromium } from '../../../test/support/chromium.js';
@@ -227,16 +228,12 @@ describe('an app’s own login UI on another site (Chromium, issue 12)', functio
 
   /** A user with nothing but a password: the kind whose login may set a first second factor up. */
   async function passwordOnlyUser(username: string, password: string): Promise<string> {
-    const { users, enrollment } = server.gatehouse.container.cradle;
+    const { users } = server.gatehouse.container.cradle;
     const id = (await users.create({ username })).id;
-    await enrollment.step(
-      'initiation',
-      'PASSWORD',
-      (await users.findById(id))!,
-      { password },
-      {} as never,
-      server.gatehouse.logger,
-    );
+    // Setting methods up is @gatehouse-auth/management's service (decision 81); no request here.
+    await server.gatehouse.container
+      .resolve<MethodSetup>('methodSetup')
+      .step('initiation', 'PASSWORD', (await users.findById(id))!, { password }, { headers: {}, socket: {} } as never);
     return id;
   }
 

@@ -4,6 +4,7 @@
  * credential the cidaas way (`PUT …/friendlyname/{METHOD}/{trackId}`), and code methods that send
  * only to a proven primary address (`primary_address: verified`).
  */
+import type { MethodSetup } from '@gatehouse-auth/core';
 import { expect } from 'chai';
 import { generate } from 'otplib';
 import {
@@ -44,17 +45,13 @@ describe('setting a method up during a login, and the account overview (issue 12
 
   /** A user with a password and nothing else. */
   async function passwordUser(username: string): Promise<string> {
-    const { users, enrollment } = server.gatehouse.container.cradle;
+    const { users } = server.gatehouse.container.cradle;
     const id = (await users.create({ username })).id;
     const user = (await users.findById(id))!;
-    await enrollment.step(
-      'initiation',
-      'PASSWORD',
-      user,
-      { password: BOB_PASSWORD },
-      {} as never,
-      server.gatehouse.logger,
-    );
+    // Setting methods up is @gatehouse-auth/management's service (decision 81); no request here.
+    await server.gatehouse.container
+      .resolve<MethodSetup>('methodSetup')
+      .step('initiation', 'PASSWORD', user, { password: BOB_PASSWORD }, { headers: {}, socket: {} } as never);
     return id;
   }
 

@@ -162,7 +162,7 @@ describe('compat-cidaas registered without a server (plugin API 1.3)', function 
   it('the login flows and the setup API say they need a running server', async function () {
     const { api } = await registerWithFakes(compatCidaas);
     expect(() => api.web.loginFlows.get('x')).to.throw(/api\.web\.loginFlows\.get needs a running server/);
-    expect(() => api.web.setup.rename({} as never, 'TOTP', 'c', 'l')).to.throw(/api\.web\.setup\.rename needs/);
+    expect(() => api.web.setup.overview({} as never, 'TOTP', {} as never)).to.throw(/api\.web\.setup\.overview needs/);
   });
 
   it('refuses an option naming a delivery channel nobody registered', async function () {

@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { html, isProtocolError, pageLayout, type PluginApi, type SafeHtml } from '@gatehouse-auth/core';
+import {
+  html,
+  isProtocolError,
+  pageLayout,
+  type PluginApi,
+  type SafeHtml,
+  type MethodSetup,
+} from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { PASSWORD_METHOD, type Invitations, type Opened } from './service.js';
 
@@ -151,7 +158,9 @@ export function invitationPages(api: PluginApi, router: Router, invitations: Inv
     try {
       // The PASSWORD method's own setup: its policy and its hash.
       result = await invitations.accept(token, async (user) => {
-        await web.setup.step('initiation', PASSWORD_METHOD, user, { password: form.password }, req);
+        await api.services
+          .resolve<MethodSetup>('methodSetup')
+          .step('initiation', PASSWORD_METHOD, user, { password: form.password }, req);
       });
     } catch (err) {
       if (!isProtocolError(err)) throw err;

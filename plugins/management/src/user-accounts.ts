@@ -5,6 +5,7 @@ import {
   type DeviceListing,
   type JsonObject,
   type MethodInfo,
+  type MethodSetup,
   type RequiredAction,
   type ServerOverview,
   type Services,
@@ -22,7 +23,11 @@ import type { IncomingMessage } from 'node:http';
  * `AccountStore`. The routes that use it only check who may.
  */
 export class AccountActions implements UserAccounts {
-  constructor(private readonly services: Pick<Services, 'accountStore' | 'events'>) {}
+  constructor(
+    private readonly services: Pick<Services, 'accountStore' | 'events'>,
+    /** Listing, removing and renewing methods (this plugin's `methodSetup`, decision 81). */
+    private readonly setup: MethodSetup,
+  ) {}
 
   /** Read at each call, as the core lends it. */
   private get store(): AccountStore {
@@ -94,20 +99,20 @@ export class AccountActions implements UserAccounts {
 
   /** Removes every credential of a method (the user sets it up again); sessions and tokens end. */
   async resetFactor(actor: Actor, user: UserRecord, method: string): Promise<number> {
-    const removed = await this.store.removeCredentials(user, method);
+    const removed = await this.setup.remove(user, method);
     await this.audit(actor, 'factor_reset', user, { method, removed });
     return removed;
   }
 
   /** Removes one credential (a passkey); sessions and tokens end. An ApiError 404 when there is none. */
   async removeCredential(actor: Actor, user: UserRecord, method: string, credentialId: string): Promise<void> {
-    await this.store.removeCredentials(user, method, credentialId);
+    await this.setup.remove(user, method, credentialId);
     await this.audit(actor, 'credential_removed', user, { method, credential: credentialId });
   }
 
   /** Runs a method's setup again with no input (a new set of backup codes): what it answers. */
   async renew(actor: Actor, user: UserRecord, method: string, req: IncomingMessage): Promise<JsonObject> {
-    const response = await this.store.renew(user, method, req);
+    const response = await this.setup.step('initiation', method, user, {}, req);
     await this.audit(actor, 'method_renewed', user, { method });
     return response;
   }
@@ -145,7 +150,7 @@ export class AccountActions implements UserAccounts {
 
   /** Every method for the user, as enrollment lists them (`method`, `enrolled`, `credentials`…). */
   methods(user: UserRecord, req: IncomingMessage): Promise<JsonObject[]> {
-    return this.store.methods(user, req);
+    return this.setup.list(user, req);
   }
 
   /** A registered method, named in the request's language; null when there is none. */

@@ -6,8 +6,8 @@ import { SEED_CREDENTIAL, type TotpSettings } from './settings.js';
 
 /**
  * Setup in up to three steps: initiation (new seed, QR code), an optional scan report, and
- * verification of a first code, which stores the seed. Between steps the core keeps `pending`,
- * which holds the seed encrypted only.
+ * verification of a first code, which stores the seed. Between steps `pending` is kept (by
+ * management's `methodSetup`), which holds the seed encrypted only.
  */
 export function totpEnrollment(services: Services, settings: TotpSettings): EnrollmentHandlers {
   return {

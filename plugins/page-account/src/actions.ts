@@ -6,6 +6,7 @@ import {
   type PluginApi,
   type UserAccounts,
   type UserRecord,
+  type MethodSetup,
 } from '@gatehouse-auth/core';
 import { csrfField, when, type Site, type SiteRequest } from '@gatehouse-auth/site-kit';
 import { knowledgeOnly, type ActionGuard } from './guard.js';
@@ -164,7 +165,9 @@ export function accountActions(
     try {
       // The method enforces its policy; a replaced password ends every session and token of the
       // user (this page's sign-in too) and the core tells the user (the password notice).
-      await api.web.setup.step('initiation', method, r.session.user, { password: next }, r.req);
+      await api.services
+        .resolve<MethodSetup>('methodSetup')
+        .step('initiation', method, r.session.user, { password: next }, r.req);
     } catch (err) {
       if (!isProtocolError(err) || err.status >= 500) throw err;
       return site.refuse(r, err.status, `${r.t.t('myaccount.password.refused')} ${err.message}`);

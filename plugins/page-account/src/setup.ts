@@ -8,6 +8,7 @@ import {
   type JsonObject,
   type PluginApi,
   type UserAccounts,
+  type MethodSetup,
 } from '@gatehouse-auth/core';
 import { csrfField, type Site, type SiteRequest } from '@gatehouse-auth/site-kit';
 import { knowledgeOnly, textOf, type ActionGuard } from './guard.js';
@@ -53,9 +54,10 @@ export function addableMethods(all: AuthMethod[], configured: string[] | undefin
 /**
  * Adding a way to sign in on the account page (issue 27): TOTP (QR code, then a code), a passkey
  * (the method's browser module, WebAuthn), a phone or email (a code sent there), a device (a QR
- * code to scan with the authenticator app). Each step is the core's setup API
- * (`web.setup.step`), under the binding rule: a recent sign-in, and more than a password for a
- * credential that signs in alone or beside a second factor (security checklist 12.3).
+ * code to scan with the authenticator app). Each step is the setup API's operation
+ * (management's `methodSetup.step`, decision 81), under the binding rule: a recent sign-in, and
+ * more than a password for a credential that signs in alone or beside a second factor (security
+ * checklist 12.3).
  */
 export function setupRoutes(
   api: PluginApi,
@@ -194,7 +196,9 @@ export function setupRoutes(
     }
     let data: JsonObject;
     try {
-      data = await api.web.setup.step('initiation', method.id, r.session.user, input, r.req);
+      data = await api.services
+        .resolve<MethodSetup>('methodSetup')
+        .step('initiation', method.id, r.session.user, input, r.req);
     } catch (err) {
       return fail(r, err);
     }
@@ -258,7 +262,9 @@ export function setupRoutes(
       return site.refuse(r, 400, r.t.t('myaccount.add.code_missing'));
     }
     try {
-      await api.web.setup.step('verification', method.id, r.session.user, { pass_code: code.trim() }, r.req);
+      await api.services
+        .resolve<MethodSetup>('methodSetup')
+        .step('verification', method.id, r.session.user, { pass_code: code.trim() }, r.req);
     } catch (err) {
       return fail(r, err);
     }
@@ -280,7 +286,9 @@ export function setupRoutes(
     if (!(await checked(r, method, true))) return;
     const { csrf: _csrf, ...fields } = r.req.body as Record<string, unknown>;
     try {
-      const data = await api.web.setup.step(step, method.id, r.session.user, fields, r.req);
+      const data = await api.services
+        .resolve<MethodSetup>('methodSetup')
+        .step(step, method.id, r.session.user, fields, r.req);
       if (step === 'verification') await audit(api, r, 'method_added', method.id);
       r.res.status(200).set('Cache-Control', 'no-store').json({ success: true, status: 200, data });
     } catch (err) {

@@ -19,7 +19,7 @@ export interface UserDetailView {
   /** The user's page (actions are under it). */
   path: string;
   user: UserRecord;
-  /** The methods set up or with credentials, as `EnrollmentService.list` gives them. */
+  /** The methods set up or with credentials, as management's `methodSetup.list` gives them. */
   methods: JsonObject[];
   devices: DeviceListing[];
   sessions: Session[];

@@ -6,6 +6,7 @@ import {
   verificationError,
   type LoginFlowView,
   type PluginApi,
+  type MethodSetup,
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { FINISH_PATH, LOGIN_API, OFFER_PATH } from './api.js';
@@ -264,7 +265,7 @@ export function loginPageRoutes(api: PluginApi, router: Router): void {
     const user = method ? await api.services.users.findById(flow.userId!) : null;
     if (!method || !user) throw verificationError('ENROLLMENT_NOT_SUPPORTED', 'nothing to set up after this sign-in');
     const { request_id: _ignored, sub: _sub, ...fields } = body;
-    const data = await web.setup.step(step, method.id, user, fields, req);
+    const data = await api.services.resolve<MethodSetup>('methodSetup').step(step, method.id, user, fields, req);
     res.status(200).set('Cache-Control', 'no-store').json({ success: true, status: 200, data });
   });
 

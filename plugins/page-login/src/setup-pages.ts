@@ -14,6 +14,7 @@ import {
   type UserAccounts,
   type MethodModules,
   type UserRecord,
+  type MethodSetup,
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { LOGIN_API } from './api.js';
@@ -29,7 +30,7 @@ export const ENROLL_ON_LOGIN = 'enroll_on_login';
 export const ENROLL_PATH = '/enroll';
 export const REQUIRED_PATH = '/required';
 
-/** A pending setup lives this long (the core keeps the method's own state as long). */
+/** A pending setup lives this long (management's `methodSetup` keeps the method's state as long). */
 const STARTED_TTL_SECONDS = 600;
 
 /**
@@ -136,11 +137,13 @@ export function setupPages(input: SetupPagesInput): void {
     body: Record<string, unknown>,
   ): Promise<{ response: JsonObject; location: string | null }> {
     if (s.mode === 'stage') {
-      const { response, continuation } = await web.setup.stepDuringLogin(s.flow, method.id, step, body, req);
+      const { response, continuation } = await api.services
+        .resolve<MethodSetup>('methodSetup')
+        .stepDuringLogin(s.flow, method.id, step, body, req);
       return { response, location: continuation?.location ?? null };
     }
     if (!(await web.setup.mayBind(s.flow, method.id, req))) throw verificationError('SETUP_NOT_ALLOWED');
-    const response = await web.setup.step(step, method.id, s.user, body, req);
+    const response = await api.services.resolve<MethodSetup>('methodSetup').step(step, method.id, s.user, body, req);
     if (step === 'verification' && (await hasSecondFactor(req, s.user))) {
       const left = (await accounts().requiredActions(s.user.id)).filter((a) => a !== 'second_factor');
       await accounts().setRequiredActions(actor(req, s.user), s.user, left);
@@ -546,7 +549,9 @@ export function setupPages(input: SetupPagesInput): void {
     try {
       // The PASSWORD method's own setup: its policy, its hash, and the core's "credential
       // replaced" rule (other sessions and tokens end, the user is told).
-      await web.setup.step('initiation', 'PASSWORD', s.user, { password: form.password }, req);
+      await api.services
+        .resolve<MethodSetup>('methodSetup')
+        .step('initiation', 'PASSWORD', s.user, { password: form.password }, req);
     } catch (err) {
       if (!isProtocolError(err)) throw err;
       return passwordPage(req, res, s, t.t('required.password.refused', { reason: err.message }), 400);
