@@ -4,107 +4,25 @@
  * - BootError: a start-up failure (config, plugin loading), naming what is wrong.
  * - anything else is a fault: logged with the request id, shown as a bare 500.
  */
-import type { MethodRefusal } from '@gatehouse-auth/plugin-api';
+import { ApiError, type MethodRefusal } from '@gatehouse-auth/plugin-api';
+
+// The protocol errors are the contract's (decision 84): plugins throw them and the route
+// declarations answer with them; the core's modules keep importing them from here.
+export { ApiError, apiErrorBody, isProtocolError, ProtocolError } from '@gatehouse-auth/plugin-api';
 
 /**
  * Brands that survive a second copy of this module (a plugin bundling or resolving its own
  * @gatehouse-auth/core): `instanceof` would fail across copies, `Symbol.for` does not.
  */
-const PROTOCOL_ERROR = Symbol.for('gatehouse.ProtocolError');
 const BOOT_ERROR = Symbol.for('gatehouse.BootError');
-
-/** True for any Gatehouse protocol error, from whichever copy of the core created it. */
-export function isProtocolError(err: unknown): err is ProtocolError {
-  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[PROTOCOL_ERROR] === true;
-}
 
 export function isBootError(err: unknown): err is BootError {
   return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BOOT_ERROR] === true;
 }
 
-/** A failure the caller can act on; subclasses decide the wire format of the body. */
-export abstract class ProtocolError extends Error {
-  readonly expose = true;
-  readonly [PROTOCOL_ERROR] = true;
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = new.target.name;
-  }
-  /** Extra response headers (e.g. WWW-Authenticate). */
-  headers(): Record<string, string> {
-    return {};
-  }
-  abstract body(requestId: string): unknown;
-}
-
-/** Error categories of the Gatehouse API envelope, by status. */
-const TYPE_BY_STATUS: Record<number, string> = {
-  400: 'BadRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  409: 'Conflict',
-  410: 'Gone',
-  413: 'PayloadTooLarge',
-  415: 'UnsupportedMediaType',
-  422: 'UnprocessableEntity',
-  429: 'TooManyRequests',
-  500: 'InternalServerError',
-  503: 'ServiceUnavailable',
-};
-
-/**
- * The Gatehouse API envelope used by the verification, login and admin APIs:
- * `{"success":false,"status":409,"error":{"code":"EXCHANGE_USED",...}}`.
- */
-export class ApiError extends ProtocolError {
-  constructor(
-    status: number,
-    code: string,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(status, code, message);
-  }
-  body(requestId: string): unknown {
-    return apiErrorBody(this.status, this.code, this.message, requestId, this.details);
-  }
-  /** A wait in `details.retry_after` (seconds) is also the `Retry-After` header. */
-  override headers(): Record<string, string> {
-    const wait = this.details?.['retry_after'];
-    return typeof wait === 'number' && wait > 0 ? { 'Retry-After': String(wait) } : {};
-  }
-}
-
 /** A method's refusal as the API answers it; a wait it names is `details.retry_after` (and so `Retry-After`). */
 export function methodRefusalError({ status, code, message, retryAfter }: MethodRefusal): ApiError {
   return new ApiError(status, code, message, retryAfter === undefined ? undefined : { retry_after: retryAfter });
-}
-
-export function apiErrorBody(
-  status: number,
-  code: string,
-  message: string,
-  requestId: string,
-  details?: Record<string, unknown>,
-): unknown {
-  return {
-    success: false,
-    status,
-    error: {
-      code,
-      error: message,
-      type: TYPE_BY_STATUS[status] ?? 'Error',
-      status,
-      referenceNumber: requestId,
-      ...(details ? { details } : {}),
-    },
-  };
 }
 
 /** Start-up failure. `code` is stable (e.g. PLUGIN_NOT_FOUND); the message names the culprit. */

@@ -46,13 +46,12 @@ export {
   unprovenBinding,
 } from '@gatehouse-auth/plugin-api';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).
-export { verificationError, type VerificationErrorCode } from './verification/errors.js';
-export { CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from './verification/api.js';
+export { verificationError, CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from '@gatehouse-auth/plugin-api';
 // Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
 export { layout as pageLayout, passwordReveal, renderErrorPage, renderNoticePage } from './login/layout.js';
 export { readCookie } from './http/cookies.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
-export { ADMIN_THROTTLED } from './http/admin-guard.js';
+export { ADMIN_THROTTLED } from '@gatehouse-auth/plugin-api';
 export { profilePatchSchema } from './users/profile.js';
 // Since 1.3: the device API's bodies, which `web.devices` checks, for its plugin's declarations (decision 69).
 export { DEVICE_BODIES } from './devices/bodies.js';
@@ -62,11 +61,11 @@ export type { Metrics } from './observability/metrics.js';
 export type { Tracing } from './observability/tracing.js';
 export { CORE_VERSION } from './version.js';
 export { argon2Hashing } from './hashing.js';
-export { ApiError, BootError, ProtocolError, isBootError, isProtocolError, methodRefusalError } from './errors.js';
-export { OAuthError } from './oauth/errors.js';
-export { routeInput, envelopeOf } from './http/api-spec.js';
+export { BootError, isBootError, methodRefusalError } from './errors.js';
+export { ApiError, ProtocolError, isProtocolError, OAuthError } from '@gatehouse-auth/plugin-api';
+export { routeInput, envelopeOf } from '@gatehouse-auth/plugin-api';
 // Since 1.3: what an API description (@gatehouse-auth/openapi) reads of the declarations.
-export { operationErrors, openApiPaths, type ResolvedError } from './http/api-spec.js';
+export { operationErrors, openApiPaths } from '@gatehouse-auth/plugin-api';
 export { CLIENT_FIELDS as CLIENT_AUTH_FIELDS, CLIENT_ERRORS as CLIENT_AUTH_ERRORS } from './oauth/api.js';
 export { ActiveTokenCache, type Invalidation } from './oauth/token-cache.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { VERIFICATION_ERRORS } from '../../core/dist/verification/errors.js';
+import { VERIFICATION_ERRORS } from '@gatehouse-auth/plugin-api';
 
 describe('docs/verification.md', () => {
   const doc = readFileSync(new URL('../../docs/verification.md', import.meta.url), 'utf8');

@@ -10,4 +10,4 @@ export function documentedCodes(doc: Json, method: string, path: string, status:
 }
 
 /** The verification catalogue, for a plugin's test that checks the document lists each code. */
-export { VERIFICATION_ERRORS } from '../../core/dist/verification/errors.js';
+export { VERIFICATION_ERRORS } from '@gatehouse-auth/plugin-api';

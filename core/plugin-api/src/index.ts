@@ -6,13 +6,17 @@
 export * from './values.js';
 export * from './client.js';
 export * from './oauth.js';
+export * from './errors.js';
 export * from './oauth-errors.js';
+export * from './verification-errors.js';
 export type * from './extensions.js';
 export type * from './services.js';
 export type * from './client-admin.js';
 export type * from './client-policy.js';
 export * from './accounts.js';
 export * from './routes.js';
+export * from './api-spec.js';
+export * from './verification-routes.js';
 export * from './envelope.js';
 export * from './pages.js';
 export * from './method-modules.js';

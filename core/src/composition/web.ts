@@ -1,8 +1,7 @@
-import type { RouteSpec } from '@gatehouse-auth/plugin-api';
+import { checkRouteSpecs, type RouteSpec } from '@gatehouse-auth/plugin-api';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { BootError } from '../errors.js';
-import { checkRouteSpecs } from '../http/api-spec.js';
 import { errorHandler, notFound, replyLogger } from '../http/error-handler.js';
 import { jsonFastRoute, withFastRoutes } from '../http/fast-routes.js';
 import { HEALTH_API, healthRoutes } from '../http/health.js';

@@ -1,6 +1,5 @@
-import type { RouteSpec } from '@gatehouse-auth/plugin-api';
+import { routeInput, type RouteSpec } from '@gatehouse-auth/plugin-api';
 import { z, type ZodType } from 'zod';
-import { routeInput } from '../http/api-spec.js';
 import { verificationError } from '../verification/errors.js';
 import { keyAlgorithm } from './proof.js';
 

@@ -1,16 +1,9 @@
-import type { Clock, ErrorRef, EventLog, History } from '@gatehouse-auth/plugin-api';
+import type { Clock, EventLog, History } from '@gatehouse-auth/plugin-api';
 import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
 import { FAILURE_WINDOW_MS, MAX_FAILURES, type ClientBlocks } from '../oauth/client-auth.js';
 import { safeEqual, sha256 } from '../util/crypto.js';
 import { clientIp } from '../verification/context.js';
-
-/** How the OpenAPI document names the refusal of a blocked address, on each guarded operation. */
-export const ADMIN_THROTTLED: ErrorRef = {
-  code: 'TOO_MANY_ATTEMPTS',
-  status: 429,
-  description: 'too many refused bearer tokens from this address; retry after Retry-After seconds',
-};
 
 /** The event of a bearer refused where the admin token is accepted. */
 export const ADMIN_AUTH_FAILURE = 'admin_auth.failure';

@@ -1,8 +1,8 @@
-import { defineRoute, type RouteSpec } from '@gatehouse-auth/plugin-api';
+import { ADMIN_THROTTLED, defineRoute, type RouteSpec } from '@gatehouse-auth/plugin-api';
 import type { Router } from 'express';
 import express from 'express';
 import { z } from 'zod';
-import { ADMIN_THROTTLED, type AdminGuard } from './admin-guard.js';
+import type { AdminGuard } from './admin-guard.js';
 import type { DependencyChecks } from '../observability/dependencies.js';
 
 const ok = z.object({ status: z.literal('ok') });

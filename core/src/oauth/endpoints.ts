@@ -4,6 +4,7 @@ import {
   type Confirmation,
   confirmationOf,
   type OAuthClient,
+  routeInput,
   type TokenBinding,
   type TokenInfo,
 } from '@gatehouse-auth/plugin-api';
@@ -24,7 +25,6 @@ import type { VerificationService } from '../verification/service.js';
 import type { AssertionReplayStore } from './assertions.js';
 import { CLIENT_AUTH_SIGNING_ALGS, type ClientAuthenticator } from './client-auth.js';
 import type { ClientRegistry } from './clients.js';
-import { routeInput } from '../http/api-spec.js';
 import { INTROSPECT_PATHS, oauthApi, REVOKE_PATHS, TOKEN_PATHS, USERINFO_PATHS } from './api.js';
 import { OAuthError } from './errors.js';
 import { ACCOUNT_PATH, CONSENT_PATH } from './authorize/context.js';

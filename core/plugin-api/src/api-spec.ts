@@ -1,14 +1,15 @@
-import {
-  OAUTH_ERROR_STATUS,
-  type ErrorRef,
-  type ErrorStyle,
-  type RouteInput,
-  type RouteSpec,
-} from '@gatehouse-auth/plugin-api';
 import { z, type ZodType } from 'zod';
-import { ApiError } from '../errors.js';
-import { OAuthError } from '../oauth/errors.js';
-import { VERIFICATION_ERRORS } from '../verification/errors.js';
+import { ApiError } from './errors.js';
+import { OAUTH_ERROR_STATUS, OAuthError } from './oauth-errors.js';
+import type { ErrorRef, ErrorStyle, RouteInput, RouteSpec } from './routes.js';
+import { VERIFICATION_ERRORS } from './verification-errors.js';
+
+/*
+ * The declarations' machinery (decision 26), in the contract since decision 84: the plugins'
+ * routes read their input with `routeInput` and name the codes of these catalogues; the core
+ * reads its own routes with it and checks every declaration at start-up (`checkRouteSpecs`);
+ * @gatehouse-auth/openapi writes the document from `operationErrors` and `openApiPaths`.
+ */
 
 type AnyObject = z.ZodObject;
 
@@ -74,6 +75,13 @@ export const API_ERRORS: Record<string, readonly [number, string]> = {
   STORE_UNAVAILABLE: [503, 'the database cannot be reached or did not answer in time; retry after Retry-After'],
   NOT_FOUND: [404, 'no such endpoint'],
   INTERNAL_ERROR: [500, 'internal server error (logged with the referenceNumber)'],
+};
+
+/** How the OpenAPI document names the refusal of a blocked address, on each guarded operation. */
+export const ADMIN_THROTTLED: ErrorRef = {
+  code: 'TOO_MANY_ATTEMPTS',
+  status: 429,
+  description: 'too many refused bearer tokens from this address; retry after Retry-After seconds',
 };
 
 /** What an OAuth error code means, for the document. */

@@ -1,14 +1,16 @@
-import { type AuthMethod, defineRoute, type ErrorRef, type MediaType } from '@gatehouse-auth/plugin-api';
 import { z } from 'zod';
-import { ADMIN_THROTTLED } from '../http/admin-guard.js';
-import { verificationError } from './errors.js';
+import { ADMIN_THROTTLED } from './api-spec.js';
+import type { AuthMethod } from './extensions.js';
+import { defineRoute, type ErrorRef, type MediaType } from './routes.js';
+import { verificationError } from './verification-errors.js';
 
 /**
  * The pieces the verification service's operations are declared with (decision 26; the
  * declarations are @gatehouse-auth/verification-api's, decision 78, and the setup API's
- * @gatehouse-auth/setup-api's, decision 70). The method-specific checks, in their spec's order
- * (exchange_id first, then the method's fields), stay in the pipeline, so the schemas refuse only
- * what no order could accept: a body that is not an object, a field that is not a single value.
+ * @gatehouse-auth/setup-api's, decision 70; the pieces are the contract's since decision 84).
+ * The method-specific checks, in their spec's order (exchange_id first, then the method's
+ * fields), stay in the pipeline, so the schemas refuse only what no order could accept: a body
+ * that is not an object, a field that is not a single value.
  */
 
 /** A field the way forms and JSON send it; numbers and booleans are read as text. */
