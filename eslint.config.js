@@ -20,7 +20,7 @@ export default tseslint.config(
       '**/page.js',
       '**/*-page.js',
       '**/client/**/*.js',
-      'core/assets/**/*.js',
+      'core/plugin-api/assets/**/*.js',
       'plugins/page-login/assets/**/*.js',
       'plugins/page-account/assets/**/*.js',
     ],

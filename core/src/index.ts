@@ -47,8 +47,11 @@ export {
 } from '@gatehouse-auth/plugin-api';
 // Since 1.3: the login flows and the setup API for plugin routes (decision 40).
 export { verificationError, CONTINUE_ROUTE, VERIFICATION_ROUTE_PARTS } from '@gatehouse-auth/plugin-api';
-// Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages.
-export { layout as pageLayout, passwordReveal, renderErrorPage, renderNoticePage } from './login/layout.js';
+// Since 1.3: the hosted pages' skeleton and error page, for a plugin that renders its own pages
+// (the contract's since decision 85).
+export { layout as pageLayout, passwordReveal, renderErrorPage, renderNoticePage } from '@gatehouse-auth/plugin-api';
+// Since 1.3 (decision 85): a page's static files, read with a content hash and served as the core's are.
+export { readAsset, sendAsset } from '@gatehouse-auth/plugin-api';
 export { readCookie } from './http/cookies.js';
 // Since 1.3: what the admin REST API plugin documents and validates with (decision 44).
 export { ADMIN_THROTTLED } from '@gatehouse-auth/plugin-api';

@@ -142,7 +142,9 @@ describe('locales: the built-in catalogs', () => {
       }
     };
     scan(path.join(REPO_ROOT, 'core', 'src'));
-    scan(path.join(REPO_ROOT, 'core', 'assets'));
+    // The contract's page kit (decision 85: the layout, the error and notice pages) and its scripts.
+    scan(path.join(REPO_ROOT, 'core', 'plugin-api', 'src'));
+    scan(path.join(REPO_ROOT, 'core', 'plugin-api', 'assets'));
     // The sign-in link page (decision 66) names the core's catalogs' `link.…` keys.
     scan(path.join(REPO_ROOT, 'plugins', 'page-link', 'src'));
     // The consent page and the account choice (decision 75) name their `consent.…` and `account.…` keys.

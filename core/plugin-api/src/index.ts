@@ -32,3 +32,7 @@ export * from './scrub.js';
 export * from './code-method.js';
 export * from './device-method.js';
 export * from './checks.js';
+// The page kit (decision 85): the hosted pages' layout, style sheet and scripts, and headers.
+export * from './page-assets.js';
+export * from './page-headers.js';
+export * from './page-layout.js';

@@ -42,7 +42,7 @@ import { logoutCsrf } from '../oauth/logout.js';
 import { END_SESSION_PATH } from '../plugins/composition.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { UserService } from '../users/users.js';
-import { redirectSources } from './headers.js';
+import { redirectSources } from '@gatehouse-auth/plugin-api';
 import type { SetupOffers } from '../verification/setup-offers.js';
 import { SignInLinks } from './sign-in-links.js';
 

@@ -1,8 +1,13 @@
-import { html, type PageContext } from '@gatehouse-auth/plugin-api';
+import {
+  html,
+  layout,
+  pageHeaders,
+  redirectSources,
+  renderErrorPage,
+  type PageContext,
+} from '@gatehouse-auth/plugin-api';
 export type { PageContext } from '@gatehouse-auth/plugin-api';
 import type { Response } from 'express';
-import { pageHeaders, redirectSources } from '../login/headers.js';
-import { layout, renderErrorPage } from '../login/layout.js';
 
 /**
  * The authorization endpoint's own pages (error, form_post: its protocol answers), built

@@ -1,4 +1,4 @@
-import type { PluginCatalogs, WebApi } from '@gatehouse-auth/plugin-api';
+import { layout, pageHeaders, type PluginCatalogs, type WebApi } from '@gatehouse-auth/plugin-api';
 import type { Cradle } from '../composition/cradle.js';
 import { apiRoutes } from '../composition/web.js';
 import { bindingRequest } from '../oauth/binding-request.js';
@@ -6,8 +6,6 @@ import { fromTrustedProxy, trustFunction } from '../http/trust-proxy.js';
 import { readCookie } from '../http/cookies.js';
 import { Locales } from '../i18n/locales.js';
 import { SharedLimit } from '../limits/shared-counters.js';
-import { pageHeaders } from '../login/headers.js';
-import { layout } from '../login/layout.js';
 import { sessionCookieName } from '../oauth/authorize/browser.js';
 import { authorizationParametersOf, validateRequestOf } from '../oauth/authorize/request-uri.js';
 import { logoutCsrf } from '../oauth/logout.js';
@@ -17,6 +15,12 @@ import { TOKEN_BINDING } from './loader.js';
 
 /** Keys of the core's catalogs the layout itself shows on a plugin's page. */
 const LAYOUT_MESSAGES = ['brand.'];
+/**
+ * The password reveal button's words (`passwordReveal`) on a plugin's page: the core's built-in
+ * ones in the page's language, under the plugin's own.
+ */
+const REVEAL_MESSAGES = ['password.show', 'password.hide'];
+let builtin: Locales | null = null;
 
 /**
  * The web API one plugin gets: its limits, catalogs and CSRF tokens are its own. It reads the
@@ -36,7 +40,11 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
       new Map(
         Object.entries(catalogs()).map(([locale, own]) => [
           locale,
-          { ...c.locales.messages(locale).under(LAYOUT_MESSAGES), ...own },
+          {
+            ...(builtin ??= Locales.load(undefined)).messages(locale).under(REVEAL_MESSAGES),
+            ...c.locales.messages(locale).under(LAYOUT_MESSAGES),
+            ...own,
+          },
         ]),
       ),
     ));

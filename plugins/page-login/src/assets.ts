@@ -1,23 +1,14 @@
-import { readFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { readAsset, type Asset } from '@gatehouse-auth/core';
 
 // The login page's scripts: real files under assets/ (eslint and prettier check them; the
 // package ships the folder), read once at start-up. Its style sheet is the core's
 // (`/login/assets/login.css`), shared with every hosted page.
 
-/** A static file served by the page's routes, with a content hash for cache busting. */
-export interface Asset {
-  body: string;
-  contentType: string;
-  /** First 16 hex digits of the SHA-256 of the body, used as `?v=` in the page. */
-  version: string;
-}
-
 const JS = 'text/javascript; charset=utf-8';
 
+/** A static file served by the page's routes, with a content hash for cache busting. */
 function asset(file: string): Asset {
-  const body = readFileSync(new URL(`../assets/${file}`, import.meta.url), 'utf8');
-  return { body, contentType: JS, version: createHash('sha256').update(body).digest('hex').slice(0, 16) };
+  return readAsset(new URL(`../assets/${file}`, import.meta.url), JS);
 }
 
 /**

@@ -3,6 +3,7 @@ import {
   pageContext,
   renderErrorPage,
   routeInput,
+  sendAsset,
   verificationError,
   type LoginFlowView,
   type PluginApi,
@@ -10,7 +11,7 @@ import {
 } from '@gatehouse-auth/core';
 import type { Request, Response } from 'express';
 import { FINISH_PATH, LOGIN_API, OFFER_PATH } from './api.js';
-import { ENROLL_JS, LOGIN_JS, MESSAGES_JS, OFFER_JS, RESEND_JS, type Asset } from './assets.js';
+import { ENROLL_JS, LOGIN_JS, MESSAGES_JS, OFFER_JS, RESEND_JS } from './assets.js';
 import { methodView, offerView, type LoginPageLink, type RecoveryLinks } from './methods.js';
 import { renderLoginPage, renderOfferPage, renderProblemPage, type LoginView } from './page.js';
 import { pickMethods } from './picker.js';
@@ -40,15 +41,6 @@ function flowProblem(flow: LoginFlowView | null, now: Date): PageError | null {
   if (flow.status === 'completed' || flow.status === 'finished') return ERRORS.completed;
   if (flow.status !== 'active' || flow.expiresAt <= now || flow.stage >= flow.stages.length) return ERRORS.expired;
   return null;
-}
-
-function sendAsset(res: Response, asset: Asset): void {
-  res.set({
-    'Content-Type': asset.contentType,
-    'Cache-Control': 'public, max-age=300',
-    'X-Content-Type-Options': 'nosniff',
-  });
-  res.send(asset.body);
 }
 
 /** A request id as the page takes it: a non-empty string of at most 200 characters. */

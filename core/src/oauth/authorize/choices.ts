@@ -1,14 +1,14 @@
-import type {
-  AccountAnswer,
-  AccountPrompt,
-  AuthorizeChoicesApi,
-  ConsentAnswer,
-  ConsentPrompt,
-  LoginFlowView,
+import {
+  redirectSources,
+  type AccountAnswer,
+  type AccountPrompt,
+  type AuthorizeChoicesApi,
+  type ConsentAnswer,
+  type ConsentPrompt,
+  type LoginFlowView,
 } from '@gatehouse-auth/plugin-api';
 import type { Request, Response } from 'express';
 import { readCookie } from '../../http/cookies.js';
-import { redirectSources } from '../../login/headers.js';
 import { safeEqual } from '../../util/crypto.js';
 import type { LoginFlow } from '../../verification/flows.js';
 import { OAuthError } from '../errors.js';

@@ -1,6 +1,6 @@
-import { type Brand, html, type Messages, type PageContext, type SafeHtml } from '@gatehouse-auth/plugin-api';
-import { Locales } from '../i18n/locales.js';
-import { FORM_POST_JS, LOGIN_CSS, PASSWORD_REVEAL_JS } from './assets.js';
+import { html, type SafeHtml } from './html.js';
+import type { Brand, PageContext } from './login.js';
+import { FORM_POST_JS, LOGIN_CSS, PASSWORD_REVEAL_JS } from './page-assets.js';
 
 /** The product name and logo above the page, when a brand names either. */
 function brandBar(brand: Brand | undefined): SafeHtml | '' {
@@ -51,19 +51,11 @@ export function layout(
     </html> `.value;
 }
 
-let builtin: Locales | null = null;
-
-/**
- * The reveal button's words: the page's catalog's (the core's on its own pages, a deployment's
- * `messages_dir` included), else, on a plugin's page, the core's built-in ones in its language.
- */
-function revealText(t: Messages, key: string): string {
-  return t.or(key, (builtin ??= Locales.load(undefined)).messages(t.locale).t(key));
-}
-
 /**
  * Since plugin API 1.3: the script that puts a Show / Hide button beside each password field of
- * `body` (nothing when it has none), with its texts in the page's language. `layout` adds it
+ * `body` (nothing when it has none), with its texts in the page's language: the page's catalog's
+ * (the core's on its own pages, a deployment's `messages_dir` included; on a plugin's page, the
+ * plugin's, over the core's built-in ones in its language: the core's `web.messages`). `layout` adds it
  * before a page's own scripts; a page with a skeleton of its own (the site kit's) adds it to
  * its head. Same origin: allowed by `script-src 'self'`.
  */
@@ -71,8 +63,8 @@ export function passwordReveal(page: PageContext, body: SafeHtml): SafeHtml | ''
   if (!body.value.includes('type="password"')) return '';
   return html`<script
     src="${page.base}/login/assets/password-reveal.js?v=${PASSWORD_REVEAL_JS.version}"
-    data-show="${revealText(page.t, 'password.show')}"
-    data-hide="${revealText(page.t, 'password.hide')}"
+    data-show="${page.t.t('password.show')}"
+    data-hide="${page.t.t('password.hide')}"
     defer
   ></script>`;
 }

@@ -1,4 +1,4 @@
-import type { Brand } from '@gatehouse-auth/plugin-api';
+import type { Brand } from './login.js';
 import type { Response } from 'express';
 
 const POLICY = [
