@@ -241,9 +241,8 @@ export function createGatehouseContainer(
       ({ sql, clock }) => new AccountVerification({ records: recordStore(sql, clock, 'gatehouse:account') }),
     ),
     setupOffers: single(
-      ({ config, clients, extensions, services, verification, sql, clock }) =>
+      ({ clients, extensions, services, verification, sql, clock }) =>
         new SetupOffers({
-          config,
           clients,
           extensions,
           services,

@@ -175,7 +175,7 @@ export class LoginFlows implements LoginFlowsApi {
     const given = Object.fromEntries(
       Object.entries(fields).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
     );
-    return this.continuation(await this.deps.verification.continueLogin(given, logOf(req)));
+    return this.continuation(await this.deps.verification.continueLogin(given, req.log));
   }
 
   async continueWithPassword(
@@ -185,7 +185,7 @@ export class LoginFlows implements LoginFlowsApi {
     const { verification } = this.deps;
     const method = verification.methodWithField('password');
     const request = requestFacts(req);
-    const logger = logOf(req);
+    const logger = req.log;
     const started = await verification.initiate(method.id, {
       fields: { request_id: input.requestId, usage_type: 'INITIAL_AUTHENTICATION', identifier: input.username },
       request,
@@ -268,7 +268,7 @@ export class LoginFlows implements LoginFlowsApi {
 
   isEnrolled(req: IncomingMessage, flow: LoginFlowView, user: UserRecord, methodId: string): Promise<boolean> {
     const facts = requestFacts(req, undefined, this.deps.device);
-    return this.deps.verification.isEnrolled(user, methodId, flow.clientId, facts, logOf(req));
+    return this.deps.verification.isEnrolled(user, methodId, flow.clientId, facts, req.log);
   }
 
   cancelToken(req: IncomingMessage, flow: LoginFlowView): string | null {
@@ -305,7 +305,7 @@ export class LoginFlows implements LoginFlowsApi {
   }
 
   offer(req: IncomingMessage, flow: LoginFlowView): Promise<AuthMethod | null> {
-    return this.deps.setupOffers.pick(this.flowOf(flow), requestFacts(req, undefined, this.deps.device), logOf(req));
+    return this.deps.setupOffers.pick(this.flowOf(flow), requestFacts(req, undefined, this.deps.device), req.log);
   }
 
   async declineOffer(flow: LoginFlowView, methodId: string): Promise<void> {
@@ -329,7 +329,7 @@ export class LoginFlows implements LoginFlowsApi {
     candidate: { username: string; email: string | null; phone: string | null },
   ) {
     const facts = requestFacts(req, undefined, this.deps.device);
-    return this.deps.verification.screenRegistration(candidate, flow.clientId, facts, logOf(req));
+    return this.deps.verification.screenRegistration(candidate, flow.clientId, facts, req.log);
   }
 
   async registered(
@@ -383,8 +383,4 @@ export class LoginFlows implements LoginFlowsApi {
   answerLink(req: IncomingMessage, link: SignInLink, answer: 'confirm' | 'deny'): Promise<SignInLinkAnswered> {
     return this.links.answer(req, link, answer);
   }
-}
-
-function logOf(req: IncomingMessage) {
-  return (req as Request).log;
 }
