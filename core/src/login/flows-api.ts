@@ -23,7 +23,7 @@ import type { ClientRegistry } from '../oauth/clients.js';
 import { OAuthError } from '../oauth/errors.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { clientIp, requestFacts } from '../verification/context.js';
-import { remainingStages } from '../verification/stages.js';
+import { offered, remainingStages } from '../verification/stages.js';
 import { verificationError } from '../verification/errors.js';
 import type { ExchangeStore } from '../verification/exchanges.js';
 import { flowClosedReason, type LoginFlow, type LoginFlowStore } from '../verification/flows.js';
@@ -365,7 +365,7 @@ export class LoginFlows implements LoginFlowsApi {
     return this.continuation({
       flow: next,
       completed,
-      nextMethods: completed ? [] : (next.stages[next.stage] ?? []).filter((m) => !next.methods.includes(m)),
+      nextMethods: completed ? [] : offered(next.stages[next.stage] ?? [], next.methods),
     });
   }
 

@@ -7,6 +7,15 @@ import { clientIp, requestFacts } from './context.js';
 import type { SetupOffers } from './setup-offers.js';
 import { verificationError } from './errors.js';
 
+/** What the caller check reads (the container's cradle, at each request). */
+export interface SetupAccessDeps {
+  adminGuard: AdminGuard;
+  tokens: TokenService;
+  users: UserService;
+  setupOffers: Pick<SetupOffers, 'hasSecondFactor'>;
+  clock: Clock;
+}
+
 /** The scope a user's access token needs to manage its own sign-in methods (first-party apps). */
 const MANAGE_METHODS_SCOPE = 'gatehouse.methods';
 
@@ -34,17 +43,7 @@ async function tokenOwner(tokens: TokenService, token: string) {
  * (and their second factor, when they have one: a password alone must not change the others).
  * Throws the refusal; a user's own token leaves its user and app in `res.locals` for `setupUser`.
  */
-export async function checkSetupCaller(
-  deps: {
-    adminGuard: AdminGuard;
-    tokens: TokenService;
-    users: UserService;
-    setupOffers: Pick<SetupOffers, 'hasSecondFactor'>;
-    clock: Clock;
-  },
-  req: Request,
-  res: Response,
-): Promise<void> {
+export async function checkSetupCaller(deps: SetupAccessDeps, req: Request, res: Response): Promise<void> {
   const { adminGuard } = deps;
   const bearer = bearerOf(req);
   if (!bearer) return adminGuard.check(req);

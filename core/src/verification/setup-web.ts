@@ -1,5 +1,4 @@
 import type {
-  Clock,
   EnrollmentHandlers,
   JsonObject,
   LoginFlowView,
@@ -10,25 +9,19 @@ import type {
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { appMethods } from '../config/schema.js';
-import type { AdminGuard } from '../http/admin-guard.js';
 import type { LoginFlows } from '../login/flows-api.js';
 import type { LogoutService } from '../oauth/logout.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { SetupOffers } from './setup-offers.js';
-import type { TokenService } from '../oauth/tokens.js';
-import type { UserService } from '../users/users.js';
 import type { LoginFlowStore } from './flows.js';
 import { requestFacts } from './context.js';
 import { verificationError } from './errors.js';
 import type { PasswordChanges } from './password-changed.js';
 import type { VerificationService } from './service.js';
-import { checkSetupCaller, setupUser } from './setup-access.js';
+import { checkSetupCaller, setupUser, type SetupAccessDeps } from './setup-access.js';
 import { multipartFor, uploadedFiles } from './uploads.js';
 
-export interface SetupWebDeps {
-  adminGuard: AdminGuard;
-  tokens: TokenService;
-  users: UserService;
+export interface SetupWebDeps extends SetupAccessDeps {
   logout: Pick<LogoutService, 'endUserSessions'>;
   /** The event `password_changed`, with what was set up since the user's last sign-in. */
   passwordChanges: Pick<PasswordChanges, 'changed'>;
@@ -38,7 +31,6 @@ export interface SetupWebDeps {
   setupOffers: SetupOffers;
   loginFlows: LoginFlows;
   flows: Pick<LoginFlowStore, 'advance'>;
-  clock: Clock;
 }
 
 type EnrollmentStep = 'initiation' | 'scan' | 'verification';
