@@ -80,7 +80,7 @@ export async function startBrowserSession(
  * cookie. Its result is read once, by the browser that did it.
  */
 export class HostedLogin {
-  constructor(private readonly deps: HostedLoginDeps & { clock: Clock }) {}
+  constructor(private readonly deps: HostedLoginDeps & { clock: Clock; issuerPath: string }) {}
 
   /**
    * Sends the browser through `clientId`'s login stages, then to `returnTo` with `request_id`
@@ -112,13 +112,8 @@ export class HostedLogin {
       params: { return_to: input.returnTo, plugin_login: true, binding: sha256(bindingValue) },
     });
     res.cookie(binding.flowCookie(flow.id), bindingValue, binding.cookieOptions(config.verification.flow_ttl));
-    const base = new URL(config.issuer).pathname.replace(/\/+$/, '');
-    res.redirect(
-      303,
-      flow.status === 'completed'
-        ? withRequestId(input.returnTo, flow.id)
-        : `${base}/login?request_id=${encodeURIComponent(flow.id)}`,
-    );
+    const next = flow.status === 'completed' ? input.returnTo : `${this.deps.issuerPath}/login`;
+    res.redirect(303, withRequestId(next, flow.id));
   }
 
   /**
