@@ -180,10 +180,7 @@ export function createGatehouseContainer(
         ),
     ),
     sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),
-    hostedLogin: single(
-      ({ config, clients, sso, sessions, logout, flows, binding, device, clock }) =>
-        new HostedLogin({ config, clients, sso, sessions, logout, flows, binding, device, now: () => clock.now() }),
-    ),
+    hostedLogin: single((c) => new HostedLogin(c)),
     logout: single(
       ({ config, sessions, tokens, keys, events, extensions, logger }) =>
         new LogoutService({ issuer: config.issuer, sessions, tokens, keys, events, extensions, logger }),
@@ -241,9 +238,8 @@ export function createGatehouseContainer(
       ({ sql, clock }) => new AccountVerification({ records: recordStore(sql, clock, 'gatehouse:account') }),
     ),
     setupOffers: single(
-      ({ config, clients, extensions, services, verification, sql, clock }) =>
+      ({ clients, extensions, services, verification, sql, clock }) =>
         new SetupOffers({
-          config,
           clients,
           extensions,
           services,
@@ -256,7 +252,8 @@ export function createGatehouseContainer(
     setupWeb: single((c) => new SetupWeb(c)),
     devicesWeb: single((c) => new DevicesWeb(c)),
     verificationWeb: single((c) => new VerificationWeb(c)),
-    authorizeChoices: single((c) => new AuthorizeChoices(new AuthorizeContext(c), c.loginFlows)),
+    authorizeContext: single((c) => new AuthorizeContext(c)),
+    authorizeChoices: single((c) => new AuthorizeChoices(c.authorizeContext, c.loginFlows)),
     statusWatch: single(({ statuses, lifecycle }) => new StatusWatch(statuses, () => lifecycle.draining)),
 
     services: asFunction(() => makeServices(container, provided)).singleton(),

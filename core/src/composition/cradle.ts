@@ -30,7 +30,7 @@ import type { DeviceCookie } from '../http/device.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Locales } from '../i18n/locales.js';
 import type { AssertionReplayStore } from '../oauth/assertions.js';
-import type { AuthorizeChoices, BrowserBinding } from '../oauth/authorize/index.js';
+import type { AuthorizeChoices, AuthorizeContext, BrowserBinding } from '../oauth/authorize/index.js';
 import type { ClientAuthenticator, ClientBlocks } from '../oauth/client-auth.js';
 import type { AdminGuard } from '../http/admin-guard.js';
 import type { ClientRegistry } from '../oauth/clients.js';
@@ -122,6 +122,8 @@ export interface Cradle {
   devicesWeb: DevicesWeb;
   /** The verification service's operations for the plugin that serves its routes (`web.verification`, decision 78). */
   verificationWeb: VerificationWeb;
+  /** What the authorization endpoint's steps share: its routes, its choices and generated logins. */
+  authorizeContext: AuthorizeContext;
   /** The consent and the account choice for the plugin that shows them (`api.web.authorize`). */
   authorizeChoices: AuthorizeChoices;
   /** The addresses users proved (account verification). */

@@ -42,7 +42,7 @@ export function buildWeb(cradle: Cradle): {
   app.use(oauthRoutes(c, oauth));
   app.use(healthRoutes(c));
   app.use(assetRoutes());
-  app.use(authorizeRoutes(c));
+  app.use(authorizeRoutes(c.authorizeContext));
   // A declaration naming an unknown error code, or a path twice, stops the boot.
   try {
     checkRouteSpecs(apiRoutes(c));

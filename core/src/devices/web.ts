@@ -1,6 +1,5 @@
 import { DEVICE_API_PATHS, type AccountStore, type DevicesApi, type UserRecord } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
-import type { Logger } from 'pino';
 import { ApiError } from '../errors.js';
 import { requestFacts, stringFields } from '../verification/context.js';
 import { verificationError } from '../verification/errors.js';
@@ -56,8 +55,7 @@ export class DevicesWeb implements DevicesApi {
     if (!Object.hasOwn(PUSH_STEPS, step)) throw new ApiError(404, 'NOT_FOUND', 'no such endpoint');
     deviceBody('pushStep', body);
     const path = DEVICE_API_PATHS.pushStep.replace(':method', method).replace(':step', step);
-    const logger = (req as IncomingMessage & { log: Logger }).log;
-    const request = { ...this.request(req, body, path), keys: stringFields(body).keys, logger };
+    const request = { ...this.request(req, body, path), keys: stringFields(body).keys, logger: req.log };
     return this.deps.verification.pushStep(method, step as PushStep, request);
   }
 

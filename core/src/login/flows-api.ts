@@ -15,16 +15,15 @@ import type {
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../config/schema.js';
-import { SharedLimit, type SharedCounters } from '../limits/shared-counters.js';
 import { stagesFor } from '../oauth/acr.js';
 import type { BrowserBinding } from '../oauth/authorize/browser.js';
+import type { AuthorizeContext } from '../oauth/authorize/context.js';
 import { ErrorPage, RedirectError, validate } from '../oauth/authorize/request.js';
-import { resolveRequestUri } from '../oauth/authorize/request-uri.js';
 import type { ClientRegistry } from '../oauth/clients.js';
 import { OAuthError } from '../oauth/errors.js';
 import { randomToken, sha256 } from '../util/crypto.js';
 import { clientIp, requestFacts } from '../verification/context.js';
-import { remainingStages } from '../verification/stages.js';
+import { offered, remainingStages } from '../verification/stages.js';
 import { verificationError } from '../verification/errors.js';
 import type { ExchangeStore } from '../verification/exchanges.js';
 import { flowClosedReason, type LoginFlow, type LoginFlowStore } from '../verification/flows.js';
@@ -66,8 +65,9 @@ export interface LoginFlowsDeps {
   >;
   loginRedirects: LoginRedirects;
   loginUi: LoginUi;
-  extensions: Pick<Extensions, 'methods' | 'requestResolvers' | 'requestObjects' | 'prompts' | 'metadata'>;
-  counters: Pick<SharedCounters, 'hit'>;
+  extensions: Pick<Extensions, 'methods' | 'prompts' | 'metadata'>;
+  /** The authorization endpoint's steps: its per-address limit, its request resolution, its pages' paths. */
+  authorizeContext: Pick<AuthorizeContext, 'flowStartWait' | 'requestQuery' | 'flowUrl' | 'page'>;
   clock: Clock;
   locales: Locales;
   users: Pick<UserService, 'findById'>;
@@ -80,16 +80,12 @@ export interface LoginFlowsDeps {
 /** The core's login flows for plugins, and for its own continuation (the hosted page's). */
 export class LoginFlows implements LoginFlowsApi {
   private readonly full = new WeakMap<LoginFlowView, LoginFlow>();
-  private readonly flowStarts: SharedLimit | null;
   private readonly issuerOrigin: string;
   private readonly links: SignInLinks;
 
   constructor(private readonly deps: LoginFlowsDeps) {
     this.links = new SignInLinks(deps, this);
     this.issuerOrigin = new URL(deps.config.issuer).origin;
-    // The same counter as /authorize's (one name, every node).
-    const perIp = deps.config.oauth.authorize_per_ip_per_minute;
-    this.flowStarts = perIp ? new SharedLimit(deps.counters, 'authorize', perIp, 60_000, deps.clock) : null;
   }
 
   /** The view of a flow; the API's other calls find the flow behind it. */
@@ -175,7 +171,7 @@ export class LoginFlows implements LoginFlowsApi {
     const given = Object.fromEntries(
       Object.entries(fields).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
     );
-    return this.continuation(await this.deps.verification.continueLogin(given, logOf(req)));
+    return this.continuation(await this.deps.verification.continueLogin(given, req.log));
   }
 
   async continueWithPassword(
@@ -185,7 +181,7 @@ export class LoginFlows implements LoginFlowsApi {
     const { verification } = this.deps;
     const method = verification.methodWithField('password');
     const request = requestFacts(req);
-    const logger = logOf(req);
+    const logger = req.log;
     const started = await verification.initiate(method.id, {
       fields: { request_id: input.requestId, usage_type: 'INITIAL_AUTHENTICATION', identifier: input.username },
       request,
@@ -208,8 +204,9 @@ export class LoginFlows implements LoginFlowsApi {
   }
 
   async generate(req: Request, res: Response, params: Record<string, string>): Promise<LoginFlowView> {
-    const { clients, flows, config } = this.deps;
-    const wait = (await this.flowStarts?.hit(clientIp(req))) ?? null;
+    const { clients, flows, config, authorizeContext } = this.deps;
+    // The same limit as /authorize's (one counter, every node).
+    const wait = await authorizeContext.flowStartWait(req);
     if (wait) {
       res.set('Retry-After', String(wait));
       throw new OAuthError('temporarily_unavailable', 'too many sign-in requests from this address', 429);
@@ -218,9 +215,7 @@ export class LoginFlows implements LoginFlowsApi {
     try {
       // A pushed request's request_uri, a request object's request, stand for their parameters (plugin API 1.3).
       const query = `?${new URLSearchParams(params).toString()}`;
-      const { requestResolvers, requestObjects } = this.deps.extensions;
-      const sources = { resolver: requestResolvers.values()[0], verifier: requestObjects.values()[0] };
-      request = validate(await resolveRequestUri(query, clients, sources), clients);
+      request = validate(await authorizeContext.requestQuery(query), clients);
     } catch (err) {
       // No redirect: the caller is a script that reads the answer.
       if (err instanceof ErrorPage) throw new OAuthError(err.code, err.message, err.status);
@@ -268,7 +263,7 @@ export class LoginFlows implements LoginFlowsApi {
 
   isEnrolled(req: IncomingMessage, flow: LoginFlowView, user: UserRecord, methodId: string): Promise<boolean> {
     const facts = requestFacts(req, undefined, this.deps.device);
-    return this.deps.verification.isEnrolled(user, methodId, flow.clientId, facts, logOf(req));
+    return this.deps.verification.isEnrolled(user, methodId, flow.clientId, facts, req.log);
   }
 
   cancelToken(req: IncomingMessage, flow: LoginFlowView): string | null {
@@ -295,9 +290,8 @@ export class LoginFlows implements LoginFlowsApi {
   restartUrl(flow: LoginFlowView): string | null {
     const request = flow.oauth as unknown as AuthorizationRequest | null;
     if (!request) return null;
-    const base = new URL(this.deps.config.issuer).pathname.replace(/\/+$/, '');
     // Someone else signs in: the app's guess at who it is no longer helps.
-    return `${base}${authorizeUrlOf({ ...request, login_hint: null })}`;
+    return `${this.deps.authorizeContext.page.base}${authorizeUrlOf({ ...request, login_hint: null })}`;
   }
 
   markDevice(req: IncomingMessage, res: Response): void {
@@ -305,7 +299,7 @@ export class LoginFlows implements LoginFlowsApi {
   }
 
   offer(req: IncomingMessage, flow: LoginFlowView): Promise<AuthMethod | null> {
-    return this.deps.setupOffers.pick(this.flowOf(flow), requestFacts(req, undefined, this.deps.device), logOf(req));
+    return this.deps.setupOffers.pick(this.flowOf(flow), requestFacts(req, undefined, this.deps.device), req.log);
   }
 
   async declineOffer(flow: LoginFlowView, methodId: string): Promise<void> {
@@ -319,8 +313,7 @@ export class LoginFlows implements LoginFlowsApi {
   promptUrl(flow: LoginFlowView, prompt: 'create'): string | null {
     const handler = this.deps.extensions.prompts.get(prompt);
     if (!handler || !this.deps.clients.get(flow.clientId)?.prompts?.includes(prompt)) return null;
-    const base = new URL(this.deps.config.issuer).pathname.replace(/\/+$/, '');
-    return `${base}${handler.path}?request_id=${encodeURIComponent(flow.id)}`;
+    return this.deps.authorizeContext.flowUrl(handler.path, flow);
   }
 
   screenRegistration(
@@ -329,7 +322,7 @@ export class LoginFlows implements LoginFlowsApi {
     candidate: { username: string; email: string | null; phone: string | null },
   ) {
     const facts = requestFacts(req, undefined, this.deps.device);
-    return this.deps.verification.screenRegistration(candidate, flow.clientId, facts, logOf(req));
+    return this.deps.verification.screenRegistration(candidate, flow.clientId, facts, req.log);
   }
 
   async registered(
@@ -372,7 +365,7 @@ export class LoginFlows implements LoginFlowsApi {
     return this.continuation({
       flow: next,
       completed,
-      nextMethods: completed ? [] : (next.stages[next.stage] ?? []).filter((m) => !next.methods.includes(m)),
+      nextMethods: completed ? [] : offered(next.stages[next.stage] ?? [], next.methods),
     });
   }
 
@@ -383,8 +376,4 @@ export class LoginFlows implements LoginFlowsApi {
   answerLink(req: IncomingMessage, link: SignInLink, answer: 'confirm' | 'deny'): Promise<SignInLinkAnswered> {
     return this.links.answer(req, link, answer);
   }
-}
-
-function logOf(req: IncomingMessage) {
-  return (req as Request).log;
 }

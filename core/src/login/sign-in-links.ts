@@ -8,7 +8,6 @@ import type {
   SignInLinkProblem,
 } from '@gatehouse-auth/plugin-api';
 import type { IncomingMessage } from 'node:http';
-import type { Request } from 'express';
 import { isProtocolError } from '../errors.js';
 import type { BrowserBinding } from '../oauth/authorize/browser.js';
 import { requestFacts } from '../verification/context.js';
@@ -61,7 +60,7 @@ export class SignInLinks {
           flow.id,
           proof,
           requestFacts(req),
-          logOf(req),
+          req.log,
         );
         return { outcome: 'continued', continuation: this.views.continuation(result) };
       }
@@ -77,10 +76,10 @@ export class SignInLinks {
       const facts = requestFacts(req);
       if (answer === 'deny') {
         const fields = { exchange_id: proof.exchange_id!, reason: 'denied_by_link' };
-        await this.deps.verification.cancel(exchange.method, fields, ['exchange_id', 'reason'], facts, logOf(req));
+        await this.deps.verification.cancel(exchange.method, fields, ['exchange_id', 'reason'], facts, req.log);
         return { outcome: 'denied', flow: this.views.view(flow) };
       }
-      await this.deps.verification.verifyProof(exchange.method, proof, facts, logOf(req));
+      await this.deps.verification.verifyProof(exchange.method, proof, facts, req.log);
       return { outcome: 'confirmed', flow: this.views.view(flow) };
     });
   }
@@ -119,8 +118,4 @@ async function refusing<T extends { outcome: string }>(
     if (isProtocolError(err)) return { outcome: 'refused', problem: 'refused' };
     throw err;
   }
-}
-
-function logOf(req: IncomingMessage) {
-  return (req as Request).log;
 }

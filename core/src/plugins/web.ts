@@ -28,9 +28,8 @@ let builtin: Locales | null = null;
  */
 export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatalogs): WebApi {
   const issuer = c.config.issuer.replace(/\/+$/, '');
-  const base = new URL(issuer).pathname.replace(/\/+$/, '');
-  const secure = issuer.startsWith('https://');
-  const csrfCookie = `${secure ? '__Host-' : ''}gh_form`;
+  const { secure } = c.binding;
+  const csrfCookie = c.binding.cookieName('gh_form');
   const sessionCookie = sessionCookieName(c.config.issuer);
   const ownOrigin = new URL(issuer).origin;
   let locales: Locales | null = null;
@@ -53,7 +52,7 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
 
   return {
     issuer,
-    base,
+    base: c.issuerPath,
     url: (path) => `${issuer}${path.startsWith('/') ? path : `/${path}`}`,
     routeSpecs: () => apiRoutes(c),
     methods: () => c.verification.methods(),
@@ -93,10 +92,7 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
     },
     clientIp: (req) => clientIp(req),
     fromTrustedProxy: (req) => fromTrustedProxy(req, trust),
-    login: {
-      start: (req, res, input) => c.hostedLogin.start(req, res, input),
-      result: (req, res, requestId) => c.hostedLogin.result(req, res, requestId),
-    },
+    login: lazy(() => c.hostedLogin),
     messages: (req, uiLocales) => localesOf().for(req, uiLocales),
     headers: (res, formTargets = [], referrer, brand) => pageHeaders(res, formTargets, referrer, brand),
     brand: (clientId) => c.branding.of(clientId),
@@ -111,7 +107,7 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
     page(req, res, page) {
       const brand = c.branding.of(page.app);
       pageHeaders(res, page.formTargets ?? [], page.referrer ?? 'same-origin', brand);
-      const context = { base, t: localesOf().for(req, page.uiLocales ?? null), brand };
+      const context = { base: c.issuerPath, t: localesOf().for(req, page.uiLocales ?? null), brand };
       res.status(page.status ?? 200).send(layout(context, page.title, page.body, null));
     },
     csrf: {

@@ -1,7 +1,7 @@
 import type { AuthMethod, RecordStore, RequestFacts, Services, UserRecord } from '@gatehouse-auth/plugin-api';
 import type { ClientRegistry } from '../oauth/clients.js';
 import type { Logger } from 'pino';
-import { appMethods, type GatehouseConfig } from '../config/schema.js';
+import { appMethods } from '../config/schema.js';
 import type { Extensions } from '../plugins/loader.js';
 import { mayBind } from './binding-rule.js';
 import type { LoginFlow } from './flows.js';
@@ -21,7 +21,6 @@ const DECLINED_SECONDS = 30 * 24 * 3600;
 export class SetupOffers {
   constructor(
     private readonly deps: {
-      config: GatehouseConfig;
       /** The apps, the config's and those stored in the database. */
       clients: Pick<ClientRegistry, 'app' | 'apps'>;
       extensions: Extensions;

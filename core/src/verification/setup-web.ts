@@ -1,5 +1,4 @@
 import type {
-  Clock,
   EnrollmentHandlers,
   JsonObject,
   LoginFlowView,
@@ -10,25 +9,19 @@ import type {
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { appMethods } from '../config/schema.js';
-import type { AdminGuard } from '../http/admin-guard.js';
 import type { LoginFlows } from '../login/flows-api.js';
 import type { LogoutService } from '../oauth/logout.js';
 import type { Extensions } from '../plugins/loader.js';
 import type { SetupOffers } from './setup-offers.js';
-import type { TokenService } from '../oauth/tokens.js';
-import type { UserService } from '../users/users.js';
 import type { LoginFlowStore } from './flows.js';
 import { requestFacts } from './context.js';
 import { verificationError } from './errors.js';
 import type { PasswordChanges } from './password-changed.js';
 import type { VerificationService } from './service.js';
-import { setupAccess } from './setup-access.js';
+import { checkSetupCaller, setupUser, type SetupAccessDeps } from './setup-access.js';
 import { multipartFor, uploadedFiles } from './uploads.js';
 
-export interface SetupWebDeps {
-  adminGuard: AdminGuard;
-  tokens: TokenService;
-  users: UserService;
+export interface SetupWebDeps extends SetupAccessDeps {
   logout: Pick<LogoutService, 'endUserSessions'>;
   /** The event `password_changed`, with what was set up since the user's last sign-in. */
   passwordChanges: Pick<PasswordChanges, 'changed'>;
@@ -38,7 +31,6 @@ export interface SetupWebDeps {
   setupOffers: SetupOffers;
   loginFlows: LoginFlows;
   flows: Pick<LoginFlowStore, 'advance'>;
-  clock: Clock;
 }
 
 type EnrollmentStep = 'initiation' | 'scan' | 'verification';
@@ -51,31 +43,16 @@ const HANDLER: Record<EnrollmentStep, Exclude<keyof EnrollmentHandlers, 'import'
 };
 
 export class SetupWeb implements SetupApi {
-  private checks?: ReturnType<typeof setupAccess>;
-
   // Nothing is resolved until a request: a plugin takes `admit` in `register`, before the
   // plugins' apps joined the registry the token service reads.
   constructor(private readonly deps: SetupWebDeps) {}
 
-  private get guard() {
-    return (this.checks ??= setupAccess(this.deps));
-  }
-
   /** Requests `admit` let through: `access` need not check their caller again. */
   private readonly admitted = new WeakSet<IncomingMessage>();
 
-  private async caller(req: Request, res: Response): Promise<void> {
-    // The middleware answers by next(err), or by throwing (the admin guard's refusals).
-    await new Promise<void>((resolve, reject) => {
-      Promise.resolve(
-        this.guard.requireSetupAccess(req, res, (err?: unknown) => (err ? reject(err) : resolve())),
-      ).catch(reject);
-    });
-  }
-
   async access(req: Request, res: Response, sub: unknown) {
-    if (!this.admitted.has(req)) await this.caller(req, res);
-    const user = await this.guard.userOf(sub, res);
+    if (!this.admitted.has(req)) await checkSetupCaller(this.deps, req, res);
+    const user = await setupUser(this.deps.users, sub, res);
     return { user, clientId: (res.locals.tokenClient as string | undefined) ?? null };
   }
 
@@ -96,7 +73,7 @@ export class SetupWeb implements SetupApi {
       credentials: this.deps.services.credentials(user.id, method.id),
       request,
       clientId: 'enrollment',
-      logger: logOf(req),
+      logger: req.log,
       body,
       files: uploadedFiles(req),
       pending,
@@ -111,7 +88,7 @@ export class SetupWeb implements SetupApi {
   }
 
   isEnrolled(user: UserRecord, methodId: string, req: IncomingMessage) {
-    return this.deps.verification.isEnrolled(user, methodId, 'enrollment', requestFacts(req), logOf(req));
+    return this.deps.verification.isEnrolled(user, methodId, 'enrollment', requestFacts(req), req.log);
   }
 
   removed(userId: string) {
@@ -126,7 +103,7 @@ export class SetupWeb implements SetupApi {
 
   // The caller is checked before any body is read; a multipart one is read here, with the method's limits.
   readonly admit: RequestHandler = (req, res, next) => {
-    this.caller(req, res)
+    checkSetupCaller(this.deps, req, res)
       .then(() => {
         this.admitted.add(req);
         multipartFor(this.deps.verification)(req, res, next);
@@ -151,7 +128,7 @@ export class SetupWeb implements SetupApi {
       methods.push({
         type: id,
         stages: app.login_stages.flatMap((stage, i) => (stage.includes(id) ? [i + 1] : [])),
-        enrolled: await verification.isEnrolled(user, id, app.client_id, requestFacts(req), logOf(req)),
+        enrolled: await verification.isEnrolled(user, id, app.client_id, requestFacts(req), req.log),
         can_setup: method.enrollment !== undefined,
       });
     }
@@ -169,7 +146,7 @@ export class SetupWeb implements SetupApi {
     const { users, verification, setupOffers } = this.deps;
     const flow = this.deps.loginFlows.flowOf(view);
     const request = requestFacts(req);
-    const logger = logOf(req);
+    const logger = req.log;
     const user = flow.userId ? await users.findById(flow.userId) : null;
     if (!user || user.status !== 'active') {
       throw verificationError('SETUP_NOT_ALLOWED', 'complete the first stage of the sign-in first');
@@ -204,7 +181,7 @@ export class SetupWeb implements SetupApi {
     // Finished by an initiation alone (a password set), the setup proved nothing: sign in with it.
     if (step === 'initiation') return { response, continuation: null };
     const flow = this.deps.loginFlows.flowOf(view);
-    const enrolled = await verification.isEnrolled(user, method.id, flow.clientId, requestFacts(req), logOf(req));
+    const enrolled = await verification.isEnrolled(user, method.id, flow.clientId, requestFacts(req), req.log);
     if (!enrolled) return { response, continuation: null };
     const next = await this.deps.flows.advance(flow, flow.stage, {
       userId: user.id,
@@ -213,7 +190,7 @@ export class SetupWeb implements SetupApi {
     });
     if (!next) throw verificationError('WRONG_FLOW_STAGE');
     const done = { userId: user.id, method: method.id, stage: flow.stage, stepUp: false, setup: true } as const;
-    const result = await verification.stageCompleted(flow, next, done, logOf(req));
+    const result = await verification.stageCompleted(flow, next, done, req.log);
     return { response, continuation: this.deps.loginFlows.continuation(result) };
   }
 
@@ -222,10 +199,6 @@ export class SetupWeb implements SetupApi {
     const user = flow.userId ? await this.deps.users.findById(flow.userId) : null;
     if (!user || user.status !== 'active') return false;
     const method = this.deps.verification.method(methodId);
-    return this.deps.setupOffers.mayEnrol(flow, user, method, requestFacts(req), logOf(req));
+    return this.deps.setupOffers.mayEnrol(flow, user, method, requestFacts(req), req.log);
   }
-}
-
-function logOf(req: IncomingMessage) {
-  return (req as Request).log;
 }

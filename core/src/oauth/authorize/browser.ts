@@ -53,16 +53,14 @@ export function browserBinding(issuer: string) {
   };
 }
 
-/** The CSRF token of a form: an HMAC-like digest of the flow's cookie binding. */
-export function csrfToken(binding: string): string {
-  return sha256(`csrf:${binding}`);
-}
-
-/** The token a flow's forms (consent, cancel) must echo, for this browser; null if it is not bound. */
+/**
+ * The token a flow's forms (consent, cancel) must echo, for this browser (CSRF): an HMAC-like
+ * digest of the flow's cookie binding; null if it is not bound.
+ */
 export function flowFormToken(issuer: string, req: IncomingMessage, flow: LoginFlow): string | null {
   const binding = browserBinding(issuer);
   if (typeof flow.params.binding !== 'string' || !binding.isBound(req, flow)) return null;
-  return csrfToken(readCookie(req, binding.flowCookie(flow.id))!);
+  return sha256(`csrf:${readCookie(req, binding.flowCookie(flow.id))!}`);
 }
 
 /** Flow cookies a browser may hold at once; a new sign-in beyond that drops the oldest. */

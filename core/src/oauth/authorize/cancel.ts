@@ -3,7 +3,7 @@ import { safeEqual } from '../../util/crypto.js';
 import { OAuthError } from '../errors.js';
 import { flowFormToken } from './browser.js';
 import type { AuthorizeContext } from './context.js';
-import { alreadyFinished, ErrorPage, errorParams, type AuthorizationRequest } from './request.js';
+import { ErrorPage, errorParams, type AuthorizationRequest } from './request.js';
 
 /** POST /login/cancel, the hosted page's way back to the app: it hears access_denied, with its state. */
 export function cancelAuthorization(ctx: AuthorizeContext): RequestHandler {
@@ -16,8 +16,7 @@ export function cancelAuthorization(ctx: AuthorizeContext): RequestHandler {
       throw new ErrorPage(403, 'invalid_request', 'The form has expired. Go back to the app and start again.');
     }
     const request = flow.params.oauth as unknown as AuthorizationRequest;
-    if (!(await flows.cancel(flow.id))) throw alreadyFinished();
-    ctx.forgetFlow(res, flow);
+    await ctx.end(res, flow, 'cancel');
     ctx.respond(res, request, errorParams(new OAuthError('access_denied', 'the user cancelled the sign-in')));
   };
 }

@@ -15,7 +15,7 @@ import { OAuthError } from '../errors.js';
 import { flowFormToken } from './browser.js';
 import { RESUME_PATH, type AuthorizeContext } from './context.js';
 import { finish } from './finish.js';
-import { alreadyFinished, authorizeUrlOf, ErrorPage, type AuthorizationRequest } from './request.js';
+import { authorizeUrlOf, ErrorPage, type AuthorizationRequest } from './request.js';
 
 /**
  * The consent and the account choice of the authorization endpoint (`web.authorize`, decision
@@ -30,20 +30,20 @@ export class AuthorizeChoices implements AuthorizeChoicesApi {
 
   readonly consent = {
     show: (req: Request, res: Response, requestId: unknown) =>
-      this.shown(res, async (): Promise<ConsentPrompt> => {
+      this.ctx.shown(res, async (): Promise<ConsentPrompt> => {
         const { flow, request, csrf } = await this.waiting(req, requestId, 'completed');
         const client = this.ctx.deps.clients.get(request.client_id)!;
         const formTargets = redirectSources(client.redirectUris);
         return { flow: this.views.view(flow), scopes: request.scope, csrf, formTargets };
       }),
     answer: async (req: Request, res: Response, form: ConsentAnswer) => {
-      await this.shown(res, () => this.answerConsent(req, res, form));
+      await this.ctx.shown(res, () => this.answerConsent(req, res, form));
     },
   };
 
   readonly account = {
     show: (req: Request, res: Response, requestId: unknown) =>
-      this.shown(res, async (): Promise<AccountPrompt> => {
+      this.ctx.shown(res, async (): Promise<AccountPrompt> => {
         const { flow, request, csrf, user } = await this.choosing(req, requestId);
         const client = this.ctx.deps.clients.get(request.client_id)!;
         // Continuing ends at the app's redirect URI, or at its own login UI for the stages left.
@@ -51,20 +51,9 @@ export class AuthorizeChoices implements AuthorizeChoicesApi {
         return { flow: this.views.view(flow), userName: user.username, csrf, formTargets: redirectSources(ends) };
       }),
     answer: async (req: Request, res: Response, form: AccountAnswer) => {
-      await this.shown(res, () => this.answerAccount(req, res, form));
+      await this.ctx.shown(res, () => this.answerAccount(req, res, form));
     },
   };
-
-  /** Runs a step; an ErrorPage it throws is the core's error page (no redirect URI is trusted for it), and null. */
-  private async shown<T>(res: Response, step: () => Promise<T>): Promise<T | null> {
-    try {
-      return await step();
-    } catch (err) {
-      if (!(err instanceof ErrorPage)) throw err;
-      this.ctx.showError(res, err);
-      return null;
-    }
-  }
 
   /** This browser's flow in `status`, with the token its form must echo. */
   private async waiting(req: Request, requestId: unknown, status: LoginFlow['status'] | LoginFlow['status'][]) {
@@ -125,9 +114,7 @@ export class AuthorizeChoices implements AuthorizeChoicesApi {
     if (form.choice === 'continue') {
       return res.redirect(303, flow.status === 'completed' ? ctx.flowUrl(RESUME_PATH, flow) : ctx.loginUrl(flow));
     }
-    const { flows } = ctx.deps;
-    if (!(await (flow.status === 'completed' ? flows.finish(flow.id) : flows.cancel(flow.id)))) throw alreadyFinished();
-    ctx.forgetFlow(res, flow);
+    await ctx.end(res, flow, flow.status === 'completed' ? 'finish' : 'cancel');
     res.redirect(303, `${ctx.page.base}${authorizeUrlOf(anotherAccount(request))}`);
   }
 }

@@ -105,20 +105,23 @@ export class AuthorizeContext {
     return (await this.flowStarts?.hit(clientIp(req))) ?? null;
   }
 
-  /** The flow is over: drop its cookie, or a busy browser piles them up past the header limit. */
-  forgetFlow(res: Response, flow: LoginFlow): void {
+  /**
+   * The flow is over: finished (or cancelled) once, by the database, else alreadyFinished; then its
+   * cookie is dropped, or a busy browser piles them up past the header limit.
+   */
+  async end(res: Response, flow: LoginFlow, how: 'finish' | 'cancel' = 'finish'): Promise<void> {
+    if (!(await this.deps.flows[how](flow.id))) throw alreadyFinished();
     this.deps.binding.dropCookie(res, this.deps.binding.flowCookie(flow.id));
   }
 
   /** A completed flow the app is told no about: spent once, its cookie dropped, `error` at the redirect URI. */
   async refuse(res: Response, flow: LoginFlow, request: AuthorizationRequest, error: OAuthError): Promise<void> {
-    if (!(await this.deps.flows.finish(flow.id))) throw alreadyFinished();
-    this.forgetFlow(res, flow);
+    await this.end(res, flow);
     this.respond(res, request, errorParams(error));
   }
 
   /** A page of this server for a flow: `path` with its `request_id`. */
-  flowUrl(path: string, flow: LoginFlow): string {
+  flowUrl(path: string, flow: Pick<LoginFlow, 'id'>): string {
     return `${this.page.base}${path}?request_id=${encodeURIComponent(flow.id)}`;
   }
 
@@ -156,9 +159,18 @@ export class AuthorizeContext {
     return !request.scope.every((s) => scopes.includes(s));
   }
 
-  /** An error shown as a page: before the redirect URI is trusted, or for a broken form. */
-  showError(res: Response, err: ErrorPage): void {
-    errorPage(res, this.pageFor(res.req), err.status, err.code, err.message);
+  /**
+   * Runs a step; an ErrorPage it throws (before the redirect URI is trusted, or for a broken form)
+   * is shown as the core's error page, and null.
+   */
+  async shown<T>(res: Response, step: () => Promise<T>): Promise<T | null> {
+    try {
+      return await step();
+    } catch (err) {
+      if (!(err instanceof ErrorPage)) throw err;
+      errorPage(res, this.pageFor(res.req), err.status, err.code, err.message);
+      return null;
+    }
   }
 
   /** Sends the response to the redirect URI with `state` and `iss` (RFC 9207), in the response mode. */

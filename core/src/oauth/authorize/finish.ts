@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { achievedAcr } from '../acr.js';
 import { signInGrantData } from '../tokens.js';
 import type { LoginFlow } from '../../verification/flows.js';
-import { alreadyFinished, type AuthorizationRequest } from './request.js';
+import type { AuthorizationRequest } from './request.js';
 import type { AuthorizeContext } from './context.js';
 import { authTimeOf } from './hosted-login.js';
 
@@ -20,9 +20,8 @@ export async function finish(
   log: Logger,
 ): Promise<void> {
   const { flow, client, request, session } = answer;
-  const { flows, sessions, tokens } = ctx.deps;
-  if (!(await flows.finish(flow.id))) throw alreadyFinished();
-  ctx.forgetFlow(res, flow);
+  const { sessions, tokens } = ctx.deps;
+  await ctx.end(res, flow);
   if (session) await sessions.addClient(session, client.clientId);
   const sid = session?.sid ?? null;
   const authTime = authTimeOf(flow, ctx.deps.clock.now());

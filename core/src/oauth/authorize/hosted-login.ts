@@ -1,4 +1,4 @@
-import type { HostedLoginInput, HostedLoginResult, OAuthClient, Session } from '@gatehouse-auth/plugin-api';
+import type { Clock, HostedLoginInput, HostedLoginResult, OAuthClient, Session } from '@gatehouse-auth/plugin-api';
 import type { Request, Response } from 'express';
 import type { GatehouseConfig } from '../../config/schema.js';
 import type { DeviceCookie } from '../../http/device.js';
@@ -80,7 +80,7 @@ export async function startBrowserSession(
  * cookie. Its result is read once, by the browser that did it.
  */
 export class HostedLogin {
-  constructor(private readonly deps: HostedLoginDeps & { now: () => Date }) {}
+  constructor(private readonly deps: HostedLoginDeps & { clock: Clock; issuerPath: string }) {}
 
   /**
    * Sends the browser through `clientId`'s login stages, then to `returnTo` with `request_id`
@@ -112,13 +112,8 @@ export class HostedLogin {
       params: { return_to: input.returnTo, plugin_login: true, binding: sha256(bindingValue) },
     });
     res.cookie(binding.flowCookie(flow.id), bindingValue, binding.cookieOptions(config.verification.flow_ttl));
-    const base = new URL(config.issuer).pathname.replace(/\/+$/, '');
-    res.redirect(
-      303,
-      flow.status === 'completed'
-        ? withRequestId(input.returnTo, flow.id)
-        : `${base}/login?request_id=${encodeURIComponent(flow.id)}`,
-    );
+    const next = flow.status === 'completed' ? input.returnTo : `${this.deps.issuerPath}/login`;
+    res.redirect(303, withRequestId(next, flow.id));
   }
 
   /**
@@ -129,13 +124,13 @@ export class HostedLogin {
     const { flows, binding } = this.deps;
     const flow = typeof requestId === 'string' && requestId.length <= 200 ? await flows.get(requestId) : null;
     if (!flow || flow.params.plugin_login !== true || !binding.isBound(req, flow)) return null;
-    if (flow.expiresAt <= this.deps.now() || !(await flows.finish(flow.id))) return null;
+    if (flow.expiresAt <= this.deps.clock.now() || !(await flows.finish(flow.id))) return null;
     binding.dropCookie(res, binding.flowCookie(flow.id));
-    const session = await startBrowserSession(this.deps, req, res, flow, this.deps.now());
+    const session = await startBrowserSession(this.deps, req, res, flow, this.deps.clock.now());
     return {
       userId: flow.userId!,
       amr: flow.amr,
-      authTime: authTimeOf(flow, this.deps.now()),
+      authTime: authTimeOf(flow, this.deps.clock.now()),
       methods: flow.completions,
       sid: session!.sid,
     };
