@@ -9,6 +9,7 @@
  * old `console:`/`account:` keys stop start-up; without the page plugins /console is 404.
  */
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
 import { buildApp, createLogger, parseConfig } from '@gatehouse-auth/core';
 import { FakeClock } from '@gatehouse-auth/testing';
 import { fixturePlugin } from '../support/paths.js';
@@ -229,6 +230,20 @@ describe('endpoint and page plugins: first-party apps, fresh logins, the account
     clock.advance(600);
     expect(locationOf(await browser.get('/portal/login?max_age=300'), server, 303).pathname).to.equal('/login');
     expect(locationOf(await browser.get('/portal/login'), server, 303).pathname).to.equal('/portal/back');
+  });
+
+  it('a login it started cannot be cancelled at /login/cancel: 403, and the flow goes on', async function () {
+    const browser = new Browser(server);
+    const requestId = locationOf(await browser.get('/portal/login'), server, 303).searchParams.get('request_id')!;
+    // The form's token as /authorize's flows have it: the hash of this browser's flow cookie.
+    const flowCookie = browser.cookieNames().find((n) => n.includes('gh_flow_'))!;
+    const csrf = createHash('sha256')
+      .update(`csrf:${browser.cookies.get(flowCookie)!}`)
+      .digest('base64url');
+    const res = await browser.postForm('/login/cancel', { request_id: requestId, csrf });
+    expect(res.status).to.equal(403);
+    const back = await passwordStage(browser, server, requestId, user);
+    expect(await (await browser.get(back.pathname + back.search)).json()).to.deep.equal({ sub: user.id });
   });
 
   it("sends a page of its own layout with the hosted pages' headers", async function () {

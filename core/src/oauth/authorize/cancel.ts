@@ -11,7 +11,8 @@ export function cancelAuthorization(ctx: AuthorizeContext): RequestHandler {
   return async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const flow = typeof body.request_id === 'string' ? await flows.get(body.request_id) : null;
-    const token = flow ? flowFormToken(config.issuer, req, flow) : null;
+    // Only a flow an app started by /authorize has an app to go back to (a plugin's login has none).
+    const token = flow?.params.oauth ? flowFormToken(config.issuer, req, flow) : null;
     if (!flow || !token || typeof body.csrf !== 'string' || !safeEqual(body.csrf, token)) {
       throw new ErrorPage(403, 'invalid_request', 'The form has expired. Go back to the app and start again.');
     }
