@@ -168,11 +168,4 @@ describe('@gatehouse-auth/peer-bus-postgres', function () {
       rmSync(dir, { recursive: true, force: true });
     }
   });
-    apps.push(app);
-    const heard: unknown[] = [];
-    app.container.cradle.peers.subscribe({ receive: (news) => void heard.push(news), connected: () => undefined });
-    await app.container.cradle.peers.publish({ clients: true });
-    expect(heard).to.deep.equal([{ clients: true }]);
-    expect(seen.opened).to.equal(before);
-  });
 });
