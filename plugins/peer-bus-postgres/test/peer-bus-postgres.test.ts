@@ -5,7 +5,7 @@
  * two servers on one database hear each other's news from their first request, and each closes
  * its listening connection when it stops. A provider the contract check finds incomplete is
  * refused, one whose connection is refused stops start-up and is closed, and on SQLite a lone
- * process opens no connection. The transport's reconnecting and the long news' pieces are
+ * process starts with it and hears its own news. The transport's reconnecting and the long news' pieces are
  * reconnect.test.ts and split.test.ts; the cluster workers' channel is
  * test/scale/cluster-token-cache.test.ts.
  */
@@ -129,7 +129,7 @@ describe('@gatehouse-auth/peer-bus-postgres', function () {
     expect(seen).to.deep.equal({ opened: 1, closed: 1, databaseUrl: db.url });
   });
 
-  it('on SQLite a lone process opens no connection: the server starts, its bus carries news here', async () => {
+  it('on SQLite, a lone process: the server starts with it, its bus carries news here', async () => {
     const app = await buildApp(testConfig([PEER_BUS_POSTGRES]), { logger: createLogger('silent') });
     apps.push(app);
     const heard: unknown[] = [];
