@@ -6,15 +6,15 @@ import { startAll, type StartedTogether } from './plugins/serve.js';
 import { loadSecretBox, systemClock } from './services.js';
 import { openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrate.js';
-import { relayPeerNews } from './peer-bus.js';
 import { openDriver } from './storage/drivers.js';
 import { Sql } from './storage/sql.js';
 
 /**
  * The core's share of the primary of `server.workers > 1` (the `gatehouse` command forks the
  * workers, restarts one that dies and lets them drain on SIGTERM: @gatehouse-auth/cli, decision
- * 82): migrates once, runs the purge job, relays the workers' peer news and runs the plugins'
- * `primary` hooks. Call it before forking; `close` stops what it started, once the workers exited.
+ * 82): migrates once, runs the purge job and runs the plugins' `primary` hooks (the peer bus's
+ * relays the workers' news, decision 87). Call it before forking; `close` stops what it started,
+ * once the workers exited.
  */
 export async function startPrimary(loaded: LoadedConfig, logger: Logger): Promise<StartedTogether> {
   const { config } = loaded;
@@ -27,7 +27,6 @@ export async function startPrimary(loaded: LoadedConfig, logger: Logger): Promis
       ? startPurgeJob(new Sql(await openDriver(db, config.database.url, 2)), systemClock, logger, config.maintenance)
       : null;
 
-  relayPeerNews();
   // Only the plugins with a `primary` hook run here (decision 67), before the workers start: a
   // listener that answers for all of them, e.g. the workers' metrics added up.
   const hooked = (await resolvePlugins(config.plugins, loaded.baseDir)).filter((r) => r.plugin.primary);

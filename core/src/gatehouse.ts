@@ -1,4 +1,4 @@
-import type { Clock, PeerTransport, Served, ServingInfo } from '@gatehouse-auth/plugin-api';
+import type { Clock, PeerBusService, Served, ServingInfo } from '@gatehouse-auth/plugin-api';
 import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { asValue, type AwilixContainer } from 'awilix';
@@ -27,7 +27,7 @@ import { openDatabase } from './storage/database.js';
 import { openDriver } from './storage/drivers.js';
 import { migrate } from './storage/migrate.js';
 import { Sql } from './storage/sql.js';
-import { NO_PEER_TRANSPORT, openPeerBus, Peers } from './peer-bus.js';
+import { NO_PEER_BUS, Peers } from './peer-bus.js';
 import { recordStore } from './storage/stores.js';
 
 export type { Cradle } from './composition/cradle.js';
@@ -93,8 +93,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     logSql: database.log_sql,
     poolMax: database.pool_max,
   });
-  // Off until opened below, once the plugins registered: a transport is a plugin's (decision 74).
-  const bus = new Peers(logger);
+  // Off until opened below, once the plugins registered: the bus to the others is a plugin's (decision 87).
+  const bus = new Peers();
   let closeCounters: (() => Promise<void>) | undefined;
   let opened: Sql | undefined; // the driver's connections (a pg pool, the SQLite file)
   try {
@@ -140,8 +140,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       jobs: c.jobs,
     });
     // Before the apps are loaded and the first request: no news is missed from then on.
-    const transport = provided.has('peerTransport') ? container.resolve<PeerTransport>('peerTransport') : undefined;
-    await openPeerBus(bus, { dialect: sql.dialect, url: database.url, transport });
+    const others = provided.has('peerBus') ? container.resolve<PeerBusService>('peerBus') : undefined;
+    await bus.open(others, { url: database.url, workers: config.server.workers });
     if (provided.has('tracing')) tracing.use(c.tracing);
     if (provided.has('metrics')) metrics.use(c.metrics);
     joinPluginApps(config, c.extensions);
@@ -221,8 +221,8 @@ export async function checkConfig(loaded: LoadedConfig): Promise<{ plugins: Load
   };
   const app = await buildApp({ ...loaded, config }, { logger: createLogger('silent') });
   await app.close();
-  // Built on SQLite, where a transport is not needed: the configured database may need one.
-  if (/^postgres/.test(loaded.config.database.url) && !app.container.hasRegistration('peerTransport'))
-    throw new BootError('CONFIG_INVALID', NO_PEER_TRANSPORT);
+  // Built on SQLite, where a bus to the others is not needed: the configured database may need one.
+  if (/^postgres/.test(loaded.config.database.url) && !app.container.hasRegistration('peerBus'))
+    throw new BootError('CONFIG_INVALID', NO_PEER_BUS);
   return { plugins: app.plugins };
 }

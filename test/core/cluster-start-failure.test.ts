@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { runCli } from '../support/cli.js';
-import { testConfigInput } from '../support/config.js';
+import { PEER_BUS_POSTGRES, testConfigInput } from '../support/config.js';
 
 describe('gatehouse start with server.workers: a config every worker refuses', function () {
   this.timeout(40_000);
@@ -21,7 +21,8 @@ describe('gatehouse start with server.workers: a config every worker refuses', f
         login_stages: [['PASSWORD']],
       };
       const config = { database: { url: `sqlite:${path.join(dir, 'g.db')}` }, server: { workers: 2 }, apps: [app] };
-      writeFileSync(at, JSON.stringify(testConfigInput([], config)));
+      // The workers' bus is listed (decision 87): the method is what is missing.
+      writeFileSync(at, JSON.stringify(testConfigInput([PEER_BUS_POSTGRES], config)));
       const start = await runCli(['start', '--config', at], { env: { PORT: '0' }, timeoutMs: 30_000 });
       expect(start.code, start.stderr).to.equal(1);
       expect(start.stderr).to.include(

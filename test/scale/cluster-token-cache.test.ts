@@ -57,7 +57,8 @@ describe('cluster workers on SQLite share revocations (issue 15)', function () {
         database: { url: `sqlite:${path.join(dir, 'gatehouse.db')}` },
         log: { level: 'warn' },
         secrets: { encryption_key: Buffer.alloc(32, 3).toString('base64') },
-        plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }],
+        // The workers' bus (decision 87): the primary relays their news.
+        plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }, { name: '@gatehouse-auth/peer-bus-postgres' }],
         apps: [
           {
             client_id: CLIENT.id,

@@ -27,7 +27,7 @@ export const SETUP_API: PluginEntryInput = { name: '@gatehouse-auth/setup-api' }
 /** The verification API (`/verification-srv/…`, `/login/continue`, decision 78): every login through the API calls it. */
 export const VERIFICATION_API: PluginEntryInput = { name: '@gatehouse-auth/verification-api' };
 
-/** The PostgreSQL peer bus (decision 74): a server on PostgreSQL does not start without it. */
+/** The peer bus (decisions 74, 87): a server on PostgreSQL or with server.workers does not start without it. */
 export const PEER_BUS_POSTGRES: PluginEntryInput = { name: '@gatehouse-auth/peer-bus-postgres' };
 
 /** The plugins a server on this database must list: the peer bus on PostgreSQL, none on SQLite. */

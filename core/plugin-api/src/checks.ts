@@ -191,8 +191,8 @@ export const REPLACEABLE_SERVICES: Readonly<Record<string, (service: Shape) => s
   sharedCounters: (s) => [...fn(s, 'hit'), ...fn(s, 'close')],
   // Since 1.3 (decision 77): the token endpoint's JWT signatures.
   jwtSigning: (s) => fn(s, 'sign'),
-  // Since 1.3 (decision 74): what carries the peer news between nodes; no core default.
-  peerTransport: (s) => [...fn(s, 'open'), ...fn(s, 'send'), ...fn(s, 'close')],
+  // Since 1.3 (decisions 74, 87): what carries the peer news between nodes; the core's reaches this one only.
+  peerBus: (s) => [...fn(s, 'open'), ...fn(s, 'publish'), ...fn(s, 'close')],
 });
 
 /** One or two words (`backup`, `users import`): what follows `gatehouse` on the command line. */

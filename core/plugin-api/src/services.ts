@@ -226,31 +226,56 @@ export interface JwtSigning {
  * secret against one (false, not an error, for a string that is not an argon2 hash).
  */
 export type HashJob = { op: 'hash'; secret: string; cost: HashCost } | { op: 'verify'; secret: string; hash: string };
+/** Since 1.3: what a revocation invalidates: tokens by key (hash), every token of grants, of subjects. */
+export interface Invalidation {
+  keys?: string[];
+  grants?: string[];
+  subjects?: string[];
+}
+
+/** Since 1.3: what one node tells the others (decisions 29, 51). */
+export interface PeerNews {
+  /** Tokens revoked: drop them from the token cache. */
+  revoked?: Invalidation;
+  /** Client authentication blocks (client id and address, until epoch ms). */
+  blocked?: { key: string; until: number }[];
+  /** Apps stored in the database changed: load them again (decision 0051). */
+  clients?: boolean;
+}
+
 /**
- * Since 1.3: the `peerTransport` service, a channel that reaches every node of a deployment (the
- * sender may hear its own messages): PostgreSQL LISTEN/NOTIFY with `@gatehouse-auth/peer-bus-postgres`
- * (decision 74). No default: a PostgreSQL deployment must have one. The core's peer protocol runs
- * over it (the news, acknowledgements, heartbeats); the transport only carries its messages.
+ * Since 1.3: the `peerBus` service, which carries the news every node must hear at once to the
+ * other nodes of a deployment (decision 87): between servers on one PostgreSQL database, and
+ * between the cluster workers of `server.workers`. `@gatehouse-auth/peer-bus-postgres` provides
+ * it. The core's own bus reaches only this process: without a provider, start-up stops on
+ * PostgreSQL and with `server.workers` other than 1. A provider runs the protocol and trusts
+ * nobody's cache to be fresh that it has not heard from: `publish` answers once every live peer
+ * has applied the news (or after a short timeout), and `link.down()` while news may be missed.
  */
-export interface PeerTransport {
+export interface PeerBusService {
   /**
    * Connects once every plugin has registered, before the first request; a rejection stops
-   * start-up. From then on every message goes to `link.receive`; `link.down()` when messages may
-   * be missed (the connection is lost: reconnect), `link.up()` once they no longer can be.
+   * start-up. From then on the news of the other nodes goes to `link.deliver`.
    */
   open(link: PeerLink): Promise<void>;
-  /** Sends one message (JSON, at most 8000 bytes) to every node. */
-  send(message: string): Promise<void>;
+  /**
+   * Tells every other node (the core delivered it here already); resolves once every live peer
+   * has applied it, so a revocation is answered only after the others dropped what it revokes.
+   */
+  publish(news: PeerNews): Promise<void>;
   /** Called once when the server stops, after its last request; no reconnecting after it. */
   close(): Promise<void>;
 }
 
-/** What the core hands `PeerTransport.open`. */
+/** What the core hands `PeerBusService.open`. */
 export interface PeerLink {
-  /** The deployment's `database.url` (PostgreSQL): every node reaches that server. */
+  /** The deployment's `database.url`: every node of a PostgreSQL deployment reaches that server. */
   readonly databaseUrl: string;
-  receive(message: string): void;
+  /** Hands another node's news to this node's caches; resolves once they applied it (then acknowledge). */
+  deliver(news: PeerNews): Promise<void>;
+  /** News from the others can no longer be missed: the caches may be used. */
   up(): void;
+  /** News from the others may be missed (the connection is lost): the caches are off meanwhile. */
   down(): void;
 }
 

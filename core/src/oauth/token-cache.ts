@@ -1,11 +1,6 @@
-import type { Clock, TokenInfo } from '@gatehouse-auth/plugin-api';
+import type { Clock, Invalidation, TokenInfo } from '@gatehouse-auth/plugin-api';
 
-/** What a revocation invalidates: tokens by key (hash), every token of grants, of subjects. */
-export interface Invalidation {
-  keys?: string[];
-  grants?: string[];
-  subjects?: string[];
-}
+export type { Invalidation } from '@gatehouse-auth/plugin-api';
 
 /**
  * Active access tokens by key, so that introspection and bearer checks skip the database in

@@ -1,5 +1,17 @@
-import type { PeerLink, PeerTransport, PluginApi } from '@gatehouse-auth/core';
+import type { PluginApi } from '@gatehouse-auth/core';
 import pg from 'pg';
+
+/**
+ * What the protocol hands the transport (decision 74's `PeerLink`, now this plugin's own): every
+ * message goes to `receive` (its own may come back), `down()` while messages may be missed,
+ * `up()` once they no longer can be.
+ */
+export interface TransportLink {
+  readonly databaseUrl: string;
+  receive(message: string): void;
+  up(): void;
+  down(): void;
+}
 
 const CHANNEL = 'gatehouse_peers';
 /** How long between attempts to connect again after the connection was lost. */
@@ -7,10 +19,10 @@ const RETRY_MS = 1000;
 
 /**
  * LISTEN on a connection of its own; NOTIFY through the same connection. While that connection
- * is down the core turns the token cache off (`link.down()`): a notification missed then is
+ * is down the protocol turns the token cache off (`link.down()`): a notification missed then is
  * never replayed. It connects again every second until a connection listens.
  */
-export class PostgresTransport implements PeerTransport {
+export class PostgresTransport {
   private client: pg.Client | null = null;
   private retry: NodeJS.Timeout | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -19,7 +31,7 @@ export class PostgresTransport implements PeerTransport {
   constructor(private readonly logger: PluginApi['logger']) {}
 
   /** Connects and listens; a failure here stops start-up (the core's database is this one). */
-  open(link: PeerLink): Promise<void> {
+  open(link: TransportLink): Promise<void> {
     return this.connect(link);
   }
 
@@ -40,7 +52,7 @@ export class PostgresTransport implements PeerTransport {
     await c?.end();
   }
 
-  private async connect(link: PeerLink): Promise<void> {
+  private async connect(link: TransportLink): Promise<void> {
     // Named, so that an operator finds it in pg_stat_activity.
     const c = new pg.Client({ connectionString: link.databaseUrl, application_name: 'gatehouse-peer-bus' });
     c.on('notification', (n) => {
@@ -71,7 +83,7 @@ export class PostgresTransport implements PeerTransport {
 
   // Every second until a connection listens again: a failed attempt is not the end of trying
   // (it once was: the failure reached the lost connection's handler, which had nothing to do).
-  private reconnect(link: PeerLink): void {
+  private reconnect(link: TransportLink): void {
     this.retry = setTimeout(() => {
       this.connect(link).catch((err: unknown) => {
         if (this.closing) return;

@@ -1,11 +1,13 @@
 /**
- * `@gatehouse-auth/peer-bus-postgres` on the plugin API (decision 74): a server on PostgreSQL
- * without a `peerTransport` does not start (nor passes `config check`), since it would serve
- * tokens from its cache that another node revoked; with the plugin, two servers on one database
- * hear each other's news from their first request, and each closes its listening connection when
- * it stops. A provider the contract check finds incomplete is refused, one whose connection is
- * refused stops start-up and is closed, and on SQLite the transport is not used. The transport's
- * reconnecting and the long news' pieces are reconnect.test.ts and split.test.ts.
+ * `@gatehouse-auth/peer-bus-postgres` on the plugin API (decisions 74 and 87): a server on
+ * PostgreSQL or with `server.workers` without a `peerBus` does not start (nor passes `config
+ * check`), since it would serve tokens from its cache that another node revoked; with the plugin,
+ * two servers on one database hear each other's news from their first request, and each closes
+ * its listening connection when it stops. A provider the contract check finds incomplete is
+ * refused, one whose connection is refused stops start-up and is closed, and on SQLite a lone
+ * process starts with it and hears its own news. The transport's reconnecting and the long news' pieces are
+ * reconnect.test.ts and split.test.ts; the cluster workers' channel is
+ * test/scale/cluster-token-cache.test.ts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +23,8 @@ const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, im
 
 const NO_TRANSPORT =
   'database.url: several nodes on PostgreSQL tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus-postgres; list it under plugins:';
+const NO_BUS_WORKERS =
+  'server.workers: the workers of a cluster tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus-postgres (through their primary on SQLite); list it under plugins:';
 
 /** The start-up error of a server with this config. */
 async function startupError(config: GatehouseConfig): Promise<Error> {
@@ -111,31 +115,57 @@ describe('@gatehouse-auth/peer-bus-postgres', function () {
     expect(await listeners(a)).to.equal(1);
   });
 
-  it('refuses a peerTransport provider that the contract check finds incomplete', async () => {
-    const failure = await startupError(onPostgres([{ path: fixture('half-transport.js') }]));
-    expect(failure.message).to.include('plugin @fixture/half-transport: service "peerTransport" has no send function');
+  it('refuses a peerBus provider that the contract check finds incomplete', async () => {
+    const failure = await startupError(onPostgres([{ path: fixture('half-bus.js') }]));
+    expect(failure.message).to.include('plugin @fixture/half-bus: service "peerBus" has no publish function');
   });
 
-  it("stops start-up when the transport cannot connect, and closes it; it was handed the database's URL", async () => {
-    const { seen } = (await import(fixture('refused-transport.js'))) as {
+  it("stops start-up when the bus cannot connect, and closes it; it was handed the database's URL", async () => {
+    const { seen } = (await import(fixture('refused-bus.js'))) as {
       seen: { opened: number; closed: number; databaseUrl: string };
     };
-    const failure = await startupError(onPostgres([{ path: fixture('refused-transport.js') }]));
+    const failure = await startupError(onPostgres([{ path: fixture('refused-bus.js') }]));
     expect(failure.message).to.equal('connection refused');
     expect(seen).to.deep.equal({ opened: 1, closed: 1, databaseUrl: db.url });
   });
 
-  it('on SQLite the transport is unused: the server starts, its bus carries news here', async () => {
-    const { seen } = (await import(fixture('refused-transport.js'))) as { seen: { opened: number } };
-    const before = seen.opened;
-    const app = await buildApp(testConfig([{ path: fixture('refused-transport.js') }]), {
-      logger: createLogger('silent'),
-    });
+  it('on SQLite, a lone process: the server starts with it, its bus carries news here', async () => {
+    const app = await buildApp(testConfig([PEER_BUS_POSTGRES]), { logger: createLogger('silent') });
     apps.push(app);
     const heard: unknown[] = [];
     app.container.cradle.peers.subscribe({ receive: (news) => void heard.push(news), connected: () => undefined });
     await app.container.cradle.peers.publish({ clients: true });
     expect(heard).to.deep.equal([{ clients: true }]);
-    expect(seen.opened).to.equal(before);
+  });
+
+  it('without it, server.workers other than 1 stops start-up on SQLite too, in one line naming the plugin', async () => {
+    for (const workers of [2, 0]) {
+      const failure = await startupError(testConfig([], { server: { workers } }));
+      expect(failure.message).to.equal(NO_BUS_WORKERS);
+      expect((failure as { code?: string }).code).to.equal('CONFIG_INVALID');
+    }
+    // With it, the same config starts (outside a cluster, as the CLI's commands run).
+    const app = await buildApp(testConfig([PEER_BUS_POSTGRES], { server: { workers: 2 } }), {
+      logger: createLogger('silent'),
+    });
+    apps.push(app);
+  });
+
+  it('without it, `start` with server.workers on SQLite exits 1 with that line', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-peer-bus-'));
+    try {
+      const at = path.join(dir, 'workers.yaml');
+      const database = { url: `sqlite:${path.join(dir, 'g.db')}` };
+      writeFileSync(at, JSON.stringify(testConfigInput([], { database, server: { workers: 2 } })));
+      const [check, start] = await Promise.all([
+        runCli(['config', 'check', '--config', at], { timeoutMs: 30_000 }),
+        runCli(['start', '--config', at], { env: { PORT: '0' }, timeoutMs: 30_000 }),
+      ]);
+      expect(check).to.deep.include({ code: 1, stderr: `gatehouse: ${NO_BUS_WORKERS}\n` });
+      expect(start.code, start.stderr).to.equal(1);
+      expect(start.stderr).to.include(`gatehouse: ${NO_BUS_WORKERS}\n`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
