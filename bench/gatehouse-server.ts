@@ -68,7 +68,7 @@ const config = parseConfig(
       // Hashing and signing on their own threads, as the demo config (decision 77).
       { name: '@gatehouse-auth/worker-threads' },
       // PostgreSQL (scenario f) needs the peer bus's transport (decision 74), as deployed.
-      ...(databaseUrl.startsWith('postgres') ? [{ name: '@gatehouse-auth/peer-bus-postgres' }] : []),
+      ...(databaseUrl.startsWith('postgres') ? [{ name: '@gatehouse-auth/peer-bus' }] : []),
       // Default argon2id cost (64 MiB, t=3, p=4): the password scenario measures the real thing.
       { name: '@gatehouse-auth/method-password' },
       { name: '@gatehouse-auth/method-totp' },

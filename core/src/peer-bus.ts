@@ -6,7 +6,7 @@ export type { PeerNews } from '@gatehouse-auth/plugin-api';
 /**
  * Carries news every node must hear at once — revocations for the token caches, client blocks
  * (docs/decisions/0029), reloads of the stored apps (0051): to this node's listeners, and through
- * a plugin's `peerBus` to the other nodes (decision 87: `@gatehouse-auth/peer-bus-postgres`
+ * a plugin's `peerBus` to the other nodes (decision 87: `@gatehouse-auth/peer-bus`
  * between servers on one PostgreSQL database, and between the cluster workers of one primary);
  * nothing more for a lone process.
  */
@@ -39,11 +39,11 @@ export interface PeerListener {
  * and would serve tokens from its cache that another node revoked: start-up stops instead.
  */
 export const NO_PEER_BUS =
-  'database.url: several nodes on PostgreSQL tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus-postgres; list it under plugins:';
+  'database.url: several nodes on PostgreSQL tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus; list it under plugins:';
 
 /** Likewise for the workers of `server.workers` (0 is one per CPU), whatever the database. */
 export const NO_PEER_BUS_WORKERS =
-  'server.workers: the workers of a cluster tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus-postgres (through their primary on SQLite); list it under plugins:';
+  'server.workers: the workers of a cluster tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus (through their primary on SQLite); list it under plugins:';
 
 /**
  * This node's bus: its listeners, and a plugin's bus to the other nodes once opened. Made before

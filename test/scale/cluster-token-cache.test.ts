@@ -58,7 +58,7 @@ describe('cluster workers on SQLite share revocations (issue 15)', function () {
         log: { level: 'warn' },
         secrets: { encryption_key: Buffer.alloc(32, 3).toString('base64') },
         // The workers' bus (decision 87): the primary relays their news.
-        plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }, { name: '@gatehouse-auth/peer-bus-postgres' }],
+        plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }, { name: '@gatehouse-auth/peer-bus' }],
         apps: [
           {
             client_id: CLIENT.id,

@@ -28,7 +28,7 @@ export const SETUP_API: PluginEntryInput = { name: '@gatehouse-auth/setup-api' }
 export const VERIFICATION_API: PluginEntryInput = { name: '@gatehouse-auth/verification-api' };
 
 /** The peer bus (decisions 74, 87): a server on PostgreSQL or with server.workers does not start without it. */
-export const PEER_BUS_POSTGRES: PluginEntryInput = { name: '@gatehouse-auth/peer-bus-postgres' };
+export const PEER_BUS_POSTGRES: PluginEntryInput = { name: '@gatehouse-auth/peer-bus' };
 
 /** The plugins a server on this database must list: the peer bus on PostgreSQL, none on SQLite. */
 export function peerBusFor(databaseUrl: string | undefined): PluginEntryInput[] {

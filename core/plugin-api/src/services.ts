@@ -246,7 +246,7 @@ export interface PeerNews {
 /**
  * Since 1.3: the `peerBus` service, which carries the news every node must hear at once to the
  * other nodes of a deployment (decision 87): between servers on one PostgreSQL database, and
- * between the cluster workers of `server.workers`. `@gatehouse-auth/peer-bus-postgres` provides
+ * between the cluster workers of `server.workers`. `@gatehouse-auth/peer-bus` provides
  * it. The core's own bus reaches only this process: without a provider, start-up stops on
  * PostgreSQL and with `server.workers` other than 1. A provider runs the protocol and trusts
  * nobody's cache to be fresh that it has not heard from: `publish` answers once every live peer

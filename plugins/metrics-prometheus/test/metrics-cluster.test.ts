@@ -45,7 +45,7 @@ describe('metrics in a cluster (server.workers: 2)', function () {
           { path: path.join(REPO_ROOT, 'plugins', 'grant-client-credentials') },
           { path: path.join(REPO_ROOT, 'plugins', 'metrics-prometheus'), options: metrics },
           // The workers' bus (decision 87): a cluster does not start without it.
-          { path: path.join(REPO_ROOT, 'plugins', 'peer-bus-postgres') },
+          { path: path.join(REPO_ROOT, 'plugins', 'peer-bus') },
         ],
         apps: [
           {

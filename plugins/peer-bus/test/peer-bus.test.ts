@@ -1,5 +1,5 @@
 /**
- * `@gatehouse-auth/peer-bus-postgres` on the plugin API (decisions 74 and 87): a server on
+ * `@gatehouse-auth/peer-bus` on the plugin API (decisions 74 and 87): a server on
  * PostgreSQL or with `server.workers` without a `peerBus` does not start (nor passes `config
  * check`), since it would serve tokens from its cache that another node revoked; with the plugin,
  * two servers on one database hear each other's news from their first request, and each closes
@@ -22,9 +22,9 @@ import { withPostgresDatabase } from '../../../test/support/postgres.js';
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
 const NO_TRANSPORT =
-  'database.url: several nodes on PostgreSQL tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus-postgres; list it under plugins:';
+  'database.url: several nodes on PostgreSQL tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus; list it under plugins:';
 const NO_BUS_WORKERS =
-  'server.workers: the workers of a cluster tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus-postgres (through their primary on SQLite); list it under plugins:';
+  'server.workers: the workers of a cluster tell each other of revoked tokens through the plugin @gatehouse-auth/peer-bus (through their primary on SQLite); list it under plugins:';
 
 /** The start-up error of a server with this config. */
 async function startupError(config: GatehouseConfig): Promise<Error> {
@@ -37,7 +37,7 @@ async function startupError(config: GatehouseConfig): Promise<Error> {
   );
 }
 
-describe('@gatehouse-auth/peer-bus-postgres', function () {
+describe('@gatehouse-auth/peer-bus', function () {
   this.timeout(20_000);
   const db = withPostgresDatabase();
   const onPostgres = (plugins: PluginEntryInput[]) => testConfig(plugins, { database: { url: db.url } });

@@ -1,5 +1,5 @@
 /**
- * @gatehouse-auth/peer-bus-postgres — the news every node must hear at once (revoked tokens for
+ * @gatehouse-auth/peer-bus — the news every node must hear at once (revoked tokens for
  * the token caches, client authentication blocks, reloads of the apps stored in the database;
  * decisions 29, 51, 74 and 87) carried to the other nodes: between the servers of one PostgreSQL
  * database by LISTEN/NOTIFY, and between the cluster workers of `server.workers` through their
@@ -16,7 +16,7 @@ export { Peers } from './protocol.js';
 export { CLUSTER_MESSAGE, relayPeerNews } from './cluster.js';
 
 export default definePlugin({
-  name: '@gatehouse-auth/peer-bus-postgres',
+  name: '@gatehouse-auth/peer-bus',
   apiVersion: '^1.3',
   provides: ['peerBus'],
   // No options: it listens on the server's own database (`database.url`), which the core hands it.
