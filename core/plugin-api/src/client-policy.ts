@@ -34,8 +34,16 @@ export interface ClientPolicy {
    * `invalid_request`: the error page at /authorize, never a redirect.
    */
   authorizationParameters?(client: OAuthClient, request: Readonly<Record<string, unknown>>): string | undefined;
-  /** A verified client assertion's claims (RFC 7523). A refusal is 401 `invalid_client`. */
-  clientAssertion?(client: OAuthClient, claims: { aud?: string | string[]; iat?: number }): string | undefined;
+  /**
+   * A verified client assertion's claims (RFC 7523), and the issuer as the server publishes it
+   * (discovery's `issuer`: config `issuer` as written, a trailing slash kept, unlike `web.issuer`).
+   * A refusal is 401 `invalid_client`.
+   */
+  clientAssertion?(
+    client: OAuthClient,
+    claims: { aud?: string | string[]; iat?: number },
+    issuer: string,
+  ): string | undefined;
   /**
    * A token request, authenticated and its proofs checked, before the grant runs (nothing is
    * spent yet). A refusal is 400 `invalid_request`.

@@ -197,6 +197,7 @@ export function createGatehouseContainer(
           events,
           history: events,
           clock,
+          issuer: config.issuer,
           audiences: assertionAudiences(config.issuer),
           blocks: clientBlocks,
           plugged: (method) => extensions.clientAuthentications.get(method),

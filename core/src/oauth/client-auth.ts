@@ -49,6 +49,8 @@ export class ClientAuthenticator {
       clock: Clock;
       /** Acceptable `aud` values of a client assertion: the issuer and the endpoint URLs. */
       audiences: string[];
+      /** The issuer as published (config `issuer` as written): what a client policy's `clientAssertion` compares. */
+      issuer: string;
       /** Blocks every node holds (the container's). */
       blocks: ClientBlocks;
       /** The plugin that provides a method (`api.clientAuthentication`), if any. */
@@ -176,7 +178,9 @@ export class ClientAuthenticator {
       return this.fail(clientId, ip, `client_assertion rejected: ${why}`);
     }
     // The client policies that hold the app may ask more of the claims (decision 80), on a copy.
-    const refusal = this.deps.clients.refusal(client, (policy) => policy.clientAssertion?.(client, { ...payload }));
+    const refusal = this.deps.clients.refusal(client, (policy) =>
+      policy.clientAssertion?.(client, { ...payload }, this.deps.issuer),
+    );
     if (refusal) return this.fail(clientId, ip, refusal);
     if (payload.exp! * 1000 - this.deps.clock.now().getTime() > 3600_000) {
       return this.fail(clientId, ip, 'client_assertion expires too far in the future');

@@ -128,7 +128,7 @@ export function fapi2AppIssues(
 }
 
 /** The profile as a client policy: the core asks it at each of its points for the apps it holds. */
-export function fapi2Policy(issuer: () => string, clock: Clock): ClientPolicy {
+export function fapi2Policy(clock: Clock): ClientPolicy {
   return {
     name: FAPI2_POLICY,
     appliesTo: isFapi2,
@@ -146,9 +146,10 @@ export function fapi2Policy(issuer: () => string, clock: Clock): ClientPolicy {
         return 'PKCE (code_challenge with S256) is required for this app (FAPI 2.0)';
       return undefined;
     },
-    clientAssertion(_client, { aud, iat }) {
-      // §5.3.2.1 (8): the issuer, as a string, is the only audience (no audience injection).
-      if (aud !== issuer()) return `client_assertion aud must be the issuer ${issuer()}, as a string`;
+    clientAssertion(_client, { aud, iat }, issuer) {
+      // §5.3.2.1 (8): the issuer, as a string, is the only audience (no audience injection): the
+      // issuer as published, which may end in a slash (`web.issuer` never does).
+      if (aud !== issuer) return `client_assertion aud must be the issuer ${issuer}, as a string`;
       // §5.3.2.1 (13): iat, like nbf (jose checks that), at most the clock tolerance in the future.
       if ((iat ?? 0) * 1000 - clock.now().getTime() > CLOCK_SKEW_MS) return 'client_assertion iat is in the future';
       return undefined;
@@ -185,6 +186,6 @@ export default definePlugin({
   apiVersion: '^1.3',
   appConfig: fapiAppConfig,
   register(api) {
-    api.clientPolicy(fapi2Policy(() => api.web.issuer, api.services.clock));
+    api.clientPolicy(fapi2Policy(api.services.clock));
   },
 });

@@ -5,9 +5,19 @@
  * name, a policy without `appliesTo`) and `client.policies`. The profile end to end, and every
  * refusal with its status and code, is fapi.test.ts.
  */
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { BootError, buildApp, createLogger, type ClientPolicy, type OAuthClient } from '@gatehouse-auth/core';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import request from 'supertest';
+import {
+  BootError,
+  buildApp,
+  createLogger,
+  type ClientPolicy,
+  type Gatehouse,
+  type OAuthClient,
+} from '@gatehouse-auth/core';
 import { FAKE_ISSUER, FakeClock, fakeServices, registerWithFakes } from '@gatehouse-auth/testing';
 import plugin, { FAPI2_POLICY, FAPI2_SIGNING_ALGS } from '@gatehouse-auth/oauth-fapi';
 import { testConfig, withHostedPage } from '../../../test/support/config.js';
@@ -90,11 +100,11 @@ describe('oauth-fapi: its client policy, without a server', function () {
   it('takes assertions whose aud is the issuer alone and whose iat is at most 30 s ahead; PS256, ES256, EdDSA', () => {
     const c = client('fapi2');
     expect(policy.assertionAlgorithms).to.deep.equal(FAPI2_SIGNING_ALGS);
-    expect(policy.clientAssertion!(c, { aud: FAKE_ISSUER, iat: now + 30 })).to.equal(undefined);
-    expect(policy.clientAssertion!(c, { aud: [FAKE_ISSUER], iat: now })).to.equal(
+    expect(policy.clientAssertion!(c, { aud: FAKE_ISSUER, iat: now + 30 }, FAKE_ISSUER)).to.equal(undefined);
+    expect(policy.clientAssertion!(c, { aud: [FAKE_ISSUER], iat: now }, FAKE_ISSUER)).to.equal(
       `client_assertion aud must be the issuer ${FAKE_ISSUER}, as a string`,
     );
-    expect(policy.clientAssertion!(c, { aud: FAKE_ISSUER, iat: now + 31 })).to.equal(
+    expect(policy.clientAssertion!(c, { aud: FAKE_ISSUER, iat: now + 31 }, FAKE_ISSUER)).to.equal(
       'client_assertion iat is in the future',
     );
   });
@@ -146,6 +156,54 @@ describe('client policies in the core (api.clientPolicy, decision 80)', function
     expect([partial.code, partial.message]).to.deep.equal([
       'PLUGIN_INVALID',
       'plugin @fixture/client-policy: client policy "mine" has no appliesTo function',
+    ]);
+  });
+});
+
+describe('oauth-fapi: the audience of a client assertion is the issuer as published', function () {
+  this.timeout(60_000);
+  // An issuer written with a trailing slash is published (discovery's `issuer`, `iss`) as written:
+  // FAPI 2.0 §5.3.2.1 (8) asks for that string, exactly, as the assertion's `aud`.
+  const issuer = 'https://id.example.test/';
+  let built: Gatehouse;
+  let key: CryptoKey;
+
+  before(async () => {
+    const pair = await generateKeyPair('ES256');
+    key = pair.privateKey;
+    const app = { ...fapiApp, jwks: { keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k' }] } };
+    const plugins = [{ name: '@gatehouse-auth/oauth-par' }, { name: '@gatehouse-auth/oauth-dpop' }, { name: PLUGIN }];
+    built = await buildApp(testConfig(withLogin(...plugins), { issuer, apps: [app] }), {
+      logger: createLogger('silent'),
+    });
+  });
+  after(() => built?.close());
+
+  async function push(aud: string) {
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = await new SignJWT({ iss: 'bank', sub: 'bank', aud, jti: randomUUID(), iat: now, exp: now + 60 })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k' })
+      .sign(key);
+    return request(built.app).post('/oauth/par').type('form').send({
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: assertion,
+      response_type: 'code',
+      redirect_uri: 'https://bank.example.test/cb',
+      scope: 'openid',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
+  }
+
+  it('takes the issuer discovery publishes, and refuses it without its slash', async () => {
+    const discovery = await request(built.app).get('/.well-known/openid-configuration');
+    expect(discovery.body.issuer).to.equal(issuer);
+    const published = await push(issuer);
+    expect(published.status, JSON.stringify(published.body)).to.equal(201);
+    const other = await push(issuer.slice(0, -1));
+    expect([other.status, other.body]).to.deep.equal([
+      401,
+      { error: 'invalid_client', error_description: `client_assertion aud must be the issuer ${issuer}, as a string` },
     ]);
   });
 });
