@@ -58,7 +58,9 @@ export function requestObjectVerifier(
     try {
       ({ payload } = await jwtVerify(request, keys, {
         issuer: client.clientId,
-        audience: web.issuer,
+        // The issuer as published or without its trailing slash (`web.issuer` never has one),
+        // as the core's own client assertions are read.
+        audience: [web.issuer, `${web.issuer}/`],
         algorithms: options.algorithms,
         requiredClaims: ['exp'],
         clockTolerance: 30,

@@ -104,7 +104,7 @@ describe('@gatehouse-auth/oauth-jar (RFC 9101)', function () {
   /** A request object of the strict app, signed with its key unless another is given. */
   async function requestObject(
     claims: JWTPayload,
-    opts: { key?: CryptoKey; alg?: string; kid?: string; typ?: string; exp?: number | null } = {},
+    opts: { key?: CryptoKey; alg?: string; kid?: string; typ?: string; exp?: number | null; aud?: string } = {},
   ): Promise<string> {
     const { challenge } = pkcePair();
     const jwt = new SignJWT({
@@ -123,7 +123,7 @@ describe('@gatehouse-auth/oauth-jar (RFC 9101)', function () {
         typ: opts.typ ?? 'oauth-authz-req+jwt',
       })
       .setIssuer(STRICT.id)
-      .setAudience(server.issuer)
+      .setAudience(opts.aud ?? server.issuer)
       .setIssuedAt();
     if (opts.exp !== null) jwt.setExpirationTime(opts.exp ?? '5m');
     return jwt.sign(opts.key ?? server.key.privateKey);
@@ -246,6 +246,13 @@ describe('@gatehouse-auth/oauth-jar (RFC 9101)', function () {
     const callback = locationOf(await loginWithPassword(browser, server, login, user), server);
     expect(callback.href.split('?')[0]).to.equal(STRICT_CB);
     expect(callback.searchParams.get('state')).to.equal('from-object');
+  });
+
+  it('names the issuer with or without a trailing slash as its audience, as client assertions may', async function () {
+    for (const aud of [server.issuer.replace(/\/$/, ''), `${server.issuer.replace(/\/$/, '')}/`]) {
+      const query = { client_id: STRICT.id, request: await requestObject({}, { aud }) };
+      expect(locationOf(await new Browser(server).get(authorizePath(query)), server).pathname, aud).to.equal('/login');
+    }
   });
 
   describe('refusals at /authorize: 400 on the error page', function () {
