@@ -17,6 +17,11 @@ const MAX_CONFIRMATION_ATTEMPTS = 5;
 /** Where a setup's exchange_id (a confirmation handle) is kept, by its hash. */
 const EXCHANGE_PREFIX = 'exchange:';
 
+/** The pending setup's member holding the hash of its exchange_id. */
+const EXCHANGE_KEY = '_exchange';
+
+const noSuchSetup = () => verificationError('EXCHANGE_INVALID', 'no such setup in progress for this method');
+
 /** Pending setups live this long between steps. */
 const PENDING_TTL_SECONDS = 600;
 
@@ -36,16 +41,29 @@ export class MethodSetupService implements MethodSetup {
     return method;
   }
 
-  async step(
+  step(step: Step, methodId: string, user: UserRecord, body: Record<string, unknown>, req: IncomingMessage) {
+    return this.run(step, methodId, user, body, req);
+  }
+
+  /**
+   * One step; `exchange`, the hash of the exchange_id a confirmation came with, must be the one
+   * the pending setup was given (a later setup of the method, or none, is not that exchange's).
+   */
+  private async run(
     step: Step,
     methodId: string,
     user: UserRecord,
     body: Record<string, unknown>,
     req: IncomingMessage,
+    exchange?: string,
   ): Promise<JsonObject> {
     const { records, services } = this.api;
     const key = `${user.id}:${this.method(methodId).id}`;
     const pending = step === 'initiation' ? null : ((await records.get(key))?.data ?? null);
+    if (exchange !== undefined) {
+      const own = pending?.[EXCHANGE_KEY];
+      if (typeof own !== 'string' || !services.crypto.safeEqual(own, exchange)) throw noSuchSetup();
+    }
     const { method, outcome } = await this.api.web.setup.run(step, methodId, user, body, pending, req);
     if (!outcome.ok) {
       // A wrong confirmation code spends one of a few attempts, then the setup starts over: the
@@ -60,13 +78,18 @@ export class MethodSetupService implements MethodSetup {
       }
       throw methodRefusalError(outcome);
     }
-    if (outcome.done || outcome.pending === null) await records.delete(key);
-    else if (outcome.pending) await records.put(key, outcome.pending, { ttlSeconds: PENDING_TTL_SECONDS });
     // A setup that waits for a confirmation gets an exchange_id: the confirmation may come with it
-    // instead of a bearer (cidaas clients confirm a code that way). It names this user and method.
+    // instead of a bearer (cidaas clients confirm a code that way). It names this user and method,
+    // and the pending setup keeps its hash, so it confirms that setup and no later one.
     let response = outcome.response;
-    if (step === 'initiation' && outcome.pending && !outcome.done) {
-      const handle = services.crypto.randomToken(24);
+    const handle = step === 'initiation' && outcome.pending && !outcome.done ? services.crypto.randomToken(24) : null;
+    if (outcome.done || outcome.pending === null) await records.delete(key);
+    else if (outcome.pending) {
+      const exchangeOf = handle ? services.crypto.sha256(handle) : pending?.[EXCHANGE_KEY];
+      const kept = exchangeOf === undefined ? outcome.pending : { ...outcome.pending, [EXCHANGE_KEY]: exchangeOf };
+      await records.put(key, kept, { ttlSeconds: PENDING_TTL_SECONDS });
+    }
+    if (handle) {
       await records.put(
         `${EXCHANGE_PREFIX}${services.crypto.sha256(handle)}`,
         { user_id: user.id, method: method.id },
@@ -99,9 +122,8 @@ export class MethodSetupService implements MethodSetup {
         ? record.data.user_id
         : null;
     const user = userId ? await this.api.services.users.findById(userId) : null;
-    if (!user || user.status !== 'active')
-      throw verificationError('EXCHANGE_INVALID', 'no such setup in progress for this method');
-    return this.step('verification', methodId, user, fields, req);
+    if (!user || user.status !== 'active') throw noSuchSetup();
+    return this.run('verification', methodId, user, fields, req, this.api.services.crypto.sha256(exchangeId as string));
   }
 
   /** The user's methods with their credentials' public parts (never secrets). */

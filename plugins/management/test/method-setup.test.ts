@@ -11,6 +11,7 @@ import {
   isBootError,
   isProtocolError,
   type Gatehouse,
+  type JsonObject,
   type MethodSetup,
   type UserRecord,
 } from '@gatehouse-auth/core';
@@ -101,6 +102,21 @@ describe('methodSetup (decision 81)', function () {
       status: 429,
       code: 'TOO_MANY_ATTEMPTS',
     });
+  });
+
+  it('an exchange_id confirms its own setup only: not a later one of the method, not after it ended', async () => {
+    const first = await setup.step('initiation', 'TOTP', user, {}, NO_REQUEST);
+    const second = await setup.step('initiation', 'TOTP', user, {}, NO_REQUEST);
+    const idOf = (begun: JsonObject) => (begun.exchange_id as { exchange_id: string }).exchange_id;
+    const code = await generate({ secret: second.secret as string });
+    expect(
+      await refusal(setup.confirm('TOTP', { exchange_id: idOf(first), pass_code: code }, NO_REQUEST)),
+    ).to.deep.equal({ status: 400, code: 'EXCHANGE_INVALID' });
+    await setup.confirm('TOTP', { exchange_id: idOf(second), pass_code: code }, NO_REQUEST);
+    expect(
+      await refusal(setup.confirm('TOTP', { exchange_id: idOf(second), pass_code: code }, NO_REQUEST)),
+    ).to.deep.include({ code: 'EXCHANGE_INVALID' });
+    expect(await setup.remove(user, 'TOTP')).to.equal(1);
   });
 
   it('removes a method: counts what went, the event says so', async () => {
