@@ -26,6 +26,7 @@ import { startSampling, stopSampling } from './lib/heap-sampling.js';
 import { freePort } from './lib/ports.js';
 import { seedTokens, type SeedReply, type SeedRequest } from './lib/seed-tokens.js';
 import { recordServerLatency } from './lib/server-latency.js';
+import { timeSigning, timeStatements } from './lib/server-timings.js';
 
 // tsx turns source maps on; a deployment runs plain JS without them, and with them every
 // `new Error().stack` (Sequelize reads one per query) costs several times more.
@@ -120,6 +121,9 @@ const gatehouse = await buildApp(config, { logger: createLogger('warn') });
 const running = await listen(gatehouse);
 // --server-latency only (BENCH_SERVER_LATENCY=1): the server's own view of each timed run.
 recordServerLatency(running.server);
+// And where its handling waits: each SQL statement, transaction and signature (lib/server-timings.ts).
+timeStatements(gatehouse.container.cradle.sql.driver);
+timeSigning(gatehouse.container.cradle.jwtSigning);
 
 // Statements run, for the bench's queries-per-pair figure (asked for over IPC: `sql-count`).
 const statements = countStatements(gatehouse.container.cradle.sql.driver);

@@ -43,7 +43,7 @@ import { runLoad, type LoadOptions, type LoadSummary } from './lib/load.js';
 import { createBenchDatabase, POSTGRES_ADMIN_URL, type BenchDatabase } from './lib/postgres.js';
 import { mintCodes } from './lib/mint-codes.js';
 import { PEER_CONFIGURATIONS, type PeerMode } from './lib/peer-config.js';
-import { failures, latencyTable, machine, ratio, table, type ScenarioResult } from './lib/report.js';
+import { failures, latencyTable, machine, ratio, table, waitsTable, type ScenarioResult } from './lib/report.js';
 import type { ServerLatency } from './lib/server-latency.js';
 import type { SeedReply, SeedRequest } from './lib/seed-tokens.js';
 import {
@@ -335,6 +335,12 @@ async function timed(url: string, run: () => Promise<LoadSummary>): Promise<Load
         `${s.loopDelay.p99} / max ${s.loopDelay.max} ms, GC max ${s.gc.maxMs} / total ${s.gc.totalMs} ms, ` +
         `requests per turn p50 ${s.perTurn.p50} / max ${s.perTurn.max}`,
     );
+    if (s.timings)
+      log(
+        `  server waits (p50 / p99 / max ms, count): ${Object.entries(s.timings)
+          .map(([name, t]) => `${name} ${t.p50} / ${t.p99} / ${t.max} (${t.count})`)
+          .join(', ')}`,
+      );
   }
   return result;
 }
@@ -999,7 +1005,10 @@ async function main(): Promise<void> {
     if (params.peer) notes.unshift(`- the peer: ${params.peer.configuration}`);
     if (notes.length) console.log(`\n${notes.join('\n')}`);
     if (flags['server-latency'])
-      console.log(`\nInside the servers (--server-latency; the median round):\n${latencyTable(rows)}`);
+      console.log(
+        `\nInside the servers (--server-latency; the median round):\n${latencyTable(rows)}\n\n` +
+          `Where Gatehouse's handling waits (call → settled, p50 / p99 / max ms (count)):\n${waitsTable(rows)}`,
+      );
     if (isolation) {
       const i = isolation as { idleP99: number; loadedP99: number; ratio: number; met: boolean };
       console.log(

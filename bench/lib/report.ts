@@ -89,3 +89,28 @@ export function latencyTable(rows: ScenarioResult[]): string {
   }
   return lines.join('\n');
 }
+
+const TIMERS = ['sql writes', 'sql reads', 'transactions', 'signatures'] as const;
+
+/**
+ * --server-latency, Gatehouse only (lib/server-timings.ts): where its handling waits, per row.
+ * Each SQL statement (writes, reads), transaction and JWT signature from its call to its promise
+ * settling: p50 / p99 / max in ms and the count. The peer and L have no such timers: n/a.
+ */
+export function waitsTable(rows: ScenarioResult[]): string {
+  const lines = [`| scenario | server | ${TIMERS.join(' | ')} |`, `|---|---|${TIMERS.map(() => '---:').join('|')}|`];
+  for (const row of rows) {
+    if (row.unit !== 'req/s') continue;
+    for (const kind of ['gatehouse', 'peer'] as const) {
+      const s = row[kind]?.server;
+      if (!s) continue;
+      const cells = TIMERS.map((name) => {
+        const t = s.timings?.[name];
+        if (!t) return 'n/a';
+        return t.count ? `${t.p50} / ${t.p99} / ${t.max} (${t.count})` : 'none';
+      });
+      lines.push(`| ${row.title} | ${row.id.startsWith('limit') ? 'limit' : kind} | ${cells.join(' | ')} |`);
+    }
+  }
+  return lines.join('\n');
+}

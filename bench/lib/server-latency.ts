@@ -10,7 +10,9 @@
  *   HDR histograms (perf_hooks.createHistogram); this listener runs before the app's;
  * - the event loop's delay (monitorEventLoopDelay, 1 ms timer);
  * - the main thread's GC pauses, by kind (a PerformanceObserver on 'gc');
- * - the requests that began in one loop turn (counted until that turn's check phase).
+ * - the requests that began in one loop turn (counted until that turn's check phase);
+ * - any `timer(name)` a server adds (Gatehouse: its SQL statements and signatures, see
+ *   lib/server-timings.ts): each call's time from its start to its promise settling.
  * A request waiting in the kernel's socket buffer while the previous turn runs is not in its time:
  * the loop's delay shows that wait; a client p99 above both is the client's own (its thread
  * waiting for a core).
@@ -23,6 +25,7 @@ import {
   performance,
   PerformanceObserver,
   type PerformanceEntry,
+  type RecordableHistogram,
 } from 'node:perf_hooks';
 
 interface Pauses {
@@ -44,6 +47,15 @@ export interface ServerLatency {
   gc: Pauses & { byKind: Record<string, Pauses> };
   /** Requests whose 'request' event came in the same loop turn (a count, not ms). */
   perTurn: { p50: number; p99: number; max: number };
+  /** The server's own timers (`timer(name)`), by name: calls begun in the window, start → settled. */
+  timings?: Record<string, Timing>;
+}
+
+export interface Timing {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
 }
 
 const GC_KINDS: Record<number, string> = {
@@ -56,16 +68,40 @@ const GC_KINDS: Record<number, string> = {
 const ms = (ns: number) => Number((ns / 1e6).toFixed(2));
 const round = (x: number) => Number(x.toFixed(2));
 
+/** Whether a timed run's window is open (between `latency-start` and `latency-stop`). */
+let recording = false;
+const timers = new Map<string, RecordableHistogram>();
+
+/**
+ * A histogram of durations named `name`, reset and reported with the rest; returns `time`, which
+ * records the time from its call to `done`'s settling, when a window is open at the call. Use it
+ * only when BENCH_SERVER_LATENCY=1 (`latencyEnabled()`).
+ */
+export function timer(name: string): <T>(done: () => Promise<T>) => Promise<T> {
+  const histogram = createHistogram();
+  timers.set(name, histogram);
+  return (done) => {
+    if (!recording) return done();
+    const start = performance.now();
+    const record = () => histogram.record(Math.max(1, Math.round((performance.now() - start) * 1e6)));
+    const promise = done();
+    promise.then(record, record);
+    return promise;
+  };
+}
+
+/** Whether the bench asked for the servers' own view (--server-latency). */
+export const latencyEnabled = () => process.env.BENCH_SERVER_LATENCY === '1' && !!process.send;
+
 /** Attaches the recorder to `server` and answers the bench's messages, when BENCH_SERVER_LATENCY=1. */
 export function recordServerLatency(server: http.Server): void {
-  if (process.env.BENCH_SERVER_LATENCY !== '1' || !process.send) return;
+  if (!latencyEnabled()) return;
   const requests = createHistogram();
   const handling = createHistogram();
   const perTurn = createHistogram();
   const loop = monitorEventLoopDelay({ resolution: 1 });
   let gcs: PerformanceEntry[] = [];
   const gcObserver = new PerformanceObserver((list) => gcs.push(...list.getEntries()));
-  let recording = false;
   let since = 0;
   let inTurn = 0;
   let turnStart = 0;
@@ -92,6 +128,7 @@ export function recordServerLatency(server: http.Server): void {
       requests.reset();
       handling.reset();
       perTurn.reset();
+      for (const histogram of timers.values()) histogram.reset();
       loop.reset();
       gcs = [];
       since = performance.now();
@@ -133,6 +170,13 @@ export function recordServerLatency(server: http.Server): void {
         },
         perTurn: { p50: perTurn.percentile(50), p99: perTurn.percentile(99), max: perTurn.max },
       };
+      if (timers.size)
+        reply.timings = Object.fromEntries(
+          [...timers].map(([name, h]) => [
+            name,
+            { count: h.count, p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max) },
+          ]),
+        );
       process.send!(reply);
     }
   });
