@@ -31,8 +31,6 @@ interface Entry {
   secrets: ClientSecrets;
   /** Its entry, parsed (defaults filled in). */
   app: AppConfig;
-  /** The client policies that hold it (`api.clientPolicy`, decision 80), in plugin order. */
-  policies: readonly ClientPolicy[];
 }
 
 /**
@@ -60,9 +58,12 @@ export class ClientRegistry {
     }
   }
 
-  /** The client policies that hold the app, in plugin order (decision 80). */
+  /**
+   * The client policies that hold the app, in plugin order (decision 80): those `client.policies`
+   * names, as they were when it was loaded, so a request keeps them if the app is removed meanwhile.
+   */
   policiesOf(client: OAuthClient): readonly ClientPolicy[] {
-    return (this.clients.get(client.clientId) ?? this.stored.get(client.clientId))?.policies ?? [];
+    return this.policies.filter((p) => client.policies?.includes(p.name));
   }
 
   /** The first refusal of the policies that hold the app at one point (`ask`), or undefined. */
@@ -163,7 +164,6 @@ function entryOf(
     (app.jwks || app.jwks_uri ? 'private_key_jwt' : hasSecret ? 'client_secret_basic' : 'none');
   const entry: Entry = {
     app,
-    policies: [],
     client: {
       clientId: app.client_id,
       name: app.name ?? app.client_id,
@@ -199,8 +199,7 @@ function entryOf(
     },
   };
   entry.client.prompts = prompts.filter((p) => p.enabled(entry.client)).map((p) => p.prompt);
-  entry.policies = policies.filter((p) => p.appliesTo(entry.client));
-  entry.client.policies = entry.policies.map((p) => p.name);
+  entry.client.policies = policies.filter((p) => p.appliesTo(entry.client)).map((p) => p.name);
   return entry;
 }
 
