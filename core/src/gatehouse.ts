@@ -156,6 +156,8 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
     checkMetadataMembers(c);
     // The apps stored in the database, before the first request (decision 0051).
     await c.storedClients.start();
+    // Revocations written by processes the peer bus does not reach (SQLite; decision 0089).
+    await c.invalidationLog.start();
 
     const web = buildWeb(c);
     let purge: { stop(): Promise<void> } | null = null;
@@ -178,6 +180,7 @@ export async function buildApp(input: GatehouseConfig | LoadedConfig, options: B
       idle: () => settle(c),
       close: async () => {
         await purge?.stop();
+        await c.invalidationLog.stop();
         await settle(c);
         await c.jobs.stop();
         await c.securityEvents.drain();

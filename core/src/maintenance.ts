@@ -26,6 +26,7 @@ function targets(
     { table: 'sessions', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'session_clients', key: 'sid', where: 'expires_at < :now', params: expired },
     { table: 'rate_windows', key: 'key', where: 'expires_at < :now', params: expired },
+    { table: 'token_invalidations', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'exchanges', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'verification_statuses', key: 'id', where: 'expires_at < :now', params: expired },
     { table: 'login_flows', key: 'id', where: 'expires_at < :now', params: expired },

@@ -35,6 +35,7 @@ import { LogoutService } from '../oauth/logout.js';
 import { SessionStore } from '../oauth/sessions.js';
 import { SingleSignOn } from '../oauth/sso.js';
 import { TokenService } from '../oauth/tokens.js';
+import { InvalidationLog } from '../oauth/invalidation-log.js';
 import { ActiveTokenCache } from '../oauth/token-cache.js';
 import { currentCounters, DatabaseCounters } from '../limits/shared-counters.js';
 import type { PeerBus } from '../peer-bus.js';
@@ -166,15 +167,26 @@ export function createGatehouseContainer(
       });
       return cache;
     }),
+    invalidationLog: single(
+      ({ sql, clock, tokenCache, logger, config }) =>
+        new InvalidationLog({
+          sql,
+          clock,
+          cache: tokenCache,
+          logger,
+          pollMs: config.oauth.token_cache.poll_seconds * 1000,
+          keepMs: config.oauth.token_cache.max_age_seconds * 1000,
+        }),
+    ),
     tokens: single(
-      ({ sql, clock, keys, config, userClaims, tokenCache, peers, metrics }) =>
+      ({ sql, clock, keys, config, userClaims, tokenCache, peers, metrics, invalidationLog }) =>
         new TokenService(
           sql,
           clock,
           keys,
           config.issuer,
           userClaims,
-          { tokens: tokenCache, bus: peers },
+          { tokens: tokenCache, bus: peers, log: invalidationLog },
           metrics,
           () => container.cradle.jwtSigning,
         ),

@@ -39,6 +39,7 @@ import type { LogoutService } from '../oauth/logout.js';
 import type { SessionStore } from '../oauth/sessions.js';
 import type { SingleSignOn } from '../oauth/sso.js';
 import type { TokenService } from '../oauth/tokens.js';
+import type { InvalidationLog } from '../oauth/invalidation-log.js';
 import type { ActiveTokenCache } from '../oauth/token-cache.js';
 import type { SharedCounters } from '../limits/shared-counters.js';
 import type { PeerBus } from '../peer-bus.js';
@@ -72,6 +73,7 @@ export interface Cradle {
   sql: Sql;
   peers: PeerBus;
   tokenCache: ActiveTokenCache;
+  invalidationLog: InvalidationLog;
   /** Where the limits that hold across nodes count: the database's, or a plugin's (decision 72). */
   sharedCounters: SharedCounters;
   /** What the core's limits hit: the current `sharedCounters`, keys hashed. */

@@ -369,6 +369,11 @@ const oauthSchema = z.strictObject({
       max_entries: nonNegative.max(1_000_000).default(10_000),
       /** A backstop: an entry is read again from the database after this long. */
       max_age_seconds: positive.default(300),
+      /**
+       * SQLite: how often each node reads the revocations other processes on the file wrote
+       * (a command run from a shell; decision 0089). 0 turns it off.
+       */
+      poll_seconds: z.number().min(0).max(60).default(1),
     })
     .prefault({}),
   /**

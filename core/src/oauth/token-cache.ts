@@ -67,10 +67,15 @@ export class ActiveTokenCache {
     }
   }
 
-  /** Drops everything and stops (or resumes) caching: the bus lost (or regained) its peers. */
-  setEnabled(enabled: boolean): void {
+  /** Drops everything (what was revoked is not known). */
+  clear(): void {
     this.gen++;
     this.entries.clear();
+  }
+
+  /** Drops everything and stops (or resumes) caching: the bus lost (or regained) its peers. */
+  setEnabled(enabled: boolean): void {
+    this.clear();
     this.enabled = enabled;
   }
 }

@@ -19,6 +19,7 @@ import { namedClaims, scopeClaims, type ClaimsRequest, type UserClaims } from '.
 import { inProcessSigning, signJwtWith } from './jws.js';
 import type { KeyStore } from './keys.js';
 import type { PeerBus } from '../peer-bus.js';
+import type { InvalidationLog } from './invalidation-log.js';
 import type { ActiveTokenCache, Invalidation } from './token-cache.js';
 
 /** A grant's columns, prefixed: `getGrant` reads them alone, `findCode` and `inspect` with a code or token. */
@@ -183,16 +184,21 @@ export class TokenService {
     private readonly issuer: string,
     /** User claims for ID tokens that the `claims` parameter asked for. */
     private readonly userClaims?: UserClaims,
-    /** Active access tokens kept in memory, and how revocations reach the other nodes' caches. */
-    private readonly cache?: { tokens: ActiveTokenCache; bus: PeerBus },
+    /**
+     * Active access tokens kept in memory, and how revocations reach the other nodes' caches: the
+     * peer bus, and on SQLite the database for the processes it does not connect (decision 0089).
+     */
+    private readonly cache?: { tokens: ActiveTokenCache; bus: PeerBus; log?: Pick<InvalidationLog, 'record'> },
     private readonly metrics: Pick<Metrics, 'tokenIssued'> = NO_METRICS,
     /** What signs the JWTs: the `jwtSigning` service current at each token (decision 77). */
     private readonly signing: () => JwtSigning = () => inProcessSigning,
   ) {}
 
   /** Tells this node's cache and every other node's (after the revocation is in the database). */
-  private revoked(what: Invalidation): Promise<void> {
-    return this.cache ? this.cache.bus.publish({ revoked: what }) : Promise.resolve();
+  private async revoked(what: Invalidation): Promise<void> {
+    if (!this.cache) return;
+    await this.cache.log?.record(what);
+    await this.cache.bus.publish({ revoked: what });
   }
 
   // ─────────── grants ───────────

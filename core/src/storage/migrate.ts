@@ -17,6 +17,7 @@ import { m010Devices } from './migrations/010-devices.js';
 import { m011RateWindows } from './migrations/011-rate-windows.js';
 import { m012Clients } from './migrations/012-clients.js';
 import { m013StandaloneTokenIndex } from './migrations/013-standalone-token-index.js';
+import { m014TokenInvalidations } from './migrations/014-token-invalidations.js';
 
 /**
  * Every migration, in order. An explicit list rather than a glob: a stale file in dist/
@@ -36,6 +37,7 @@ export const MIGRATIONS: Migration[] = [
   m011RateWindows,
   m012Clients,
   m013StandaloneTokenIndex,
+  m014TokenInvalidations,
 ];
 
 function migrator(sequelize: Sequelize, logger: Logger): Umzug<QueryInterface> {

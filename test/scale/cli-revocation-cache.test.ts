@@ -1,0 +1,143 @@
+/**
+ * A revocation made by another process (a `gatehouse apps delete` from a shell, on the same
+ * SQLite file) reaches the running server's token cache: no peer bus connects the two.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { runCli, spawnCli } from '../support/cli.js';
+import { freePort } from '../oauth/support.js';
+
+const RESOURCE = { id: 'resource-server', secret: 'resource-server-secret-0123456789abcdef01' };
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+function post(port: number, urlPath: string, authorization: string, form: Record<string, string>) {
+  return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+    const body = new URLSearchParams(form).toString();
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: urlPath,
+        method: 'POST',
+        headers: { Authorization: authorization, 'Content-Type': 'application/x-www-form-urlencoded' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as Record<string, unknown> }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('revocations by another process reach the token cache (SQLite, one node)', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let config: string;
+  let child: ChildProcess | undefined;
+  let port: number;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gh-cli-revoke-'));
+    port = await freePort();
+    config = path.join(dir, 'gatehouse.yaml');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        issuer: `http://127.0.0.1:${port}`,
+        server: { host: '127.0.0.1', port, shutdown_delay_ms: 0 },
+        database: { url: `sqlite:${path.join(dir, 'gatehouse.db')}` },
+        log: { level: 'warn' },
+        secrets: { encryption_key: Buffer.alloc(32, 5).toString('base64') },
+        oauth: { clients_poll_seconds: 1 },
+        plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }, { name: '@gatehouse-auth/management' }],
+        apps: [
+          {
+            client_id: RESOURCE.id,
+            client_secret: RESOURCE.secret,
+            grant_types: ['client_credentials'],
+            scopes: ['introspection'],
+            token_format: 'opaque',
+          },
+        ],
+      }),
+    );
+    child = spawnCli(['start', '--config', config]);
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (Date.now() > deadline) throw new Error(`the server did not start: ${stderr}`);
+      const status = await new Promise<number>((resolve) =>
+        http
+          .get({ host: '127.0.0.1', port, path: '/health/ready' }, (r) => resolve(r.resume().statusCode!))
+          .on('error', () => resolve(0)),
+      );
+      if (status === 200) break;
+      await sleep(100);
+    }
+  });
+  after(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child!.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a cached token of an app deleted with `gatehouse apps delete` is inactive within two seconds', async () => {
+    const env = {};
+    const created = await runCli(
+      [
+        'apps',
+        'create',
+        '--config',
+        config,
+        '--app',
+        JSON.stringify({
+          client_id: 'doomed-app',
+          grant_types: ['client_credentials'],
+          scopes: ['api'],
+          token_format: 'opaque',
+          redirect_uris: [],
+        }),
+      ],
+      { env },
+    );
+    expect(created.code, created.stderr).to.equal(0);
+    const secret = (JSON.parse(created.stdout) as { client_secret: string }).client_secret;
+    // The server learns of the stored app by its poll (one second here).
+    let issued: { status: number; body: Record<string, unknown> } | undefined;
+    for (let i = 0; i < 50 && issued?.status !== 200; i++) {
+      if (i) await sleep(100);
+      issued = await post(port, '/oauth/token', basic('doomed-app', secret), { grant_type: 'client_credentials' });
+    }
+    expect(issued!.status, JSON.stringify(issued!.body)).to.equal(200);
+    const token = issued!.body.access_token as string;
+
+    const bearer = await post(port, '/oauth/token', basic(RESOURCE.id, RESOURCE.secret), {
+      grant_type: 'client_credentials',
+      scope: 'introspection',
+    });
+    expect(bearer.status, JSON.stringify(bearer.body)).to.equal(200);
+    const introspect = () => post(port, '/token/introspect', `Bearer ${bearer.body.access_token as string}`, { token });
+    // Read twice: the second answer comes from the cache.
+    expect((await introspect()).body.active).to.equal(true);
+    expect((await introspect()).body.active).to.equal(true);
+
+    const deleted = await runCli(['apps', 'delete', '--config', config, '--client-id', 'doomed-app'], { env });
+    expect(deleted.code, deleted.stderr).to.equal(0);
+    expect(JSON.parse(deleted.stdout)).to.deep.include({ revoked_tokens: 1 });
+    await sleep(2_000);
+    expect((await introspect()).body).to.deep.equal({ active: false });
+  });
+});
