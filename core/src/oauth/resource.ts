@@ -37,7 +37,8 @@ export async function protectedResource(
 ): Promise<ResourceAccess> {
   const binding = deps.extensions.tokenBinding.get(TOKEN_BINDING);
   const header = req.headers.authorization ?? '';
-  const form = req.method === 'POST' && FORM.test(req.headers['content-type'] ?? '') && isForm(req.body) ? req.body : {};
+  const form =
+    req.method === 'POST' && FORM.test(req.headers['content-type'] ?? '') && isForm(req.body) ? req.body : {};
   const dpop = binding !== undefined && /^DPoP /i.test(header);
   const presented =
     /^Bearer /i.test(header) || dpop

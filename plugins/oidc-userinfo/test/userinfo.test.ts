@@ -66,9 +66,7 @@ describe('oidc-userinfo: the userinfo endpoint (OIDC Core §5.3)', function () {
     expect(as.userinfo_endpoint).to.equal(`${server.issuer}/userinfo`);
     const registered = await registerWithFakes(plugin);
     expect(registered.routes.map((r) => r.path)).to.deep.equal(['/']);
-    expect([...registered.metadata]).to.deep.equal([
-      ['userinfo_endpoint', `${registered.api.web.issuer}/userinfo`],
-    ]);
+    expect([...registered.metadata]).to.deep.equal([['userinfo_endpoint', `${registered.api.web.issuer}/userinfo`]]);
   });
 
   it('answers userinfo over GET and POST', async function () {
@@ -125,6 +123,19 @@ describe('oidc-userinfo: the userinfo endpoint (OIDC Core §5.3)', function () {
     });
     expect(twice.status).to.equal(400);
     expect(((await twice.json()) as { error: string }).error).to.equal('invalid_request');
+  });
+
+  it('a fault is answered in OAuth’s style: 500 server_error', async function () {
+    const tokens = server.gatehouse.container.cradle.tokens;
+    const inspect = tokens.inspect.bind(tokens);
+    tokens.inspect = () => Promise.reject(new Error('boom'));
+    try {
+      const res = await fetch(server.url('/userinfo'), { headers: { Authorization: 'Bearer x' } });
+      expect(res.status).to.equal(500);
+      expect(((await res.json()) as { error: string }).error).to.equal('server_error');
+    } finally {
+      tokens.inspect = inspect;
+    }
   });
 });
 
