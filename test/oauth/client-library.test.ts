@@ -2,7 +2,7 @@
  * Gatehouse driven by an independent, certified OAuth client library (oauth4webapi v3):
  * discovery, the authorization code flow with PKCE for a confidential and a public client,
  * ID token validation, refresh with rotation and reuse detection, client credentials
- * (shared secret and private_key_jwt), introspection, revocation and userinfo.
+ * (shared secret and private_key_jwt), introspection and revocation (userinfo: plugins/oidc-userinfo).
  */
 import { expect } from 'chai';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
@@ -322,49 +322,5 @@ describe('OAuth with an off-the-shelf client library (oauth4webapi)', function (
     const refreshed = await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, insecure);
     expect(refreshed.status).to.equal(400);
     expect(((await refreshed.json()) as { error: string }).error).to.equal('invalid_grant');
-  });
-
-  it('answers userinfo over GET and POST', async function () {
-    const client: oauth.Client = { client_id: WEB.id };
-    const auth = oauth.ClientSecretBasic(WEB.secret);
-    const { params, verifier, nonce } = await codeFlow(client, WEB_CB, 'openid profile email');
-    const tokens = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(as, client, auth, params, WEB_CB, verifier, insecure),
-      { expectedNonce: nonce },
-    );
-    const expected = { sub: user.id, preferred_username: user.username, email: user.email, email_verified: false };
-    const viaGet = await oauth.processUserInfoResponse(
-      as,
-      client,
-      user.id,
-      await oauth.userInfoRequest(as, client, tokens.access_token, insecure),
-    );
-    expect(viaGet).to.deep.equal(expected);
-
-    const viaPost = await oauth.protectedResourceRequest(
-      tokens.access_token,
-      'POST',
-      new URL(as.userinfo_endpoint!),
-      new Headers({ 'Content-Type': 'application/x-www-form-urlencoded' }),
-      '',
-      insecure,
-    );
-    expect(await oauth.processUserInfoResponse(as, client, user.id, viaPost)).to.deep.equal(expected);
-
-    // RFC 6750 §2.2: the token in a form body.
-    const formPost = await fetch(as.userinfo_endpoint!, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ access_token: tokens.access_token }).toString(),
-    });
-    expect(formPost.status).to.equal(200);
-    expect(await formPost.json()).to.deep.equal(expected);
-
-    // Without a token: 401 with a Bearer challenge.
-    const none = await fetch(as.userinfo_endpoint!);
-    expect(none.status).to.equal(401);
-    expect(none.headers.get('www-authenticate')).to.match(/^Bearer error="invalid_token"/);
   });
 });

@@ -281,6 +281,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<OAuthServer
         { name: '@gatehouse-auth/page-login' },
         { name: '@gatehouse-auth/verification-api' },
         { name: '@gatehouse-auth/page-consent' },
+        { name: '@gatehouse-auth/oidc-userinfo' },
         { name: '@gatehouse-auth/oauth-end-session' },
         { name: '@gatehouse-auth/oauth-backchannel-logout' },
         { name: '@gatehouse-auth/openapi' },

@@ -204,7 +204,7 @@ export interface PluginApi {
   /**
    * Since 1.3: proof of possession for tokens (DPoP; since 1.3 also mutual TLS): the core binds
    * the tokens of a request whose proof `binding.tokenRequest` accepts to it (`cnf`), and checks
-   * it at userinfo (docs/decisions/0042, 0052). One plugin per `cnf` member
+   * it at protected resources (`web.protectedResource`; docs/decisions/0042, 0052, 0088). One plugin per `cnf` member
    * (`binding.confirmation`): a second stops start-up.
    */
   tokenBinding(binding: TokenBinding): void;

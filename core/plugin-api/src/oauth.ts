@@ -226,14 +226,15 @@ export interface BindingRequest {
 /**
  * Since plugin API 1.3 (`api.tokenBinding`, one plugin per `cnf` member): proof of possession
  * for tokens. For `jkt` (DPoP, RFC 9449) the core stores the key's thumbprint with the tokens
- * (`cnf.jkt`), answers `token_type: DPoP`, and at userinfo refuses a bound token without a proof
- * of its key; for `x5t#S256` (mutual TLS, RFC 8705) it stores the certificate's thumbprint and
- * refuses the token at userinfo unless the request presents that certificate.
+ * (`cnf.jkt`), answers `token_type: DPoP`, and at a protected resource (`web.protectedResource`:
+ * userinfo) refuses a bound token without a proof of its key; for `x5t#S256` (mutual TLS, RFC
+ * 8705) it stores the certificate's thumbprint and refuses the token at a protected resource
+ * unless the request presents that certificate.
  */
 export interface TokenBinding {
   /** Since 1.3: the `cnf` member it fills, `jkt` when left out. One binding per member. */
   confirmation?: (typeof CONFIRMATION_MEMBERS)[number];
-  /** The `alg`s proofs may use: userinfo's `WWW-Authenticate: DPoP algs="..."` (`jkt` only). */
+  /** The `alg`s proofs may use: a protected resource's `WWW-Authenticate: DPoP algs="..."` (`jkt` only). */
   algorithms: readonly string[];
   /**
    * At the token endpoint, before the grant runs: the value the request proves for the member
@@ -245,7 +246,7 @@ export interface TokenBinding {
     req: BindingRequest & { client: OAuthClient },
   ): Promise<{ value: string; headers?: Record<string, string> } | null>;
   /**
-   * At userinfo, for a token sent with `Authorization: DPoP` (`jkt`), or any token whose `cnf`
+   * At a protected resource (`web.protectedResource`: userinfo), for a token sent with `Authorization: DPoP` (`jkt`), or any token whose `cnf`
    * has the member (others): the value the request proves (checking the proof, its `ath` the
    * hash of `accessToken`), or null if it proves none; the core compares it with the token's.
    * Refuse by throwing an OAuthError with status 401 and its `WWW-Authenticate`.

@@ -6,7 +6,8 @@ import type { AuthMethod, EnrollmentOutcome, RequestFacts } from './extensions.j
 import type { SafeHtml } from './html.js';
 import type { Brand, HostedLoginInput, HostedLoginResult, IdTokenHint, MethodCompletion } from './login.js';
 import type { Messages } from './messages.js';
-import type { RouteSpec } from './routes.js';
+import type { StoredToken } from './oauth.js';
+import type { ErrorRef, RouteSpec } from './routes.js';
 import type { JsonObject, UserRecord } from './values.js';
 
 /** The browser's signed-in session, as single sign-on sees it. */
@@ -530,6 +531,14 @@ export interface AuthorizeChoicesApi {
   };
 }
 
+/** Since 1.3: the access token a request to a protected resource presented, checked (`web.protectedResource`). */
+export interface ResourceAccess {
+  /** The access token: active, of `kind: 'access'`, its proofs of possession checked. */
+  token: StoredToken;
+  /** The app it was issued to (still registered). */
+  client: OAuthClient;
+}
+
 export interface WebApi {
   /** The issuer URL (config `issuer`). */
   readonly issuer: string;
@@ -621,6 +630,29 @@ export interface WebApi {
     req: IncomingMessage,
     client: OAuthClient,
   ): Promise<{ jkt: string; headers?: Record<string, string> } | null>;
+  /**
+   * Since 1.3: the access token a request to a protected resource presents, checked as the core
+   * checks tokens: `Authorization: Bearer` (RFC 6750 §2.1), or for a POST whose form the route
+   * parsed (`services.http.form()`) its `access_token` (§2.2); a token bound to a key with
+   * `Authorization: DPoP` and that key's proof (RFC 9449 §7, by the token binding plugin), a token
+   * bound to a certificate over a connection with it (RFC 8705 §3, by its binding). `scope`: a
+   * scope the token must hold; `user`: only a user's token (not a client's own). Throws the
+   * OAuthError to answer: 401 `invalid_token` (a `WWW-Authenticate: Bearer` challenge, or
+   * `DPoP` with the binding's `algs` for a DPoP request or a key-bound token), the binding's own
+   * (`invalid_dpop_proof`, `use_dpop_nonce` with a `DPoP-Nonce`), 403 `insufficient_scope`.
+   */
+  protectedResource(req: IncomingMessage, options?: { scope?: string; user?: boolean }): Promise<ResourceAccess>;
+  /**
+   * Since 1.3: the errors `protectedResource` may answer on this server (the DPoP ones when a
+   * plugin binds tokens to keys), for a route's `errors`; read it in `operations: () => [...]`.
+   */
+  protectedResourceErrors(): ErrorRef[];
+  /**
+   * Since 1.3: the user claims an OpenID Connect resource answers for a token: its scopes' (OIDC
+   * Core §5.4) and those its authorization request's `claims` parameter named for userinfo
+   * (§5.5, as the app may have them), without `sub`; null when the user no longer exists.
+   */
+  userClaims(access: ResourceAccess): Promise<JsonObject | null>;
   /** The client address of a request (`server.trust_proxy` honoured), for limits and events. */
   clientIp(req: IncomingMessage): string;
   /**

@@ -5,8 +5,8 @@ import type { AppConfig } from '../config/schema.js';
 
 /**
  * The API paths a browser app on another origin may call (apps[i].allowed_origins): the
- * verification and setup services, for SPAs the token endpoint, userinfo, JWKS and discovery (plugins add
- * theirs with `api.cors`: the API description, PAR, DCR). Never
+ * verification and setup services, for SPAs the token endpoint, JWKS and discovery (plugins add
+ * theirs with `api.cors`: the API description, PAR, DCR, userinfo). Never
  * /authorize or the hosted pages: those are navigations, not XHR (RFC 9700 §4.16: no CORS there).
  */
 const API_PREFIXES = [
@@ -17,8 +17,6 @@ const API_PREFIXES = [
   '/token/',
   '/token_info',
   '/oauth2/revoke',
-  '/userinfo',
-  '/oauth2/userinfo',
   '/.well-known/',
 ];
 

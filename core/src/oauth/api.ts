@@ -97,39 +97,11 @@ const introspection = z
 export const TOKEN_PATHS = ['/oauth/token', '/oauth2/token', '/oauth2/token/', '/'] as const;
 export const INTROSPECT_PATHS = ['/token/introspect', '/token_info'] as const;
 export const REVOKE_PATHS = ['/oauth2/revoke', '/oauth2/revoke/', '/token/revoke'] as const;
-export const USERINFO_PATHS = ['/userinfo', '/oauth2/userinfo'] as const;
-
-/** What a token binding (DPoP, RFC 9449) adds to the token endpoint's and userinfo's answers. */
-const dpopErrors = (status: number): ErrorRef[] => [
+/** What a token binding (DPoP, RFC 9449) adds to the token endpoint's and protected resources' answers. */
+export const dpopErrors = (status: number): ErrorRef[] => [
   { code: 'invalid_dpop_proof', status, description: 'a DPoP proof is missing or invalid (with a token binding)' },
   { code: 'use_dpop_nonce', status, description: 'the proof must carry the DPoP-Nonce this answer names' },
 ];
-
-const userinfoRoute = (method: 'get' | 'post', dpop: boolean) =>
-  oauthRoute(USERINFO_PATHS, {
-    id: method === 'get' ? 'userinfo' : 'userinfoPost',
-    method,
-    summary: 'The signed-in user’s claims (OIDC Core §5.3)',
-    security: ['accessToken'],
-    ...(method === 'post'
-      ? {
-          body: z
-            .object({ access_token: optional('the access token, when not in the Authorization header') })
-            .catchall(z.string()),
-          bodyTypes: FORM,
-        }
-      : {}),
-    response: {
-      description: 'the claims of the token’s scopes and of its `claims` request',
-      schema: z.object({ sub: z.string() }).catchall(z.unknown()),
-    },
-    errors: [
-      'invalid_token',
-      'insufficient_scope',
-      ...(method === 'post' ? ['invalid_request'] : []),
-      ...(dpop ? dpopErrors(401) : []),
-    ],
-  });
 
 /** The operations, with the registered grants' parameters in the token request. */
 export function oauthApi(grants: readonly GrantHandler[], dpop = false) {
@@ -198,8 +170,6 @@ export function oauthApi(grants: readonly GrantHandler[], dpop = false) {
       response: { description: 'revoked, or the token was unknown; empty body' },
       errors: [...CLIENT_ERRORS, BODY_TOO_LARGE, 'unauthorized_client'],
     }),
-    userinfo: userinfoRoute('get', dpop),
-    userinfoPost: userinfoRoute('post', dpop),
     jwks: oauthRoute(['/.well-known/jwks.json'], {
       id: 'jwks',
       method: 'get',

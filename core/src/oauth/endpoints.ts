@@ -12,7 +12,6 @@ import { BootError } from '../errors.js';
 import type { IncomingMessage } from 'node:http';
 import type { GatehouseConfig } from '../config/schema.js';
 import express, { type Request, type Response, type Router } from 'express';
-import { formBody } from '../http/parsers.js';
 import { sendReply, type Endpoint, type FastRoute, type Reply } from '../http/fast-routes.js';
 import { lazyLogger } from '../http/logging.js';
 import type { Locales } from '../i18n/locales.js';
@@ -25,16 +24,16 @@ import type { VerificationService } from '../verification/service.js';
 import type { AssertionReplayStore } from './assertions.js';
 import { CLIENT_AUTH_SIGNING_ALGS, type ClientAuthenticator } from './client-auth.js';
 import type { ClientRegistry } from './clients.js';
-import { INTROSPECT_PATHS, oauthApi, REVOKE_PATHS, TOKEN_PATHS, USERINFO_PATHS } from './api.js';
+import { INTROSPECT_PATHS, oauthApi, REVOKE_PATHS, TOKEN_PATHS } from './api.js';
 import { OAuthError } from './errors.js';
 import { ACCOUNT_PATH, CONSENT_PATH } from './authorize/context.js';
 import { readForm } from './form.js';
 import type { KeyStore } from './keys.js';
-import { namedClaims, scopeClaims, USER_CLAIMS, type ClaimRequest, type UserClaims } from './claims.js';
+import { USER_CLAIMS } from './claims.js';
 import { oauthServicesFactory } from './services.js';
 import type { TokenService } from './tokens.js';
 import { bindingRequest } from './binding-request.js';
-import { TOKEN_BINDING, type Extensions } from '../plugins/loader.js';
+import type { Extensions } from '../plugins/loader.js';
 
 /** Every path the spec gives for each endpoint. */
 export const PATHS = {
@@ -42,11 +41,10 @@ export const PATHS = {
   token: [...TOKEN_PATHS],
   introspect: [...INTROSPECT_PATHS],
   revoke: [...REVOKE_PATHS],
-  userinfo: [...USERINFO_PATHS],
   jwks: ['/.well-known/jwks.json'],
 };
 
-/** What the token, introspection, revocation, userinfo and metadata endpoints use (the cradle provides it). */
+/** What the token, introspection, revocation and metadata endpoints use (the cradle provides it). */
 export interface OAuthDeps {
   config: GatehouseConfig;
   clock: Clock;
@@ -60,7 +58,6 @@ export interface OAuthDeps {
   /** The hosted pages' languages, for `ui_locales_supported`. */
   locales: Locales;
   users: UserService;
-  userClaims: UserClaims;
   metrics: Metrics;
   tracing: Tracing;
 }
@@ -72,7 +69,6 @@ export function endpointUrls(issuer: string) {
     token_endpoint: `${base}/oauth/token`,
     introspection_endpoint: `${base}/token/introspect`,
     revocation_endpoint: `${base}/oauth2/revoke/`,
-    userinfo_endpoint: `${base}/userinfo`,
     jwks_uri: `${base}/.well-known/jwks.json`,
   };
 }
@@ -283,65 +279,6 @@ export function oauthRoutes(deps: OAuthDeps, endpoints: OAuthEndpoints): Router 
   const router = express.Router();
   for (const route of oauthFastRoutes(endpoints)) {
     router[route.method === 'POST' ? 'post' : 'all'](route.path, mount(route.endpoint));
-  }
-
-  // ── userinfo (OIDC Core §5.3) ──
-  const api = oauthApi(deps.extensions.grants.values());
-  const binding = deps.extensions.tokenBinding.get(TOKEN_BINDING);
-  const userinfo = async (req: Request, res: Response) => {
-    res.set(NO_STORE);
-    res.locals.errorStyle = 'oauth';
-    const header = req.headers.authorization ?? '';
-    const form = req.method === 'POST' ? routeInput(api.userinfoPost, req).body : {};
-    const dpop = binding !== undefined && /^DPoP /i.test(header);
-    const presented =
-      /^Bearer /i.test(header) || dpop
-        ? header.slice(dpop ? 5 : 7).trim()
-        : typeof form.access_token === 'string'
-          ? form.access_token
-          : '';
-    const info = presented ? await deps.tokens.inspect(presented) : { active: false };
-    // RFC 9449 §7: a token bound to a key is used with a proof of that key, never as a bearer token.
-    const jkt = info.token ? boundKey(info.token) : null;
-    const refuse = (why: string) => {
-      const algs = binding ? `, algs="${binding.algorithms.join(' ')}"` : '';
-      const challenge = `DPoP error="invalid_token", error_description="${why}"${algs}`;
-      return new OAuthError('invalid_token', why, 401, dpop || jkt ? { 'WWW-Authenticate': challenge } : {});
-    };
-    if (!info.active || info.token?.kind !== 'access' || !info.token.subject) {
-      throw refuse('a valid access token is required');
-    }
-    if (dpop || jkt) {
-      const proven = dpop
-        ? await binding.resourceRequest({ ...bindingRequest(deps.config.issuer, req), accessToken: presented })
-        : null;
-      if (!jkt || proven !== jkt)
-        throw refuse(dpop ? 'the token is not bound to the key of the proof' : 'a DPoP-bound token needs a DPoP proof');
-    }
-    // RFC 8705 §3: a certificate-bound token is used over a connection with that certificate.
-    // Every other `cnf` member needs its binding's word (none, when its plugin is gone: refused).
-    for (const [member, bound] of Object.entries(confirmationOf(info.token) ?? {})) {
-      const other = member === 'jkt' ? null : deps.extensions.tokenBinding.get(member);
-      if (other === null) continue;
-      const request = { ...bindingRequest(deps.config.issuer, req), accessToken: presented };
-      if (!other || (await other.resourceRequest(request)) !== bound)
-        throw refuse('the token is bound to a client certificate the request does not present');
-    }
-    if (!info.token.scope.includes('openid'))
-      throw new OAuthError('insufficient_scope', 'the token lacks the openid scope');
-    const client = deps.clients.get(info.token.clientId);
-    if (!client) throw new OAuthError('invalid_token', 'the app of this token is no longer registered');
-    const scope = info.token.scope;
-    // The scopes' claims (OIDC Core §5.4) and those the `claims` parameter named for userinfo.
-    const requested = info.token.data.userinfo_claims as Record<string, ClaimRequest> | undefined;
-    const names = [...scopeClaims(scope), ...namedClaims(client, scope, requested)];
-    const claims = await deps.userClaims.of(info.token.subject, names);
-    if (!claims) throw new OAuthError('invalid_token', 'the subject no longer exists');
-    res.json({ ...claims, sub: info.token.subject });
-  };
-  for (const path of PATHS.userinfo) {
-    router.get(path, userinfo);
-    router.post(path, formBody('16kb', 20), userinfo);
   }
 
   // ── JWKS and metadata (RFC 8414, OIDC Discovery) ──

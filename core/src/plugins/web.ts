@@ -9,6 +9,7 @@ import { SharedLimit } from '../limits/shared-counters.js';
 import { sessionCookieName } from '../oauth/authorize/browser.js';
 import { authorizationParametersOf, validateRequestOf } from '../oauth/authorize/request-uri.js';
 import { logoutCsrf } from '../oauth/logout.js';
+import { protectedResource, protectedResourceErrors, resourceClaims } from '../oauth/resource.js';
 import { randomToken, safeEqual } from '../util/crypto.js';
 import { clientIp, requestFacts } from '../verification/context.js';
 import { TOKEN_BINDING } from './loader.js';
@@ -90,6 +91,9 @@ export function pluginWeb(plugin: string, c: Cradle, catalogs: () => PluginCatal
       const proof = await binding.tokenRequest({ ...bindingRequest(issuer, req), client });
       return proof && { jkt: proof.value, ...(proof.headers ? { headers: proof.headers } : {}) };
     },
+    protectedResource: (req, options) => protectedResource(c, req, options),
+    protectedResourceErrors: () => protectedResourceErrors(c.extensions),
+    userClaims: (access) => resourceClaims(c, access),
     clientIp: (req) => clientIp(req),
     fromTrustedProxy: (req) => fromTrustedProxy(req, trust),
     login: lazy(() => c.hostedLogin),

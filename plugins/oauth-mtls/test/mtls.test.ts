@@ -132,6 +132,7 @@ describe('@gatehouse-auth/oauth-mtls behind a TLS-terminating proxy', function (
           { name: '@gatehouse-auth/grant-refresh-token' },
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/oauth-par' },
+          { name: '@gatehouse-auth/oidc-userinfo' },
           { name: '@gatehouse-auth/oauth-fapi' },
           { name: '@gatehouse-auth/admin-api' },
           { name: '@gatehouse-auth/management' },

@@ -333,6 +333,7 @@ describe('hosted login page (Chromium)', function () {
           { name: '@gatehouse-auth/method-sms', options: { channel: 'capture' } },
           { name: '@gatehouse-auth/grant-authorization-code' },
           { name: '@gatehouse-auth/grant-refresh-token' },
+          { name: '@gatehouse-auth/oidc-userinfo' },
           { name: '@gatehouse-auth/management' },
           { name: '@gatehouse-auth/page-login' },
           { name: '@gatehouse-auth/verification-api' },

@@ -449,6 +449,10 @@ function webWithoutServer(): WebApi {
     authorizationParameters: needsServer('authorizationParameters'),
     clientKeys: needsServer('clientKeys'),
     proofOfPossession: needsServer('proofOfPossession'),
+    protectedResource: needsServer('protectedResource'),
+    // No token binding without a server: a bearer resource's errors.
+    protectedResourceErrors: () => ['invalid_token', 'insufficient_scope'],
+    userClaims: needsServer('userClaims'),
     clientIp: needsServer('clientIp'),
     login: { start: needsServer('login.start'), result: needsServer('login.result') },
     messages: needsServer('messages'),
