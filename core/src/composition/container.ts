@@ -179,7 +179,7 @@ export function createGatehouseContainer(
         }),
     ),
     tokens: single(
-      ({ sql, clock, keys, config, userClaims, tokenCache, peers, metrics, invalidationLog }) =>
+      ({ sql, clock, keys, config, userClaims, tokenCache, peers, metrics, invalidationLog, clients }) =>
         new TokenService(
           sql,
           clock,
@@ -189,6 +189,7 @@ export function createGatehouseContainer(
           { tokens: tokenCache, bus: peers, log: invalidationLog },
           metrics,
           () => container.cradle.jwtSigning,
+          (clientId) => clients.get(clientId) !== undefined,
         ),
     ),
     sessions: single(({ sql, clock }) => new SessionStore(sql, clock)),

@@ -192,6 +192,8 @@ export class TokenService {
     private readonly metrics: Pick<Metrics, 'tokenIssued'> = NO_METRICS,
     /** What signs the JWTs: the `jwtSigning` service current at each token (decision 77). */
     private readonly signing: () => JwtSigning = () => inProcessSigning,
+    /** Whether an app is registered now: a token of one deleted (or gone from the config) is inactive. */
+    private readonly registered: (clientId: string) => boolean = () => true,
   ) {}
 
   /** Tells this node's cache and every other node's (after the revocation is in the database). */
@@ -560,8 +562,15 @@ export class TokenService {
     await sql.exec(INSERT_TOKENS[rows.length - 1]!, params);
   }
 
-  /** A token by value, with whether it is active: known, unexpired, unrevoked, grant alive. */
+  /** A token by value, with whether it is active: known, unexpired, unrevoked, grant alive, its app registered. */
   async inspect(token: string): Promise<TokenInfo> {
+    const info = await this.lookup(token);
+    // An app deleted by another process (a command on a SQLite file) is still known here until
+    // this node reloads its apps: a token issued in that window missed the deletion's revocation.
+    return info.active && !this.registered(info.token!.clientId) ? { ...info, active: false } : info;
+  }
+
+  private async lookup(token: string): Promise<TokenInfo> {
     if (!token || token.length > 4096) return { active: false };
     const key = sha256(token);
     const cached = this.cache?.tokens.get(key);
