@@ -1,6 +1,6 @@
 import { checkRouteSpecs, type RouteSpec } from '@gatehouse-auth/plugin-api';
 import type { RequestListener } from 'node:http';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { BootError } from '../errors.js';
 import { errorHandler, notFound, replyLogger } from '../http/error-handler.js';
 import { jsonFastRoute, withFastRoutes } from '../http/fast-routes.js';
@@ -49,6 +49,10 @@ export function buildWeb(cradle: Cradle): {
   } catch (err) {
     throw new BootError('API_SPEC_INVALID', `the API declarations are inconsistent: ${(err as Error).message}`);
   }
+  // A plugin's operation declared in OAuth's style answers its faults so too (a 503
+  // `temporarily_unavailable` while the database is out), as the core's own OAuth routes do.
+  for (const op of apiRoutes(c).filter((route) => route.errorStyle === 'oauth'))
+    app[op.method]([op.path, ...(op.also ?? [])], oauthStyle);
   // The shared `/` last (a stable sort): its routers answer only what no plugin's own mount answers.
   const atRoot = (r: { path: string }) => Number(r.path.replace(/\/+$/, '') === '');
   for (const route of c.extensions.routes.values().sort((a, b) => atRoot(a) - atRoot(b)))
@@ -73,6 +77,11 @@ export function buildWeb(cradle: Cradle): {
   });
   return { express: app, listener, fastRoutes: fastRoutes.map(({ method, path }) => ({ method, path })) };
 }
+
+const oauthStyle: RequestHandler = (_req, res, next) => {
+  res.locals.errorStyle = 'oauth';
+  next();
+};
 
 /** Every JSON operation the server answers, the plugins' under their mount paths (decision 26). */
 export function apiRoutes(c: Cradle): RouteSpec[] {

@@ -292,6 +292,21 @@ describe('@gatehouse-auth/oauth-par (RFC 9126)', function () {
         expect(res.body.expires_in).to.equal(60);
       });
 
+      it('a fault is answered in OAuth’s style: 500 server_error (the route declares it)', async function () {
+        const clients = server.gatehouse.container.cradle.clients;
+        const get = clients.get.bind(clients);
+        clients.get = () => {
+          throw new Error('boom');
+        };
+        try {
+          const res = await push(server, webRequest().fields, basic(WEB.id, WEB.secret));
+          expect(res.status, res.text).to.equal(500);
+          expect(res.body.error, res.text).to.equal('server_error');
+        } finally {
+          clients.get = get;
+        }
+      });
+
       it('401 invalid_client: no client authentication, a wrong secret, an unknown client', async function () {
         const { fields } = webRequest();
         expectOAuthError(await push(server, fields), 401, 'invalid_client');

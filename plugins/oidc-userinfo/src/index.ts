@@ -29,8 +29,6 @@ export default definePlugin({
 
     const userinfo = async (req: Request, res: Response) => {
       res.set(NO_STORE);
-      // A fault answers server_error, a database outage temporarily_unavailable (as documented).
-      res.locals.errorStyle = 'oauth';
       // A parameter sent twice is invalid_request, before the token is looked at.
       if (req.method === 'POST') routeInput(post, req);
       const access = await web.protectedResource(req, { scope: 'openid', user: true });
