@@ -23,6 +23,8 @@ function post(port: number, urlPath: string, authorization: string, form: Record
         port,
         path: urlPath,
         method: 'POST',
+        // A connection of its own: in a cluster, the primary hands each to the next worker.
+        agent: false,
         headers: { Authorization: authorization, 'Content-Type': 'application/x-www-form-urlencoded' },
       },
       (res) => {
@@ -38,146 +40,155 @@ function post(port: number, urlPath: string, authorization: string, form: Record
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('revocations by another process reach the token cache (SQLite, one node)', function () {
-  this.timeout(60_000);
-  let dir: string;
-  let config: string;
-  let child: ChildProcess | undefined;
-  let port: number;
+for (const workers of [1, 2])
+  describe(`revocations by another process reach the token cache (SQLite, ${workers === 1 ? 'one node' : 'two cluster workers'})`, function () {
+    this.timeout(60_000);
+    let dir: string;
+    let config: string;
+    let child: ChildProcess | undefined;
+    let port: number;
 
-  before(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'gh-cli-revoke-'));
-    port = await freePort();
-    config = path.join(dir, 'gatehouse.yaml');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        issuer: `http://127.0.0.1:${port}`,
-        server: { host: '127.0.0.1', port, shutdown_delay_ms: 0 },
-        database: { url: `sqlite:${path.join(dir, 'gatehouse.db')}` },
-        log: { level: 'warn' },
-        secrets: { encryption_key: Buffer.alloc(32, 5).toString('base64') },
-        oauth: { clients_poll_seconds: 3 },
-        plugins: [{ name: '@gatehouse-auth/grant-client-credentials' }, { name: '@gatehouse-auth/management' }],
-        apps: [
-          {
-            client_id: RESOURCE.id,
-            client_secret: RESOURCE.secret,
-            grant_types: ['client_credentials'],
-            scopes: ['introspection'],
-            token_format: 'opaque',
-          },
-        ],
-      }),
-    );
-    child = spawnCli(['start', '--config', config]);
-    let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (Date.now() > deadline) throw new Error(`the server did not start: ${stderr}`);
-      const status = await new Promise<number>((resolve) =>
-        http
-          .get({ host: '127.0.0.1', port, path: '/health/ready' }, (r) => resolve(r.resume().statusCode!))
-          .on('error', () => resolve(0)),
+    before(async () => {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'gh-cli-revoke-'));
+      port = await freePort();
+      config = path.join(dir, 'gatehouse.yaml');
+      writeFileSync(
+        config,
+        JSON.stringify({
+          issuer: `http://127.0.0.1:${port}`,
+          server: { host: '127.0.0.1', port, shutdown_delay_ms: 0, workers },
+          database: { url: `sqlite:${path.join(dir, 'gatehouse.db')}` },
+          log: { level: 'warn' },
+          secrets: { encryption_key: Buffer.alloc(32, 5).toString('base64') },
+          oauth: { clients_poll_seconds: 3 },
+          plugins: [
+            { name: '@gatehouse-auth/grant-client-credentials' },
+            { name: '@gatehouse-auth/management' },
+            // A cluster's workers tell each other through the primary (decision 87).
+            ...(workers > 1 ? [{ name: '@gatehouse-auth/peer-bus' }] : []),
+          ],
+          apps: [
+            {
+              client_id: RESOURCE.id,
+              client_secret: RESOURCE.secret,
+              grant_types: ['client_credentials'],
+              scopes: ['introspection'],
+              token_format: 'opaque',
+            },
+          ],
+        }),
       );
-      if (status === 200) break;
-      await sleep(100);
-    }
-  });
-  after(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
+      child = spawnCli(['start', '--config', config]);
+      let stderr = '';
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const deadline = Date.now() + 30_000;
+      // Ready when every worker answers: that many fresh connections in a row get 200, twice over.
+      for (let ok = 0; ok < 2 * workers;) {
+        if (Date.now() > deadline) throw new Error(`the server did not start: ${stderr}`);
+        const status = await new Promise<number>((resolve) =>
+          http
+            .get({ host: '127.0.0.1', port, path: '/health/ready', agent: false }, (r) =>
+              resolve(r.resume().statusCode!),
+            )
+            .on('error', () => resolve(0)),
+        );
+        ok = status === 200 ? ok + 1 : 0;
+        if (status !== 200) await sleep(100);
+      }
+    });
+    after(async () => {
+      if (child && child.exitCode === null) {
+        const exited = new Promise((resolve) => child!.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  it('a cached token of an app deleted with `gatehouse apps delete` is inactive within two seconds', async () => {
-    const env = {};
-    const created = await runCli(
-      [
+    it('a cached token of an app deleted with `gatehouse apps delete` is inactive within two seconds', async () => {
+      const env = {};
+      const created = await runCli(
+        [
+          'apps',
+          'create',
+          '--config',
+          config,
+          '--app',
+          JSON.stringify({
+            client_id: 'doomed-app',
+            grant_types: ['client_credentials'],
+            scopes: ['api'],
+            token_format: 'opaque',
+            redirect_uris: [],
+          }),
+        ],
+        { env },
+      );
+      expect(created.code, created.stderr).to.equal(0);
+      const secret = (JSON.parse(created.stdout) as { client_secret: string }).client_secret;
+      // The server learns of the stored app by its poll (three seconds here).
+      let issued: { status: number; body: Record<string, unknown> } | undefined;
+      for (let i = 0; i < 50 && issued?.status !== 200; i++) {
+        if (i) await sleep(100);
+        issued = await post(port, '/oauth/token', basic('doomed-app', secret), { grant_type: 'client_credentials' });
+      }
+      expect(issued!.status, JSON.stringify(issued!.body)).to.equal(200);
+      const token = issued!.body.access_token as string;
+
+      const bearer = await post(port, '/oauth/token', basic(RESOURCE.id, RESOURCE.secret), {
+        grant_type: 'client_credentials',
+        scope: 'introspection',
+      });
+      expect(bearer.status, JSON.stringify(bearer.body)).to.equal(200);
+      const introspect = () =>
+        post(port, '/token/introspect', `Bearer ${bearer.body.access_token as string}`, { token });
+      // Read on every worker, twice: the later answers come from the caches.
+      for (let i = 0; i < 2 * workers; i++) expect((await introspect()).body.active).to.equal(true);
+
+      const deleted = await runCli(['apps', 'delete', '--config', config, '--client-id', 'doomed-app'], { env });
+      expect(deleted.code, deleted.stderr).to.equal(0);
+      expect(JSON.parse(deleted.stdout)).to.deep.include({ revoked_tokens: 1 });
+      await sleep(2_000);
+      for (let i = 0; i < 2 * workers; i++) expect((await introspect()).body).to.deep.equal({ active: false });
+    });
+    it('a token issued to a deleted app before the server noticed the deletion is inactive once it has', async function () {
+      const created = await runCli([
         'apps',
         'create',
         '--config',
         config,
         '--app',
         JSON.stringify({
-          client_id: 'doomed-app',
+          client_id: 'late-app',
           grant_types: ['client_credentials'],
           scopes: ['api'],
-          token_format: 'opaque',
           redirect_uris: [],
         }),
-      ],
-      { env },
-    );
-    expect(created.code, created.stderr).to.equal(0);
-    const secret = (JSON.parse(created.stdout) as { client_secret: string }).client_secret;
-    // The server learns of the stored app by its poll (three seconds here).
-    let issued: { status: number; body: Record<string, unknown> } | undefined;
-    for (let i = 0; i < 50 && issued?.status !== 200; i++) {
-      if (i) await sleep(100);
-      issued = await post(port, '/oauth/token', basic('doomed-app', secret), { grant_type: 'client_credentials' });
-    }
-    expect(issued!.status, JSON.stringify(issued!.body)).to.equal(200);
-    const token = issued!.body.access_token as string;
-
-    const bearer = await post(port, '/oauth/token', basic(RESOURCE.id, RESOURCE.secret), {
-      grant_type: 'client_credentials',
-      scope: 'introspection',
+      ]);
+      expect(created.code, created.stderr).to.equal(0);
+      const secret = (JSON.parse(created.stdout) as { client_secret: string }).client_secret;
+      const mint = () => post(port, '/oauth/token', basic('late-app', secret), { grant_type: 'client_credentials' });
+      let issued = await mint();
+      for (let i = 0; i < 80 && issued.status !== 200; i++) {
+        await sleep(100);
+        issued = await mint();
+      }
+      expect(issued.status, JSON.stringify(issued.body)).to.equal(200);
+      const deleted = await runCli(['apps', 'delete', '--config', config, '--client-id', 'late-app']);
+      expect(deleted.code, deleted.stderr).to.equal(0);
+      // Until the server's poll sees the deletion, it still knows the app: a token minted now
+      // came after the revocation of the app's tokens.
+      const late = await mint();
+      if (late.status !== 200) this.skip(); // the poll came first: nothing to show
+      const bearer = await post(port, '/oauth/token', basic(RESOURCE.id, RESOURCE.secret), {
+        grant_type: 'client_credentials',
+        scope: 'introspection',
+      });
+      const introspect = (token: string) =>
+        post(port, '/token/introspect', `Bearer ${bearer.body.access_token as string}`, { token });
+      await sleep(4_000); // past the server's poll
+      expect((await mint()).status, 'the app is gone').to.equal(401);
+      expect((await introspect(late.body.access_token as string)).body).to.deep.equal({ active: false });
+      expect((await introspect(issued.body.access_token as string)).body).to.deep.equal({ active: false });
     });
-    expect(bearer.status, JSON.stringify(bearer.body)).to.equal(200);
-    const introspect = () => post(port, '/token/introspect', `Bearer ${bearer.body.access_token as string}`, { token });
-    // Read twice: the second answer comes from the cache.
-    expect((await introspect()).body.active).to.equal(true);
-    expect((await introspect()).body.active).to.equal(true);
-
-    const deleted = await runCli(['apps', 'delete', '--config', config, '--client-id', 'doomed-app'], { env });
-    expect(deleted.code, deleted.stderr).to.equal(0);
-    expect(JSON.parse(deleted.stdout)).to.deep.include({ revoked_tokens: 1 });
-    await sleep(2_000);
-    expect((await introspect()).body).to.deep.equal({ active: false });
   });
-  it('a token issued to a deleted app before the server noticed the deletion is inactive once it has', async function () {
-    const created = await runCli([
-      'apps',
-      'create',
-      '--config',
-      config,
-      '--app',
-      JSON.stringify({
-        client_id: 'late-app',
-        grant_types: ['client_credentials'],
-        scopes: ['api'],
-        redirect_uris: [],
-      }),
-    ]);
-    expect(created.code, created.stderr).to.equal(0);
-    const secret = (JSON.parse(created.stdout) as { client_secret: string }).client_secret;
-    const mint = () => post(port, '/oauth/token', basic('late-app', secret), { grant_type: 'client_credentials' });
-    let issued = await mint();
-    for (let i = 0; i < 80 && issued.status !== 200; i++) {
-      await sleep(100);
-      issued = await mint();
-    }
-    expect(issued.status, JSON.stringify(issued.body)).to.equal(200);
-    const deleted = await runCli(['apps', 'delete', '--config', config, '--client-id', 'late-app']);
-    expect(deleted.code, deleted.stderr).to.equal(0);
-    // Until the server's poll sees the deletion, it still knows the app: a token minted now
-    // came after the revocation of the app's tokens.
-    const late = await mint();
-    if (late.status !== 200) this.skip(); // the poll came first: nothing to show
-    const bearer = await post(port, '/oauth/token', basic(RESOURCE.id, RESOURCE.secret), {
-      grant_type: 'client_credentials',
-      scope: 'introspection',
-    });
-    const introspect = (token: string) =>
-      post(port, '/token/introspect', `Bearer ${bearer.body.access_token as string}`, { token });
-    await sleep(4_000); // past the server's poll
-    expect((await mint()).status, 'the app is gone').to.equal(401);
-    expect((await introspect(late.body.access_token as string)).body).to.deep.equal({ active: false });
-    expect((await introspect(issued.body.access_token as string)).body).to.deep.equal({ active: false });
-  });
-});
