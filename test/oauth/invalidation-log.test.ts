@@ -70,6 +70,18 @@ describe('InvalidationLog: revocations through the SQLite file (decision 0089)',
     await reader.stop();
   });
 
+  it('one read catches up with more rows than a page (1,000)', async () => {
+    const readerCache = cached('k-last', 'g-last');
+    const reader = log(readerCache);
+    await reader.start();
+    const writer = log(cached('k0', 'g0'));
+    for (let i = 0; i < 1200; i++) await writer.record({ keys: [`other-${i}`] });
+    await writer.record({ keys: ['k-last'] });
+    await reader.poll();
+    expect(readerCache.get('k-last'), 'the 1,201st row was applied').to.equal(null);
+    await reader.stop();
+  });
+
   it('a process started later begins after the newest row', async () => {
     await log(cached('k0', 'g0')).record({ keys: ['k2'] });
     const cache = cached('k2', 'g2');

@@ -4,6 +4,8 @@ import type { Sql } from '../storage/sql.js';
 import { randomToken } from '../util/crypto.js';
 import type { ActiveTokenCache } from './token-cache.js';
 
+const POLL_PAGE = 1000;
+
 /**
  * Revocations that reach a SQLite node's token cache through the database (decision 0089). The
  * peer bus carries a revocation to the processes it connects (a cluster's workers), but not to a
@@ -86,15 +88,19 @@ export class InvalidationLog {
     await this.polling;
   }
 
-  /** Applies the rows after the last one read (other processes' only). */
+  /** Applies the rows after the last one read (other processes' only), in pages, until none is left. */
   async poll(): Promise<void> {
-    const rows = await this.deps.sql.select<{ id: number; origin: string; data: string }>(
-      'SELECT id, origin, data FROM token_invalidations WHERE id > :last ORDER BY id LIMIT 1000',
-      { last: this.last },
-    );
-    for (const row of rows) {
-      if (row.origin !== this.origin) this.deps.cache.invalidate(JSON.parse(row.data) as Invalidation);
-      this.last = Number(row.id);
+    for (;;) {
+      const rows = await this.deps.sql.select<{ id: number; origin: string; data: string }>(
+        'SELECT id, origin, data FROM token_invalidations WHERE id > :last ORDER BY id LIMIT :page',
+        { last: this.last, page: POLL_PAGE },
+      );
+      for (const row of rows) {
+        if (row.origin !== this.origin) this.deps.cache.invalidate(JSON.parse(row.data) as Invalidation);
+        this.last = Number(row.id);
+      }
+      // More revocations a second than a page must not leave the reader behind for good.
+      if (rows.length < POLL_PAGE) return;
     }
   }
 }
