@@ -7,11 +7,9 @@
 import { expect } from 'chai';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import * as oauth from 'oauth4webapi';
+import { libraryCodeFlow } from './library-code-flow.js';
 import {
-  Browser,
-  authorize,
   halfHash,
-  locationOf,
   MACHINE,
   PKJWT,
   SPA,
@@ -41,33 +39,8 @@ describe('OAuth with an off-the-shelf client library (oauth4webapi)', function (
   after(() => server?.close());
 
   /** Runs the front channel in a browser and validates the callback with the library. */
-  async function codeFlow(
-    client: oauth.Client,
-    redirectUri: string,
-    scope: string,
-  ): Promise<{ params: URLSearchParams; verifier: string; nonce: string }> {
-    const verifier = oauth.generateRandomCodeVerifier();
-    const challenge = await oauth.calculatePKCECodeChallenge(verifier);
-    const state = oauth.generateRandomState();
-    const nonce = oauth.generateRandomNonce();
-    const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({
-      client_id: client.client_id,
-      redirect_uri: redirectUri,
-      response_type: 'code',
-      scope,
-      state,
-      nonce,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    }).toString();
-    const browser = new Browser(server);
-    const res = await authorize(browser, server, Object.fromEntries(url.searchParams), user);
-    const callback = locationOf(res, server);
-    // Checks iss (RFC 9207, required by the metadata) and state; throws on an error response.
-    const params = oauth.validateAuthResponse(as, client, callback, state);
-    return { params, verifier, nonce };
-  }
+  const codeFlow = (client: oauth.Client, redirectUri: string, scope: string) =>
+    libraryCodeFlow(server, as, user, client, redirectUri, scope);
 
   async function verifyIdToken(idToken: string, audience: string) {
     const { payload, protectedHeader } = await jwtVerify(idToken, createLocalJWKSet(jwks), {

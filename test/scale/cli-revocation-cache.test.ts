@@ -4,39 +4,21 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { runCli, spawnCli } from '../support/cli.js';
+import { everyWorkerReady, postOnOwnConnection } from '../support/own-connection.js';
 import { freePort } from '../oauth/support.js';
 
 const RESOURCE = { id: 'resource-server', secret: 'resource-server-secret-0123456789abcdef01' };
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
-function post(port: number, urlPath: string, authorization: string, form: Record<string, string>) {
-  return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
-    const body = new URLSearchParams(form).toString();
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: urlPath,
-        method: 'POST',
-        // A connection of its own: in a cluster, the primary hands each to the next worker.
-        agent: false,
-        headers: { Authorization: authorization, 'Content-Type': 'application/x-www-form-urlencoded' },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as Record<string, unknown> }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (port: number, urlPath: string, authorization: string, form: Record<string, string>) =>
+  postOnOwnConnection(port, urlPath, form, authorization).then(({ status, text }) => ({
+    status,
+    body: JSON.parse(text) as Record<string, unknown>,
+  }));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -81,20 +63,7 @@ for (const workers of [1, 2])
       child = spawnCli(['start', '--config', config]);
       let stderr = '';
       child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      const deadline = Date.now() + 30_000;
-      // Ready when every worker answers: that many fresh connections in a row get 200, twice over.
-      for (let ok = 0; ok < 2 * workers;) {
-        if (Date.now() > deadline) throw new Error(`the server did not start: ${stderr}`);
-        const status = await new Promise<number>((resolve) =>
-          http
-            .get({ host: '127.0.0.1', port, path: '/health/ready', agent: false }, (r) =>
-              resolve(r.resume().statusCode!),
-            )
-            .on('error', () => resolve(0)),
-        );
-        ok = status === 200 ? ok + 1 : 0;
-        if (status !== 200) await sleep(100);
-      }
+      await everyWorkerReady(port, workers, () => stderr);
     });
     after(async () => {
       if (child && child.exitCode === null) {
@@ -105,27 +74,22 @@ for (const workers of [1, 2])
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('a cached token of an app deleted with `gatehouse apps delete` is inactive within two seconds', async () => {
-      const env = {};
-      const created = await runCli(
-        [
-          'apps',
-          'create',
-          '--config',
-          config,
-          '--app',
-          JSON.stringify({
-            client_id: 'doomed-app',
-            grant_types: ['client_credentials'],
-            scopes: ['api'],
-            token_format: 'opaque',
-            redirect_uris: [],
-          }),
-        ],
-        { env },
-      );
+    /** Stores a client-credentials app with `gatehouse apps create`; its secret. */
+    async function createApp(clientId: string, extra: Record<string, unknown> = {}): Promise<string> {
+      const app = {
+        client_id: clientId,
+        grant_types: ['client_credentials'],
+        scopes: ['api'],
+        redirect_uris: [],
+        ...extra,
+      };
+      const created = await runCli(['apps', 'create', '--config', config, '--app', JSON.stringify(app)]);
       expect(created.code, created.stderr).to.equal(0);
-      const secret = (JSON.parse(created.stdout) as { client_secret: string }).client_secret;
+      return (JSON.parse(created.stdout) as { client_secret: string }).client_secret;
+    }
+
+    it('a cached token of an app deleted with `gatehouse apps delete` is inactive within two seconds', async () => {
+      const secret = await createApp('doomed-app', { token_format: 'opaque' });
       // The server learns of the stored app by its poll (three seconds here), each worker by its
       // own: until every worker knows the app, another's token is not active on it. Known
       // everywhere once a token is issued on as many fresh connections in a row as workers, twice.
@@ -150,28 +114,14 @@ for (const workers of [1, 2])
       // Read on every worker, twice: the later answers come from the caches.
       for (let i = 0; i < 2 * workers; i++) expect((await introspect()).body.active).to.equal(true);
 
-      const deleted = await runCli(['apps', 'delete', '--config', config, '--client-id', 'doomed-app'], { env });
+      const deleted = await runCli(['apps', 'delete', '--config', config, '--client-id', 'doomed-app']);
       expect(deleted.code, deleted.stderr).to.equal(0);
       expect(JSON.parse(deleted.stdout)).to.deep.include({ revoked_tokens: minted });
       await sleep(2_000);
       for (let i = 0; i < 2 * workers; i++) expect((await introspect()).body).to.deep.equal({ active: false });
     });
     it('a token issued to a deleted app before the server noticed the deletion is inactive once it has', async function () {
-      const created = await runCli([
-        'apps',
-        'create',
-        '--config',
-        config,
-        '--app',
-        JSON.stringify({
-          client_id: 'late-app',
-          grant_types: ['client_credentials'],
-          scopes: ['api'],
-          redirect_uris: [],
-        }),
-      ]);
-      expect(created.code, created.stderr).to.equal(0);
-      const secret = (JSON.parse(created.stdout) as { client_secret: string }).client_secret;
+      const secret = await createApp('late-app');
       const mint = () => post(port, '/oauth/token', basic('late-app', secret), { grant_type: 'client_credentials' });
       let issued = await mint();
       for (let i = 0; i < 80 && issued.status !== 200; i++) {

@@ -5,39 +5,19 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { spawnCli } from '../support/cli.js';
+import { everyWorkerReady, postOnOwnConnection } from '../support/own-connection.js';
 import { freePort } from '../oauth/support.js';
 
 const CLIENT = { id: 'machine', secret: 'cluster-client-secret-0123456789abcdef0123' };
 const AUTH = `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`;
 
 /** POSTs a form on a connection of its own (so the primary hands it to the next worker). */
-function post(port: number, urlPath: string, form: Record<string, string>): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const body = new URLSearchParams(form).toString();
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: urlPath,
-        method: 'POST',
-        agent: false,
-        headers: { Authorization: AUTH, 'Content-Type': 'application/x-www-form-urlencoded' },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (port: number, urlPath: string, form: Record<string, string>) =>
+  postOnOwnConnection(port, urlPath, form, AUTH).then(({ status, text }) => ({ status, body: text }));
 
 describe('cluster workers on SQLite share revocations (issue 15)', function () {
   this.timeout(60_000);
@@ -73,18 +53,8 @@ describe('cluster workers on SQLite share revocations (issue 15)', function () {
     child = spawnCli(['start', '--config', config]);
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const deadline = Date.now() + 30_000;
-    // Ready when both workers answer: two fresh connections in a row get 200.
-    for (let ok = 0; ok < 4;) {
-      if (Date.now() > deadline) throw new Error(`the cluster did not start: ${stderr}`);
-      const res = await new Promise<number>((resolve) =>
-        http
-          .get({ host: '127.0.0.1', port, path: '/health/ready', agent: false }, (r) => resolve(r.resume().statusCode!))
-          .on('error', () => resolve(0)),
-      );
-      ok = res === 200 ? ok + 1 : 0;
-      if (res !== 200) await new Promise((r) => setTimeout(r, 100));
-    }
+    // Ready when both workers answer.
+    await everyWorkerReady(port, 2, () => stderr);
   });
   after(async () => {
     if (child && child.exitCode === null) {

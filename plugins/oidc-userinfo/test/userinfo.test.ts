@@ -8,16 +8,8 @@ import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
 import { registerWithFakes } from '@gatehouse-auth/testing';
 import plugin from '../src/index.js';
-import {
-  Browser,
-  authorize,
-  locationOf,
-  startServer,
-  WEB,
-  WEB_CB,
-  type OAuthServer,
-  type TestUser,
-} from '../../../test/oauth/support.js';
+import { libraryCodeFlow } from '../../../test/oauth/library-code-flow.js';
+import { startServer, WEB, WEB_CB, type OAuthServer, type TestUser } from '../../../test/oauth/support.js';
 
 const PLUGIN = '@gatehouse-auth/oidc-userinfo';
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
@@ -36,31 +28,8 @@ describe('oidc-userinfo: the userinfo endpoint (OIDC Core §5.3)', function () {
   after(() => server?.close());
 
   /** Runs the front channel in a browser and validates the callback with the library. */
-  async function codeFlow(
-    client: oauth.Client,
-    redirectUri: string,
-    scope: string,
-  ): Promise<{ params: URLSearchParams; verifier: string; nonce: string }> {
-    const verifier = oauth.generateRandomCodeVerifier();
-    const challenge = await oauth.calculatePKCECodeChallenge(verifier);
-    const state = oauth.generateRandomState();
-    const nonce = oauth.generateRandomNonce();
-    const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({
-      client_id: client.client_id,
-      redirect_uri: redirectUri,
-      response_type: 'code',
-      scope,
-      state,
-      nonce,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    }).toString();
-    const browser = new Browser(server);
-    const res = await authorize(browser, server, Object.fromEntries(url.searchParams), user);
-    const params = oauth.validateAuthResponse(as, client, locationOf(res, server), state);
-    return { params, verifier, nonce };
-  }
+  const codeFlow = (client: oauth.Client, redirectUri: string, scope: string) =>
+    libraryCodeFlow(server, as, user, client, redirectUri, scope);
 
   it('discovery names it; the plugin mounts at the shared root and adds one member', async function () {
     expect(as.userinfo_endpoint).to.equal(`${server.issuer}/userinfo`);
